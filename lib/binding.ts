@@ -1,0 +1,298 @@
+/**
+ * Typed view of the raw native addon (`build/Release/triton_node.node`).
+ *
+ * This file is the contract between `native/` (C++) and `lib/` (TypeScript).
+ * Everything here is @internal: public classes in lib/ wrap it, validate
+ * arguments before they get here, and turn native errors into TritonError.
+ *
+ * Conventions:
+ * - Native errors are plain `Error`s carrying `code` (Triton's code name, e.g.
+ *   'NOT_FOUND') and, for loader errors, `attempts`.
+ * - Anything that may block on Triton (load, unload, stop, queries) returns a
+ *   Promise and runs on a native thread of its own; the JS thread never waits.
+ * - Inference completions arrive through ONE callback per server (`onEvents`),
+ *   called on the JS thread with every event drained since the last call.
+ * @internal
+ * @packageDocumentation
+ */
+
+/** Triton's error codes by name (numeric order = TRITONSERVER_Error_Code). */
+export type NativeErrorCode =
+  | 'UNKNOWN'
+  | 'INTERNAL'
+  | 'NOT_FOUND'
+  | 'INVALID_ARG'
+  | 'UNAVAILABLE'
+  | 'UNSUPPORTED'
+  | 'ALREADY_EXISTS'
+  | 'CANCELLED';
+
+export interface NativeErrorInfo {
+  code: NativeErrorCode;
+  message: string;
+}
+
+/** One library candidate the loader looked at. */
+export interface NativeLoadAttempt {
+  path: string;
+  /** 'missing' (no file), 'dlopen' (file there, dlopen failed), 'symbols'
+   * (not Triton's ABI: required symbols absent), 'version' (API too old or
+   * another major), 'loaded'. */
+  outcome: 'missing' | 'dlopen' | 'symbols' | 'version' | 'loaded';
+  detail: string;
+}
+
+export interface NativeLibraryInfo {
+  path: string;
+  apiMajor: number;
+  apiMinor: number;
+  /** True when the library exports the fake engine's extra entry points. */
+  isFake: boolean;
+  /** Optional entry points (TRITON_CAPI_OPTIONAL) and whether each resolved. */
+  optional: Record<string, boolean>;
+}
+
+export type NativeMemoryType = 'cpu' | 'pinned' | 'gpu';
+
+export interface NativeServerOptions {
+  modelRepositories: string[];
+  /** 0 NONE, 1 POLL, 2 EXPLICIT (TRITONSERVER_ModelControlMode). */
+  modelControlMode: 0 | 1 | 2;
+  startupModels: string[];
+  strictModelConfig: boolean;
+  exitTimeoutSeconds: number;
+  modelLoadRetryCount: number;
+  backendDirectory: string;
+  pinnedMemoryPoolBytes?: number;
+  /** [device, bytes] pairs. */
+  cudaMemoryPoolBytes?: Array<[number, number]>;
+  minComputeCapability?: number;
+  /** [backend, setting, value] triples. */
+  backendConfig: Array<[string, string, string]>;
+  log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string };
+  metrics: boolean;
+  serverId?: string;
+}
+
+/** A parameter as Triton types it; the TS layer decides int vs double. */
+export type NativeParameter =
+  | [name: string, type: 'string', value: string]
+  | [name: string, type: 'int', value: number | bigint]
+  | [name: string, type: 'double', value: number]
+  | [name: string, type: 'bool', value: boolean];
+
+/** Memory a tensor lives in, as the addon sees it. */
+export type NativeTensorData =
+  | ArrayBufferView // CPU memory of a TypedArray/Buffer/DataView: appended as is, no copy
+  | NativeHostBuffer // pinned host memory (CPU_PINNED)
+  | NativeCudaBuffer; // device memory (GPU, device id = buffer.device)
+
+export interface NativeInput {
+  name: string;
+  /** Triton datatype name: 'FP32', 'BYTES', ... */
+  datatype: string;
+  shape: number[];
+  /** For BYTES: already length-prefixed bytes (4-byte LE length + data per element). */
+  data: NativeTensorData;
+  /** Byte length to append (defaults to the whole view/buffer). */
+  byteLength?: number;
+}
+
+export interface NativeRequestedOutput {
+  name: string;
+  /** Where the allocator places this output (default: request.outputMemory). */
+  memory?: NativeMemoryType;
+  device?: number;
+  /** Caller-provided destination: Triton writes straight into it. Too small
+   * a destination fails the response with INVALID_ARG naming the output. */
+  into?: NativeTensorData;
+}
+
+export interface NativeRequest {
+  model: string;
+  /** -1: the highest ready version. */
+  version: number;
+  id?: string;
+  priority?: number;
+  timeoutMicroseconds?: number;
+  correlationId?: number | bigint | string;
+  flags?: number;
+  inputs: NativeInput[];
+  /** Absent: all outputs the model produces. */
+  outputs?: NativeRequestedOutput[];
+  parameters?: NativeParameter[];
+  /** Default placement for outputs without their own (default 'cpu'). */
+  outputMemory?: NativeMemoryType;
+  outputDevice?: number;
+  /** Attach a TIMESTAMPS trace and report timing on the final event. */
+  timing?: boolean;
+}
+
+export interface NativeOutput {
+  name: string;
+  datatype: string;
+  shape: number[];
+  memoryType: NativeMemoryType;
+  memoryTypeId: number;
+  byteLength: number;
+  /**
+   * CPU outputs: an ArrayBuffer over the allocator's memory (external, freed
+   * by a finalizer) or a copy (fallback), or the caller's own `into` buffer.
+   * Pinned outputs: a NativeHostBuffer. GPU outputs: a NativeCudaBuffer.
+   * BYTES outputs are CPU memory holding length-prefixed elements.
+   */
+  data: ArrayBuffer | NativeHostBuffer | NativeCudaBuffer;
+  /** Byte offset of this output inside `data` when `data` is an ArrayBuffer. */
+  byteOffset: number;
+}
+
+/** Trace timestamps (ns, steady clock) of one request, TIMESTAMPS level. */
+export interface NativeTiming {
+  requestStartNs: bigint;
+  queueStartNs: bigint;
+  computeStartNs: bigint;
+  computeInputEndNs: bigint;
+  computeOutputStartNs: bigint;
+  computeEndNs: bigint;
+  requestEndNs: bigint;
+}
+
+/** One response (or a bare FINAL) of one submitted request. */
+export interface NativeEvent {
+  token: number;
+  /** TRITONSERVER_RESPONSE_COMPLETE_FINAL was set: no more events for token. */
+  final: boolean;
+  /** Error from TRITONSERVER_InferenceResponseError, if any. */
+  error?: NativeErrorInfo;
+  /** Absent for a FINAL that came with a null response. */
+  outputs?: NativeOutput[];
+  parameters?: Record<string, string | number | boolean>;
+  model?: string;
+  version?: number;
+  id?: string;
+  /** Set on the final event when `timing` was requested and the trace ran. */
+  timing?: NativeTiming;
+}
+
+export interface NativeServer {
+  isLive(): Promise<boolean>;
+  isReady(): Promise<boolean>;
+  /** JSON text from TRITONSERVER_ServerMetadata. */
+  metadata(): Promise<string>;
+  loadModel(name: string, config: string | undefined, files: Array<[string, Uint8Array]>): Promise<void>;
+  unloadModel(name: string, unloadDependents: boolean): Promise<void>;
+  /** JSON text from TRITONSERVER_ServerModelIndex. */
+  modelIndex(readyOnly: boolean): Promise<string>;
+  modelIsReady(name: string, version: number): Promise<boolean>;
+  /** { decoupled, batchFirstDim } from the transaction and batch properties. */
+  modelProperties(name: string, version: number): Promise<{ decoupled: boolean; batchFirstDim: boolean }>;
+  modelMetadata(name: string, version: number): Promise<string>;
+  modelConfig(name: string, version: number): Promise<string>;
+  /** name '' = all models. */
+  modelStatistics(name: string, version: number): Promise<string>;
+  /** Prometheus text. */
+  metrics(): Promise<string>;
+  /**
+   * Builds and submits one request. Returns its token at once; its responses
+   * arrive as NativeEvents through `onEvents`. Throws (synchronously, an
+   * Error with `code`) when Triton refuses the request at InferenceRequestNew
+   * or ServerInferAsync: then no event will follow for it.
+   * The JS objects behind input data and `into` destinations are kept alive
+   * until Triton releases the request (RELEASE_ALL).
+   */
+  submit(request: NativeRequest): number;
+  /** Best-effort cancellation; a no-op once the request was released. */
+  cancel(token: number): void;
+  /** Number of submitted requests not yet released by Triton. */
+  inflight(): number;
+  /** Stops and deletes the server off the JS thread; idempotent. In-flight
+   * requests finish or fail; their events are still delivered. */
+  stop(): Promise<void>;
+  createMetricFamily(kind: 'counter' | 'gauge' | 'histogram', name: string, description: string): NativeMetricFamily;
+}
+
+export interface NativeMetricFamily {
+  /** labels as [key, value] pairs; buckets only for histograms. */
+  metric(labels: Array<[string, string]>, buckets?: number[]): NativeMetric;
+  dispose(): void;
+}
+
+export interface NativeMetric {
+  increment(value: number): void;
+  set(value: number): void;
+  observe(value: number): void;
+  value(): number;
+  dispose(): void;
+}
+
+/** Pinned host memory (cudaHostAlloc), owned by this object. */
+export interface NativeHostBuffer {
+  readonly kind: 'host';
+  readonly byteLength: number;
+  readonly disposed: boolean;
+  /** An ArrayBuffer over the pinned memory; throws where the runtime forbids
+   * external buffers (Electron), then use copyFrom/copyTo. */
+  arrayBuffer(): ArrayBuffer;
+  copyFrom(src: ArrayBufferView | NativeHostBuffer | NativeCudaBuffer, offset?: number): void;
+  copyTo(dst: ArrayBufferView | NativeHostBuffer | NativeCudaBuffer, offset?: number): void;
+  dispose(): void;
+}
+
+/** Device memory (cudaMalloc, an IPC-opened buffer, or an allocator output). */
+export interface NativeCudaBuffer {
+  readonly kind: 'cuda';
+  readonly device: number;
+  readonly byteLength: number;
+  readonly disposed: boolean;
+  /** True when opened from another process's IPC handle. */
+  readonly imported: boolean;
+  copyFrom(src: ArrayBufferView | NativeHostBuffer | NativeCudaBuffer, offset?: number): void;
+  copyTo(dst: ArrayBufferView | NativeHostBuffer | NativeCudaBuffer, offset?: number): void;
+  /** 64-byte cudaIpcMemHandle_t. */
+  ipcHandle(): Uint8Array;
+  dispose(): void;
+}
+
+export interface NativeCuda {
+  isAvailable(): boolean;
+  /** Why CUDA is unavailable ('' when available): paths tried, driver error. */
+  unavailableReason(): string;
+  deviceCount(): number;
+  allocHost(byteLength: number): NativeHostBuffer;
+  alloc(byteLength: number, device: number): NativeCudaBuffer;
+  openIpcHandle(handle: Uint8Array, byteLength: number, device: number): NativeCudaBuffer;
+}
+
+export interface NativeAddon {
+  /** Loads libtritonserver once per process (later calls with another path
+   * fail with ALREADY_EXISTS unless it is the same file). Throws an Error
+   * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: NativeLoadAttempt[]`. */
+  loadLibrary(candidates: string[]): NativeLibraryInfo;
+  libraryInfo(): NativeLibraryInfo | null;
+  createServer(options: NativeServerOptions, onEvents: (events: NativeEvent[]) => void): Promise<NativeServer>;
+  /** Fake engine only (null on a real Triton): live object counts. */
+  fakeLiveObjects(): Record<
+    | 'requests'
+    | 'responses'
+    | 'errors'
+    | 'messages'
+    | 'allocators'
+    | 'outputBuffers'
+    | 'metrics'
+    | 'parameters'
+    | 'traces'
+    | 'servers',
+    number
+  > | null;
+  /** Fake engine only: run inferences synchronously inside ServerInferAsync.
+   * Returns false on a real Triton. */
+  fakeSetSyncCallbacks(enabled: boolean): boolean;
+  /** Per environment: true when external ArrayBuffers are refused (Electron)
+   * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
+  copyOutputs(): boolean;
+  setCopyOutputs(enabled: boolean): void;
+  /** Addon-side counters for leak tests: live output buffers handed to JS,
+   * pooled bytes, requests awaiting release. */
+  addonStats(): { liveOutputBuffers: number; pooledBytes: number; pendingRequests: number };
+  cuda: NativeCuda;
+}

@@ -1,0 +1,117 @@
+// The subset of Triton's ModelConfig the fake engine understands, its
+// protobuf-text parser, its JSON reader (for load-time "config" overrides)
+// and the JSON documents Triton returns for it (model config, metadata).
+#ifndef TRITON_NODE_FAKE_MODEL_CONFIG_H_
+#define TRITON_NODE_FAKE_MODEL_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../include/triton_capi.h"
+#include "json.h"
+
+namespace fake {
+
+struct TensorConfig {
+  std::string name;
+  // Protobuf enum name without its prefix handling: "TYPE_FP32", "TYPE_STRING"
+  // (BYTES), ... ; `datatype` is the C API value for it.
+  std::string data_type = "TYPE_INVALID";
+  TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
+  std::vector<int64_t> dims;
+  bool has_reshape = false;
+  std::vector<int64_t> reshape;
+  bool optional = false;  // inputs only
+};
+
+struct InstanceGroupConfig {
+  std::string name;               // filled in: "<model>_<index>" or "<model>"
+  std::string kind = "KIND_CPU";  // KIND_AUTO/KIND_CPU/KIND_GPU/KIND_MODEL
+  int count = 1;
+  std::vector<int> gpus;
+};
+
+struct QueuePolicyConfig {
+  bool present = false;
+  std::string timeout_action = "REJECT";  // REJECT or DELAY
+  uint64_t default_timeout_microseconds = 0;
+  bool allow_timeout_override = false;
+  uint32_t max_queue_size = 0;
+};
+
+struct DynamicBatchingConfig {
+  bool present = false;
+  std::vector<int> preferred_batch_size;
+  uint64_t max_queue_delay_microseconds = 0;
+  bool preserve_ordering = false;
+  uint32_t priority_levels = 0;
+  uint32_t default_priority_level = 0;
+  QueuePolicyConfig default_queue_policy;
+};
+
+struct VersionPolicyConfig {
+  enum class Kind { kLatest, kAll, kSpecific } kind = Kind::kLatest;
+  uint32_t num_versions = 1;      // latest
+  std::vector<int64_t> versions;  // specific
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string platform;
+  std::string backend;
+  std::string runtime;
+  VersionPolicyConfig version_policy;
+  int max_batch_size = 0;
+  std::vector<TensorConfig> input;
+  std::vector<TensorConfig> output;
+  std::vector<InstanceGroupConfig> instance_group;
+  DynamicBatchingConfig dynamic_batching;
+  bool has_sequence_batching = false;    // parsed only to answer UNSUPPORTED
+  bool has_ensemble_scheduling = false;  // likewise
+  std::map<std::string, std::string> parameters;  // key -> string_value
+  bool decoupled = false;  // model_transaction_policy.decoupled
+};
+
+// Parses config.pbtxt text (protobuf text format: `field: value`,
+// `message { ... }`, `[ ... ]` lists, repeated fields, # comments, quoted
+// strings, enum identifiers). Unknown fields are errors, as protobuf's
+// parser reports them. Returns false with a message naming line and column.
+bool ParseModelConfigText(const std::string& text, ModelConfig* out,
+                          std::string* error);
+
+// Reads a load-time "config" override (the JSON form of ModelConfig, int64
+// fields as numbers or strings). Returns false with a message on failure.
+bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
+                          std::string* error);
+
+// Fills defaults the way Triton does after loading (instance group names,
+// dynamic_batching.preferred_batch_size = [max_batch_size] when empty, ...).
+// `model_name` is the repository directory name.
+void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
+
+// Checks what Triton's backends check for the fake's three backends
+// (identity INPUTn/OUTPUTn pairs, repeat and square tensor names and types).
+// Returns false with Triton's message (INVALID_ARG) on failure.
+bool ValidateForBackend(const ModelConfig& cfg, std::string* error);
+
+// TRITONSERVER_ServerModelConfig JSON (config_version 1), byte-compatible
+// with real Triton's for the fields the fake supports (see
+// ../shared/reference/real-triton-r25.07/model-config.*.json).
+std::string ModelConfigToJson(const ModelConfig& cfg);
+
+// TRITONSERVER_ServerModelMetadata JSON for a model with the given ready
+// versions (strings, ascending), in Triton's shape.
+std::string ModelMetadataJson(const ModelConfig& cfg,
+                              const std::vector<int64_t>& versions);
+
+// "TYPE_FP32" <-> TRITONSERVER_DataType; "TYPE_STRING" is BYTES.
+TRITONSERVER_DataType DataTypeFromConfigName(const std::string& name);
+const char* ConfigNameFromDataType(TRITONSERVER_DataType dt);
+// "FP32" as the C API names it (TRITONSERVER_DataTypeString).
+const char* ApiNameFromDataType(TRITONSERVER_DataType dt);
+
+}  // namespace fake
+
+#endif  // TRITON_NODE_FAKE_MODEL_CONFIG_H_
