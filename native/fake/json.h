@@ -34,7 +34,13 @@ class Json {
 
   Type type() const { return type_; }
   bool is_null() const { return type_ == Type::kNull; }
+  bool is_bool() const { return type_ == Type::kBool; }
   bool is_number() const;
+  // kInt/kUint, or a kDouble with no fractional part.
+  bool is_integral() const;
+  bool is_string() const { return type_ == Type::kString; }
+  bool is_array() const { return type_ == Type::kArray; }
+  bool is_object() const { return type_ == Type::kObject; }
   bool as_bool() const { return bool_; }
   int64_t as_int() const;  // kInt/kUint/kDouble converted
   uint64_t as_uint() const;
@@ -58,8 +64,12 @@ class Json {
   std::string dump() const;
   void dump_to(std::string* out) const;
 
-  // Strict RFC 8259 parse. Returns false and sets *error on failure.
+  // Strict RFC 8259 parse. Returns false and sets *error on failure (the
+  // message names line and column). Integers that fit int64 become kInt,
+  // larger non-negative ones that fit uint64 kUint, everything else kDouble.
+  // Nesting deeper than kMaxDepth is rejected rather than risking the stack.
   static bool Parse(const std::string& text, Json* out, std::string* error);
+  static constexpr int kMaxDepth = 256;
 
  private:
   Type type_ = Type::kNull;
@@ -74,6 +84,11 @@ class Json {
 
 // Appends `s` to `out` as a JSON string literal (quotes and escapes).
 void JsonEscape(const std::string& s, std::string* out);
+
+// Appends the shortest text that reads back as exactly `v`, written the way
+// Triton's JSON writer writes doubles (123.123, 1.0, 1e-7, 1.5e30). NaN and
+// infinities have no JSON form and are written as null.
+void JsonFormatDouble(double v, std::string* out);
 
 }  // namespace fake
 

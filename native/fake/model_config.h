@@ -24,6 +24,12 @@ struct TensorConfig {
   bool has_reshape = false;
   std::vector<int64_t> reshape;
   bool optional = false;  // inputs only
+  // Accepted and reported back (the fake engine gives them no meaning).
+  std::string format = "FORMAT_NONE";  // inputs only
+  bool is_shape_tensor = false;
+  bool allow_ragged_batch = false;  // inputs only
+  std::string label_filename;       // outputs only
+  bool is_non_linear_format_io = false;
 };
 
 struct InstanceGroupConfig {
@@ -31,6 +37,10 @@ struct InstanceGroupConfig {
   std::string kind = "KIND_CPU";  // KIND_AUTO/KIND_CPU/KIND_GPU/KIND_MODEL
   int count = 1;
   std::vector<int> gpus;
+  // Accepted and reported back; no meaning in the fake engine.
+  std::vector<std::string> profile;
+  bool passive = false;
+  std::string host_policy;
 };
 
 struct QueuePolicyConfig {
@@ -49,6 +59,8 @@ struct DynamicBatchingConfig {
   uint32_t priority_levels = 0;
   uint32_t default_priority_level = 0;
   QueuePolicyConfig default_queue_policy;
+  // priority level -> its queue policy (present is always true in here).
+  std::map<uint64_t, QueuePolicyConfig> priority_queue_policy;
 };
 
 struct VersionPolicyConfig {
@@ -72,6 +84,19 @@ struct ModelConfig {
   bool has_ensemble_scheduling = false;  // likewise
   std::map<std::string, std::string> parameters;  // key -> string_value
   bool decoupled = false;  // model_transaction_policy.decoupled
+  // Whether the config has a model_transaction_policy block: Triton reports
+  // the block only then (repeat/square), never for identity models.
+  bool has_transaction_policy = false;
+  // Accepted and reported back; no meaning in the fake engine.
+  std::string default_model_filename;
+  std::map<std::string, std::string> cc_model_filenames;
+  std::map<std::string, std::string> metric_tags;
+  // Real ModelConfig fields the fake accepts but does not model (for
+  // example optimization, model_warmup, instance_group.secondary_devices):
+  // their contents are skipped and they are missing from ModelConfigToJson.
+  // Dotted paths, in the order met ("optimization",
+  // "instance_group.secondary_devices").
+  std::vector<std::string> ignored_fields;
 };
 
 // Parses config.pbtxt text (protobuf text format: `field: value`,
@@ -90,6 +115,14 @@ bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
 // dynamic_batching.preferred_batch_size = [max_batch_size] when empty, ...).
 // `model_name` is the repository directory name.
 void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
+
+// Checks what Triton checks while reading a model from the repository, after
+// FillModelConfigDefaults: a backend or platform is named, max_batch_size is
+// not negative, every input/output has a name, a data type and valid dims,
+// dynamic batching sizes and priority levels are consistent, instance
+// groups are well formed. Returns false with Triton's message; Triton only
+// logs it and fails the load with "failed to poll from model repository".
+bool ValidateModelConfig(const ModelConfig& cfg, std::string* error);
 
 // Checks what Triton's backends check for the fake's three backends
 // (identity INPUTn/OUTPUTn pairs, repeat and square tensor names and types).
