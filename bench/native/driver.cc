@@ -524,7 +524,26 @@ struct StatsSnapshot {
   uint64_t success_count = 0, queue_ns = 0, compute_input_ns = 0,
            compute_infer_ns = 0, compute_output_ns = 0, execution_count = 0,
            inference_count = 0;
+  // Decoupled models: sums over every response index of response_stats.
+  uint64_t response_count = 0, response_infer_ns = 0, response_output_ns = 0;
 };
+
+// Sums `"<section>":{"count":N,"ns":M}` over every occurrence in
+// [from, to) of the JSON text.
+void SumSections(const std::string& json, size_t from, size_t to,
+                 const char* section, uint64_t* count, uint64_t* ns) {
+  std::string needle = std::string("\"") + section + "\"";
+  for (size_t pos = json.find(needle, from);
+       pos != std::string::npos && pos < to;
+       pos = json.find(needle, pos + needle.size())) {
+    size_t count_at = json.find("\"count\"", pos);
+    size_t ns_at = json.find("\"ns\"", pos);
+    if (count_at == std::string::npos || ns_at == std::string::npos) return;
+    *count +=
+        std::strtoull(json.c_str() + json.find(':', count_at) + 1, nullptr, 10);
+    *ns += std::strtoull(json.c_str() + json.find(':', ns_at) + 1, nullptr, 10);
+  }
+}
 
 // Finds `"key":` after `from` and parses the unsigned number that follows.
 uint64_t NumberAfter(const std::string& json, size_t from, const char* key,
@@ -571,6 +590,20 @@ StatsSnapshot ReadStats(Bench* bench) {
   s.compute_input_ns = SectionNs(json, stats_at, "compute_input");
   s.compute_infer_ns = SectionNs(json, stats_at, "compute_infer");
   s.compute_output_ns = SectionNs(json, stats_at, "compute_output");
+  size_t responses_at = json.find("\"response_stats\"");
+  if (responses_at != std::string::npos) {
+    size_t end = json.find("\"batch_stats\"", responses_at);
+    if (end == std::string::npos) end = json.size();
+    uint64_t ignored = 0;
+    SumSections(json, responses_at, end, "success", &s.response_count,
+                &ignored);
+    ignored = 0;
+    SumSections(json, responses_at, end, "compute_infer", &ignored,
+                &s.response_infer_ns);
+    ignored = 0;
+    SumSections(json, responses_at, end, "compute_output", &ignored,
+                &s.response_output_ns);
+  }
   return s;
 }
 
@@ -756,6 +789,20 @@ int main(int argc, char** argv) {
       per_request_us(before.compute_infer_ns, after.compute_infer_ns),
       per_request_us(before.compute_output_ns, after.compute_output_ns));
   json += buf;
+  uint64_t responses = after.response_count - before.response_count;
+  if (responses > 0) {
+    std::snprintf(buf, sizeof buf,
+                  ",\"serverResponses\":{\"responses\":%" PRIu64
+                  ",\"computeInferUs\":%.3f,\"computeOutputUs\":%.3f}",
+                  responses,
+                  static_cast<double>(after.response_infer_ns -
+                                      before.response_infer_ns) /
+                      1e3 / static_cast<double>(responses),
+                  static_cast<double>(after.response_output_ns -
+                                      before.response_output_ns) /
+                      1e3 / static_cast<double>(responses));
+    json += buf;
+  }
   std::snprintf(buf, sizeof buf, ",\"errors\":%" PRId64, bench->errors);
   json += buf;
   if (bench->errors > 0)

@@ -1,0 +1,310 @@
+#!/usr/bin/env node
+/**
+ * `triton-node bench`: the same closed-loop workloads through the Node API
+ * and through the C++ driver on the C API, alternately in one run, with the
+ * ratio Node / C++ per case. Results go to JSON and an SVG chart.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import cliProgress from 'cli-progress';
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  type BenchCase,
+  byteSize,
+  defaultCases,
+  modelCases,
+  parseDuration,
+  parsePositiveList,
+  parseShape,
+  selectCases,
+} from './cases.js';
+import { type DriverSettings, runDriver } from './driver-side.js';
+import { NodeSide } from './node-side.js';
+import { type CaseSummary, formatTable, ratiosOf, renderChart } from './report.js';
+import { type RunResult, type Side, medianRun } from './results.js';
+
+/** The package root: dist/cli.js and bench/cli.ts both sit one level down. */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+interface BenchOptions {
+  model?: string;
+  concurrency?: number[];
+  duration: number;
+  warmup: number;
+  rounds: number;
+  shape: number[];
+  datatype: string;
+  input?: string;
+  responses?: number;
+  library: string;
+  repository: string;
+  backendDir?: string;
+  cases?: string;
+  out: string;
+  driver: string;
+  sides: Side[];
+  progress: boolean;
+}
+
+/** Commander parsers that turn our TypeErrors into its usage errors. */
+function arg<T>(parse: (text: string) => T): (text: string) => T {
+  return (text) => {
+    try {
+      return parse(text);
+    } catch (e) {
+      throw new InvalidArgumentError((e as Error).message);
+    }
+  };
+}
+
+function parseSides(text: string): Side[] {
+  const sides = text.split(',').map((s) => s.trim());
+  for (const s of sides) {
+    if (s !== 'node' && s !== 'cpp' && s !== 'cpp-callback') {
+      throw new TypeError(`Expected node, cpp or cpp-callback in --sides but received '${s}'`);
+    }
+  }
+  return [...new Set(sides as Side[])];
+}
+
+function fileMustExist(file: string, what: string, fix: string): void {
+  if (!existsSync(file)) {
+    throw new Error(`${what} not found at ${file}\n  Possible solutions:\n${fix}`);
+  }
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+}
+
+async function bench(opts: BenchOptions): Promise<number> {
+  const cases = selectCases(
+    opts.model === undefined
+      ? defaultCases()
+      : modelCases({
+          model: opts.model,
+          concurrency: opts.concurrency ?? [1, 8, 64],
+          shape: opts.shape,
+          datatype: opts.datatype,
+          input: opts.input,
+          responses: opts.responses,
+        }),
+    opts.cases,
+  );
+  const library = path.resolve(opts.library);
+  const repository = path.resolve(opts.repository);
+  fileMustExist(
+    library,
+    'libtritonserver.so',
+    '   - build the fake engine: npx node-gyp configure && make -C build fake_engine_layout\n' +
+      '   - or point --library at a real Triton: /opt/tritonserver/lib/libtritonserver.so',
+  );
+  fileMustExist(repository, 'model repository', '   - pass --repository DIR (default bench/models)');
+  const wantCpp = opts.sides.some((s) => s !== 'node');
+  if (wantCpp) {
+    fileMustExist(
+      opts.driver,
+      'C++ bench driver',
+      '   - build it: npx node-gyp configure && make -C build bench_driver\n' +
+        '   - or leave it out: --sides node',
+    );
+  }
+  const settings: DriverSettings = {
+    driver: opts.driver,
+    library,
+    repository,
+    backendDirectory: opts.backendDir,
+    durationS: opts.duration,
+    warmupS: opts.warmup,
+  };
+
+  let node: NodeSide | undefined;
+  let nodeProblem: string | undefined;
+  if (opts.sides.includes('node')) {
+    try {
+      node = await NodeSide.start(settings, [...new Set(cases.map((c) => c.model))]);
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      nodeProblem = `${err.code ?? err.name}: ${err.message}`;
+      process.stderr.write(
+        `triton-node bench: the Node side cannot run, measuring C++ only.\n  ${nodeProblem}\n`,
+      );
+    }
+  }
+  const sides = opts.sides.filter((s) => s !== 'node' || node !== undefined);
+
+  // One run = warm-up + window + start-up; the bar advances with the clock.
+  const perRun = opts.warmup + opts.duration;
+  const plannedRuns = cases.length * opts.rounds * sides.length;
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'bench {bar} {percentage}% | {value}/{total} runs | {stage}',
+      hideCursor: true,
+      stream: process.stderr,
+      noTTYOutput: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  if (opts.progress) bar.start(plannedRuns, 0, { stage: 'starting' });
+  let done = 0;
+
+  const rounds = new Map<string, Partial<Record<Side, RunResult[]>>>();
+  let failures = 0;
+  try {
+    for (const c of cases) {
+      const perSide: Partial<Record<Side, RunResult[]>> = {};
+      rounds.set(c.name, perSide);
+      for (let round = 0; round < opts.rounds; round++) {
+        // A then B, then B then A: neither side always runs on a machine the
+        // other has just warmed (or heated).
+        const order = round % 2 === 0 ? sides : [...sides].reverse();
+        for (const side of order) {
+          if (opts.progress)
+            bar.update(done, { stage: `${c.name} ${side} round ${round + 1}/${opts.rounds}` });
+          let result: RunResult;
+          try {
+            result =
+              side === 'node'
+                ? await node!.run(c, { ...settings, durationS: opts.duration, warmupS: opts.warmup })
+                : await runDriver(c, settings, side);
+          } catch (e) {
+            failures++;
+            if (opts.progress) bar.stop();
+            process.stderr.write(`triton-node bench: ${c.name} on ${side} failed: ${(e as Error).message}\n`);
+            if (opts.progress) bar.start(plannedRuns, done, { stage: 'continuing' });
+            done++;
+            continue;
+          }
+          if (result.errors > 0) failures++;
+          const list = perSide[side] ?? [];
+          list.push(result);
+          perSide[side] = list;
+          done++;
+          if (opts.progress) bar.update(done);
+        }
+      }
+    }
+  } finally {
+    if (opts.progress) bar.stop();
+    await node?.stop();
+  }
+
+  const summaries: CaseSummary[] = cases.map((c) => {
+    const perSide = rounds.get(c.name) ?? {};
+    const median: CaseSummary['median'] = {};
+    for (const side of sides) {
+      const m = medianRun(perSide[side] ?? []);
+      if (m !== undefined) median[side] = m;
+    }
+    return { case: c, median, rounds: perSide, ratios: ratiosOf(median.node, median.cpp) };
+  });
+
+  const title = `triton-node bench: ${path.basename(library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
+  process.stdout.write(`\n${title}\n${formatTable(summaries, sides)}\n`);
+  if (nodeProblem !== undefined) process.stdout.write(`\nNode side not measured: ${nodeProblem}\n`);
+
+  await mkdir(opts.out, { recursive: true });
+  const stem = path.join(opts.out, `bench-${timestamp()}`);
+  const record = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      platform: `${os.platform()} ${os.release()}`,
+      node: process.version,
+    },
+    library,
+    libraryInfo: node?.libraryInfo,
+    repository,
+    backendDirectory: opts.backendDir,
+    durationS: opts.duration,
+    warmupS: opts.warmup,
+    rounds: opts.rounds,
+    nodeProblem,
+    cases: summaries.map((s) => ({
+      ...s.case,
+      inputBytes: byteSize(s.case),
+      median: s.median,
+      ratios: s.ratios,
+      rounds: s.rounds,
+    })),
+  };
+  await writeFile(`${stem}.json`, `${JSON.stringify(record, null, 2)}\n`);
+  const svg = await renderChart(summaries, sides, title);
+  await writeFile(`${stem}.svg`, svg);
+  process.stdout.write(`\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);
+  return failures > 0 || nodeProblem !== undefined ? 1 : 0;
+}
+
+function program(): Command {
+  const cmd = new Command('triton-node').description('triton-node command-line tools');
+  cmd
+    .command('bench')
+    .description(
+      'Benchmark triton-node against a C++ program on the C API of the same libtritonserver.so.\n' +
+        'Without --model: identity 16 B at concurrency 1/8/64, identity 64 MiB, square 10k responses.',
+    )
+    .option('--model <name>', 'benchmark this model instead of the default cases')
+    .option(
+      '--concurrency <list>',
+      'requests in flight, e.g. 1,8,64 (with --model)',
+      arg((v) => parsePositiveList(v, '--concurrency')),
+    )
+    .option(
+      '--duration <time>',
+      'measurement window per run, e.g. 10s',
+      arg((v) => parseDuration(v, '--duration')),
+      2,
+    )
+    .option(
+      '--warmup <time>',
+      'warm-up before each window',
+      arg((v) => parseDuration(v, '--warmup')),
+      0.5,
+    )
+    .option(
+      '--rounds <n>',
+      'runs per side and case (the median is reported)',
+      arg((v) => parsePositiveList(v, '--rounds')[0]!),
+      3,
+    )
+    .option('--shape <dims>', 'input shape with --model, batch dimension included', arg(parseShape), [1, 4])
+    .option('--datatype <type>', 'input datatype with --model', 'FP32')
+    .option('--input <name>', 'input tensor name with --model (INPUT0; IN for streams)')
+    .option(
+      '--responses <n>',
+      'with --model: a decoupled model asked for n responses per request (square)',
+      arg((v) => parsePositiveList(v, '--responses')[0]!),
+    )
+    .option('--library <path>', 'libtritonserver.so to use', path.join(ROOT, 'build/fake/libtritonserver.so'))
+    .option('--repository <dir>', 'model repository', path.join(ROOT, 'bench/models'))
+    .option(
+      '--backend-dir <dir>',
+      "Triton backend directory (default: the library's own)",
+      process.env.TRITON_BACKEND_DIR,
+    )
+    .option('--cases <list>', 'only the cases whose names start with these, e.g. identity-16B,square')
+    .option(
+      '--sides <list>',
+      'node, cpp (driver hopping to a consumer thread), cpp-callback (resubmitting inside the callback)',
+      arg(parseSides),
+      ['node', 'cpp'] as Side[],
+    )
+    .option('--out <dir>', 'where the JSON and the chart go', path.join(ROOT, 'bench/results'))
+    .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'build/Release/bench_driver'))
+    .option('--no-progress', 'no progress bar')
+    .action(async (opts: BenchOptions) => {
+      process.exitCode = await bench(opts);
+    });
+  return cmd;
+}
+
+program()
+  .parseAsync(process.argv)
+  .catch((e: unknown) => {
+    process.stderr.write(`triton-node bench: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 2;
+  });

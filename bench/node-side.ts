@@ -1,0 +1,185 @@
+/**
+ * The Node side: the same closed-loop workloads through triton-node's public
+ * API (`Server`, `model.infer`, `model.stream`) in this process.
+ */
+import { performance } from 'node:perf_hooks';
+import * as hdr from 'hdr-histogram-js';
+import { type BenchCase, elementCount } from './cases.js';
+import { type RunResult, breakdown } from './results.js';
+
+/** The part of the public API the bench uses (shape agreed in the brief). */
+interface BenchModel {
+  infer(request: { inputs: Record<string, unknown> }): Promise<unknown>;
+  stream(request: { inputs: Record<string, unknown> }): AsyncIterable<unknown>;
+  statistics(): Promise<unknown>;
+}
+
+interface BenchServer {
+  loadModel(name: string): Promise<void>;
+  model(name: string): BenchModel;
+  stop(): Promise<void>;
+}
+
+interface PublicApi {
+  Server: { create(options: Record<string, unknown>): Promise<BenchServer> };
+  libraryInfo?: () => unknown;
+}
+
+export interface NodeSettings {
+  library: string;
+  repository: string;
+  backendDirectory?: string;
+  durationS: number;
+  warmupS: number;
+}
+
+type TypedArrayCtor = new (length: number) => ArrayBufferView & { length: number };
+
+const ARRAYS: Readonly<Record<string, TypedArrayCtor>> = {
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  INT8: Int8Array,
+  UINT16: Uint16Array,
+  INT16: Int16Array,
+  FP16: Uint16Array,
+  BF16: Uint16Array,
+  UINT32: Uint32Array,
+  INT32: Int32Array,
+  FP32: Float32Array,
+  UINT64: BigUint64Array as unknown as TypedArrayCtor,
+  INT64: BigInt64Array as unknown as TypedArrayCtor,
+  FP64: Float64Array,
+};
+
+export class NodeSide {
+  private readonly inputs = new Map<string, ArrayBufferView>();
+
+  private constructor(
+    private readonly server: BenchServer,
+    readonly libraryInfo: unknown,
+  ) {}
+
+  /** Starts one server for the whole run and loads every model the cases need. */
+  static async start(settings: NodeSettings, models: string[]): Promise<NodeSide> {
+    const api = (await import('../lib/index.js')) as unknown as PublicApi;
+    const options: Record<string, unknown> = {
+      modelRepository: settings.repository,
+      library: settings.library,
+      modelControlMode: 'explicit',
+      log: { info: false, warn: false },
+      exitTimeoutSeconds: 5,
+    };
+    if (settings.backendDirectory !== undefined) options.backendDirectory = settings.backendDirectory;
+    const server = await api.Server.create(options);
+    try {
+      for (const m of models) await server.loadModel(m);
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
+    return new NodeSide(server, api.libraryInfo?.());
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop();
+  }
+
+  /** One input per payload shape, allocated and touched once (page faults
+   * are no part of any request, as in the driver). */
+  private input(c: BenchCase): ArrayBufferView {
+    const key = `${c.datatype}:${c.shape.join(',')}`;
+    let data = this.inputs.get(key);
+    if (data === undefined) {
+      const Ctor = ARRAYS[c.datatype];
+      if (Ctor === undefined) throw new TypeError(`the bench cannot send datatype '${c.datatype}'`);
+      const array = new Ctor(elementCount(c.shape));
+      new Uint8Array(array.buffer, array.byteOffset, array.byteLength).forEach((_, i, bytes) => {
+        bytes[i] = (i * 7) & 0xff;
+      });
+      data = array;
+      this.inputs.set(key, data);
+    }
+    return data;
+  }
+
+  async run(c: BenchCase, settings: NodeSettings): Promise<RunResult> {
+    const model = this.server.model(c.model);
+    const inputs: Record<string, unknown> =
+      c.kind === 'stream'
+        ? { [c.input]: { data: Int32Array.of(c.responses ?? 0), shape: [1] } }
+        : { [c.input]: { data: this.input(c), shape: c.shape, datatype: c.datatype } };
+    // Latencies in nanoseconds, 3 significant digits, up to 10 minutes.
+    const histogram = hdr.build({
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 600e9,
+      numberOfSignificantValueDigits: 3,
+    });
+    let completed = 0;
+    let responsesInWindow = 0;
+    let errors = 0;
+    let firstError: string | undefined;
+
+    const before = await model.statistics();
+    const start = performance.now();
+    const windowStart = start + settings.warmupS * 1000;
+    const windowEnd = windowStart + settings.durationS * 1000;
+
+    const once = async (): Promise<number> => {
+      if (c.kind === 'stream') {
+        let responses = 0;
+        for await (const _ of model.stream({ inputs })) responses++;
+        return responses;
+      }
+      await model.infer({ inputs });
+      return 1;
+    };
+
+    // A slot resubmits as soon as its request has fully completed, until the
+    // window ends: the same closed loop as the driver's.
+    const slot = async (): Promise<void> => {
+      for (;;) {
+        const t0 = performance.now();
+        let responses = 0;
+        try {
+          responses = await once();
+        } catch (e) {
+          errors++;
+          firstError ??=
+            e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
+        }
+        const t1 = performance.now();
+        if (t1 >= windowStart && t1 < windowEnd) {
+          histogram.recordValue(Math.max(1, Math.round((t1 - t0) * 1e6)));
+          completed++;
+          responsesInWindow += responses;
+        }
+        if (t1 >= windowEnd) return;
+      }
+    };
+    await Promise.all(Array.from({ length: c.concurrency }, slot));
+    const after = await model.statistics();
+
+    const us = (ns: number) => ns / 1000;
+    const result: RunResult = {
+      side: 'node',
+      caseName: c.name,
+      concurrency: c.concurrency,
+      requests: completed,
+      durationS: settings.durationS,
+      throughput: completed / settings.durationS,
+      latencyUs: {
+        p50: us(histogram.getValueAtPercentile(50)),
+        p90: us(histogram.getValueAtPercentile(90)),
+        p99: us(histogram.getValueAtPercentile(99)),
+        max: us(histogram.maxValue),
+        mean: us(histogram.mean),
+      },
+      server: breakdown(before, after),
+      errors,
+    };
+    if (c.kind === 'stream') result.responsesPerSec = responsesInWindow / settings.durationS;
+    if (firstError !== undefined) result.firstError = firstError;
+    histogram.destroy();
+    return result;
+  }
+}
