@@ -81,7 +81,7 @@ describe('parseModelStatistics', () => {
     expect(() => parseModelStatistics(doc)).toThrow(TypeError);
     expect(() => parseModelStatistics(doc)).toThrow(/model_stats\[0\]\.inference_stats\.queue\.ns/);
     const noName = JSON.parse(AFTER_10_SUCCESS);
-    delete noName.model_stats[0].name;
+    Reflect.deleteProperty(noName.model_stats[0], 'name');
     expect(() => parseModelStatistics(noName)).toThrow(/model_stats\[0\]\.name/);
     const badVersion = JSON.parse(AFTER_10_SUCCESS);
     badVersion.model_stats[0].version = 'one';
