@@ -1,0 +1,162 @@
+/**
+ * Errors: one class for everything Triton (or the binding acting for Triton)
+ * reports, TypeErrors for mistakes in how the API is called.
+ */
+
+/** Triton's error codes, spelled as `TRITONSERVER_Error_Code` names them. */
+export type TritonErrorCode =
+  | 'UNKNOWN'
+  | 'INTERNAL'
+  | 'NOT_FOUND'
+  | 'INVALID_ARG'
+  | 'UNAVAILABLE'
+  | 'UNSUPPORTED'
+  | 'ALREADY_EXISTS'
+  | 'CANCELLED';
+
+const CODES: ReadonlySet<string> = new Set([
+  'UNKNOWN',
+  'INTERNAL',
+  'NOT_FOUND',
+  'INVALID_ARG',
+  'UNAVAILABLE',
+  'UNSUPPORTED',
+  'ALREADY_EXISTS',
+  'CANCELLED',
+]);
+
+/** One library path the loader looked at, and what it found there. */
+export interface LoadAttempt {
+  path: string;
+  outcome: 'missing' | 'dlopen' | 'symbols' | 'version' | 'loaded';
+  detail: string;
+}
+
+export interface TritonErrorDetails {
+  code: TritonErrorCode;
+  model?: string;
+  version?: number;
+  requestId?: string;
+  attempts?: LoadAttempt[];
+  cause?: unknown;
+}
+
+/**
+ * An error reported by Triton, or by the binding on Triton's behalf (a
+ * validation failure before a request is sent, a cancelled request, a stopped
+ * server). `code` is Triton's code; `message` keeps Triton's own text.
+ */
+export class TritonError extends Error {
+  readonly code: TritonErrorCode;
+  /** The model the failing call was about, when there was one. */
+  readonly model?: string;
+  /** The model version the call asked for (-1: the highest ready version). */
+  readonly version?: number;
+  /** The request id (`request.id`) of the failing inference, when given. */
+  readonly requestId?: string;
+  /** Library loader failures: every path tried and what was found there. */
+  readonly attempts?: LoadAttempt[];
+
+  constructor(message: string, details: TritonErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'TritonError';
+    this.code = details.code;
+    if (details.model !== undefined) this.model = details.model;
+    if (details.version !== undefined) this.version = details.version;
+    if (details.requestId !== undefined) this.requestId = details.requestId;
+    if (details.attempts !== undefined) this.attempts = details.attempts;
+  }
+}
+
+/** Where a native call came from: the model, version and request it was for. */
+export interface ErrorContext {
+  model?: string;
+  version?: number;
+  requestId?: string;
+}
+
+/**
+ * Captures the caller's stack before a native call so the error that comes
+ * back later (from another tick) points at the caller's code, as sharp does.
+ */
+export function captureStack(): Error {
+  const holder = { stack: '' } as Error;
+  Error.captureStackTrace(holder, captureStack);
+  return holder;
+}
+
+function withStack(err: Error, holder: Error | undefined): Error {
+  if (holder?.stack) {
+    const frames = holder.stack.split('\n').slice(1).join('\n');
+    err.stack = `${err.name}: ${err.message}\n${frames}`;
+  }
+  return err;
+}
+
+function isCode(value: unknown): value is TritonErrorCode {
+  return typeof value === 'string' && CODES.has(value);
+}
+
+/** Turns an error thrown by the addon (an Error with `code`) into a TritonError. */
+export function fromNativeError(err: unknown, context: ErrorContext = {}, holder?: Error): TritonError {
+  if (err instanceof TritonError) return err;
+  const e = err as { code?: unknown; message?: unknown; attempts?: LoadAttempt[] } | undefined;
+  const code = isCode(e?.code) ? e.code : 'UNKNOWN';
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  const out = new TritonError(message, { ...context, code, attempts: e?.attempts });
+  return withStack(out, holder) as TritonError;
+}
+
+/** Builds a TritonError from an error carried on a response event. */
+export function fromErrorInfo(
+  info: { code: string; message: string },
+  context: ErrorContext,
+  holder?: Error,
+): TritonError {
+  const code = isCode(info.code) ? info.code : 'UNKNOWN';
+  return withStack(new TritonError(info.message, { ...context, code }), holder) as TritonError;
+}
+
+/** A TritonError raised by the binding itself (validation, stopped server...). */
+export function tritonError(
+  code: TritonErrorCode,
+  message: string,
+  context: ErrorContext = {},
+  holder?: Error,
+): TritonError {
+  return withStack(new TritonError(message, { ...context, code }), holder) as TritonError;
+}
+
+/**
+ * The error an aborted call rejects with: a TritonError with code 'CANCELLED'
+ * whose `name` is 'AbortError' (as fetch names it), and the signal's reason as
+ * `cause`.
+ */
+export function abortError(context: ErrorContext, reason: unknown, holder?: Error): TritonError {
+  const what = context.model === undefined ? 'request' : `request to model '${context.model}'`;
+  const err = new TritonError(`${what} was aborted`, { ...context, code: 'CANCELLED', cause: reason });
+  err.name = 'AbortError';
+  return withStack(err, holder) as TritonError;
+}
+
+/** A short description of a value for error messages: type and, where short, the value. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') {
+    return value.length > 40 ? `string "${value.slice(0, 37)}..."` : `string "${value}"`;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${typeof value} ${String(value)}${typeof value === 'bigint' ? 'n' : ''}`;
+  }
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.byteLength} bytes`;
+  const ctor = (value as object).constructor;
+  return ctor && ctor !== Object ? `a ${ctor.name}` : 'an object';
+}
+
+/** An option mistake: names the option, what was expected, and what was given. */
+export function optionError(option: string, expected: string, given: unknown): TypeError {
+  return new TypeError(`Expected ${expected} for ${option} but received ${describe(given)}`);
+}

@@ -1,0 +1,166 @@
+/**
+ * Loads the native addon and, through it, Triton's library.
+ *
+ * Importing the package never loads anything: the addon is loaded on first
+ * use, and libtritonserver.so only when a server is created (or
+ * `loadLibrary()` is called). A machine without Triton can install and import
+ * the package; it gets a TritonError listing what was tried when it asks for
+ * Triton.
+ * @internal
+ * @packageDocumentation
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NativeAddon, NativeLibraryInfo } from './binding.js';
+import { type LoadAttempt, TritonError } from './errors.js';
+
+/** Where Triton's container images install the library. */
+export const DEFAULT_LIBRARY_PATH = '/opt/tritonserver/lib/libtritonserver.so';
+
+let packageRootCache: string | undefined;
+
+/**
+ * The package root (the folder holding our package.json): lib/ under tsx or
+ * vitest and dist/ once built both sit one level below it.
+ */
+export function packageRoot(): string {
+  if (packageRootCache !== undefined) return packageRootCache;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'triton-node') {
+          packageRootCache = dir;
+          return dir;
+        }
+      } catch {
+        // an unreadable package.json is not ours; keep walking up
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new TritonError('triton-node: cannot find the package root (no package.json named triton-node)', {
+    code: 'INTERNAL',
+  });
+}
+
+let addonCache: NativeAddon | undefined;
+
+/** The raw addon, loaded once per thread (it is context-aware). */
+export function addon(): NativeAddon {
+  if (addonCache !== undefined) return addonCache;
+  const root = packageRoot();
+  const require = createRequire(import.meta.url);
+  try {
+    const load = require('node-gyp-build') as (dir: string) => unknown;
+    addonCache = load(root) as NativeAddon;
+  } catch (err) {
+    throw new TritonError(
+      `triton-node: the native addon could not be loaded from ${root}: ${(err as Error).message}\n` +
+        'Possible solutions:\n' +
+        '- Build it from source: npm run build:native (needs a C++17 compiler, make and Python)\n' +
+        '- Reinstall the package so its install script builds it: npm install triton-node',
+      { code: 'UNAVAILABLE', cause: err },
+    );
+  }
+  return addonCache;
+}
+
+/** Facts about the loaded Triton library. */
+export interface LibraryInfo {
+  /** Absolute path of the library that was loaded. */
+  path: string;
+  apiMajor: number;
+  apiMinor: number;
+  /** True for triton-node's fake engine (tests and demos), false for Triton. */
+  isFake: boolean;
+  /** Optional (newer) entry points and whether the library has each. */
+  optional: Record<string, boolean>;
+}
+
+/**
+ * The candidates tried, in order: an explicit `library` is the only one tried
+ * (an explicit choice never falls back silently); otherwise TRITON_SERVER_LIB,
+ * then /opt/tritonserver/lib/libtritonserver.so.
+ */
+export function libraryCandidates(library?: string): string[] {
+  if (library !== undefined) return [library];
+  const out: string[] = [];
+  const env = process.env.TRITON_SERVER_LIB;
+  if (env) out.push(env);
+  out.push(DEFAULT_LIBRARY_PATH);
+  return out;
+}
+
+function describeAttempt(a: LoadAttempt): string {
+  const what: Record<LoadAttempt['outcome'], string> = {
+    missing: 'no such file',
+    dlopen: 'dlopen failed',
+    symbols: 'not a Triton library (required entry points missing)',
+    version: 'unsupported Triton API version',
+    loaded: 'loaded',
+  };
+  return `- ${a.path}: ${what[a.outcome] ?? a.outcome}${a.detail ? ` (${a.detail})` : ''}`;
+}
+
+function loaderError(err: unknown, candidates: string[]): TritonError {
+  const e = err as { code?: string; message?: string; attempts?: LoadAttempt[] };
+  const attempts: LoadAttempt[] =
+    e.attempts ?? candidates.map((path) => ({ path, outcome: 'missing' as const, detail: '' }));
+  const code = e.code === 'UNSUPPORTED' || e.code === 'ALREADY_EXISTS' ? e.code : 'NOT_FOUND';
+  const lines = [
+    `triton-node: could not load Triton's library (libtritonserver.so)${e.message ? `: ${e.message}` : ''}`,
+    'Tried:',
+    ...attempts.map(describeAttempt),
+    'Possible solutions:',
+    '- Pass the path: Server.create({ library: "/path/to/libtritonserver.so", ... })',
+    '- Or set TRITON_SERVER_LIB=/path/to/libtritonserver.so',
+    '- Or install Triton so that /opt/tritonserver/lib/libtritonserver.so exists (NGC tritonserver images have it)',
+    '- Triton C API 1.34 or newer (Triton r24.08+) is needed; a "version" outcome above means the library is older',
+    '- Without Triton, use the fake engine for tests: import { fakeEngine } from "triton-node/testing"',
+  ];
+  return new TritonError(lines.join('\n'), { code, attempts, cause: err });
+}
+
+/**
+ * Loads Triton's library (once per process). With no argument, the library
+ * already loaded is returned if there is one.
+ */
+export function loadLibrary(library?: string): LibraryInfo {
+  const native = addon();
+  const loaded = native.libraryInfo();
+  if (loaded !== null && library === undefined) return toInfo(loaded);
+  const candidates = libraryCandidates(library);
+  try {
+    return toInfo(native.loadLibrary(candidates));
+  } catch (err) {
+    throw loaderError(err, candidates);
+  }
+}
+
+/** The loaded library, or null before any server was created. */
+export function libraryInfo(): LibraryInfo | null {
+  let native: NativeAddon;
+  try {
+    native = addon();
+  } catch {
+    return null;
+  }
+  const info = native.libraryInfo();
+  return info === null ? null : toInfo(info);
+}
+
+function toInfo(info: NativeLibraryInfo): LibraryInfo {
+  return {
+    path: info.path,
+    apiMajor: info.apiMajor,
+    apiMinor: info.apiMinor,
+    isFake: info.isFake,
+    optional: { ...info.optional },
+  };
+}

@@ -1,0 +1,933 @@
+/**
+ * An in-process Triton server: lifecycle, model control, inference.
+ *
+ * Every call that may block on Triton runs on a native thread and returns a
+ * Promise; the JS thread never waits. Responses come back through one event
+ * callback per server, which routes each event to its request by token.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { NativeEvent, NativeServer, NativeServerOptions } from './binding.js';
+import {
+  TritonError,
+  abortError,
+  captureStack,
+  fromErrorInfo,
+  fromNativeError,
+  optionError,
+  tritonError,
+} from './errors.js';
+import {
+  type Metric,
+  type MetricSpec,
+  type MetricsHandler,
+  type MetricsRegistry,
+  type StreamMetrics,
+  createCustomMetric,
+  createMetricsHandler,
+  createStreamMetrics,
+} from './metrics.js';
+import {
+  Model,
+  type ModelConfig,
+  type ModelHost,
+  type ModelIndexEntry,
+  type ModelMetadata,
+  type ModelState,
+  type ModelVersionState,
+} from './model.js';
+import { type LibraryInfo, addon, loadLibrary } from './native.js';
+import { parseModelConfigText } from './pbtxt.js';
+import { type ModelStatistics, parseModelStatistics } from './statistics.js';
+import { type InferResult, InferStream, type StreamOptions } from './stream.js';
+import { type OutputDestination, type Tensor, toTensor, toTiming } from './tensor.js';
+import {
+  type BuiltRequest,
+  type InferRequest,
+  type ModelSpec,
+  buildRequest,
+  checkRequestShape,
+  parseModelSpec,
+} from './validate.js';
+
+export interface LogOptions {
+  /** Verbose level (0 = off). */
+  verbose?: number;
+  info?: boolean;
+  warn?: boolean;
+  error?: boolean;
+  /** Write Triton's log to this file instead of stderr. */
+  file?: string;
+}
+
+export interface ServerOptions {
+  /** Model repository path, or several. */
+  modelRepository: string | readonly string[];
+  /** Where backends live (default: `backends/` beside the library's `lib/` folder). */
+  backendDirectory?: string;
+  /** Path of libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver/lib/libtritonserver.so). */
+  library?: string;
+  /** 'explicit' (default): models are loaded with loadModel(); 'none': every model at startup; 'poll'. */
+  modelControlMode?: 'none' | 'poll' | 'explicit';
+  /** Models loaded at startup in 'explicit' mode ('*' for all). */
+  startupModels?: readonly string[];
+  /** Require complete model configs (default true). */
+  strictModelConfig?: boolean;
+  /** How long stop() waits for in-flight work, seconds (default 30). */
+  exitTimeoutSeconds?: number;
+  /** Retries of a failing model load (default 0). */
+  modelLoadRetryCount?: number;
+  /** Size of Triton's pinned memory pool, bytes. */
+  pinnedMemoryPoolBytes?: number;
+  /** CUDA memory pool per device: `{ 0: bytes }`, or bytes for device 0. */
+  cudaMemoryPoolBytes?: number | Record<number, number>;
+  minComputeCapability?: number;
+  /** Backend settings: `{ onnxruntime: { 'default-max-batch-size': '4' } }`. */
+  backendConfig?: Record<string, Record<string, string | number | boolean>>;
+  /** Triton's own log (default: warnings and errors only). */
+  log?: LogOptions;
+  /** Prometheus metrics (default true); `{ streaming: true }` also records stream timing histograms. */
+  metrics?: boolean | { streaming?: boolean };
+  /** Server id reported by metadata(). */
+  serverId?: string;
+}
+
+export interface ServerMetadata {
+  name: string;
+  version: string;
+  extensions: string[];
+}
+
+export interface LoadModelOptions {
+  /** A full model config (Triton's JSON form) overriding config.pbtxt. */
+  config?: ModelConfig | string;
+  /** Files of an in-memory model directory, by path ('1/model.onnx'); needs `config`. */
+  files?: Record<string, Uint8Array | string>;
+  /** Serve exactly these version directories (a version_policy override). */
+  versions?: readonly number[];
+}
+
+export interface UnloadModelOptions {
+  /** Also unload models this one brought in (ensemble steps). */
+  unloadDependents?: boolean;
+  /** Resolve only once no version of the model is loaded or unloading. */
+  wait?: boolean;
+}
+
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  'modelRepository',
+  'backendDirectory',
+  'library',
+  'modelControlMode',
+  'startupModels',
+  'strictModelConfig',
+  'exitTimeoutSeconds',
+  'modelLoadRetryCount',
+  'pinnedMemoryPoolBytes',
+  'cudaMemoryPoolBytes',
+  'minComputeCapability',
+  'backendConfig',
+  'log',
+  'metrics',
+  'serverId',
+]);
+
+function str(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw optionError(option, 'a non-empty string', value);
+  return value;
+}
+
+function bool(option: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw optionError(option, 'a boolean', value);
+  return value;
+}
+
+function count(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw optionError(option, 'a non-negative integer', value);
+  }
+  return value;
+}
+
+function stringList(option: string, value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw optionError(option, 'an array of strings', value);
+  return value.map((v, i) => str(`${option}[${i}]`, v));
+}
+
+/** Checks Server.create's options and turns them into the addon's form. */
+function nativeOptions(options: ServerOptions, library: LibraryInfo): NativeServerOptions {
+  const repos =
+    typeof options.modelRepository === 'string' ? [options.modelRepository] : options.modelRepository;
+  if (!Array.isArray(repos) || repos.length === 0) {
+    throw optionError('modelRepository', 'a path or a non-empty array of paths', options.modelRepository);
+  }
+  const modes = { none: 0, poll: 1, explicit: 2 } as const;
+  const mode = options.modelControlMode ?? 'explicit';
+  if (!Object.hasOwn(modes, mode)) {
+    throw optionError('modelControlMode', "'none', 'poll' or 'explicit'", options.modelControlMode);
+  }
+  const log = options.log ?? {};
+  if (typeof log !== 'object' || log === null) throw optionError('log', 'an object', options.log);
+  const verbose = log.verbose === undefined ? 0 : count('log.verbose', log.verbose, 0);
+  const backendConfig: Array<[string, string, string]> = [];
+  if (options.backendConfig !== undefined) {
+    if (typeof options.backendConfig !== 'object' || options.backendConfig === null) {
+      throw optionError(
+        'backendConfig',
+        'an object of { backend: { setting: value } }',
+        options.backendConfig,
+      );
+    }
+    for (const [backend, settings] of Object.entries(options.backendConfig)) {
+      if (typeof settings !== 'object' || settings === null) {
+        throw optionError(`backendConfig.${backend}`, 'an object of settings', settings);
+      }
+      for (const [setting, value] of Object.entries(settings)) {
+        if (!['string', 'number', 'boolean'].includes(typeof value)) {
+          throw optionError(`backendConfig.${backend}.${setting}`, 'a string, number or boolean', value);
+        }
+        backendConfig.push([backend, setting, String(value)]);
+      }
+    }
+  }
+  const out: NativeServerOptions = {
+    modelRepositories: repos.map((r, i) => resolve(str(`modelRepository[${i}]`, r))),
+    modelControlMode: modes[mode],
+    startupModels: stringList('startupModels', options.startupModels),
+    strictModelConfig: bool('strictModelConfig', options.strictModelConfig, true),
+    exitTimeoutSeconds: count('exitTimeoutSeconds', options.exitTimeoutSeconds, 30),
+    modelLoadRetryCount: count('modelLoadRetryCount', options.modelLoadRetryCount, 0),
+    backendDirectory:
+      options.backendDirectory === undefined
+        ? join(dirname(dirname(library.path)), 'backends')
+        : resolve(str('backendDirectory', options.backendDirectory)),
+    backendConfig,
+    log: {
+      verbose,
+      info: bool('log.info', log.info, false),
+      warn: bool('log.warn', log.warn, true),
+      error: bool('log.error', log.error, true),
+    },
+    metrics: typeof options.metrics === 'boolean' ? options.metrics : true,
+  };
+  if (log.file !== undefined) out.log.file = str('log.file', log.file);
+  if (options.pinnedMemoryPoolBytes !== undefined) {
+    out.pinnedMemoryPoolBytes = count('pinnedMemoryPoolBytes', options.pinnedMemoryPoolBytes, 0);
+  }
+  if (options.cudaMemoryPoolBytes !== undefined) {
+    const pools = options.cudaMemoryPoolBytes;
+    if (typeof pools === 'number') {
+      out.cudaMemoryPoolBytes = [[0, count('cudaMemoryPoolBytes', pools, 0)]];
+    } else if (typeof pools === 'object' && pools !== null) {
+      out.cudaMemoryPoolBytes = Object.entries(pools).map(([device, bytes]) => {
+        const d = Number(device);
+        if (!Number.isSafeInteger(d) || d < 0)
+          throw optionError('cudaMemoryPoolBytes key', 'a device number', device);
+        return [d, count(`cudaMemoryPoolBytes[${device}]`, bytes, 0)];
+      });
+    } else {
+      throw optionError('cudaMemoryPoolBytes', 'bytes, or an object of { device: bytes }', pools);
+    }
+  }
+  if (options.minComputeCapability !== undefined) {
+    const cc = options.minComputeCapability;
+    if (typeof cc !== 'number' || !Number.isFinite(cc) || cc < 0) {
+      throw optionError('minComputeCapability', 'a non-negative number', cc);
+    }
+    out.minComputeCapability = cc;
+  }
+  if (options.serverId !== undefined) out.serverId = str('serverId', options.serverId);
+  return out;
+}
+
+function checkOptions(options: unknown): asserts options is ServerOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw optionError('Server.create options', 'an object with modelRepository', options);
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option '${key}' for Server.create`);
+  }
+  const o = options as ServerOptions;
+  if (o.modelRepository === undefined) {
+    throw optionError('modelRepository', 'a path or an array of paths', undefined);
+  }
+  if (o.library !== undefined) str('library', o.library);
+  if (o.metrics !== undefined && typeof o.metrics !== 'boolean') {
+    if (typeof o.metrics !== 'object' || o.metrics === null) {
+      throw optionError('metrics', 'a boolean or { streaming?: boolean }', o.metrics);
+    }
+    bool('metrics.streaming', o.metrics.streaming, false);
+  }
+}
+
+/** Receives the events of one submitted request. */
+interface Pending {
+  event(ev: NativeEvent): void;
+  /** The server stopped and no FINAL came. */
+  abandon(err: TritonError): void;
+}
+
+const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
+
+function modelNameCheck(name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw optionError('model name', 'a non-empty string', name);
+  return name;
+}
+
+function versionCheck(version: unknown): number {
+  if (version === undefined) return -1;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < -1) {
+    throw optionError('model version', 'an integer >= 1 (or -1 for the highest ready version)', version);
+  }
+  return version;
+}
+
+export class Server implements ModelHost, AsyncDisposable {
+  readonly #native: NativeServer;
+  readonly #repositories: string[];
+  readonly #library: LibraryInfo;
+  readonly #pending = new Map<number, Pending>();
+  /** Events that arrived while `submit()` was still running (synchronous callbacks). */
+  #early: NativeEvent[] | null = null;
+  readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
+  #stopping: Promise<void> | undefined;
+  #streamMetrics: StreamMetrics | undefined;
+
+  private constructor(native: NativeServer, repositories: string[], library: LibraryInfo) {
+    this.#native = native;
+    this.#repositories = repositories;
+    this.#library = library;
+  }
+
+  /**
+   * Loads Triton's library (once per process) and starts a server. Rejects
+   * with a TritonError when the library or the server cannot be started, and
+   * throws a TypeError for option mistakes.
+   */
+  static async create(options: ServerOptions): Promise<Server> {
+    const holder = captureStack();
+    checkOptions(options);
+    const library = loadLibrary(options.library);
+    const native = nativeOptions(options, library);
+    // The event callback exists before the server does; it routes to `server`
+    // once that is set (no request can be submitted before).
+    let server: Server | undefined;
+    const onEvents = (events: NativeEvent[]) => server?._dispatch(events);
+    let handle: NativeServer;
+    try {
+      handle = await addon().createServer(native, onEvents);
+    } catch (err) {
+      throw fromNativeError(err, {}, holder);
+    }
+    server = new Server(handle, native.modelRepositories, library);
+    if (typeof options.metrics === 'object' && options.metrics.streaming === true) {
+      server.#streamMetrics = createStreamMetrics(handle);
+    }
+    return server;
+  }
+
+  /** The Triton library this server runs on. */
+  get library(): LibraryInfo {
+    return this.#library;
+  }
+
+  /** True once stop() was called. */
+  get stopped(): boolean {
+    return this.#stopping !== undefined;
+  }
+
+  /** @internal Routes addon events to their requests (JS thread). */
+  _dispatch(events: NativeEvent[]): void {
+    for (const ev of events) {
+      const pending = this.#pending.get(ev.token);
+      if (pending === undefined) {
+        this.#early?.push(ev);
+        continue;
+      }
+      if (ev.final) this.#pending.delete(ev.token);
+      try {
+        pending.event(ev);
+      } catch (err) {
+        // A handler bug must not lose the other events of this batch.
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  /** Submits a built request; its events go to `pending`. Throws TritonError when Triton refuses it. */
+  #submit(built: BuiltRequest, pending: Pending, holder: Error): number {
+    this.#early = [];
+    let token: number;
+    let early: NativeEvent[];
+    try {
+      token = this.#native.submit(built.native);
+    } catch (err) {
+      throw fromNativeError(
+        err,
+        { model: built.native.model, version: built.native.version, requestId: built.native.id },
+        holder,
+      );
+    } finally {
+      early = this.#early;
+      this.#early = null;
+    }
+    this.#pending.set(token, pending);
+    const mine = early.filter((ev) => ev.token === token);
+    if (mine.length > 0) this._dispatch(mine);
+    return token;
+  }
+
+  #cancel(token: number): void {
+    try {
+      this.#native.cancel(token);
+    } catch {
+      // Best effort: the request may have been released already.
+    }
+  }
+
+  #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
+    return tritonError('UNAVAILABLE', 'the server was stopped', context, holder);
+  }
+
+  /** Runs a native call, turning its errors into TritonErrors with the caller's stack. */
+  async #call<T>(
+    holder: Error,
+    context: { model?: string; version?: number },
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    if (this.#stopping !== undefined) throw this.#closedError(holder, context);
+    try {
+      return await fn();
+    } catch (err) {
+      throw fromNativeError(err, context, holder);
+    }
+  }
+
+  /** Whether the server is live. */
+  isLive(): Promise<boolean> {
+    const holder = captureStack();
+    return this.#call(holder, {}, () => this.#native.isLive());
+  }
+
+  /** Whether the server is ready (live, and its models ready). */
+  isReady(): Promise<boolean> {
+    const holder = captureStack();
+    return this.#call(holder, {}, () => this.#native.isReady());
+  }
+
+  /** Server name, version and extensions. */
+  async metadata(): Promise<ServerMetadata> {
+    const holder = captureStack();
+    const text = await this.#call(holder, {}, () => this.#native.metadata());
+    const raw = JSON.parse(text) as { name?: string; version?: string; extensions?: string[] };
+    return { name: raw.name ?? '', version: raw.version ?? '', extensions: raw.extensions ?? [] };
+  }
+
+  /**
+   * Stops the server: in-flight requests finish or fail, open streams end
+   * with an error, then the server is deleted. Idempotent; every later call
+   * on this server rejects with a TritonError 'UNAVAILABLE'.
+   */
+  stop(): Promise<void> {
+    if (this.#stopping === undefined) {
+      const holder = captureStack();
+      this.#stopping = (async () => {
+        this.#streamMetrics?.dispose();
+        let failure: unknown;
+        try {
+          await this.#native.stop();
+        } catch (err) {
+          failure = err;
+        }
+        // Let events the addon queued during the stop arrive before giving up on the rest.
+        await new Promise((r) => setImmediate(r));
+        const left = [...this.#pending.values()];
+        this.#pending.clear();
+        for (const p of left)
+          p.abandon(tritonError('UNAVAILABLE', 'the server stopped before the request completed'));
+        this.#specs.clear();
+        if (failure !== undefined) throw fromNativeError(failure, {}, holder);
+      })();
+    }
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  // ---- model control ------------------------------------------------------
+
+  #forget(name: string): void {
+    const prefix = `${name}\u0000`;
+    for (const key of this.#specs.keys()) if (key.startsWith(prefix)) this.#specs.delete(key);
+  }
+
+  /** The model's own config.pbtxt (first repository that has the model), as JSON. */
+  async #repositoryConfig(name: string, holder: Error): Promise<ModelConfig> {
+    for (const repo of this.#repositories) {
+      const file = join(repo, name, 'config.pbtxt');
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch {
+        continue;
+      }
+      try {
+        return parseModelConfigText(text);
+      } catch (err) {
+        throw tritonError(
+          'INVALID_ARG',
+          `model '${name}': cannot read ${file}: ${(err as Error).message}`,
+          { model: name },
+          holder,
+        );
+      }
+    }
+    throw tritonError(
+      'NOT_FOUND',
+      `model '${name}': no config.pbtxt in ${this.#repositories.join(', ')}; pass loadModel(name, { config, versions })`,
+      { model: name },
+      holder,
+    );
+  }
+
+  /**
+   * Loads (or reloads) a model. With `versions`, exactly those version
+   * directories are served (the rest are unloaded on a reload): roll forward
+   * with `{ versions: [2] }`, back with `{ versions: [1] }`.
+   */
+  async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
+    const holder = captureStack();
+    modelNameCheck(name);
+    if (typeof options !== 'object' || options === null)
+      throw optionError('loadModel options', 'an object', options);
+    for (const key of Object.keys(options)) {
+      if (!['config', 'files', 'versions'].includes(key))
+        throw new TypeError(`Unknown option '${key}' for loadModel`);
+    }
+    let config: ModelConfig | undefined;
+    if (options.config !== undefined) {
+      if (typeof options.config === 'string') {
+        try {
+          config = JSON.parse(options.config) as ModelConfig;
+        } catch {
+          throw optionError('loadModel config', 'a model config object or its JSON text', options.config);
+        }
+      } else if (
+        typeof options.config === 'object' &&
+        options.config !== null &&
+        !Array.isArray(options.config)
+      ) {
+        config = options.config;
+      } else {
+        throw optionError('loadModel config', 'a model config object', options.config);
+      }
+    }
+    const files: Array<[string, Uint8Array]> = [];
+    if (options.files !== undefined) {
+      if (typeof options.files !== 'object' || options.files === null) {
+        throw optionError('loadModel files', 'an object of { path: bytes }', options.files);
+      }
+      if (config === undefined)
+        throw new TypeError('loadModel: files need a config (Triton requires one for in-memory models)');
+      for (const [path, content] of Object.entries(options.files)) {
+        if (typeof content === 'string') files.push([path, Buffer.from(content)]);
+        else if (content instanceof Uint8Array) files.push([path, content]);
+        else throw optionError(`loadModel files['${path}']`, 'a Uint8Array or string', content);
+      }
+    }
+    if (options.versions !== undefined) {
+      const v = options.versions;
+      if (!Array.isArray(v) || v.length === 0 || !v.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+        throw optionError('loadModel versions', 'a non-empty array of version numbers', v);
+      }
+      if (this.#stopping !== undefined) throw this.#closedError(holder, { model: name });
+      const base = config ?? (await this.#repositoryConfig(name, holder));
+      config = { ...base, version_policy: { specific: { versions: [...v] } } };
+    }
+    const text = config === undefined ? undefined : JSON.stringify(config);
+    this.#forget(name);
+    try {
+      await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, files));
+    } finally {
+      this.#forget(name);
+    }
+  }
+
+  /** Unloads a model (every version). Returns at once unless `wait` is set. */
+  async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
+    const holder = captureStack();
+    modelNameCheck(name);
+    if (typeof options !== 'object' || options === null)
+      throw optionError('unloadModel options', 'an object', options);
+    const dependents = bool('unloadDependents', options.unloadDependents, false);
+    const wait = bool('wait', options.wait, false);
+    this.#forget(name);
+    await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
+    if (!wait) return;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      const index = await this.#index(false, holder);
+      const busy = index.some(
+        (e) => e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
+      );
+      if (!busy) return;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+
+  async #index(readyOnly: boolean, holder: Error): Promise<ModelIndexEntry[]> {
+    const text = await this.#call(holder, {}, () => this.#native.modelIndex(readyOnly));
+    const raw = JSON.parse(text) as Array<{
+      name: string;
+      version?: string;
+      state?: string;
+      reason?: string;
+    }>;
+    return raw.map((e) => {
+      const entry: ModelIndexEntry = { name: e.name };
+      if (e.version !== undefined) entry.version = Number(e.version);
+      if (e.state !== undefined && INDEX_STATES.has(e.state)) entry.state = e.state as ModelState;
+      if (e.reason !== undefined && e.reason !== '') entry.reason = e.reason;
+      return entry;
+    });
+  }
+
+  /**
+   * Every model of the repositories with its versions and states. Models
+   * never loaded appear with a name only. `readyOnly` lists ready versions.
+   */
+  modelIndex(options: { readyOnly?: boolean } = {}): Promise<ModelIndexEntry[]> {
+    const holder = captureStack();
+    return this.#index(bool('readyOnly', options?.readyOnly, false), holder);
+  }
+
+  /** A handle on a model, pinned to `version` when given. */
+  model(name: string, version?: number): Model {
+    return new Model(this, modelNameCheck(name), versionCheck(version));
+  }
+
+  /** @internal */
+  _modelIsReady(name: string, version: number): Promise<boolean> {
+    const holder = captureStack();
+    return this.#call(holder, { model: name, version }, () => this.#native.modelIsReady(name, version));
+  }
+
+  /** @internal */
+  async _modelMetadata(name: string, version: number): Promise<ModelMetadata> {
+    const holder = captureStack();
+    const text = await this.#call(holder, { model: name, version }, () =>
+      this.#native.modelMetadata(name, version),
+    );
+    const raw = JSON.parse(text) as {
+      name: string;
+      versions?: string[];
+      platform?: string;
+      inputs?: ModelMetadata['inputs'];
+      outputs?: ModelMetadata['outputs'];
+    };
+    const tensors = (list: ModelMetadata['inputs'] | undefined) =>
+      (list ?? []).map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape.map(Number) }));
+    return {
+      name: raw.name,
+      versions: (raw.versions ?? []).map(Number),
+      platform: raw.platform ?? '',
+      inputs: tensors(raw.inputs),
+      outputs: tensors(raw.outputs),
+    };
+  }
+
+  /** @internal */
+  async _modelConfig(name: string, version: number): Promise<ModelConfig> {
+    const holder = captureStack();
+    const text = await this.#call(holder, { model: name, version }, () =>
+      this.#native.modelConfig(name, version),
+    );
+    return JSON.parse(text) as ModelConfig;
+  }
+
+  /** @internal */
+  async _modelStatistics(name: string, version: number): Promise<ModelStatistics[]> {
+    const holder = captureStack();
+    const text = await this.#call(holder, { model: name, version }, () =>
+      this.#native.modelStatistics(name, version),
+    );
+    return parseModelStatistics(text);
+  }
+
+  /** @internal */
+  async _modelVersions(name: string): Promise<ModelVersionState[]> {
+    const holder = captureStack();
+    const index = await this.#index(false, holder);
+    return index
+      .filter((e) => e.name === name && e.version !== undefined && e.state !== undefined)
+      .map((e) => {
+        const v: ModelVersionState = { version: e.version!, state: e.state! };
+        if (e.reason !== undefined) v.reason = e.reason;
+        return v;
+      })
+      .sort((a, b) => a.version - b.version);
+  }
+
+  // ---- metrics -------------------------------------------------------------
+
+  /** Prometheus text of Triton's metrics (and custom metrics). */
+  metrics(): Promise<string> {
+    const holder = captureStack();
+    return this.#call(holder, {}, () => this.#native.metrics());
+  }
+
+  /**
+   * A `(req, res)` handler for node:http or Express serving `metrics()`,
+   * followed by a prom-client registry's metrics when one is given.
+   */
+  metricsHandler(registry?: MetricsRegistry): MetricsHandler {
+    return createMetricsHandler(() => this.metrics(), registry);
+  }
+
+  /** A custom metric in Triton's registry; it shows in `metrics()`. */
+  createMetric(spec: MetricSpec): Metric {
+    if (this.#stopping !== undefined) throw this.#closedError();
+    return createCustomMetric(this.#native, spec);
+  }
+
+  // ---- inference -------------------------------------------------------------
+
+  /** The cached model spec, or a Promise of it (fetched once per loaded model). */
+  #spec(name: string, version: number, holder: Error): ModelSpec | Promise<ModelSpec> {
+    const key = `${name}\u0000${version}`;
+    const cached = this.#specs.get(key);
+    if (cached !== undefined) return cached;
+    const fetch = (async () => {
+      let text: string;
+      try {
+        text = await this.#native.modelConfig(name, version);
+      } catch (err) {
+        throw fromNativeError(err, { model: name, version }, holder);
+      }
+      return parseModelSpec(text, name, version);
+    })();
+    this.#specs.set(key, fetch);
+    fetch.then(
+      (spec) => {
+        if (this.#specs.get(key) === fetch) this.#specs.set(key, spec);
+      },
+      () => {
+        if (this.#specs.get(key) === fetch) this.#specs.delete(key);
+      },
+    );
+    return fetch;
+  }
+
+  #result(
+    name: string,
+    version: number,
+    ev: NativeEvent,
+    requestId: string | undefined,
+    destinations: Map<string, OutputDestination> | undefined,
+  ): InferResult {
+    const outputs: Record<string, Tensor> = {};
+    for (const out of ev.outputs ?? []) outputs[out.name] = toTensor(out, destinations?.get(out.name));
+    const result: InferResult = {
+      model: ev.model ?? name,
+      version: ev.version ?? version,
+      id: ev.id ?? requestId ?? '',
+      outputs,
+      parameters: ev.parameters ?? {},
+    };
+    if (ev.timing !== undefined) result.timing = toTiming(ev.timing);
+    return result;
+  }
+
+  /**
+   * Runs one inference on `name` and resolves with its outputs. Validation
+   * failures and Triton's errors reject with a TritonError; malformed
+   * arguments with a TypeError. Decoupled models need `stream()`.
+   */
+  infer(name: string, request: InferRequest): Promise<InferResult> {
+    let version: number;
+    try {
+      modelNameCheck(name);
+      checkRequestShape(request);
+      version = request.version ?? -1;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this._infer(name, version, request);
+  }
+
+  /** @internal */
+  async _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
+    const holder = captureStack();
+    checkRequestShape(request);
+    const version = request.version ?? modelVersion;
+    const ctx = { model: name, version, requestId: request.id };
+    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
+    const signal = request.signal;
+    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
+    const cached = this.#spec(name, version, holder);
+    const spec = cached instanceof Promise ? await cached : cached;
+    if (spec.decoupled) {
+      throw tritonError(
+        'UNSUPPORTED',
+        `model '${name}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
+        ctx,
+        holder,
+      );
+    }
+    const built = buildRequest(spec, request, version, holder);
+    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
+    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
+    return new Promise<InferResult>((resolvePromise, reject) => {
+      let settled = false;
+      let response: NativeEvent | undefined;
+      let error: TritonError | undefined;
+      let token = -1;
+      const onAbort = () => {
+        if (settled) return;
+        settled = true;
+        // Settle at once; whatever Triton still sends for this token is dropped.
+        if (token >= 0) this.#cancel(token);
+        reject(abortError(ctx, signal!.reason, holder));
+      };
+      const finish = () => {
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const pending: Pending = {
+        event: (ev) => {
+          if (settled) return;
+          if (ev.error !== undefined) error ??= fromErrorInfo(ev.error, ctx, holder);
+          else if (ev.outputs !== undefined && response === undefined) response = ev;
+          if (!ev.final) return;
+          finish();
+          if (error !== undefined) return reject(error);
+          const merged: NativeEvent =
+            response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing };
+          try {
+            resolvePromise(this.#result(name, version, merged, request.id, built.destinations));
+          } catch (err) {
+            reject(err);
+          }
+        },
+        abandon: (err) => {
+          if (settled) return;
+          finish();
+          reject(fromErrorInfo(err, ctx, holder));
+        },
+      };
+      try {
+        token = this.#submit(built, pending, holder);
+      } catch (err) {
+        finish();
+        reject(err);
+        return;
+      }
+      if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Streams the responses of a decoupled model: an async iterable that ends
+   * after Triton's FINAL. Leaving the loop early cancels the request.
+   */
+  stream(name: string, request: InferRequest, options: StreamOptions = {}): InferStream {
+    modelNameCheck(name);
+    checkRequestShape(request);
+    return this._stream(name, request.version ?? -1, request, options);
+  }
+
+  /** @internal */
+  _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
+    const holder = captureStack();
+    checkRequestShape(request);
+    if (typeof options !== 'object' || options === null)
+      throw optionError('stream options', 'an object', options);
+    const hwm = options.highWaterMark;
+    if (hwm !== undefined && !(Number.isSafeInteger(hwm) && hwm > 0)) {
+      throw optionError('highWaterMark', 'a positive integer', hwm);
+    }
+    const version = request.version ?? modelVersion;
+    const ctx = { model: name, version, requestId: request.id };
+    const stream = new InferStream(`stream of model '${name}'`, options);
+    void this.#startStream(stream, name, version, request, ctx, holder).catch((err: unknown) => {
+      stream._fail(err instanceof TritonError ? err : (err as TritonError), false);
+    });
+    return stream;
+  }
+
+  async #startStream(
+    stream: InferStream,
+    name: string,
+    version: number,
+    request: InferRequest,
+    ctx: { model: string; version: number; requestId?: string },
+    holder: Error,
+  ): Promise<void> {
+    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
+    const signal = request.signal;
+    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
+    const cached = this.#spec(name, version, holder);
+    const spec = cached instanceof Promise ? await cached : cached;
+    const built = buildRequest(spec, request, version, holder);
+    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
+    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
+    if (stream.ended) return; // the consumer gave up before submission
+    let token = -1;
+    let done = false;
+    const onAbort = () => {
+      if (done) return;
+      done = true;
+      if (token >= 0) this.#cancel(token);
+      stream._fail(abortError(ctx, signal!.reason, holder), true);
+    };
+    const finish = () => {
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const pending: Pending = {
+      event: (ev) => {
+        if (ev.final) finish();
+        if (stream.ended) return;
+        if (ev.error !== undefined) {
+          if (!ev.final) this.#cancel(token);
+          stream._fail(fromErrorInfo(ev.error, ctx, holder), false);
+          return;
+        }
+        if (ev.outputs !== undefined) {
+          stream._push(this.#result(name, version, ev, request.id, built.destinations), performance.now());
+        }
+        if (ev.final) stream._end();
+      },
+      abandon: (err) => {
+        finish();
+        stream._fail(fromErrorInfo(err, ctx, holder), false);
+      },
+    };
+    const metrics = this.#streamMetrics;
+    // Open before submitting: responses may arrive inside submit() itself.
+    stream._open(
+      {
+        cancel: () => {
+          if (!done && token >= 0) this.#cancel(token);
+        },
+        observe:
+          metrics === undefined
+            ? undefined
+            : (kind, ms) =>
+                kind === 'first'
+                  ? metrics.recordTimeToFirstResponse(name, version, ms)
+                  : metrics.recordTimeBetweenResponses(name, version, ms),
+      },
+      performance.now(),
+    );
+    token = this.#submit(built, pending, holder);
+    if (!done) signal?.addEventListener('abort', onAbort, { once: true });
+  }
+}

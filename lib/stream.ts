@@ -1,0 +1,239 @@
+/**
+ * Streams of responses from decoupled models (one request, many responses).
+ *
+ * Triton cannot be paused: a decoupled backend sends responses at its own
+ * pace. The stream buffers them for the consumer up to `highWaterMark`
+ * responses and drops each one as soon as the consumer takes it. A consumer
+ * that falls further behind than that gets an error (and the request is
+ * cancelled), so memory stays bounded instead of growing without limit.
+ */
+import { type TritonError, tritonError } from './errors.js';
+import type { InferTiming, Tensor } from './tensor.js';
+
+/** The result of one inference (or one response of a stream). */
+export interface InferResult {
+  model: string;
+  version: number;
+  /** The request id (`request.id`), '' when none was given. */
+  id: string;
+  outputs: Record<string, Tensor>;
+  /** Response parameters the backend set. */
+  parameters: Record<string, string | number | boolean>;
+  /** Triton's per-request timing, when the request asked for it (`timing: true`). */
+  timing?: InferTiming;
+}
+
+export interface StreamOptions {
+  /**
+   * Most responses held for the consumer (default 8192). Past it the request
+   * is cancelled and the iterator throws a TritonError 'UNAVAILABLE'.
+   */
+  highWaterMark?: number;
+}
+
+/** Timing of a stream, measured in Node from submission (final once the stream ended). */
+export interface StreamStats {
+  /** Responses received. */
+  responses: number;
+  /** Submission to first response, ms (null before the first response). */
+  timeToFirstResponseMs: number | null;
+  /** Mean gap between consecutive responses, ms (null with fewer than two). */
+  meanTimeBetweenResponsesMs: number | null;
+}
+
+export const DEFAULT_HIGH_WATER_MARK = 8192;
+
+/** @internal Hooks the server gives a stream. */
+export interface StreamHooks {
+  /** Best-effort cancellation of the submitted request. */
+  cancel(): void;
+  /** Timing observations for the streaming histograms, when enabled. */
+  observe?(kind: 'first' | 'between', ms: number): void;
+}
+
+type State = 'starting' | 'open' | 'ended' | 'failed' | 'closed';
+
+/**
+ * An async iterable of the responses of one streamed request. Iterate it with
+ * `for await`; leaving the loop early (`break`, `return`, an exception)
+ * cancels the request. It can be iterated once.
+ */
+export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDisposable {
+  readonly highWaterMark: number;
+  #queue: InferResult[] = [];
+  #head = 0;
+  #state: State = 'starting';
+  #error: TritonError | undefined;
+  #waiter: { resolve: (r: IteratorResult<InferResult>) => void; reject: (e: unknown) => void } | undefined;
+  #hooks: StreamHooks | undefined;
+  #cancelWanted = false;
+  #submittedAt = 0;
+  #firstAt = 0;
+  #lastAt = 0;
+  #count = 0;
+  #maxBuffered = 0;
+  #describe: string;
+
+  /** @internal */
+  constructor(describe: string, options: StreamOptions) {
+    this.#describe = describe;
+    this.highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
+  }
+
+  /** Responses received but not yet taken by the consumer. */
+  get buffered(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** The most responses that were ever buffered at once (never above highWaterMark). */
+  get maxBuffered(): number {
+    return this.#maxBuffered;
+  }
+
+  /** True once the stream ended (normally, with an error, or cancelled). */
+  get ended(): boolean {
+    return this.#state !== 'starting' && this.#state !== 'open';
+  }
+
+  /** Timing of the stream so far; final once it ended. */
+  get stats(): StreamStats {
+    const n = this.#count;
+    return {
+      responses: n,
+      timeToFirstResponseMs: n > 0 ? this.#firstAt - this.#submittedAt : null,
+      meanTimeBetweenResponsesMs: n > 1 ? (this.#lastAt - this.#firstAt) / (n - 1) : null,
+    };
+  }
+
+  /** @internal The request was submitted. */
+  _open(hooks: StreamHooks, submittedAt: number): void {
+    this.#hooks = hooks;
+    this.#submittedAt = submittedAt;
+    if (this.#state === 'starting') this.#state = 'open';
+    if (this.#cancelWanted) hooks.cancel();
+  }
+
+  /** @internal One response arrived. */
+  _push(result: InferResult, at: number): void {
+    if (this.#state !== 'open') return;
+    if (this.#count === 0) {
+      this.#firstAt = at;
+      this.#hooks?.observe?.('first', at - this.#submittedAt);
+    } else {
+      this.#hooks?.observe?.('between', at - this.#lastAt);
+    }
+    this.#lastAt = at;
+    this.#count++;
+    if (this.#waiter !== undefined) {
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      w.resolve({ value: result, done: false });
+      return;
+    }
+    if (this.buffered >= this.highWaterMark) {
+      this.#hooks?.cancel();
+      this._fail(
+        tritonError(
+          'UNAVAILABLE',
+          `${this.#describe}: the consumer fell more than highWaterMark (${this.highWaterMark}) responses behind; the request was cancelled`,
+        ),
+        true,
+      );
+      return;
+    }
+    this.#queue.push(result);
+    const n = this.buffered;
+    if (n > this.#maxBuffered) this.#maxBuffered = n;
+  }
+
+  /** @internal The request finished (FINAL). */
+  _end(): void {
+    if (this.#state !== 'open' && this.#state !== 'starting') return;
+    this.#state = 'ended';
+    this.#settleWaiter();
+  }
+
+  /**
+   * @internal The stream failed. `dropBuffered`: throw at once (abort,
+   * overflow) instead of after the responses already buffered.
+   */
+  _fail(error: TritonError, dropBuffered: boolean): void {
+    if (this.#state !== 'open' && this.#state !== 'starting') return;
+    this.#state = 'failed';
+    this.#error = error;
+    if (dropBuffered) this.#clear();
+    this.#settleWaiter();
+  }
+
+  #clear(): void {
+    this.#queue = [];
+    this.#head = 0;
+  }
+
+  #settleWaiter(): void {
+    const w = this.#waiter;
+    if (w === undefined) return;
+    this.#waiter = undefined;
+    this.next().then(w.resolve, w.reject);
+  }
+
+  #take(): InferResult {
+    const value = this.#queue[this.#head]!;
+    // Drop our reference at once: memory is held only until the consumer takes it.
+    (this.#queue as Array<InferResult | undefined>)[this.#head] = undefined;
+    this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return value;
+  }
+
+  next(): Promise<IteratorResult<InferResult>> {
+    if (this.buffered > 0) return Promise.resolve({ value: this.#take(), done: false });
+    if (this.#state === 'failed') {
+      const err = this.#error!;
+      this.#state = 'closed';
+      return Promise.reject(err);
+    }
+    if (this.#state === 'ended' || this.#state === 'closed') {
+      this.#state = 'closed';
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    if (this.#waiter !== undefined) {
+      return Promise.reject(
+        new TypeError(`${this.#describe}: next() called while a previous next() is pending`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiter = { resolve, reject };
+    });
+  }
+
+  /** Stops consuming: cancels the request if it is still running and drops buffered responses. */
+  return(): Promise<IteratorResult<InferResult>> {
+    if (this.#state === 'open' || this.#state === 'starting') {
+      if (this.#hooks) this.#hooks.cancel();
+      else this.#cancelWanted = true;
+    }
+    this.#state = 'closed';
+    this.#clear();
+    const w = this.#waiter;
+    this.#waiter = undefined;
+    w?.resolve({ value: undefined, done: true });
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** Same as `return()`: cancels the request. */
+  cancel(): void {
+    void this.return();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Tensors coming back from Triton, and the conversion of the addon's plain
+ * output descriptions into them.
+ */
+import type { NativeOutput, NativeTiming } from './binding.js';
+import { CudaBuffer, HostBuffer } from './cuda.js';
+import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from './datatypes.js';
+
+/** Where an output's memory is. */
+export type MemoryType = 'cpu' | 'pinned' | 'gpu';
+
+/**
+ * What a tensor's `data` holds: a TypedArray of the datatype's type for CPU
+ * outputs (Uint16Array for FP16/BF16, Uint8Array for BOOL), one Buffer per
+ * element for BYTES, a HostBuffer for pinned outputs, a CudaBuffer for GPU ones.
+ */
+export type TensorData = TypedArray | Buffer[] | HostBuffer | CudaBuffer;
+
+/** One output tensor of an inference. */
+export class Tensor<T extends TensorData = TensorData> {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: number[];
+  readonly data: T;
+  /** Where `data` lives: 'cpu' memory, 'pinned' host memory, or a 'gpu'. */
+  readonly memoryType: MemoryType;
+  /** The device (GPU id) for 'gpu' memory, otherwise 0. */
+  readonly device: number;
+
+  /** @internal */
+  constructor(
+    name: string,
+    datatype: DataType,
+    shape: number[],
+    data: T,
+    memoryType: MemoryType,
+    device: number,
+  ) {
+    this.name = name;
+    this.datatype = datatype;
+    this.shape = shape;
+    this.data = data;
+    this.memoryType = memoryType;
+    this.device = device;
+  }
+
+  /** Number of elements (the product of the shape). */
+  get size(): number {
+    return elementCount(this.shape);
+  }
+
+  /** BYTES tensors: each element decoded as UTF-8. */
+  strings(): string[] {
+    if (this.datatype !== 'BYTES' || !Array.isArray(this.data)) {
+      throw new TypeError(`Tensor '${this.name}' is ${this.datatype}, not a BYTES tensor in CPU memory`);
+    }
+    return (this.data as Buffer[]).map((b) => b.toString('utf8'));
+  }
+}
+
+export function elementCount(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** A caller-provided destination for one output, as the request gave it. */
+export type OutputDestination = ArrayBufferView | HostBuffer | CudaBuffer;
+
+/**
+ * Converts one output of a response. CPU data is viewed in place (the
+ * allocator's memory, or the caller's `into` buffer, which comes back as the
+ * very same object when it fits exactly); a misaligned view is the one case
+ * copied, since TypedArrays need aligned offsets.
+ */
+export function toTensor(out: NativeOutput, into: OutputDestination | undefined): Tensor {
+  const datatype: DataType = isDataType(out.datatype) ? out.datatype : 'BYTES';
+  const shape = out.shape;
+  const data = out.data as unknown;
+  if (
+    data instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)
+  ) {
+    const buffer = data as ArrayBuffer;
+    if (datatype === 'BYTES') {
+      const bytes = new Uint8Array(buffer, out.byteOffset, out.byteLength);
+      return new Tensor(out.name, datatype, shape, decodeBytes(bytes, elementCount(shape)), 'cpu', 0);
+    }
+    const ctor = arrayTypeOf(datatype)!;
+    if (
+      into !== undefined &&
+      ArrayBuffer.isView(into) &&
+      into instanceof ctor &&
+      into.buffer === buffer &&
+      into.byteOffset === out.byteOffset &&
+      into.byteLength === out.byteLength
+    ) {
+      return new Tensor(out.name, datatype, shape, into as TypedArray, 'cpu', 0);
+    }
+    const length = out.byteLength / ctor.BYTES_PER_ELEMENT;
+    const view =
+      out.byteOffset % ctor.BYTES_PER_ELEMENT === 0
+        ? new ctor(buffer, out.byteOffset, length)
+        : new ctor(buffer.slice(out.byteOffset, out.byteOffset + out.byteLength));
+    return new Tensor(out.name, datatype, shape, view, 'cpu', 0);
+  }
+  const native = data as { kind?: string };
+  if (native?.kind === 'host') {
+    const host =
+      into instanceof HostBuffer && into.native === (data as HostBuffer['native'])
+        ? into
+        : HostBuffer.fromNative(data as HostBuffer['native']);
+    return new Tensor(out.name, datatype, shape, host, 'pinned', 0);
+  }
+  if (native?.kind === 'cuda') {
+    const dev =
+      into instanceof CudaBuffer && into.native === (data as CudaBuffer['native'])
+        ? into
+        : CudaBuffer.fromNative(data as CudaBuffer['native']);
+    return new Tensor(out.name, datatype, shape, dev, 'gpu', out.memoryTypeId);
+  }
+  throw new TypeError(`output '${out.name}': the addon returned data of an unknown kind`);
+}
+
+/** Per-request timing from Triton's trace timestamps, in microseconds. */
+export interface InferTiming {
+  /** Waiting in the scheduler queue. */
+  queueUs: number;
+  /** The backend preparing inputs. */
+  computeInputUs: number;
+  /** The backend executing the model. */
+  computeInferUs: number;
+  /** The backend producing outputs. */
+  computeOutputUs: number;
+  /** From the request's start in Triton to its end. */
+  totalUs: number;
+}
+
+function us(from: bigint, to: bigint): number {
+  return to >= from ? Number(to - from) / 1000 : 0;
+}
+
+export function toTiming(t: NativeTiming): InferTiming {
+  return {
+    queueUs: us(t.queueStartNs, t.computeStartNs),
+    computeInputUs: us(t.computeStartNs, t.computeInputEndNs),
+    computeInferUs: us(t.computeInputEndNs, t.computeOutputStartNs),
+    computeOutputUs: us(t.computeOutputStartNs, t.computeEndNs),
+    totalUs: us(t.requestStartNs, t.requestEndNs),
+  };
+}

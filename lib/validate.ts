@@ -1,0 +1,587 @@
+/**
+ * Inference requests: their public shape, and their validation against the
+ * model's config before anything reaches native code. A request that Triton
+ * would refuse is refused here with a message naming the input, what the model
+ * expects and what the request gave; malformed arguments are TypeErrors.
+ */
+import type {
+  NativeInput,
+  NativeMemoryType,
+  NativeParameter,
+  NativeRequest,
+  NativeRequestedOutput,
+  NativeTensorData,
+} from './binding.js';
+import { CudaBuffer, HostBuffer } from './cuda.js';
+import {
+  type DataType,
+  type TypedArray,
+  arrayFits,
+  arrayNameOf,
+  countBytesElements,
+  defaultDataType,
+  elementSize,
+  encodeBytes,
+  fromConfigType,
+  isDataType,
+} from './datatypes.js';
+import { type TritonError, describe, tritonError } from './errors.js';
+import type { MemoryType, OutputDestination } from './tensor.js';
+
+/** Data of one input tensor. */
+export type InputData =
+  | TypedArray
+  | DataView
+  | HostBuffer
+  | CudaBuffer
+  /** BYTES: one string (UTF-8) or byte array per element. */
+  | ReadonlyArray<string | Uint8Array>
+  /** BOOL */
+  | readonly boolean[];
+
+/** An input with its shape (and datatype, where the data type alone does not say). */
+export interface TensorInput {
+  data: InputData;
+  /** Defaults: from the model's dims, with a batch of 1 on batching models. */
+  shape?: readonly number[];
+  /** Defaults from the model's config (checked against the data's type). */
+  datatype?: DataType;
+}
+
+/** An input: a 1-D TypedArray, BYTES elements, or `{ data, shape, datatype }`. */
+export type InputValue = TypedArray | ReadonlyArray<string | Uint8Array> | TensorInput;
+
+/** Per-output options. */
+export interface OutputOptions {
+  /** Write the output straight into this memory (no copy); it must be large enough. */
+  into?: OutputDestination;
+  /** Where Triton's allocator places the output (default: the request's `outputMemory`). */
+  memory?: MemoryType;
+  /** GPU id for memory 'gpu'. */
+  device?: number;
+}
+
+export type ParameterValue = string | number | boolean | bigint;
+
+export interface InferRequest {
+  inputs: Record<string, InputValue>;
+  /** Output names, or options per output (`true` for defaults). Default: every output. */
+  outputs?: readonly string[] | Record<string, OutputOptions | true>;
+  /** Request parameters for the backend. Integral numbers and bigints go as int, others as double. */
+  parameters?: Record<string, ParameterValue>;
+  id?: string;
+  priority?: number;
+  timeoutMicroseconds?: number;
+  correlationId?: number | bigint | string;
+  /** Model version (default: the Model's version, else the highest ready one). */
+  version?: number;
+  /** Cancels the request (it rejects with a TritonError 'CANCELLED' named 'AbortError'). */
+  signal?: AbortSignal;
+  /** Report Triton's per-request timing on the result (`result.timing`). Off by default. */
+  timing?: boolean;
+  /** Default placement of outputs: 'cpu' (default), 'pinned' or 'gpu'. */
+  outputMemory?: MemoryType;
+  /** GPU id for outputMemory 'gpu'. */
+  outputDevice?: number;
+}
+
+/** One input or output of a model, as its config declares it. */
+export interface IoSpec {
+  name: string;
+  datatype: DataType;
+  /** Dims without the batch dimension; -1 is variable. */
+  dims: number[];
+  optional: boolean;
+}
+
+/** What validation needs from a model's config. */
+export interface ModelSpec {
+  name: string;
+  version: number;
+  maxBatchSize: number;
+  decoupled: boolean;
+  inputs: Map<string, IoSpec>;
+  outputs: Map<string, IoSpec>;
+}
+
+type Json = Record<string, unknown>;
+
+function ioList(list: unknown): IoSpec[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((raw) => {
+    const io = raw as Json;
+    const datatype = fromConfigType(String(io.data_type ?? ''));
+    return {
+      name: String(io.name),
+      datatype: datatype ?? 'BYTES',
+      dims: Array.isArray(io.dims) ? io.dims.map((d) => Number(d)) : [],
+      optional: io.optional === true,
+    };
+  });
+}
+
+/** Reads the parts of Triton's model config JSON that validation uses. */
+export function parseModelSpec(configJson: string, name: string, version: number): ModelSpec {
+  const config = JSON.parse(configJson) as Json;
+  const policy = config.model_transaction_policy as Json | undefined;
+  const spec: ModelSpec = {
+    name,
+    version,
+    maxBatchSize: Number(config.max_batch_size ?? 0),
+    decoupled: policy?.decoupled === true,
+    inputs: new Map(),
+    outputs: new Map(),
+  };
+  for (const io of ioList(config.input)) spec.inputs.set(io.name, io);
+  for (const io of ioList(config.output)) spec.outputs.set(io.name, io);
+  return spec;
+}
+
+function shapeText(shape: readonly number[]): string {
+  return `[${shape.join(',')}]`;
+}
+
+function names(map: Map<string, IoSpec>): string {
+  return [...map.keys()].join(', ') || '(none)';
+}
+
+function isDetached(view: ArrayBufferView): boolean {
+  const buffer = view.buffer as ArrayBuffer & { detached?: boolean };
+  if (buffer.detached === true) return true;
+  if (view.byteLength !== 0 || buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+interface Normalized {
+  data: NativeTensorData;
+  datatype?: DataType;
+  shape?: readonly number[];
+  /** Elements in the data; -1 where it cannot be known (BYTES in device memory). */
+  count: number;
+  /** What the data is, for messages. */
+  what: string;
+}
+
+interface Ctx {
+  model: string;
+  version: number;
+  requestId?: string;
+}
+
+function invalid(ctx: Ctx, message: string, holder?: Error): TritonError {
+  return tritonError('INVALID_ARG', message, ctx, holder);
+}
+
+function isElementList(value: unknown): value is ReadonlyArray<string | Uint8Array> | readonly boolean[] {
+  return Array.isArray(value);
+}
+
+/** Turns one input value into data + what it says about datatype/shape/count. */
+function normalize(input: string, value: unknown, spec: IoSpec, ctx: Ctx): Normalized {
+  const where = `input '${input}' of model '${ctx.model}'`;
+  let data: unknown = value;
+  let datatype: unknown;
+  let shape: unknown;
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    !ArrayBuffer.isView(value) &&
+    !Array.isArray(value) &&
+    !(value instanceof HostBuffer) &&
+    !(value instanceof CudaBuffer)
+  ) {
+    const t = value as TensorInput;
+    if (!('data' in t)) {
+      throw new TypeError(
+        `Expected a TypedArray, BYTES elements or { data, shape, datatype } for ${where} but received ${describe(value)}`,
+      );
+    }
+    data = t.data;
+    datatype = t.datatype;
+    shape = t.shape;
+  }
+  if (datatype !== undefined && !isDataType(datatype)) {
+    throw new TypeError(
+      `Expected a Triton datatype (FP32, INT64, BYTES, ...) for ${where}.datatype but received ${describe(datatype)}`,
+    );
+  }
+  if (shape !== undefined) {
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      throw new TypeError(
+        `Expected an array of non-negative integers for ${where}.shape but received ${describe(shape)}`,
+      );
+    }
+  }
+  const dt = datatype as DataType | undefined;
+  const sh = shape as number[] | undefined;
+
+  if (data instanceof HostBuffer || data instanceof CudaBuffer) {
+    if (data.disposed) throw new TypeError(`${where}: the ${data.constructor.name} was disposed`);
+    const type = dt ?? spec.datatype;
+    if (sh === undefined) throw new TypeError(`${where}: a ${data.constructor.name} input needs a shape`);
+    const size = elementSize(type);
+    return {
+      data: data.native,
+      datatype: type,
+      shape: sh,
+      count: size === 0 ? -1 : data.byteLength / size,
+      what: data.constructor.name,
+    };
+  }
+  if (isElementList(data)) {
+    if (data.length > 0 && data.every((e) => typeof e === 'boolean')) {
+      const bools = Uint8Array.from(data as readonly boolean[], (b) => (b ? 1 : 0));
+      return { data: bools, datatype: dt ?? 'BOOL', shape: sh, count: bools.length, what: 'boolean[]' };
+    }
+    for (let i = 0; i < data.length; i++) {
+      const e = data[i];
+      if (typeof e !== 'string' && !(e instanceof Uint8Array)) {
+        throw new TypeError(
+          `Expected BYTES elements (strings or Uint8Arrays) for ${where} but element ${i} is ${describe(e)}; numbers go in a TypedArray`,
+        );
+      }
+    }
+    return {
+      data: encodeBytes(data as ReadonlyArray<string | Uint8Array>),
+      datatype: dt ?? (data.length === 0 && spec.datatype === 'BOOL' ? 'BOOL' : 'BYTES'),
+      shape: sh,
+      count: data.length,
+      what: 'BYTES elements',
+    };
+  }
+  if (ArrayBuffer.isView(data)) {
+    if (isDetached(data)) throw new TypeError(`${where}: the data's ArrayBuffer is detached`);
+    const what = data.constructor.name;
+    const type = dt ?? spec.datatype;
+    if (type === 'BYTES') {
+      if (!(data instanceof Uint8Array)) {
+        throw new TypeError(
+          `${where}: BYTES data must be string[], Uint8Array[] or a length-prefixed Buffer, not a ${what}`,
+        );
+      }
+      const count = countBytesElements(data);
+      if (count < 0) {
+        throw new TypeError(
+          `${where}: the ${what} is not valid length-prefixed BYTES data (4-byte LE length per element)`,
+        );
+      }
+      return {
+        data,
+        datatype: dt ?? (spec.datatype === 'BYTES' ? 'BYTES' : defaultDataType(data)),
+        shape: sh,
+        count,
+        what,
+      };
+    }
+    if (data instanceof DataView) {
+      const size = elementSize(type);
+      if (data.byteLength % size !== 0) {
+        throw new TypeError(
+          `${where}: a DataView of ${data.byteLength} bytes is not a whole number of ${type} elements`,
+        );
+      }
+      return { data, datatype: type, shape: sh, count: data.byteLength / size, what };
+    }
+    if (dt !== undefined && !arrayFits(data, dt)) {
+      throw new TypeError(`${where}: a ${what} cannot hold ${dt} data (use ${arrayNameOf(dt)})`);
+    }
+    const resolved = dt ?? (arrayFits(data, spec.datatype) ? spec.datatype : defaultDataType(data));
+    return {
+      data,
+      datatype: resolved,
+      shape: sh,
+      count: data.byteLength / (data as TypedArray).BYTES_PER_ELEMENT,
+      what,
+    };
+  }
+  throw new TypeError(
+    `Expected a TypedArray, BYTES elements or { data, shape, datatype } for ${where} but received ${describe(data)}`,
+  );
+}
+
+/** Shape from the model's dims when the request gives none. */
+function inferShape(spec: IoSpec, count: number, batching: boolean, ctx: Ctx): number[] {
+  const dims = batching ? [1, ...spec.dims] : [...spec.dims];
+  const free = dims.filter((d) => d < 0).length;
+  const known = dims.reduce((p, d) => (d < 0 ? p : p * d), 1);
+  if (free === 0) return dims;
+  if (free === 1 && known > 0 && count >= 0 && count % known === 0) {
+    return dims.map((d) => (d < 0 ? count / known : d));
+  }
+  if (free === 1 && known === 0) return dims.map((d) => (d < 0 ? 0 : d));
+  throw new TypeError(
+    `input '${spec.name}' of model '${ctx.model}': give { data, shape }; a shape cannot be inferred from ${count} elements for dims ${shapeText(dims)}`,
+  );
+}
+
+const MEMORY: ReadonlySet<string> = new Set(['cpu', 'pinned', 'gpu']);
+
+function checkMemory(what: string, memory: unknown, device: unknown): void {
+  if (memory !== undefined && (typeof memory !== 'string' || !MEMORY.has(memory))) {
+    throw new TypeError(`Expected 'cpu', 'pinned' or 'gpu' for ${what} but received ${describe(memory)}`);
+  }
+  if (device !== undefined && !(Number.isSafeInteger(device) && (device as number) >= 0)) {
+    throw new TypeError(
+      `Expected a non-negative integer device for ${what} but received ${describe(device)}`,
+    );
+  }
+}
+
+function nativeDestination(what: string, into: unknown): NativeTensorData {
+  if (into instanceof HostBuffer || into instanceof CudaBuffer) {
+    if (into.disposed) throw new TypeError(`${what}: the ${into.constructor.name} was disposed`);
+    return into.native;
+  }
+  if (ArrayBuffer.isView(into)) {
+    if (isDetached(into)) throw new TypeError(`${what}: the ArrayBuffer is detached`);
+    return into;
+  }
+  throw new TypeError(
+    `Expected a TypedArray, HostBuffer or CudaBuffer for ${what} but received ${describe(into)}`,
+  );
+}
+
+function parameters(params: unknown): NativeParameter[] {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw new TypeError(`Expected an object for parameters but received ${describe(params)}`);
+  }
+  const out: NativeParameter[] = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === 'string') out.push([key, 'string', value]);
+    else if (typeof value === 'boolean') out.push([key, 'bool', value]);
+    else if (typeof value === 'bigint') out.push([key, 'int', value]);
+    else if (typeof value === 'number') {
+      if (Number.isSafeInteger(value)) out.push([key, 'int', value]);
+      else out.push([key, 'double', value]);
+    } else {
+      throw new TypeError(
+        `Expected a string, number, bigint or boolean for parameters.${key} but received ${describe(value)}`,
+      );
+    }
+  }
+  return out;
+}
+
+function nonNegativeInteger(what: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`Expected a non-negative integer for ${what} but received ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Validated request, ready for the addon, plus the `into` destinations by output name. */
+export interface BuiltRequest {
+  native: NativeRequest;
+  destinations: Map<string, OutputDestination> | undefined;
+}
+
+const REQUEST_KEYS: ReadonlySet<string> = new Set([
+  'inputs',
+  'outputs',
+  'parameters',
+  'id',
+  'priority',
+  'timeoutMicroseconds',
+  'correlationId',
+  'version',
+  'signal',
+  'timing',
+  'outputMemory',
+  'outputDevice',
+]);
+
+/** Checks the parts of a request that need no model config. Throws TypeError. */
+export function checkRequestShape(request: unknown): asserts request is InferRequest {
+  if (typeof request !== 'object' || request === null) {
+    throw new TypeError(`Expected a request object { inputs, ... } but received ${describe(request)}`);
+  }
+  for (const key of Object.keys(request)) {
+    if (!REQUEST_KEYS.has(key)) throw new TypeError(`Unknown request option '${key}'`);
+  }
+  const r = request as InferRequest;
+  if (typeof r.inputs !== 'object' || r.inputs === null || Array.isArray(r.inputs)) {
+    throw new TypeError(
+      `Expected an object of named inputs for request.inputs but received ${describe(r.inputs)}`,
+    );
+  }
+  if (r.id !== undefined && typeof r.id !== 'string') {
+    throw new TypeError(`Expected a string for request.id but received ${describe(r.id)}`);
+  }
+  if (r.version !== undefined && !(Number.isSafeInteger(r.version) && r.version >= -1)) {
+    throw new TypeError(`Expected an integer >= -1 for request.version but received ${describe(r.version)}`);
+  }
+  if (r.signal !== undefined && !(r.signal instanceof AbortSignal)) {
+    throw new TypeError(`Expected an AbortSignal for request.signal but received ${describe(r.signal)}`);
+  }
+  if (r.timing !== undefined && typeof r.timing !== 'boolean') {
+    throw new TypeError(`Expected a boolean for request.timing but received ${describe(r.timing)}`);
+  }
+}
+
+/**
+ * Validates a request against the model and builds the addon's request. Input
+ * memory is passed as is (no copy) except BYTES elements, which are encoded.
+ */
+export function buildRequest(
+  spec: ModelSpec,
+  request: InferRequest,
+  version: number,
+  holder?: Error,
+): BuiltRequest {
+  const ctx: Ctx = { model: spec.name, version, requestId: request.id };
+  const batching = spec.maxBatchSize > 0;
+  const inputs: NativeInput[] = [];
+  let batch: { size: number; input: string } | undefined;
+  for (const name of Object.keys(request.inputs)) {
+    const io = spec.inputs.get(name);
+    if (io === undefined) {
+      throw invalid(
+        ctx,
+        `model '${spec.name}' has no input '${name}' (its inputs: ${names(spec.inputs)})`,
+        holder,
+      );
+    }
+    const n = normalize(name, request.inputs[name], io, ctx);
+    const datatype = n.datatype;
+    if (datatype !== io.datatype) {
+      throw invalid(
+        ctx,
+        `input '${name}' of model '${spec.name}': the model expects ${io.datatype} (${arrayNameOf(io.datatype)}), the request gives ${datatype ?? 'an unknown datatype'} (${n.what})`,
+        holder,
+      );
+    }
+    const shape = n.shape ? [...n.shape] : inferShape(io, n.count, batching, ctx);
+    if (n.count >= 0) {
+      let product = 1;
+      for (const d of shape) product *= d;
+      if (product !== n.count) {
+        throw invalid(
+          ctx,
+          `input '${name}' of model '${spec.name}': shape ${shapeText(shape)} holds ${product} elements but the data has ${n.count}`,
+          holder,
+        );
+      }
+    }
+    const expected = batching ? [-1, ...io.dims] : io.dims;
+    const rankOk = shape.length === expected.length;
+    if (!rankOk || expected.some((d, i) => d >= 0 && d !== shape[i])) {
+      throw invalid(
+        ctx,
+        `input '${name}' of model '${spec.name}': expected shape ${shapeText(expected)}${batching ? ' (batch dimension first)' : ''}, got ${shapeText(shape)}`,
+        holder,
+      );
+    }
+    if (batching) {
+      const size = shape[0]!;
+      if (size > spec.maxBatchSize) {
+        throw invalid(
+          ctx,
+          `input '${name}' of model '${spec.name}': batch size ${size} exceeds the model's max_batch_size ${spec.maxBatchSize}`,
+          holder,
+        );
+      }
+      if (batch !== undefined && batch.size !== size) {
+        throw invalid(
+          ctx,
+          `input '${name}' of model '${spec.name}': batch size ${size} differs from input '${batch.input}' (${batch.size})`,
+          holder,
+        );
+      }
+      batch = { size, input: name };
+    }
+    inputs.push({ name, datatype, shape, data: n.data });
+  }
+  const missing = [...spec.inputs.values()].filter((io) => !io.optional && !(io.name in request.inputs));
+  if (missing.length > 0) {
+    const list = missing.map((io) => `'${io.name}'`).join(', ');
+    throw invalid(
+      ctx,
+      `model '${spec.name}' needs input${missing.length > 1 ? 's' : ''} ${list}, missing from the request`,
+      holder,
+    );
+  }
+
+  const native: NativeRequest = { model: spec.name, version, inputs };
+  let destinations: Map<string, OutputDestination> | undefined;
+  if (request.outputs !== undefined) {
+    const wanted: NativeRequestedOutput[] = [];
+    const entries: Array<[string, OutputOptions | true]> = Array.isArray(request.outputs)
+      ? (request.outputs as readonly unknown[]).map((n) => {
+          if (typeof n !== 'string') {
+            throw new TypeError(
+              `Expected output names (strings) in request.outputs but received ${describe(n)}`,
+            );
+          }
+          return [n, true];
+        })
+      : typeof request.outputs === 'object' && request.outputs !== null
+        ? Object.entries(request.outputs as Record<string, OutputOptions | true>)
+        : (() => {
+            throw new TypeError(
+              `Expected an array or object for request.outputs but received ${describe(request.outputs)}`,
+            );
+          })();
+    for (const [name, options] of entries) {
+      if (!spec.outputs.has(name)) {
+        throw invalid(
+          ctx,
+          `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
+          holder,
+        );
+      }
+      const out: NativeRequestedOutput = { name };
+      if (options !== true) {
+        if (typeof options !== 'object' || options === null) {
+          throw new TypeError(
+            `Expected true or { into, memory, device } for request.outputs.${name} but received ${describe(options)}`,
+          );
+        }
+        checkMemory(`request.outputs.${name}.memory`, options.memory, options.device);
+        if (options.memory !== undefined) out.memory = options.memory as NativeMemoryType;
+        if (options.device !== undefined) out.device = options.device;
+        if (options.into !== undefined) {
+          out.into = nativeDestination(`request.outputs.${name}.into`, options.into);
+          destinations ??= new Map();
+          destinations.set(name, options.into);
+        }
+      }
+      wanted.push(out);
+    }
+    native.outputs = wanted;
+  }
+  if (request.parameters !== undefined) native.parameters = parameters(request.parameters);
+  if (request.id !== undefined) native.id = request.id;
+  if (request.priority !== undefined)
+    native.priority = nonNegativeInteger('request.priority', request.priority);
+  if (request.timeoutMicroseconds !== undefined) {
+    native.timeoutMicroseconds = nonNegativeInteger(
+      'request.timeoutMicroseconds',
+      request.timeoutMicroseconds,
+    );
+  }
+  if (request.correlationId !== undefined) {
+    const c = request.correlationId;
+    if (
+      !(
+        typeof c === 'string' ||
+        typeof c === 'bigint' ||
+        (typeof c === 'number' && Number.isSafeInteger(c) && c >= 0)
+      )
+    ) {
+      throw new TypeError(
+        `Expected a string, bigint or non-negative integer for request.correlationId but received ${describe(c)}`,
+      );
+    }
+    native.correlationId = c;
+  }
+  checkMemory('request.outputMemory', request.outputMemory, request.outputDevice);
+  if (request.outputMemory !== undefined) native.outputMemory = request.outputMemory;
+  if (request.outputDevice !== undefined) native.outputDevice = request.outputDevice;
+  if (request.timing === true) native.timing = true;
+  return { native, destinations };
+}
