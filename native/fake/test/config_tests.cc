@@ -1,0 +1,1511 @@
+// Tests of the fake engine's JSON and ModelConfig module: the JSON reader
+// and writer, the protobuf-text and JSON-override readers, Triton's
+// defaults and checks, and the config/metadata JSON compared byte for byte
+// with what real Triton r25.07 returned for the same config.pbtxt.
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../json.h"
+#include "../model_config.h"
+#include "harness.h"
+
+namespace {
+
+using fake::Json;
+using fake::ModelConfig;
+
+struct ReferenceModel {
+  const char* name;
+  const char* pbtxt;
+  const char* config_json;
+  const char* metadata_json;
+  std::vector<int64_t> ready_versions;
+};
+
+struct ProbeConfig {
+  const char* name;
+  const char* pbtxt;
+};
+
+// Captured from real Triton r25.07 (shared/reference/real-triton-r25.07):
+// each model's config.pbtxt (probe-models.md) with the
+// TRITONSERVER_ServerModelConfig / ServerModelMetadata JSON it returned.
+const ReferenceModel
+    kReferenceModels[] =
+        {
+            {"identity_batch8",
+             R"pb(name: "identity_batch8"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_batch8","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_batch8_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_batch8","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_nobatch",
+             R"pb(name: "identity_nobatch"
+                  backend: "identity"
+                  max_batch_size: 0 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }]
+             )pb",
+             R"js({"name":"identity_nobatch","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_nobatch","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_nobatch","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1]}]})js",
+             {1}},
+            {"identity_dyn",
+             R"pb(name: "identity_dyn"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }]
+                  dynamic_batching {
+                    max_queue_delay_microseconds: 1000
+                  } instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_dyn","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"dynamic_batching":{"preferred_batch_size":[8],"max_queue_delay_microseconds":1000,"preserve_ordering":false,"priority_levels":0,"default_priority_level":0,"priority_queue_policy":{}},"instance_group":[{"name":"identity_dyn_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_dyn","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_fp32",
+             R"pb(name: "identity_fp32"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }]
+                  dynamic_batching {} instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_fp32","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"dynamic_batching":{"preferred_batch_size":[8],"max_queue_delay_microseconds":0,"preserve_ordering":false,"priority_levels":0,"default_priority_level":0,"priority_queue_policy":{}},"instance_group":[{"name":"identity_fp32_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_fp32","versions":["2"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {2}},
+            {"identity_fp16_int64",
+             R"pb(name: "identity_fp16_int64"
+                  backend: "identity"
+                  max_batch_size: 0 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP16
+                    dims: [ 2, 3 ]
+                  }
+                    , {
+                      name: "INPUT1"
+                      data_type: TYPE_INT64
+                      dims: [ -1, -1 ]
+                    }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP16
+                    dims: [ 2, 3 ]
+                  }
+                    , {
+                      name: "OUTPUT1"
+                      data_type: TYPE_INT64
+                      dims: [ -1, -1 ]
+                    }] instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_fp16_int64","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"INPUT0","data_type":"TYPE_FP16","format":"FORMAT_NONE","dims":[2,3],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false},{"name":"INPUT1","data_type":"TYPE_INT64","format":"FORMAT_NONE","dims":[-1,-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP16","dims":[2,3],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false},{"name":"OUTPUT1","data_type":"TYPE_INT64","dims":[-1,-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_fp16_int64_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_fp16_int64","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP16","shape":[2,3]},{"name":"INPUT1","datatype":"INT64","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP16","shape":[2,3]},{"name":"OUTPUT1","datatype":"INT64","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_bytes_bool",
+             R"pb(name: "identity_bytes_bool"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_STRING
+                    dims: [ -1 ]
+                  }
+                    , {
+                      name: "INPUT1"
+                      data_type: TYPE_BOOL
+                      dims: [ -1 ]
+                    }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_STRING
+                    dims: [ -1 ]
+                  }
+                    , {
+                      name: "OUTPUT1"
+                      data_type: TYPE_BOOL
+                      dims: [ -1 ]
+                    }] instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_bytes_bool","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_STRING","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false},{"name":"INPUT1","data_type":"TYPE_BOOL","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_STRING","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false},{"name":"OUTPUT1","data_type":"TYPE_BOOL","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_bytes_bool_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_bytes_bool","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"BYTES","shape":[-1,-1]},{"name":"INPUT1","datatype":"BOOL","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"BYTES","shape":[-1,-1]},{"name":"OUTPUT1","datatype":"BOOL","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_delay20",
+             R"pb(name: "identity_delay20"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+                  parameters {
+                    key: "execute_delay_ms"
+                    value: { string_value: "20" }
+                  }
+             )pb",
+             R"js({"name":"identity_delay20","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_delay20_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{"execute_delay_ms":{"string_value":"20"}},"model_warmup":[]})js",
+             R"js({"name":"identity_delay20","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_delay200_qp",
+             R"pb(name: "identity_delay200_qp"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }]
+                  dynamic_batching {
+                    default_queue_policy {
+                      timeout_action: REJECT
+                      default_timeout_microseconds: 10000000
+                      allow_timeout_override: true
+                      max_queue_size: 2
+                    }
+                  } instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+                  parameters {
+                    key: "execute_delay_ms"
+                    value: { string_value: "200" }
+                  }
+             )pb",
+             R"js({"name":"identity_delay200_qp","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"dynamic_batching":{"preferred_batch_size":[8],"max_queue_delay_microseconds":0,"preserve_ordering":false,"priority_levels":0,"default_priority_level":0,"default_queue_policy":{"timeout_action":"REJECT","default_timeout_microseconds":10000000,"allow_timeout_override":true,"max_queue_size":2},"priority_queue_policy":{}},"instance_group":[{"name":"identity_delay200_qp_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{"execute_delay_ms":{"string_value":"200"}},"model_warmup":[]})js",
+             R"js({"name":"identity_delay200_qp","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {1}},
+            {"identity_qpolicy",
+             R"pb(name: "identity_qpolicy"
+                  backend: "identity"
+                  max_batch_size: 8
+                  version_policy: { specific: { versions: [ 1 ] } } input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }]
+                  dynamic_batching {
+                    preferred_batch_size: [ 2, 4 ]
+                    max_queue_delay_microseconds: 100
+                    priority_levels: 2
+                    default_priority_level: 1
+                    default_queue_policy {
+                      timeout_action: DELAY
+                      default_timeout_microseconds: 5000000
+                      allow_timeout_override: true
+                      max_queue_size: 10
+                    }
+                    priority_queue_policy {
+                      key: 2
+                      value: {
+                        timeout_action: REJECT
+                        default_timeout_microseconds: 7000
+                        max_queue_size: 3
+                      }
+                    }
+                  } instance_group
+                  [ { count: 2 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"identity_qpolicy","platform":"","backend":"identity","runtime":"","version_policy":{"specific":{"versions":[1]}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"dynamic_batching":{"preferred_batch_size":[2,4],"max_queue_delay_microseconds":100,"preserve_ordering":false,"priority_levels":2,"default_priority_level":1,"default_queue_policy":{"timeout_action":"DELAY","default_timeout_microseconds":5000000,"allow_timeout_override":true,"max_queue_size":10},"priority_queue_policy":{"2":{"timeout_action":"REJECT","default_timeout_microseconds":7000,"allow_timeout_override":false,"max_queue_size":3}}},"instance_group":[{"name":"identity_qpolicy_0","kind":"KIND_CPU","count":2,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"identity_qpolicy","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {1}},
+            {"repeat_int32",
+             R"pb(# (licence header omitted)
+                  name: "repeat_int32"
+                  backend: "repeat"
+                  max_batch_size: 0
+                  model_transaction_policy { decoupled: True } input
+                  [ {
+                    name: "IN"
+                    data_type: TYPE_INT32
+                    dims: [ -1 ]
+                  }
+                    , {
+                      name: "DELAY"
+                      data_type: TYPE_UINT32
+                      dims: [ -1 ]
+                    }
+                    , {
+                      name: "WAIT"
+                      data_type: TYPE_UINT32
+                      dims: [ 1 ]
+                    }] output
+                  [ {
+                    name: "OUT"
+                    data_type: TYPE_INT32
+                    dims: [ 1 ]
+                  }
+                    , {
+                      name: "IDX"
+                      data_type: TYPE_UINT32
+                      dims: [ 1 ]
+                    }]
+             )pb",
+             R"js({"name":"repeat_int32","platform":"","backend":"repeat","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"IN","data_type":"TYPE_INT32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false},{"name":"DELAY","data_type":"TYPE_UINT32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false},{"name":"WAIT","data_type":"TYPE_UINT32","format":"FORMAT_NONE","dims":[1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUT","data_type":"TYPE_INT32","dims":[1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false},{"name":"IDX","data_type":"TYPE_UINT32","dims":[1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"repeat_int32","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[],"model_transaction_policy":{"decoupled":true}})js",
+             R"js({"name":"repeat_int32","versions":["1"],"platform":"repeat","inputs":[{"name":"IN","datatype":"INT32","shape":[-1]},{"name":"DELAY","datatype":"UINT32","shape":[-1]},{"name":"WAIT","datatype":"UINT32","shape":[1]}],"outputs":[{"name":"OUT","datatype":"INT32","shape":[1]},{"name":"IDX","datatype":"UINT32","shape":[1]}]})js",
+             {1}},
+            {"square_int32",
+             R"pb(# (licence header omitted)
+                  name: "square_int32"
+                  backend: "square"
+                  max_batch_size: 0
+                  model_transaction_policy { decoupled: True } input
+                  [ {
+                    name: "IN"
+                    data_type: TYPE_INT32
+                    dims: [ 1 ]
+                  }] output
+                  [ {
+                    name: "OUT"
+                    data_type: TYPE_INT32
+                    dims: [ 1 ]
+                  }]
+             )pb",
+             R"js({"name":"square_int32","platform":"","backend":"square","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"IN","data_type":"TYPE_INT32","format":"FORMAT_NONE","dims":[1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUT","data_type":"TYPE_INT32","dims":[1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"square_int32","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[],"model_transaction_policy":{"decoupled":true}})js",
+             R"js({"name":"square_int32","versions":["1"],"platform":"square","inputs":[{"name":"IN","datatype":"INT32","shape":[1]}],"outputs":[{"name":"OUT","datatype":"INT32","shape":[1]}]})js",
+             {1}},
+            {"two_versions",
+             R"pb(name: "two_versions"
+                  backend: "identity"
+                  max_batch_size: 8 input
+                  [ {
+                    name: "INPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] output
+                  [ {
+                    name: "OUTPUT0"
+                    data_type: TYPE_FP32
+                    dims: [ -1 ]
+                  }] instance_group
+                  [ { count: 1 kind: KIND_CPU }]
+             )pb",
+             R"js({"name":"two_versions","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"two_versions_0","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js",
+             R"js({"name":"two_versions","versions":["2"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js",
+             {2}},
+};
+
+// The other models of the probe's repository: config.pbtxt only.
+const ProbeConfig kOtherProbeConfigs[] = {
+    {"ensemble_identity_fp32",
+     R"pb(name: "ensemble_identity_fp32"
+          platform: "ensemble"
+          max_batch_size: 8 input
+          [ {
+            name: "INPUT0"
+            data_type: TYPE_FP32
+            dims: [ -1 ]
+          }] output
+          [ {
+            name: "OUTPUT0"
+            data_type: TYPE_FP32
+            dims: [ -1 ]
+          }]
+          ensemble_scheduling {
+            step
+            [ {
+              model_name: "identity_fp32"
+              model_version: -1
+              input_map { key: "INPUT0" value: "INPUT0" }
+              output_map { key: "OUTPUT0" value: "step1_out" }
+            }
+              , {
+                model_name: "identity_fp32"
+                model_version: -1
+                input_map { key: "INPUT0" value: "step1_out" }
+                output_map { key: "OUTPUT0" value: "OUTPUT0" }
+              }]
+          }
+     )pb"},
+    {"identity_delay200", R"pb(name: "identity_delay200"
+                               backend: "identity"
+                               max_batch_size: 8 input
+                               [ {
+                                 name: "INPUT0"
+                                 data_type: TYPE_FP32
+                                 dims: [ -1 ]
+                               }] output
+                               [ {
+                                 name: "OUTPUT0"
+                                 data_type: TYPE_FP32
+                                 dims: [ -1 ]
+                               }] instance_group
+                               [ { count: 1 kind: KIND_CPU }]
+                               parameters {
+                                 key: "execute_delay_ms"
+                                 value: { string_value: "200" }
+                               }
+     )pb"},
+    {"identity_delay200_dyn", R"pb(name: "identity_delay200_dyn"
+                                   backend: "identity"
+                                   max_batch_size: 8 input
+                                   [ {
+                                     name: "INPUT0"
+                                     data_type: TYPE_FP32
+                                     dims: [ -1 ]
+                                   }] output
+                                   [ {
+                                     name: "OUTPUT0"
+                                     data_type: TYPE_FP32
+                                     dims: [ -1 ]
+                                   }]
+                                   dynamic_batching {} instance_group
+                                   [ { count: 1 kind: KIND_CPU }]
+                                   parameters {
+                                     key: "execute_delay_ms"
+                                     value: { string_value: "200" }
+                                   }
+     )pb"},
+    {"identity_dyn_delay20",
+     R"pb(name: "identity_dyn_delay20"
+          backend: "identity"
+          max_batch_size: 8 input
+          [ {
+            name: "INPUT0"
+            data_type: TYPE_FP32
+            dims: [ -1 ]
+          }] output
+          [ {
+            name: "OUTPUT0"
+            data_type: TYPE_FP32
+            dims: [ -1 ]
+          }]
+          dynamic_batching { max_queue_delay_microseconds: 1000 } instance_group
+          [ { count: 1 kind: KIND_CPU }]
+          parameters {
+            key: "execute_delay_ms"
+            value: { string_value: "20" }
+          }
+     )pb"},
+    {"identity_graph_spec", R"pb(name: "identity_graph_spec"
+                                 backend: "identity"
+                                 max_batch_size: 8 input
+                                 [ {
+                                   name: "INPUT0"
+                                   data_type: TYPE_FP32
+                                   dims: [ -1 ]
+                                 }] output
+                                 [ {
+                                   name: "OUTPUT0"
+                                   data_type: TYPE_FP32
+                                   dims: [ -1 ]
+                                   reshape: { shape: [ -1 ] }
+                                 }]
+                                 optimization {
+                                   cuda {
+                                     graphs: true graph_spec
+                                     [ {
+                                       batch_size: 1
+                                       input {
+                                         key: "INPUT0"
+                                         value { dim: [ 4 ] }
+                                       }
+                                     }]
+                                   }
+                                 } instance_group
+                                 [ { count: 1 kind: KIND_CPU }]
+     )pb"},
+    {"identity_override", R"pb(name: "identity_override"
+                               backend: "identity"
+                               max_batch_size: 8 input
+                               [ {
+                                 name: "INPUT0"
+                                 data_type: TYPE_FP32
+                                 dims: [ -1 ]
+                               }] output
+                               [ {
+                                 name: "OUTPUT0"
+                                 data_type: TYPE_FP32
+                                 dims: [ -1 ]
+                               }] instance_group
+                               [ { count: 1 kind: KIND_CPU }]
+     )pb"},
+    {"identity_secondary", R"pb(name: "identity_secondary"
+                                backend: "identity"
+                                max_batch_size: 8 input
+                                [ {
+                                  name: "INPUT0"
+                                  data_type: TYPE_FP32
+                                  dims: [ -1 ]
+                                }] output
+                                [ {
+                                  name: "OUTPUT0"
+                                  data_type: TYPE_FP32
+                                  dims: [ -1 ]
+                                }] instance_group
+                                [ {
+                                  count: 1
+                                  kind: KIND_CPU secondary_devices
+                                  [ { kind: KIND_NVDLA device_id: 3 }]
+                                }]
+     )pb"},
+    {"identity_sequence",
+     R"pb(name: "identity_sequence"
+          backend: "identity"
+          max_batch_size: 4 input
+          [ {
+            name: "INPUT0"
+            data_type: TYPE_INT32
+            dims: [ 1 ]
+          }] output
+          [ {
+            name: "OUTPUT0"
+            data_type: TYPE_INT32
+            dims: [ 1 ]
+          }]
+          sequence_batching {
+            max_sequence_idle_microseconds: 5000000
+            direct { max_queue_delay_microseconds: 100 } control_input
+            [ {
+              name: "START" control
+              [ {
+                kind: CONTROL_SEQUENCE_START
+                int32_false_true: [ 0, 1 ]
+              }]
+            }] state
+            [ {
+              input_name: "INPUT_STATE"
+              output_name: "OUTPUT_STATE"
+              data_type: TYPE_INT32
+              dims: [ 1 ]
+              initial_state: {
+                data_type: TYPE_INT32
+                dims: [ 1 ]
+                zero_data: true
+                name: "init"
+              }
+            }]
+          } instance_group
+          [ { count: 1 kind: KIND_CPU }]
+     )pb"},
+    {"identity_stats", R"pb(name: "identity_stats"
+                            backend: "identity"
+                            max_batch_size: 8 input
+                            [ {
+                              name: "INPUT0"
+                              data_type: TYPE_FP32
+                              dims: [ -1 ]
+                            }] output
+                            [ {
+                              name: "OUTPUT0"
+                              data_type: TYPE_FP32
+                              dims: [ -1 ]
+                            }] instance_group
+                            [ { count: 1 kind: KIND_CPU }]
+     )pb"},
+    {"no_version", R"pb(name: "no_version"
+                        backend: "identity"
+                        max_batch_size: 8 input
+                        [ {
+                          name: "INPUT0"
+                          data_type: TYPE_FP32
+                          dims: [ -1 ]
+                        }] output
+                        [ {
+                          name: "OUTPUT0"
+                          data_type: TYPE_FP32
+                          dims: [ -1 ]
+                        }]
+     )pb"},
+    {"square_slow", R"pb(name: "square_slow"
+                         backend: "square"
+                         max_batch_size: 0
+                         model_transaction_policy { decoupled: True } input
+                         [ {
+                           name: "IN"
+                           data_type: TYPE_INT32
+                           dims: [ 1 ]
+                         }] output
+                         [ {
+                           name: "OUT"
+                           data_type: TYPE_INT32
+                           dims: [ 1 ]
+                         }]
+                         parameters {
+                           key: "CUSTOM_INFER_DELAY_NS"
+                           value: { string_value: "200000000" }
+                         }
+     )pb"},
+    {"unknown_backend", R"pb(name: "unknown_backend"
+                             backend: "no_such_backend"
+                             max_batch_size: 8 input
+                             [ {
+                               name: "INPUT0"
+                               data_type: TYPE_FP32
+                               dims: [ -1 ]
+                             }] output
+                             [ {
+                               name: "OUTPUT0"
+                               data_type: TYPE_FP32
+                               dims: [ -1 ]
+                             }]
+     )pb"},
+};
+
+const char kBrokenConfig[] = R"pb(                                  name: "broken_config"
+backend: "identity"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+this is not protobuf text {{
+)pb";
+
+const char kFullOverrideParam[] =
+    R"js({"name":"identity_override","backend":"identity","max_batch_size":4,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[-1]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1]}]})js";
+const char kFullOverrideConfig[] =
+    R"js({"name":"identity_override","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":4,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_override","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js";
+const char kStringIntOverrideParam[] =
+    R"js({"name":"identity_override","backend":"identity","max_batch_size":"3","input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":["-1"]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":["-1"]}]})js";
+const char kStringIntOverrideConfig[] =
+    R"js({"name":"identity_override","platform":"","backend":"identity","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":3,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"identity_override","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js";
+const char kPartialOverrideParam[] = R"js({"max_batch_size": 2})js";
+const char kPolicyAllParam[] =
+    R"js({"name":"two_versions","backend":"identity","max_batch_size":8,"version_policy":{"all":{}},"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[-1]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1]}]})js";
+const char kPolicyAllVersion1Config[] =
+    R"js({"name":"two_versions","platform":"","backend":"identity","runtime":"","version_policy":{"all":{}},"max_batch_size":8,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"two_versions","kind":"KIND_CPU","count":1,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]})js";
+const char kPolicyAllMetadataAll[] =
+    R"js({"name":"two_versions","versions":["1","2"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js";
+const char kPolicyAllMetadataV1[] =
+    R"js({"name":"two_versions","versions":["1"],"platform":"identity","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[-1,-1]}],"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[-1,-1]}]})js";
+
+// Parses, fills defaults and validates like a model load does; false with
+// the first error in *error.
+bool LoadText(const std::string& model, const std::string& text,
+              ModelConfig* cfg, std::string* error) {
+  if (!fake::ParseModelConfigText(text, cfg, error)) return false;
+  fake::FillModelConfigDefaults(model, cfg);
+  return fake::ValidateModelConfig(*cfg, error) &&
+         fake::ValidateForBackend(*cfg, error);
+}
+
+bool LoadJson(const std::string& model, const std::string& text,
+              ModelConfig* cfg, std::string* error) {
+  if (!fake::ParseModelConfigJson(text, cfg, error)) return false;
+  fake::FillModelConfigDefaults(model, cfg);
+  return fake::ValidateModelConfig(*cfg, error) &&
+         fake::ValidateForBackend(*cfg, error);
+}
+
+std::string TextError(const std::string& text) {
+  ModelConfig cfg;
+  std::string error;
+  if (fake::ParseModelConfigText(text, &cfg, &error)) return "(parsed)";
+  return error;
+}
+
+std::string JsonOverrideError(const std::string& text) {
+  ModelConfig cfg;
+  std::string error;
+  if (fake::ParseModelConfigJson(text, &cfg, &error)) return "(parsed)";
+  return error;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+std::string JsonError(const std::string& text) {
+  Json j;
+  std::string error;
+  if (Json::Parse(text, &j, &error)) return "(parsed)";
+  return error;
+}
+
+std::string Roundtrip(const std::string& text) {
+  Json j;
+  std::string error;
+  if (!Json::Parse(text, &j, &error)) return "ERROR " + error;
+  return j.dump();
+}
+
+std::string FormatDouble(double v) {
+  std::string s;
+  fake::JsonFormatDouble(v, &s);
+  return s;
+}
+
+const char kMinimalIdentity[] =
+    "name: \"m\" backend: \"identity\" max_batch_size: 8 "
+    "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ] "
+    "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ] ";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Reference documents from real Triton
+
+TEST(ConfigReferenceModelsMatchTritonByteForByte) {
+  for (const auto& m : kReferenceModels) {
+    ModelConfig cfg;
+    std::string error;
+    const bool loaded = LoadText(m.name, m.pbtxt, &cfg, &error);
+    if (!loaded) std::cerr << "    " << m.name << ": " << error << "\n";
+    CHECK(loaded);
+    CHECK(cfg.ignored_fields.empty());
+    CHECK_EQ(fake::ModelConfigToJson(cfg), std::string(m.config_json));
+    CHECK_EQ(fake::ModelMetadataJson(cfg, m.ready_versions),
+             std::string(m.metadata_json));
+  }
+}
+
+TEST(ConfigReferenceModelsTheirFields) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(LoadText("identity_delay200_qp", kReferenceModels[7].pbtxt, &cfg,
+                 &error));
+  CHECK_EQ(cfg.name, std::string("identity_delay200_qp"));
+  CHECK(cfg.dynamic_batching.present);
+  CHECK(cfg.dynamic_batching.default_queue_policy.present);
+  CHECK_EQ(cfg.dynamic_batching.default_queue_policy.timeout_action,
+           std::string("REJECT"));
+  CHECK_EQ(
+      cfg.dynamic_batching.default_queue_policy.default_timeout_microseconds,
+      uint64_t{10000000});
+  CHECK(cfg.dynamic_batching.default_queue_policy.allow_timeout_override);
+  CHECK_EQ(cfg.dynamic_batching.default_queue_policy.max_queue_size, 2u);
+  CHECK_EQ(cfg.parameters.at("execute_delay_ms"), std::string("200"));
+  CHECK_EQ(cfg.input[0].datatype, TRITONSERVER_TYPE_FP32);
+
+  ModelConfig repeat;
+  CHECK(LoadText("repeat_int32", kReferenceModels[9].pbtxt, &repeat, &error));
+  CHECK(repeat.decoupled);
+  CHECK(repeat.has_transaction_policy);
+  CHECK_EQ(repeat.input.size(), size_t{3});
+  CHECK_EQ(repeat.input[1].datatype, TRITONSERVER_TYPE_UINT32);
+  CHECK_EQ(repeat.instance_group.size(), size_t{1});
+  CHECK_EQ(repeat.instance_group[0].name, std::string("repeat_int32"));
+
+  ModelConfig qpolicy;
+  CHECK(LoadText("identity_qpolicy", kReferenceModels[8].pbtxt, &qpolicy,
+                 &error));
+  CHECK(qpolicy.version_policy.kind ==
+        fake::VersionPolicyConfig::Kind::kSpecific);
+  CHECK(qpolicy.version_policy.versions == std::vector<int64_t>{1});
+  CHECK(qpolicy.dynamic_batching.preferred_batch_size ==
+        std::vector<int>({2, 4}));
+  CHECK_EQ(qpolicy.dynamic_batching.priority_queue_policy.count(2), size_t{1});
+  CHECK_EQ(qpolicy.instance_group[0].count, 2);
+}
+
+TEST(ConfigOtherProbeModelsParse) {
+  for (const auto& m : kOtherProbeConfigs) {
+    ModelConfig cfg;
+    std::string error;
+    const bool parsed = fake::ParseModelConfigText(m.pbtxt, &cfg, &error);
+    if (!parsed) std::cerr << "    " << m.name << ": " << error << "\n";
+    CHECK(parsed);
+    CHECK_EQ(cfg.name, std::string(m.name));
+  }
+  ModelConfig cfg;
+  std::string error;
+  CHECK(fake::ParseModelConfigText(kOtherProbeConfigs[0].pbtxt, &cfg, &error));
+  CHECK(cfg.has_ensemble_scheduling);
+  CHECK_EQ(cfg.platform, std::string("ensemble"));
+  CHECK(fake::ParseModelConfigText(kOtherProbeConfigs[7].pbtxt, &cfg, &error));
+  CHECK(cfg.has_sequence_batching);
+  CHECK(fake::ParseModelConfigText(kOtherProbeConfigs[4].pbtxt, &cfg, &error));
+  CHECK(cfg.ignored_fields == std::vector<std::string>{"optimization"});
+  CHECK(cfg.output[0].has_reshape);
+  CHECK(cfg.output[0].reshape == std::vector<int64_t>{-1});
+  CHECK(fake::ParseModelConfigText(kOtherProbeConfigs[6].pbtxt, &cfg, &error));
+  CHECK(cfg.ignored_fields ==
+        std::vector<std::string>{"instance_group.secondary_devices"});
+  CHECK(fake::ParseModelConfigText(kOtherProbeConfigs[10].pbtxt, &cfg, &error));
+  CHECK_EQ(cfg.parameters.at("CUSTOM_INFER_DELAY_NS"),
+           std::string("200000000"));
+  // A model without a backend library still parses; the load fails later.
+  CHECK(
+      LoadText("unknown_backend", kOtherProbeConfigs[11].pbtxt, &cfg, &error));
+  CHECK_EQ(cfg.backend, std::string("no_such_backend"));
+}
+
+TEST(ConfigBrokenProbeConfigNamesLineAndColumn) {
+  const std::string error = TextError(kBrokenConfig);
+  CHECK_EQ(error, std::string("Error parsing text-format "
+                              "inference.ModelConfig: 5:1: Expected \",\", "
+                              "found \"output\"."));
+}
+
+TEST(ConfigOverrideFullMatchesTriton) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(LoadJson("identity_override", kFullOverrideParam, &cfg, &error));
+  CHECK_EQ(fake::ModelConfigToJson(cfg), std::string(kFullOverrideConfig));
+  CHECK_EQ(cfg.max_batch_size, 4);
+}
+
+TEST(ConfigOverrideStringIntsMatchTriton) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(LoadJson("identity_override", kStringIntOverrideParam, &cfg, &error));
+  CHECK_EQ(fake::ModelConfigToJson(cfg), std::string(kStringIntOverrideConfig));
+  CHECK_EQ(cfg.max_batch_size, 3);
+  CHECK(cfg.input[0].dims == std::vector<int64_t>{-1});
+}
+
+TEST(ConfigOverridePartialFailsLikeTriton) {
+  // Triton parsed the override, then failed the poll: no backend.
+  ModelConfig cfg;
+  std::string error;
+  CHECK(fake::ParseModelConfigJson(kPartialOverrideParam, &cfg, &error));
+  fake::FillModelConfigDefaults("identity_override", &cfg);
+  CHECK(!fake::ValidateModelConfig(cfg, &error));
+  CHECK_EQ(error,
+           std::string("Invalid model name: Could not determine backend for "
+                       "model 'identity_override' with no backend in model "
+                       "configuration. Expected model name of the form "
+                       "'model.<backend_name>'."));
+}
+
+TEST(ConfigOverrideVersionPolicyAllMatchesTriton) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(LoadJson("two_versions", kPolicyAllParam, &cfg, &error));
+  CHECK(cfg.version_policy.kind == fake::VersionPolicyConfig::Kind::kAll);
+  CHECK_EQ(fake::ModelConfigToJson(cfg), std::string(kPolicyAllVersion1Config));
+  CHECK_EQ(fake::ModelMetadataJson(cfg, {1, 2}),
+           std::string(kPolicyAllMetadataAll));
+  CHECK_EQ(fake::ModelMetadataJson(cfg, {1}),
+           std::string(kPolicyAllMetadataV1));
+}
+
+// ---------------------------------------------------------------------------
+// Protobuf text format
+
+TEST(ConfigTextSyntaxVariants) {
+  const char* text = R"pb(
+    # comment line
+    name: 'quoted\x41\101\u00e9\n'
+          "joined"
+    ;  # adjacent strings concatenate
+    backend: "identity",
+    max_batch_size: 0x10
+    version_policy < latest { num_versions: 2 } >
+    input { name: "INPUT0" data_type: 11 dims: 2 dims: 3 optional: True }
+    input: { name: "INPUT1", data_type: TYPE_STRING; dims: [ -1 ] }
+    output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [2, 3] },
+             { name: "OUTPUT1" data_type: TYPE_STRING dims: [ -1 ] } ]
+    output []
+    instance_group [ { kind: KIND_GPU gpus: [ 0, 1 ] }, { name: "g" count: 3 } ]
+    dynamic_batching { }
+    parameters [ { key: "a" value: { string_value: "1" } },
+                 { key: "b" value { string_value: "2" } } ]
+    parameters { key: "a" value: { string_value: "3" } }
+    model_transaction_policy { decoupled: f }
+  )pb";
+  ModelConfig cfg;
+  std::string error;
+  const bool parsed = fake::ParseModelConfigText(text, &cfg, &error);
+  if (!parsed) std::cerr << "    " << error << "\n";
+  CHECK(parsed);
+  CHECK_EQ(cfg.name, std::string("quotedAA\xC3\xA9\njoined"));
+  CHECK_EQ(cfg.max_batch_size, 16);
+  CHECK_EQ(cfg.version_policy.num_versions, 2u);
+  CHECK_EQ(cfg.input.size(), size_t{2});
+  CHECK(cfg.input[0].dims == std::vector<int64_t>({2, 3}));
+  CHECK_EQ(cfg.input[0].data_type, std::string("TYPE_FP32"));
+  CHECK(cfg.input[0].optional);
+  CHECK_EQ(cfg.input[1].datatype, TRITONSERVER_TYPE_BYTES);
+  CHECK_EQ(cfg.output.size(), size_t{2});
+  CHECK_EQ(cfg.parameters.size(), size_t{2});
+  CHECK_EQ(cfg.parameters.at("a"), std::string("3"));  // last one wins
+  CHECK_EQ(cfg.parameters.at("b"), std::string("2"));
+  CHECK(cfg.has_transaction_policy);
+  CHECK(!cfg.decoupled);
+  CHECK(cfg.dynamic_batching.present);
+  fake::FillModelConfigDefaults("dir_name", &cfg);
+  CHECK_EQ(cfg.instance_group[0].name, cfg.name + "_0");
+  CHECK_EQ(cfg.instance_group[0].kind, std::string("KIND_GPU"));
+  CHECK(cfg.instance_group[0].gpus == std::vector<int>({0, 1}));
+  CHECK_EQ(cfg.instance_group[1].name, std::string("g"));
+  CHECK_EQ(cfg.instance_group[1].kind, std::string("KIND_CPU"));
+  CHECK_EQ(cfg.instance_group[1].count, 3);
+  // dynamic_batching {} with max_batch_size 16 prefers 16.
+  CHECK(cfg.dynamic_batching.preferred_batch_size == std::vector<int>{16});
+}
+
+TEST(ConfigTextEmptyAndDefaults) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(fake::ParseModelConfigText("", &cfg, &error));
+  CHECK(fake::ParseModelConfigText("# only a comment\n", &cfg, &error));
+  fake::FillModelConfigDefaults("from_dir", &cfg);
+  CHECK_EQ(cfg.name, std::string("from_dir"));
+  CHECK_EQ(cfg.instance_group.size(), size_t{1});
+  CHECK_EQ(cfg.instance_group[0].name, std::string("from_dir"));
+  CHECK_EQ(cfg.instance_group[0].count, 1);
+  CHECK_EQ(cfg.instance_group[0].kind, std::string("KIND_CPU"));
+  CHECK(cfg.version_policy.kind == fake::VersionPolicyConfig::Kind::kLatest);
+  CHECK_EQ(cfg.version_policy.num_versions, 1u);
+  CHECK(!fake::ValidateModelConfig(cfg, &error));  // no backend
+
+  // Non-batching dynamic batching gets no preferred size.
+  ModelConfig nobatch;
+  CHECK(fake::ParseModelConfigText(
+      "backend: \"identity\" dynamic_batching {} instance_group { count: 0 }",
+      &nobatch, &error));
+  fake::FillModelConfigDefaults("nb", &nobatch);
+  CHECK(nobatch.dynamic_batching.preferred_batch_size.empty());
+  CHECK_EQ(nobatch.instance_group[0].count, 1);  // 0 means "unset"
+  CHECK_EQ(nobatch.instance_group[0].name, std::string("nb_0"));
+
+  // The config's own name wins over the directory name.
+  ModelConfig named;
+  CHECK(fake::ParseModelConfigText(kMinimalIdentity, &named, &error));
+  fake::FillModelConfigDefaults("dir", &named);
+  CHECK_EQ(named.name, std::string("m"));
+  CHECK_EQ(named.instance_group[0].name, std::string("m"));
+}
+
+TEST(ConfigTextVersionPolicies) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(
+      fake::ParseModelConfigText("version_policy: { all: {} }", &cfg, &error));
+  CHECK(cfg.version_policy.kind == fake::VersionPolicyConfig::Kind::kAll);
+  CHECK(fake::ParseModelConfigText(
+      "version_policy { specific { versions: [1, 3] versions: 7 } }", &cfg,
+      &error));
+  CHECK(cfg.version_policy.kind == fake::VersionPolicyConfig::Kind::kSpecific);
+  CHECK(cfg.version_policy.versions == std::vector<int64_t>({1, 3, 7}));
+  CHECK(fake::ParseModelConfigText(
+      "version_policy { latest { num_versions: 3 } }", &cfg, &error));
+  CHECK_EQ(cfg.version_policy.num_versions, 3u);
+  CHECK(Contains(TextError("version_policy { latest {} all {} }"),
+                 "1:28: Field \"all\" is specified along with field "
+                 "\"latest\", another member of oneof \"policy_choice\"."));
+}
+
+TEST(ConfigTextErrorsNameLineColumnAndField) {
+  CHECK_EQ(TextError("name: \"x\"\n  foo: 1"),
+           std::string("Error parsing text-format inference.ModelConfig: "
+                       "2:3: Message type \"inference.ModelConfig\" has no "
+                       "field named \"foo\"."));
+  CHECK(Contains(TextError("input [ { name: \"a\" colour: 1 } ]"),
+                 "1:21: Message type \"inference.ModelInput\" has no field "
+                 "named \"colour\"."));
+  // Unterminated block, list, string.
+  CHECK(Contains(TextError("input [ { name: \"a\""),
+                 "1:20: Expected \"}\", found \"end of input\"."));
+  CHECK(Contains(
+      TextError("dynamic_batching {\n max_queue_delay_microseconds: 5"),
+      "2:33: Expected \"}\", found \"end of input\"."));
+  CHECK(Contains(TextError("input [ { name: \"a\" }"),
+                 "1:22: Expected \",\", found \"end of input\"."));
+  CHECK(Contains(TextError("name: \"abc"), "1:11: Unexpected end of string."));
+  CHECK(Contains(TextError("name: \"abc\nbackend: \"x\""),
+                 "String literals cannot cross line boundaries."));
+  // Bad enum values.
+  CHECK(Contains(TextError("input { data_type: TYPE_FOO }"),
+                 "1:20: Unknown enumeration value of \"TYPE_FOO\" for field "
+                 "\"data_type\"."));
+  CHECK(Contains(TextError("instance_group { kind: 7 }"),
+                 "Unknown enumeration value of \"7\" for field \"kind\"."));
+  CHECK(Contains(TextError("input { data_type: \"TYPE_FP32\" }"),
+                 "Expected integer or identifier"));
+  // Wrong value kinds.
+  CHECK(Contains(TextError("name: 5"), "1:7: Expected string, got: 5"));
+  CHECK(Contains(TextError("max_batch_size: \"8\""),
+                 "1:17: Expected integer, got: \"8\""));
+  CHECK(
+      Contains(TextError("max_batch_size: 1.5"), "Expected integer, got: 1.5"));
+  CHECK(Contains(TextError("input: 5"), "1:8: Expected \"{\", found \"5\"."));
+  CHECK(Contains(TextError("name { }"), "1:6: Expected \":\", found \"{\"."));
+  CHECK(Contains(TextError("model_transaction_policy { decoupled: yes }"),
+                 "Invalid value for boolean field \"decoupled\". Value: "
+                 "\"yes\"."));
+  CHECK(Contains(TextError("max_batch_size: [ 1 ]"),
+                 "Field \"max_batch_size\" is not a repeated field"));
+  CHECK(Contains(TextError("name: \"a\" name: \"b\""),
+                 "1:11: Non-repeated field \"name\" is specified multiple "
+                 "times."));
+  CHECK(Contains(TextError("dims: [ 1 ]"), "has no field named \"dims\""));
+  CHECK(Contains(TextError("input [ { dims: [ 1 2 ] } ]"),
+                 "1:21: Expected \",\", found \"2\"."));
+  CHECK(Contains(TextError("name: \"a\" }"), "1:11: Expected identifier"));
+  CHECK(Contains(TextError("max_batch_size: 8abc"),
+                 "Need space between number and identifier."));
+  CHECK(Contains(TextError("name: \"\\q\""),
+                 "Invalid escape sequence in string literal."));
+}
+
+TEST(ConfigTextAbsurdNumbersAreErrors) {
+  CHECK(Contains(TextError("input { dims: [ 99999999999999999999 ] }"),
+                 "1:17: Integer out of range (99999999999999999999)"));
+  CHECK(Contains(TextError("input { dims: [ 9223372036854775808 ] }"),
+                 "Integer out of range (9223372036854775808)"));
+  CHECK(Contains(TextError("input { dims: [ -2 ] }"),
+                 "1:17: Value -2 is out of range: must be >= -1 for field "
+                 "\"dims\"."));
+  CHECK(Contains(TextError("output { reshape { shape: [ -5 ] } }"),
+                 "for field \"shape\""));
+  CHECK(Contains(TextError("max_batch_size: 3000000000"),
+                 "Integer out of range (3000000000)"));
+  CHECK(Contains(TextError("max_batch_size: -1"),
+                 "Value -1 is out of range: must be >= 0 for field "
+                 "\"max_batch_size\"."));
+  CHECK(Contains(TextError("instance_group [ { count: -1 } ]"),
+                 "1:27: Value -1 is out of range: must be >= 0 for field "
+                 "\"count\"."));
+  CHECK(Contains(TextError("instance_group [ { gpus: [ -1 ] } ]"),
+                 "for field \"gpus\""));
+  CHECK(Contains(TextError("dynamic_batching { max_queue_delay_microseconds: "
+                           "-1 }"),
+                 "Integer out of range (-1)"));
+  CHECK(Contains(TextError("dynamic_batching { default_queue_policy { "
+                           "max_queue_size: 4294967296 } }"),
+                 "Integer out of range (4294967296)"));
+  CHECK(Contains(TextError("dynamic_batching { priority_levels: "
+                           "18446744073709551616 }"),
+                 "Integer out of range"));
+  // Extremes that fit are fine.
+  ModelConfig cfg;
+  std::string error;
+  CHECK(fake::ParseModelConfigText(
+      "version_policy { specific { versions: [ -9223372036854775808, "
+      "9223372036854775807 ] } }",
+      &cfg, &error));
+  CHECK(cfg.version_policy.versions ==
+        std::vector<int64_t>({INT64_MIN, INT64_MAX}));
+  CHECK(fake::ParseModelConfigText(
+      "dynamic_batching { max_queue_delay_microseconds: 18446744073709551615 "
+      "}",
+      &cfg, &error));
+  CHECK_EQ(cfg.dynamic_batching.max_queue_delay_microseconds, UINT64_MAX);
+  // uint64 priority levels beyond what the fake keeps are refused.
+  CHECK(Contains(TextError("dynamic_batching { priority_levels: 4294967296 }"),
+                 "priority_levels 4294967296 is larger than the fake engine "
+                 "supports"));
+}
+
+TEST(ConfigTextSkipsUnmodelledFields) {
+  const char* text = R"pb(
+    name: "m"
+    backend: "identity"
+    optimization {
+      cuda {
+        graphs: true graph_spec
+        [ {
+          batch_size: 1
+          input {
+            key: "INPUT0"
+            value { dim: [ 4 ] }
+          }
+        }]
+      }
+      priority: PRIORITY_MAX
+    } model_warmup
+    [ {
+      name: "w"
+      batch_size: 1
+      inputs {
+        key: "x"
+        value: {
+          data_type: TYPE_FP32
+          dims: [ 1 ]
+          zero_data: true
+        }
+      }
+    }]
+    response_cache { enable: true }
+    sequence_batching {
+      max_sequence_idle_microseconds: 5
+      oldest {}
+    }
+  )pb";
+  ModelConfig cfg;
+  std::string error;
+  CHECK(fake::ParseModelConfigText(text, &cfg, &error));
+  CHECK(cfg.ignored_fields ==
+        std::vector<std::string>({"optimization", "model_warmup",
+                                  "response_cache", "sequence_batching"}));
+  CHECK(cfg.has_sequence_batching);
+  // Skipped blocks are still checked for well-formed syntax.
+  CHECK(Contains(TextError("optimization { cuda { graphs: true }"),
+                 "Expected \"}\", found \"end of input\"."));
+  CHECK(Contains(TextError("optimization { : }"), "Expected identifier"));
+  CHECK(Contains(TextError("optimization { x: }"), "Expected a value"));
+}
+
+TEST(ConfigTextDeepNestingIsAnErrorNotACrash) {
+  std::string text = "optimization ";
+  for (int i = 0; i < 100000; ++i) text += "{ a ";
+  CHECK(Contains(TextError(text), "Message nesting is too deep."));
+}
+
+// ---------------------------------------------------------------------------
+// JSON overrides
+
+TEST(ConfigJsonOverrideForms) {
+  const char* text = R"js({
+    "name": "m", "backend": "identity", "maxBatchSize": "8",
+    "versionPolicy": {"specific": {"versions": ["3", 4]}},
+    "input": [{"name": "INPUT0", "dataType": 11, "dims": ["-1", 2.0],
+               "optional": true}],
+    "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [-1, 2],
+                "reshape": {"shape": [-1]}}],
+    "instance_group": [{"kind": "KIND_CPU", "count": 2}],
+    "dynamic_batching": {"preferred_batch_size": [4],
+      "max_queue_delay_microseconds": "100",
+      "default_queue_policy": {"timeout_action": "DELAY",
+        "default_timeout_microseconds": "18446744073709551615"},
+      "priority_levels": 2, "default_priority_level": 1,
+      "priority_queue_policy": {"1": {"max_queue_size": 3}}},
+    "parameters": {"execute_delay_ms": {"string_value": "5"}},
+    "model_transaction_policy": {"decoupled": false},
+    "runtime": null
+  })js";
+  ModelConfig cfg;
+  std::string error;
+  const bool parsed = fake::ParseModelConfigJson(text, &cfg, &error);
+  if (!parsed) std::cerr << "    " << error << "\n";
+  CHECK(parsed);
+  CHECK_EQ(cfg.max_batch_size, 8);
+  CHECK(cfg.version_policy.versions == std::vector<int64_t>({3, 4}));
+  CHECK_EQ(cfg.input[0].datatype, TRITONSERVER_TYPE_FP32);
+  CHECK(cfg.input[0].dims == std::vector<int64_t>({-1, 2}));
+  CHECK(cfg.input[0].optional);
+  CHECK(cfg.output[0].has_reshape);
+  CHECK_EQ(cfg.dynamic_batching.max_queue_delay_microseconds, uint64_t{100});
+  CHECK_EQ(
+      cfg.dynamic_batching.default_queue_policy.default_timeout_microseconds,
+      UINT64_MAX);
+  CHECK_EQ(cfg.dynamic_batching.priority_queue_policy.at(1).max_queue_size, 3u);
+  CHECK_EQ(cfg.parameters.at("execute_delay_ms"), std::string("5"));
+  CHECK(cfg.has_transaction_policy);
+  fake::FillModelConfigDefaults("m", &cfg);
+  CHECK(fake::ValidateModelConfig(cfg, &error));
+  CHECK(fake::ValidateForBackend(cfg, &error) == false);  // reshape differs
+  const std::string json = fake::ModelConfigToJson(cfg);
+  CHECK(Contains(json,
+                 "\"priority_queue_policy\":{\"1\":{\"timeout_action\":"
+                 "\"REJECT\",\"default_timeout_microseconds\":0,"
+                 "\"allow_timeout_override\":false,\"max_queue_size\":3}"
+                 "}"));
+  CHECK(Contains(json,
+                 "\"default_timeout_microseconds\":"
+                 "18446744073709551615"));
+  CHECK(Contains(json, "\"model_transaction_policy\":{\"decoupled\":false}"));
+}
+
+TEST(ConfigJsonOverrideErrors) {
+  CHECK(Contains(JsonOverrideError("{this is not json"),
+                 "Invalid config override: invalid JSON at line 1 column 2"));
+  CHECK(Contains(JsonOverrideError("[1]"), "expected a JSON object"));
+  CHECK_EQ(JsonOverrideError(R"({"colour": 1})"),
+           std::string("Invalid config override: Cannot find field: colour "
+                       "in message inference.ModelConfig"));
+  CHECK(Contains(JsonOverrideError(R"({"input": [{"nam": "x"}]})"),
+                 "input[0]: Cannot find field: nam in message "
+                 "inference.ModelInput"));
+  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": "abc"})"),
+                 "max_batch_size: invalid integer \"abc\""));
+  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": true})"),
+                 "max_batch_size: expected an integer"));
+  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": 2.5})"),
+                 "max_batch_size: expected an integer, got 2.5"));
+  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": 1e300})"),
+                 "Integer out of range"));
+  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": -3})"),
+                 "Value -3 is out of range: must be >= 0"));
+  CHECK(Contains(JsonOverrideError(R"({"input": [{"dims": ["-2"]}]})"),
+                 "input[0].dims[0]: Value -2 is out of range: must be >= -1"));
+  CHECK(Contains(
+      JsonOverrideError(R"({"input": [{"dims": ["99999999999999999999"]}]})"),
+      "Integer out of range (99999999999999999999)"));
+  CHECK(Contains(
+      JsonOverrideError(R"({"input": [{"dims": [99999999999999999999]}]})"),
+      "Integer out of range"));
+  CHECK(Contains(JsonOverrideError(R"({"input": [{"data_type": "FP32"}]})"),
+                 "invalid value \"FP32\" for enum inference.DataType"));
+  CHECK(Contains(JsonOverrideError(R"({"input": {"name": "x"}})"),
+                 "input: expected a JSON array"));
+  CHECK(
+      Contains(JsonOverrideError(R"({"name": 5})"), "name: expected a string"));
+  CHECK(Contains(JsonOverrideError(R"({"model_transaction_policy": )"
+                                   R"({"decoupled": "true"}})"),
+                 "model_transaction_policy.decoupled: expected true or "
+                 "false"));
+  CHECK(Contains(JsonOverrideError(R"({"version_policy": )"
+                                   R"({"all": {}, "latest": {}}})"),
+                 "both members of oneof \"policy_choice\""));
+  CHECK(Contains(JsonOverrideError(R"({"name": "a", "name": "b"})"),
+                 "(parsed)"));  // JSON duplicate keys: the last one wins
+  CHECK(Contains(
+      JsonOverrideError(R"({"dynamic_batching": {"priority_queue_policy": )"
+                        R"({"x": {}}}})"),
+      "invalid integer \"x\""));
+}
+
+// ---------------------------------------------------------------------------
+// Checks
+
+TEST(ConfigValidateModelConfig) {
+  auto check = [](const std::string& text) {
+    ModelConfig cfg;
+    std::string error;
+    if (!fake::ParseModelConfigText(text, &cfg, &error))
+      return "parse: " + error;
+    fake::FillModelConfigDefaults("m", &cfg);
+    if (!fake::ValidateModelConfig(cfg, &error)) return error;
+    return std::string("ok");
+  };
+  const std::string base = kMinimalIdentity;
+  CHECK_EQ(check(base), std::string("ok"));
+  CHECK_EQ(check("name: \"m\" platform: \"onnxruntime_onnx\""),
+           std::string("unexpected platform type 'onnxruntime_onnx' for m"));
+  CHECK_EQ(check("name: \"m\" backend: \"identity\" input { name: \"A\" }"),
+           std::string("model input 'A' must specify 'data_type'"));
+  CHECK_EQ(check("backend: \"identity\" input { data_type: TYPE_FP32 }"),
+           std::string("model input must specify 'name'"));
+  CHECK_EQ(check("backend: \"identity\" output { name: \"B\" data_type: "
+                 "TYPE_FP32 }"),
+           std::string("model output 'B' must specify 'dims'"));
+  CHECK_EQ(check("backend: \"identity\" input { name: \"A\" data_type: "
+                 "TYPE_FP32 dims: [ 0 ] }"),
+           std::string("model input 'A' dimension must be integer >= 1, or "
+                       "-1 to indicate a variable-size dimension"));
+  CHECK_EQ(check("backend: \"identity\" output { name: \"B\" data_type: "
+                 "TYPE_FP32 dims: [ 4 ] reshape { shape: [ 2, 3 ] } }"),
+           std::string("model output 'B' has different size for dims and "
+                       "reshape"));
+  CHECK_EQ(
+      check(base + "dynamic_batching { preferred_batch_size: [ 16 ] }"),
+      std::string("dynamic batching preferred size must be <= max batch size "
+                  "for m"));
+  CHECK_EQ(check(base + "dynamic_batching { preferred_batch_size: [ 0 ] }"),
+           std::string("dynamic batching preferred size must be positive for "
+                       "m"));
+  CHECK_EQ(check(base + "dynamic_batching { priority_levels: 2 }"),
+           std::string("default priority level must be in range [1, 2] for "
+                       "m"));
+  CHECK_EQ(check(base + "instance_group { kind: KIND_CPU gpus: [ 0 ] }"),
+           std::string("instance group m_0 of model m has kind KIND_CPU but "
+                       "specifies one or more GPUs"));
+  CHECK_EQ(check(base + "instance_group { kind: KIND_GPU gpus: [ 0 ] }"),
+           std::string("ok"));
+}
+
+TEST(ConfigValidateForBackend) {
+  auto check = [](const std::string& text) {
+    ModelConfig cfg;
+    std::string error;
+    if (!LoadText("m", text, &cfg, &error)) return error;
+    return std::string("ok");
+  };
+  const std::string identity = "backend: \"identity\" max_batch_size: 8 ";
+  CHECK_EQ(check(kMinimalIdentity), std::string("ok"));
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 "
+                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 "
+                 "dims: [ -1 ] } ]"),
+           std::string("expected input 'INPUT0' and output 'OUTPUT0' "
+                       "datatypes to match, got TYPE_FP32 and TYPE_INT32"));
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
+                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 "
+                 "dims: [ 2, 2 ] } ]"),
+           std::string("expected input 'INPUT0' and output 'OUTPUT0' shapes "
+                       "to match, got [4] and [2,2]"));
+  // A reshape on both sides that agrees is fine.
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
+                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 "
+                 "dims: [ 2, 2 ] reshape { shape: [ 4 ] } } ]"),
+           std::string("ok"));
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
+                 "] } ] output [ { name: \"OUTPUT1\" data_type: TYPE_FP32 "
+                 "dims: [ 4 ] } ]"),
+           std::string("expected an output 'OUTPUT0' for input 'INPUT0'"));
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"IN\" data_type: TYPE_FP32 dims: [ 4 ] } ] "
+                 "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ 4 "
+                 "] } ]"),
+           std::string("expected input name of the form 'INPUT<n>', got "
+                       "'IN'"));
+  CHECK_EQ(check(identity +
+                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
+                 "] } ]"),
+           std::string("expected 1 outputs to match the 1 inputs, got 0 "
+                       "outputs"));
+
+  const std::string repeat_io =
+      "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] }, "
+      "{ name: \"DELAY\" data_type: TYPE_UINT32 dims: [ -1 ] }, "
+      "{ name: \"WAIT\" data_type: TYPE_UINT32 dims: [ 1 ] } ] "
+      "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] }, "
+      "{ name: \"IDX\" data_type: TYPE_UINT32 dims: [ 1 ] } ] ";
+  CHECK_EQ(check("backend: \"repeat\" " + repeat_io +
+                 "model_transaction_policy { decoupled: true }"),
+           std::string("ok"));
+  CHECK_EQ(check("backend: \"repeat\" " + repeat_io),
+           std::string("model configuration must configure the model to use "
+                       "decoupled transaction policy"));
+  std::string bad_wait = repeat_io;
+  bad_wait.replace(bad_wait.find("dims: [ 1 ] } ] output"), 11, "dims: [ 2 ]");
+  CHECK_EQ(check("backend: \"repeat\" " + bad_wait +
+                 "model_transaction_policy { decoupled: true }"),
+           std::string("input 'WAIT' must have shape [1], got [2]"));
+  std::string bad_idx = repeat_io;
+  const std::string idx_type = "\"IDX\" data_type: TYPE_UINT32";
+  bad_idx.replace(bad_idx.find(idx_type), idx_type.size(),
+                  "\"IDX\" data_type: TYPE_INT32");
+  CHECK_EQ(check("backend: \"repeat\" " + bad_idx +
+                 "model_transaction_policy { decoupled: true }"),
+           std::string("output 'IDX' must have datatype TYPE_UINT32, got "
+                       "TYPE_INT32"));
+
+  const std::string square_ok =
+      "backend: \"square\" model_transaction_policy { decoupled: true } "
+      "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ] ";
+  CHECK_EQ(check(square_ok +
+                 "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] "
+                 "} ]"),
+           std::string("ok"));
+  CHECK_EQ(check(square_ok +
+                 "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 1 ] "
+                 "} ]"),
+           std::string("output 'OUT' must have datatype TYPE_INT32, got "
+                       "TYPE_FP32"));
+  CHECK_EQ(check(square_ok +
+                 "output [ { name: \"RESULT\" data_type: TYPE_INT32 dims: [ "
+                 "1 ] } ]"),
+           std::string("model configuration must have an output named "
+                       "'OUT'"));
+}
+
+TEST(ConfigDataTypeNames) {
+  CHECK_EQ(fake::DataTypeFromConfigName("TYPE_STRING"),
+           TRITONSERVER_TYPE_BYTES);
+  CHECK_EQ(fake::DataTypeFromConfigName("TYPE_BF16"), TRITONSERVER_TYPE_BF16);
+  CHECK_EQ(fake::DataTypeFromConfigName("FP32"), TRITONSERVER_TYPE_INVALID);
+  CHECK_EQ(std::string(fake::ConfigNameFromDataType(TRITONSERVER_TYPE_BYTES)),
+           std::string("TYPE_STRING"));
+  CHECK_EQ(std::string(fake::ApiNameFromDataType(TRITONSERVER_TYPE_BYTES)),
+           std::string("BYTES"));
+  CHECK_EQ(std::string(fake::ApiNameFromDataType(TRITONSERVER_TYPE_FP16)),
+           std::string("FP16"));
+  CHECK_EQ(std::string(fake::ApiNameFromDataType(
+               static_cast<TRITONSERVER_DataType>(99))),
+           std::string("<invalid>"));
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+
+TEST(JsonParseKeepsOrderAndTypes) {
+  Json j;
+  std::string error;
+  CHECK(Json::Parse(
+            R"( {"z": 1, "a": [true, false, null], "m": {"k": "v"}, "n": -5,
+           "u": 18446744073709551615, "d": 1.5, "e": 1E2, "big": 1e400x } )",
+            &j, &error) == false);
+  CHECK(Json::Parse(
+      R"( {"z": 1, "a": [true, false, null], "m": {"k": "v"}, "n": -5,
+           "u": 18446744073709551615, "d": 1.5, "e": 1E2,
+           "huge": 123456789012345678901234567890} )",
+      &j, &error));
+  CHECK(j.is_object());
+  CHECK_EQ(j.items()[0].first, std::string("z"));
+  CHECK_EQ(j.items()[1].first, std::string("a"));
+  CHECK(j.find("z")->type() == Json::Type::kInt);
+  CHECK(j.find("n")->type() == Json::Type::kInt);
+  CHECK_EQ(j.find("n")->as_int(), int64_t{-5});
+  CHECK(j.find("u")->type() == Json::Type::kUint);
+  CHECK_EQ(j.find("u")->as_uint(), UINT64_MAX);
+  CHECK(j.find("d")->type() == Json::Type::kDouble);
+  CHECK(j.find("e")->type() == Json::Type::kDouble);
+  CHECK(j.find("e")->is_integral());
+  CHECK(j.find("huge")->type() == Json::Type::kDouble);
+  CHECK_EQ(j.find("a")->size(), size_t{3});
+  CHECK(j.find("a")->at(2).is_null());
+  CHECK_EQ(j.find("m")->find("k")->as_string(), std::string("v"));
+  CHECK(j.find("missing") == nullptr);
+  CHECK_EQ(j.dump(),
+           std::string("{\"z\":1,\"a\":[true,false,null],\"m\":{\"k\":\"v\"},"
+                       "\"n\":-5,\"u\":18446744073709551615,\"d\":1.5,"
+                       "\"e\":100.0,\"huge\":1.2345678901234568e29}"));
+  CHECK_EQ(Roundtrip("-9223372036854775808"),
+           std::string("-9223372036854775808"));
+  CHECK_EQ(Roundtrip("-9223372036854775809"),
+           std::string("-9223372036854776000.0"));
+  CHECK_EQ(Roundtrip("-0"), std::string("0"));
+  CHECK_EQ(Roundtrip("-0.0"), std::string("-0.0"));
+  CHECK_EQ(Roundtrip("1e-400"), std::string("0.0"));
+  CHECK_EQ(Roundtrip(" [ ] "), std::string("[]"));
+  CHECK_EQ(Roundtrip("{}"), std::string("{}"));
+  CHECK_EQ(Roundtrip(R"({"a":1,"a":2})"), std::string("{\"a\":2}"));
+}
+
+TEST(JsonStringEscapes) {
+  CHECK_EQ(Roundtrip(R"("a\"b\\c\/d\b\f\n\r\t")"),
+           std::string("\"a\\\"b\\\\c/d\\b\\f\\n\\r\\t\""));
+  Json j;
+  std::string error;
+  CHECK(Json::Parse(R"("\u00e9\u20AC\ud83d\ude00\u0000x")", &j, &error));
+  CHECK_EQ(j.as_string(),
+           std::string("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9) +
+               std::string(1, '\0') + "x");
+  // Control characters come back as \u00XX (uppercase hex), raw UTF-8 and
+  // DEL pass through unchanged.
+  CHECK_EQ(j.dump(), std::string("\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"
+                                 "\\u0000x\""));
+  std::string out;
+  fake::JsonEscape(std::string("\x01\x1f\x7f<>&'", 7), &out);
+  CHECK_EQ(out, std::string("\"\\u0001\\u001F\x7f<>&'\""));
+}
+
+TEST(JsonParseErrors) {
+  CHECK(Contains(JsonError(""), "line 1 column 1: unexpected end of input"));
+  CHECK(Contains(JsonError("{\"a\" 1}"),
+                 "line 1 column 6: expected ':' after an object key"));
+  CHECK(Contains(JsonError("{\n  \"a\": 1,\n}"),
+                 "line 3 column 1: expected a string key"));
+  CHECK(Contains(JsonError("[1,]"), "line 1 column 4: unexpected character"));
+  CHECK(Contains(JsonError("[1 2]"), "expected ',' or ']' in an array"));
+  CHECK(Contains(JsonError("{\"a\":1 \"b\":2}"),
+                 "expected ',' or '}' in an object"));
+  CHECK(Contains(JsonError("01"), "leading zeros are not allowed"));
+  CHECK(Contains(JsonError("1."), "expected a digit after the decimal point"));
+  CHECK(Contains(JsonError("1e"), "expected a digit in the exponent"));
+  CHECK(Contains(JsonError("-"), "expected a digit"));
+  CHECK(Contains(JsonError("+1"), "unexpected character '+'"));
+  CHECK(Contains(JsonError("1e400"), "number out of range: 1e400"));
+  CHECK(Contains(JsonError("\"abc"), "unterminated string"));
+  CHECK(Contains(JsonError("\"a\nb\""), "control character in a string"));
+  CHECK(Contains(JsonError(R"("\x")"), "invalid escape '\\x'"));
+  CHECK(Contains(JsonError(R"("\u12")"), "truncated \\u escape"));
+  CHECK(Contains(JsonError(R"("\u12G4")"), "invalid hex digit"));
+  CHECK(Contains(JsonError(R"("\ud83d")"),
+                 "high surrogate not followed by a low surrogate"));
+  CHECK(Contains(JsonError(R"("\ud83d\u0041")"),
+                 "high surrogate not followed by a low surrogate"));
+  CHECK(Contains(JsonError(R"("\ude00")"), "lone low surrogate"));
+  CHECK(Contains(JsonError("tru"), "unexpected character 't'"));
+  CHECK(Contains(JsonError("nul"), "unexpected character 'n'"));
+  CHECK(Contains(JsonError("{} x"), "unexpected text after the JSON value"));
+  CHECK(Contains(JsonError("'a'"), "unexpected character '''"));
+  CHECK(Contains(JsonError(std::string(100000, '[')), "nesting too deep"));
+  // Exactly at the depth limit is fine.
+  std::string deep(Json::kMaxDepth, '[');
+  deep += std::string(Json::kMaxDepth, ']');
+  CHECK_EQ(Roundtrip(deep), deep);
+}
+
+TEST(JsonDoubleFormattingRoundTrips) {
+  CHECK_EQ(FormatDouble(123.123), std::string("123.123"));
+  CHECK_EQ(FormatDouble(1.0), std::string("1.0"));
+  CHECK_EQ(FormatDouble(-2.5), std::string("-2.5"));
+  CHECK_EQ(FormatDouble(0.1), std::string("0.1"));
+  CHECK_EQ(FormatDouble(0.0), std::string("0.0"));
+  CHECK_EQ(FormatDouble(-0.0), std::string("-0.0"));
+  CHECK_EQ(FormatDouble(0.001), std::string("0.001"));
+  CHECK_EQ(FormatDouble(1e-6), std::string("0.000001"));
+  CHECK_EQ(FormatDouble(1e-7), std::string("1e-7"));
+  CHECK_EQ(FormatDouble(1.5e-7), std::string("1.5e-7"));
+  CHECK_EQ(FormatDouble(1e20), std::string("100000000000000000000.0"));
+  CHECK_EQ(FormatDouble(1e21), std::string("1e21"));
+  CHECK_EQ(FormatDouble(1.5e30), std::string("1.5e30"));
+  CHECK_EQ(FormatDouble(1234567.25), std::string("1234567.25"));
+  CHECK_EQ(FormatDouble(5e-324), std::string("5e-324"));
+  CHECK_EQ(FormatDouble(DBL_MAX), std::string("1.7976931348623157e308"));
+  CHECK_EQ(FormatDouble(std::nan("")), std::string("null"));
+  CHECK_EQ(FormatDouble(HUGE_VAL), std::string("null"));
+  CHECK_EQ(Json::Double(0.30000000000000004).dump(),
+           std::string("0.30000000000000004"));
+  // Every formatted value reads back as the same double.
+  const double samples[] = {123.123, 0.1,      1.0 / 3, 2.0 / 3, 1e-300,
+                            6.02e23, 1e15 + 1, 3.14159, 1e-5,    4.35e-7};
+  for (double v : samples) {
+    Json j;
+    std::string error;
+    CHECK(Json::Parse(FormatDouble(v), &j, &error));
+    CHECK_EQ(j.as_double(), v);
+  }
+}
+
+TEST(JsonBuilderAndAccessors) {
+  Json o = Json::Object();
+  o.set("b", Json::Int(1));
+  o.set("a", Json::Str("x"));
+  o.set("b", Json::Uint(2));  // replaces in place
+  Json& arr = o.set("list", Json::Array());
+  arr.push(Json::Double(0.5));
+  arr.push(Json::Bool(false));
+  arr.push(Json());
+  CHECK_EQ(o.dump(),
+           std::string("{\"b\":2,\"a\":\"x\",\"list\":[0.5,false,null]}"));
+  CHECK_EQ(o.size(), size_t{3});
+  CHECK_EQ(Json::Str("s").size(), size_t{0});
+  CHECK_EQ(Json::Double(-3.7).as_int(), int64_t{-3});
+  CHECK_EQ(Json::Double(1e300).as_int(), INT64_MAX);
+  CHECK_EQ(Json::Double(-1e300).as_int(), INT64_MIN);
+  CHECK_EQ(Json::Int(-1).as_uint(), uint64_t{0});
+  CHECK_EQ(Json::Uint(UINT64_MAX).as_int(), INT64_MAX);
+  CHECK(!Json::Double(0.5).is_integral());
+  CHECK(Json::Double(2.0).is_integral());
+  CHECK(!Json::Str("1").is_number());
+  Json* found = o.find("a");
+  CHECK(found != nullptr);
+  *found = Json::Str("y");
+  CHECK_EQ(o.find("a")->as_string(), std::string("y"));
+}
