@@ -1126,8 +1126,7 @@ class JsonNormalizer {
  private:
   static bool Fail(const std::string& path, const std::string& what,
                    std::string* error) {
-    *error = "Invalid config override: " +
-             (path.empty() ? std::string() : path + ": ") + what;
+    *error = (path.empty() ? std::string() : path + ": ") + what;
     return false;
   }
 
@@ -1623,7 +1622,7 @@ bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
   Json doc;
   std::string message;
   if (!Json::Parse(json_text, &doc, &message)) {
-    if (error != nullptr) *error = "Invalid config override: " + message;
+    if (error != nullptr) *error = message;
     return false;
   }
   ModelConfig cfg;

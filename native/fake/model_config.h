@@ -107,7 +107,11 @@ bool ParseModelConfigText(const std::string& text, ModelConfig* out,
                           std::string* error);
 
 // Reads a load-time "config" override (the JSON form of ModelConfig, int64
-// fields as numbers or strings). Returns false with a message on failure.
+// fields as numbers or strings; field names as in the proto or camelCase).
+// Returns false with a message naming the field path ("input[0].dims[1]: ...")
+// or the JSON line and column; the caller adds its "Invalid config
+// override: " prefix. Real ModelConfig fields the fake does not model are
+// skipped and listed in ignored_fields, as with ParseModelConfigText.
 bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
                           std::string* error);
 

@@ -600,7 +600,7 @@ const ProbeConfig kOtherProbeConfigs[] = {
      )pb"},
 };
 
-const char kBrokenConfig[] = R"pb(                                  name: "broken_config"
+const char kBrokenConfig[] = R"pb(                                                                    name: "broken_config"
 backend: "identity"
 max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }
@@ -1148,11 +1148,11 @@ TEST(ConfigJsonOverrideForms) {
 
 TEST(ConfigJsonOverrideErrors) {
   CHECK(Contains(JsonOverrideError("{this is not json"),
-                 "Invalid config override: invalid JSON at line 1 column 2"));
+                 "invalid JSON at line 1 column 2"));
   CHECK(Contains(JsonOverrideError("[1]"), "expected a JSON object"));
   CHECK_EQ(JsonOverrideError(R"({"colour": 1})"),
-           std::string("Invalid config override: Cannot find field: colour "
-                       "in message inference.ModelConfig"));
+           std::string("Cannot find field: colour in message "
+                       "inference.ModelConfig"));
   CHECK(Contains(JsonOverrideError(R"({"input": [{"nam": "x"}]})"),
                  "input[0]: Cannot find field: nam in message "
                  "inference.ModelInput"));
