@@ -1583,20 +1583,6 @@ bool ValidateTensor(const TensorConfig& t, bool is_input,
   return true;
 }
 
-bool SameTensorShape(const TensorConfig& a, const TensorConfig& b) {
-  const std::vector<int64_t>& da = a.has_reshape ? a.reshape : a.dims;
-  const std::vector<int64_t>& db = b.has_reshape ? b.reshape : b.dims;
-  return da == db;
-}
-
-const TensorConfig* FindTensor(const std::vector<TensorConfig>& list,
-                               const std::string& name) {
-  for (const auto& t : list) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -1747,114 +1733,149 @@ bool ValidateModelConfig(const ModelConfig& cfg, std::string* error) {
 }
 
 bool ValidateForBackend(const ModelConfig& cfg, std::string* error) {
+  // The checks and messages of the real identity, repeat and square
+  // backends (their ModelInitialize), in their order. Like them, repeat and
+  // square read their tensors by position, not by name.
+  std::string problem;
   auto fail = [&](const std::string& m) {
     if (error != nullptr) *error = m;
     return false;
   };
-  // Checks one tensor of the fixed-signature backends (repeat, square).
-  auto expect = [&](const std::vector<TensorConfig>& list, bool is_input,
-                    const char* name, TRITONSERVER_DataType dt,
-                    const std::vector<int64_t>& dims, std::string* problem) {
-    const char* kind = is_input ? "input" : "output";
-    const TensorConfig* t = FindTensor(list, name);
-    if (t == nullptr) {
-      *problem = std::string("model configuration must have an ") + kind +
-                 " named '" + name + "'";
-      return false;
-    }
-    if (t->datatype != dt) {
-      *problem = std::string(kind) + " '" + name + "' must have datatype " +
-                 ConfigNameFromDataType(dt) + ", got " + t->data_type;
-      return false;
-    }
-    if (t->dims != dims) {
-      *problem = std::string(kind) + " '" + name + "' must have shape " +
-                 DimsText(dims) + ", got " + DimsText(t->dims);
-      return false;
-    }
-    return true;
+  auto expect_shape = [&](const TensorConfig& t, const char* what,
+                          const std::vector<int64_t>& want) {
+    if (t.dims == want) return true;
+    problem = std::string("expected ") + what + " shape to be " +
+              DimsText(want) + ", got " + DimsText(t.dims);
+    return false;
   };
-  std::string problem;
+  auto expect_type = [&](const TensorConfig& t, const char* what,
+                         const char* want) {
+    if (t.data_type == std::string("TYPE_") + want) return true;
+    problem = std::string("expected ") + what + " datatype to be " + want +
+              ", got " + t.data_type;
+    return false;
+  };
+  auto expect_name = [&](const TensorConfig& t, const char* position,
+                         const char* want) {
+    if (t.name == want) return true;
+    problem = std::string("expected ") + position + " tensor name to be " +
+              want + ", got " + t.name;
+    return false;
+  };
+  // Repeat and square only work as decoupled models; the real backends do
+  // not check it at load (a non-decoupled model fails on its second
+  // response), the fake refuses such a config up front.
+  auto require_decoupled = [&]() {
+    if (cfg.decoupled) return true;
+    problem = cfg.backend +
+              " backend requires a decoupled model: set "
+              "model_transaction_policy { decoupled: true } in the model "
+              "configuration";
+    return false;
+  };
+
   if (cfg.backend == "identity") {
     if (cfg.input.size() != cfg.output.size()) {
-      return fail("expected " + std::to_string(cfg.input.size()) +
-                  " outputs to match the " + std::to_string(cfg.input.size()) +
-                  " inputs, got " + std::to_string(cfg.output.size()) +
-                  " outputs");
+      return fail("model configuration must have equal input/output pairs");
     }
-    for (const auto& in : cfg.input) {
-      if (in.name.compare(0, 5, "INPUT") != 0 || in.name.size() == 5 ||
-          in.name.find_first_not_of("0123456789", 5) != std::string::npos) {
-        return fail("expected input name of the form 'INPUT<n>', got '" +
-                    in.name + "'");
+    // index suffix -> (data type, shape or reshape); the first entry of a
+    // duplicated index wins.
+    std::map<std::string, std::pair<std::string, std::vector<int64_t>>> inputs,
+        outputs;
+    for (size_t i = 0; i < cfg.input.size(); ++i) {
+      const TensorConfig& in = cfg.input[i];
+      const TensorConfig& out = cfg.output[i];
+      if (in.name.compare(0, 5, "INPUT") != 0) {
+        return fail(
+            "expected input name to follow INPUT<index> pattern, got '" +
+            in.name + "'");
       }
-      const std::string out_name = "OUTPUT" + in.name.substr(5);
-      const TensorConfig* out = FindTensor(cfg.output, out_name);
-      if (out == nullptr) {
-        return fail("expected an output '" + out_name + "' for input '" +
-                    in.name + "'");
+      if (out.name.compare(0, 6, "OUTPUT") != 0) {
+        return fail(
+            "expected output name to follow OUTPUT<index> pattern, got '" +
+            out.name + "'");
       }
-      if (out->datatype != in.datatype) {
-        return fail("expected input '" + in.name + "' and output '" + out_name +
-                    "' datatypes to match, got " + in.data_type + " and " +
-                    out->data_type);
+      inputs.emplace(
+          in.name.substr(5),
+          std::make_pair(in.data_type, in.has_reshape ? in.reshape : in.dims));
+      outputs.emplace(out.name.substr(6),
+                      std::make_pair(out.data_type,
+                                     out.has_reshape ? out.reshape : out.dims));
+    }
+    for (const auto& out : outputs) {
+      auto in = inputs.find(out.first);
+      if (in == inputs.end()) {
+        return fail("expected input and output indices to match");
       }
-      if (!SameTensorShape(in, *out)) {
-        const auto& in_dims = in.has_reshape ? in.reshape : in.dims;
-        const auto& out_dims = out->has_reshape ? out->reshape : out->dims;
-        return fail("expected input '" + in.name + "' and output '" + out_name +
-                    "' shapes to match, got " + DimsText(in_dims) + " and " +
-                    DimsText(out_dims));
+      if (in->second.first != out.second.first) {
+        return fail("expected input and output datatype to match, got " +
+                    in->second.first + " and " + out.second.first);
+      }
+      if (in->second.second != out.second.second) {
+        return fail("expected input and output shape to match, got " +
+                    DimsText(in->second.second) + " and " +
+                    DimsText(out.second.second));
       }
     }
     return true;
   }
   if (cfg.backend == "repeat") {
-    if (!cfg.decoupled) {
+    if (cfg.max_batch_size != 0) {
       return fail(
-          "model configuration must configure the model to use decoupled "
-          "transaction policy");
+          "repeat backend only supports models with max_batch_size == 0");
     }
     if (cfg.input.size() != 3) {
-      return fail("repeat backend expects 3 inputs (IN, DELAY, WAIT), got " +
-                  std::to_string(cfg.input.size()));
+      return fail("expected 3 inputs, got " + std::to_string(cfg.input.size()));
     }
     if (cfg.output.size() != 2) {
-      return fail("repeat backend expects 2 outputs (OUT, IDX), got " +
+      return fail("expected 2 outputs, got " +
                   std::to_string(cfg.output.size()));
     }
-    if (!expect(cfg.input, true, "IN", TRITONSERVER_TYPE_INT32, {-1},
-                &problem) ||
-        !expect(cfg.input, true, "DELAY", TRITONSERVER_TYPE_UINT32, {-1},
-                &problem) ||
-        !expect(cfg.input, true, "WAIT", TRITONSERVER_TYPE_UINT32, {1},
-                &problem) ||
-        !expect(cfg.output, false, "OUT", TRITONSERVER_TYPE_INT32, {1},
-                &problem) ||
-        !expect(cfg.output, false, "IDX", TRITONSERVER_TYPE_UINT32, {1},
-                &problem)) {
+    const TensorConfig& in = cfg.input[0];
+    const TensorConfig& delay = cfg.input[1];
+    const TensorConfig& wait = cfg.input[2];
+    const TensorConfig& out = cfg.output[0];
+    const TensorConfig& idx = cfg.output[1];
+    if (!expect_name(in, "first input", "IN") ||
+        !expect_name(delay, "second input", "DELAY") ||
+        !expect_name(wait, "third input", "WAIT") ||
+        !expect_name(out, "first output", "OUT") ||
+        !expect_name(idx, "second output", "IDX")) {
+      return fail(problem);
+    }
+    if (in.dims.size() != 1) {
+      return fail("expected IN shape to have one dimension, got " +
+                  DimsText(in.dims));
+    }
+    if (in.dims != delay.dims) {
+      return fail("expected IN and DELAY shape to match, got " +
+                  DimsText(in.dims) + " and " + DimsText(delay.dims));
+    }
+    if (!expect_shape(wait, "WAIT", {1}) || !expect_shape(out, "OUT", {1}) ||
+        !expect_shape(idx, "IDX", {1}) || !expect_type(in, "IN", "INT32") ||
+        !expect_type(delay, "DELAY", "UINT32") ||
+        !expect_type(wait, "WAIT", "UINT32") ||
+        !expect_type(out, "OUT", "INT32") ||
+        !expect_type(idx, "IDX", "UINT32") || !require_decoupled()) {
       return fail(problem);
     }
     return true;
   }
   if (cfg.backend == "square") {
-    if (!cfg.decoupled) {
-      return fail(
-          "model configuration must configure the model to use decoupled "
-          "transaction policy");
-    }
     if (cfg.input.size() != 1) {
-      return fail("square backend expects 1 input (IN), got " +
-                  std::to_string(cfg.input.size()));
+      return fail("expected 1 input, got " + std::to_string(cfg.input.size()));
     }
     if (cfg.output.size() != 1) {
-      return fail("square backend expects 1 output (OUT), got " +
+      return fail("expected 1 output, got " +
                   std::to_string(cfg.output.size()));
     }
-    if (!expect(cfg.input, true, "IN", TRITONSERVER_TYPE_INT32, {1},
-                &problem) ||
-        !expect(cfg.output, false, "OUT", TRITONSERVER_TYPE_INT32, {1},
-                &problem)) {
+    const TensorConfig& in = cfg.input[0];
+    const TensorConfig& out = cfg.output[0];
+    if (!expect_name(in, "first input", "IN") ||
+        !expect_name(out, "first output", "OUT") ||
+        !expect_shape(in, "IN", {1}) || !expect_shape(out, "OUT", {1}) ||
+        !expect_type(in, "IN", "INT32") || !expect_type(out, "OUT", "INT32") ||
+        !require_decoupled()) {
       return fail(problem);
     }
     return true;

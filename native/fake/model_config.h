@@ -128,9 +128,12 @@ void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
 // logs it and fails the load with "failed to poll from model repository".
 bool ValidateModelConfig(const ModelConfig& cfg, std::string* error);
 
-// Checks what Triton's backends check for the fake's three backends
-// (identity INPUTn/OUTPUTn pairs, repeat and square tensor names and types).
-// Returns false with Triton's message (INVALID_ARG) on failure.
+// Checks what Triton's backends check for the fake's three backends when a
+// model is created (identity INPUTn/OUTPUTn pairs; repeat and square tensor
+// names, shapes and types by position), with their messages, plus that
+// repeat/square models are decoupled (the fake's own rule and message).
+// Returns false with the message (INVALID_ARG) on failure; other backends
+// pass.
 bool ValidateForBackend(const ModelConfig& cfg, std::string* error);
 
 // TRITONSERVER_ServerModelConfig JSON (config_version 1), byte-compatible

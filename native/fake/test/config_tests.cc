@@ -600,7 +600,7 @@ const ProbeConfig kOtherProbeConfigs[] = {
      )pb"},
 };
 
-const char kBrokenConfig[] = R"pb(                                                                    name: "broken_config"
+const char kBrokenConfig[] = R"pb(                                                                                                                                        name: "broken_config"
 backend: "identity"
 max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }
@@ -1244,93 +1244,166 @@ TEST(ConfigValidateModelConfig) {
            std::string("ok"));
 }
 
-TEST(ConfigValidateForBackend) {
+TEST(ConfigValidateForBackendIdentity) {
+  auto check = [](const std::string& io) {
+    ModelConfig cfg;
+    std::string error;
+    if (!LoadText("m", "backend: \"identity\" max_batch_size: 8 " + io, &cfg,
+                  &error)) {
+      return error;
+    }
+    return std::string("ok");
+  };
+  auto tensor = [](const char* name, const char* type, const char* dims) {
+    return std::string("{ name: \"") + name + "\" data_type: " + type +
+           " dims: " + dims + " }";
+  };
+  auto io = [](const std::string& in, const std::string& out) {
+    return "input [ " + in + " ] output [ " + out + " ]";
+  };
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
+                    tensor("OUTPUT0", "TYPE_FP32", "[ -1 ]"))),
+           std::string("ok"));
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
+                    tensor("OUTPUT0", "TYPE_INT32", "[ -1 ]"))),
+           std::string("expected input and output datatype to match, got "
+                       "TYPE_FP32 and TYPE_INT32"));
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+                    tensor("OUTPUT0", "TYPE_FP32", "[ 2, 2 ]"))),
+           std::string("expected input and output shape to match, got [4] "
+                       "and [2,2]"));
+  // The reshape is what is compared when there is one.
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+                    "{ name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ 2, 2 ] "
+                    "reshape { shape: [ 4 ] } }")),
+           std::string("ok"));
+  // Pairs match by index, in any order.
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + "," +
+                        tensor("INPUT1", "TYPE_STRING", "[ -1 ]"),
+                    tensor("OUTPUT1", "TYPE_STRING", "[ -1 ]") + "," +
+                        tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]"))),
+           std::string("ok"));
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+                    tensor("OUTPUT1", "TYPE_FP32", "[ 4 ]"))),
+           std::string("expected input and output indices to match"));
+  CHECK_EQ(check(io(tensor("IN", "TYPE_FP32", "[ 4 ]"),
+                    tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]"))),
+           std::string("expected input name to follow INPUT<index> pattern, "
+                       "got 'IN'"));
+  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+                    tensor("OUT", "TYPE_FP32", "[ 4 ]"))),
+           std::string("expected output name to follow OUTPUT<index> "
+                       "pattern, got 'OUT'"));
+  CHECK_EQ(check("input [ " + tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + " ]"),
+           std::string("model configuration must have equal input/output "
+                       "pairs"));
+}
+
+TEST(ConfigValidateForBackendRepeat) {
+  struct Tensor {
+    const char* name;
+    const char* type;
+    const char* dims;
+  };
+  const Tensor good_in[] = {{"IN", "TYPE_INT32", "[ -1 ]"},
+                            {"DELAY", "TYPE_UINT32", "[ -1 ]"},
+                            {"WAIT", "TYPE_UINT32", "[ 1 ]"}};
+  const Tensor good_out[] = {{"OUT", "TYPE_INT32", "[ 1 ]"},
+                             {"IDX", "TYPE_UINT32", "[ 1 ]"}};
+  // Builds the config with tensor `bad` (0-2 inputs, 3-4 outputs) replaced.
+  auto check = [&](int bad, Tensor replacement,
+                   const std::string& extra =
+                       "model_transaction_policy { decoupled: true }") {
+    std::string text = "backend: \"repeat\" " + extra + " input [ ";
+    for (int i = 0; i < 5; ++i) {
+      if (i == 3) text += " ] output [ ";
+      const Tensor& t =
+          i == bad ? replacement : (i < 3 ? good_in[i] : good_out[i - 3]);
+      if (i != 0 && i != 3) text += ", ";
+      text += std::string("{ name: \"") + t.name + "\" data_type: " + t.type +
+              " dims: " + t.dims + " }";
+    }
+    text += " ]";
+    ModelConfig cfg;
+    std::string error;
+    if (!LoadText("r", text, &cfg, &error)) return error;
+    return std::string("ok");
+  };
+  CHECK_EQ(check(-1, {}), std::string("ok"));
+  // IN/DELAY of a fixed length is what the real backend accepts too.
+  CHECK_EQ(check(0, {"IN", "TYPE_INT32", "[ 3 ]"}),
+           std::string("expected IN and DELAY shape to match, got [3] and "
+                       "[-1]"));
+  CHECK_EQ(check(0, {"IN", "TYPE_INT32", "[ -1, 2 ]"}),
+           std::string("expected IN shape to have one dimension, got [-1,2]"));
+  CHECK_EQ(check(1, {"DELAYS", "TYPE_UINT32", "[ -1 ]"}),
+           std::string("expected second input tensor name to be DELAY, got "
+                       "DELAYS"));
+  CHECK_EQ(check(2, {"WAIT", "TYPE_UINT32", "[ 2 ]"}),
+           std::string("expected WAIT shape to be [1], got [2]"));
+  CHECK_EQ(check(2, {"WAIT", "TYPE_INT32", "[ 1 ]"}),
+           std::string("expected WAIT datatype to be UINT32, got TYPE_INT32"));
+  CHECK_EQ(check(3, {"OUT", "TYPE_FP32", "[ 1 ]"}),
+           std::string("expected OUT datatype to be INT32, got TYPE_FP32"));
+  CHECK_EQ(check(4, {"INDEX", "TYPE_UINT32", "[ 1 ]"}),
+           std::string("expected second output tensor name to be IDX, got "
+                       "INDEX"));
+  CHECK_EQ(check(4, {"IDX", "TYPE_UINT32", "[ -1 ]"}),
+           std::string("expected IDX shape to be [1], got [-1]"));
+  CHECK_EQ(check(-1, {}, ""),
+           std::string("repeat backend requires a decoupled model: set "
+                       "model_transaction_policy { decoupled: true } in the "
+                       "model configuration"));
+  CHECK_EQ(check(-1, {},
+                 "max_batch_size: 4 model_transaction_policy { decoupled: "
+                 "true }"),
+           std::string("repeat backend only supports models with "
+                       "max_batch_size == 0"));
+  ModelConfig cfg;
+  std::string error;
+  CHECK(!LoadText("r",
+                  "backend: \"repeat\" model_transaction_policy { decoupled: "
+                  "true } input [ { name: \"IN\" data_type: TYPE_INT32 dims: "
+                  "[ -1 ] } ]",
+                  &cfg, &error));
+  CHECK_EQ(error, std::string("expected 3 inputs, got 1"));
+}
+
+TEST(ConfigValidateForBackendSquare) {
   auto check = [](const std::string& text) {
     ModelConfig cfg;
     std::string error;
-    if (!LoadText("m", text, &cfg, &error)) return error;
+    if (!LoadText("s", "backend: \"square\" " + text, &cfg, &error)) {
+      return error;
+    }
     return std::string("ok");
   };
-  const std::string identity = "backend: \"identity\" max_batch_size: 8 ";
-  CHECK_EQ(check(kMinimalIdentity), std::string("ok"));
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 "
-                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 "
-                 "dims: [ -1 ] } ]"),
-           std::string("expected input 'INPUT0' and output 'OUTPUT0' "
-                       "datatypes to match, got TYPE_FP32 and TYPE_INT32"));
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
-                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 "
-                 "dims: [ 2, 2 ] } ]"),
-           std::string("expected input 'INPUT0' and output 'OUTPUT0' shapes "
-                       "to match, got [4] and [2,2]"));
-  // A reshape on both sides that agrees is fine.
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
-                 "] } ] output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 "
-                 "dims: [ 2, 2 ] reshape { shape: [ 4 ] } } ]"),
-           std::string("ok"));
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
-                 "] } ] output [ { name: \"OUTPUT1\" data_type: TYPE_FP32 "
-                 "dims: [ 4 ] } ]"),
-           std::string("expected an output 'OUTPUT0' for input 'INPUT0'"));
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"IN\" data_type: TYPE_FP32 dims: [ 4 ] } ] "
-                 "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ 4 "
-                 "] } ]"),
-           std::string("expected input name of the form 'INPUT<n>', got "
-                       "'IN'"));
-  CHECK_EQ(check(identity +
-                 "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ 4 "
-                 "] } ]"),
-           std::string("expected 1 outputs to match the 1 inputs, got 0 "
-                       "outputs"));
-
-  const std::string repeat_io =
-      "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] }, "
-      "{ name: \"DELAY\" data_type: TYPE_UINT32 dims: [ -1 ] }, "
-      "{ name: \"WAIT\" data_type: TYPE_UINT32 dims: [ 1 ] } ] "
-      "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] }, "
-      "{ name: \"IDX\" data_type: TYPE_UINT32 dims: [ 1 ] } ] ";
-  CHECK_EQ(check("backend: \"repeat\" " + repeat_io +
-                 "model_transaction_policy { decoupled: true }"),
-           std::string("ok"));
-  CHECK_EQ(check("backend: \"repeat\" " + repeat_io),
-           std::string("model configuration must configure the model to use "
-                       "decoupled transaction policy"));
-  std::string bad_wait = repeat_io;
-  bad_wait.replace(bad_wait.find("dims: [ 1 ] } ] output"), 11, "dims: [ 2 ]");
-  CHECK_EQ(check("backend: \"repeat\" " + bad_wait +
-                 "model_transaction_policy { decoupled: true }"),
-           std::string("input 'WAIT' must have shape [1], got [2]"));
-  std::string bad_idx = repeat_io;
-  const std::string idx_type = "\"IDX\" data_type: TYPE_UINT32";
-  bad_idx.replace(bad_idx.find(idx_type), idx_type.size(),
-                  "\"IDX\" data_type: TYPE_INT32");
-  CHECK_EQ(check("backend: \"repeat\" " + bad_idx +
-                 "model_transaction_policy { decoupled: true }"),
-           std::string("output 'IDX' must have datatype TYPE_UINT32, got "
-                       "TYPE_INT32"));
-
-  const std::string square_ok =
-      "backend: \"square\" model_transaction_policy { decoupled: true } "
+  const std::string decoupled = "model_transaction_policy { decoupled: true } ";
+  const std::string in =
       "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ] ";
-  CHECK_EQ(check(square_ok +
-                 "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] "
-                 "} ]"),
-           std::string("ok"));
-  CHECK_EQ(check(square_ok +
+  const std::string out =
+      "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] } ] ";
+  CHECK_EQ(check(decoupled + in + out), std::string("ok"));
+  CHECK_EQ(check(in + out),
+           std::string("square backend requires a decoupled model: set "
+                       "model_transaction_policy { decoupled: true } in the "
+                       "model configuration"));
+  CHECK_EQ(check(decoupled + in +
                  "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 1 ] "
                  "} ]"),
-           std::string("output 'OUT' must have datatype TYPE_INT32, got "
-                       "TYPE_FP32"));
-  CHECK_EQ(check(square_ok +
+           std::string("expected OUT datatype to be INT32, got TYPE_FP32"));
+  CHECK_EQ(check(decoupled + in +
                  "output [ { name: \"RESULT\" data_type: TYPE_INT32 dims: [ "
                  "1 ] } ]"),
-           std::string("model configuration must have an output named "
-                       "'OUT'"));
+           std::string("expected first output tensor name to be OUT, got "
+                       "RESULT"));
+  CHECK_EQ(check(decoupled +
+                 "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] "
+                 "} ] " +
+                 out),
+           std::string("expected IN shape to be [1], got [-1]"));
+  CHECK_EQ(check(decoupled + out), std::string("expected 1 input, got 0"));
+  CHECK_EQ(check(decoupled + in), std::string("expected 1 output, got 0"));
 }
 
 TEST(ConfigDataTypeNames) {
