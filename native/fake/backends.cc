@@ -1,0 +1,404 @@
+// The three test backends, as Triton's identity, repeat and square behave:
+//   identity: copies INPUTn to OUTPUTn; one FINAL response per request; the
+//             whole batch shares one execution (execute_delay_ms sleeps).
+//   repeat:   decoupled; the instance thread hands IN/DELAY to the
+//             instance's responder thread, waits WAIT ms and releases the
+//             request; the responder sends one response per IN element,
+//             then a NULL response with FINAL. Ignores cancellation.
+//   square:   decoupled; releases the request at once, the responder sends
+//             IN responses (stopping early when cancelled), then NULL FINAL.
+#include <cstring>
+#include <thread>
+
+#include "internal.h"
+
+namespace fake {
+namespace {
+
+TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
+                                            const ResponseTarget& t) {
+  auto* resp = new TRITONSERVER_InferenceResponse();
+  resp->model = model;
+  resp->id = t.id;
+  resp->allocator = t.allocator;
+  if (t.allocator->start_fn != nullptr) {
+    delete t.allocator->start_fn(t.allocator, t.alloc_userp);
+  }
+  return resp;
+}
+
+// Asks the caller's allocator for one output (always preferring CPU/0, as
+// the real backends do) and records it on the response, failed or not.
+TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
+                                   const ResponseTarget& t,
+                                   const TensorConfig* cfg,
+                                   std::vector<int64_t> shape, size_t bytes,
+                                   ResponseOutput** out) {
+  resp->outputs.emplace_back();
+  ResponseOutput& o = resp->outputs.back();
+  o.config = cfg;
+  o.shape = std::move(shape);
+  void* buffer = nullptr;
+  void* tag = nullptr;
+  TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
+  int64_t id = 0;
+  TRITONSERVER_ResponseAllocator* a = t.allocator;
+  TRITONSERVER_Error* err =
+      a->alloc_fn(a, cfg->name.c_str(), bytes, TRITONSERVER_MEMORY_CPU, 0,
+                  t.alloc_userp, &buffer, &tag, &type, &id);
+  if (err != nullptr) return err;
+  if (a->buffer_attributes_fn != nullptr) {
+    TRITONSERVER_BufferAttributes attrs;
+    attrs.memory_type = type;
+    attrs.memory_type_id = id;
+    attrs.byte_size = bytes;
+    // What the function writes is ignored: alloc's answer stands, as in
+    // Triton.
+    delete a->buffer_attributes_fn(a, cfg->name.c_str(), &attrs, t.alloc_userp,
+                                   tag);
+  }
+  o.buffer = buffer;
+  o.buffer_userp = tag;
+  o.byte_size = bytes;
+  o.memory_type = type;
+  o.memory_type_id = id;
+  if (buffer != nullptr) {
+    o.owned = true;
+    LiveAdd(kLiveOutputBuffer, 1);
+  } else if (bytes > 0) {
+    return Err(TRITONSERVER_ERROR_INTERNAL,
+               "response allocator returned a null buffer for output '" +
+                   cfg->name + "' of " + std::to_string(bytes) + " bytes");
+  }
+  *out = &o;
+  return nullptr;
+}
+
+// Reads a whole input into host memory (inputs may live on the GPU).
+std::string ReadInput(const RequestInput& in, std::vector<char>* out) {
+  out->resize(in.total);
+  size_t off = 0;
+  for (const auto& d : in.data) {
+    std::string e = CopyBuffer(out->data() + off, TRITONSERVER_MEMORY_CPU, 0,
+                               d.base, d.type, d.type_id, d.size, in.name);
+    if (!e.empty()) return e;
+    off += d.size;
+  }
+  return "";
+}
+
+void Sleep(uint64_t ns) {
+  if (ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+}
+
+void AddFail(Model* m, TRITONSERVER_InferenceRequest* r) {
+  std::lock_guard<std::mutex> lock(m->stats.mu);
+  m->stats.fail.Add(SteadyNs() - r->request_start_ns);
+  ++m->stats.fail_backend;
+}
+
+void AddExecution(Model* m, uint64_t batch, uint64_t input, uint64_t infer,
+                  uint64_t output) {
+  std::lock_guard<std::mutex> lock(m->stats.mu);
+  ++m->stats.execution_count;
+  BatchStat& b = m->stats.batch[batch];
+  b.input.Add(input);
+  b.infer.Add(infer);
+  b.output.Add(output);
+}
+
+void AddSuccess(Model* m, TRITONSERVER_InferenceRequest* r, uint64_t start,
+                uint64_t input, uint64_t infer, uint64_t output) {
+  std::lock_guard<std::mutex> lock(m->stats.mu);
+  ModelStats& s = m->stats;
+  s.success.Add(SteadyNs() - r->request_start_ns);
+  s.queue.Add(start - r->queue_start_ns);
+  s.compute_input.Add(input);
+  s.compute_infer.Add(infer);
+  s.compute_output.Add(output);
+  s.inference_count += r->batch_size;
+  s.last_inference_ms = WallMs();
+}
+
+void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
+                   uint64_t input_end, uint64_t output_start, uint64_t end) {
+  if (trace == nullptr) return;
+  trace->Report(TRITONSERVER_TRACE_COMPUTE_START, start);
+  trace->Report(TRITONSERVER_TRACE_COMPUTE_INPUT_END, input_end);
+  trace->Report(TRITONSERVER_TRACE_COMPUTE_OUTPUT_START, output_start);
+  trace->Report(TRITONSERVER_TRACE_COMPUTE_END, end);
+}
+
+void PushStream(Model* m, StreamJob* job, bool inline_mode, size_t instance) {
+  if (inline_mode || m->responders.empty()) {
+    RunStream(job);
+    delete job;
+    return;
+  }
+  Model::Responder* r = m->responders[instance % m->responders.size()].get();
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->jobs.emplace_back(job);
+  }
+  r->cv.notify_one();
+}
+
+}  // namespace
+
+void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
+                     uint32_t flags) {
+  t.response_fn(r, flags, t.response_userp);
+}
+
+void ReleaseRequest(TRITONSERVER_InferenceRequest* r) {
+  // The request may be deleted or resubmitted inside the callback: read
+  // everything first and never touch it afterwards.
+  auto fn = r->release_fn;
+  void* userp = r->release_userp;
+  r->in_flight.store(false);
+  fn(r, TRITONSERVER_REQUEST_RELEASE_ALL, userp);
+}
+
+void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
+                 TRITONSERVER_Error* err, bool call_start) {
+  TRITONSERVER_InferenceResponse* resp;
+  if (call_start) {
+    resp = NewResponse(r->model, r->target);
+  } else {
+    resp = new TRITONSERVER_InferenceResponse();
+    resp->model = r->model;
+    resp->id = r->id;
+    resp->allocator = r->target.allocator;
+  }
+  (void)m;
+  resp->error = err;
+  if (r->trace != nullptr) {
+    r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
+    resp->trace = r->trace;
+  }
+  DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+  ReleaseRequest(r);
+}
+
+void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
+                     bool inline_mode) {
+  (void)inline_mode;
+  const uint64_t start = SteadyNs();
+  const size_t n = b.size();
+  TRITONSERVER_InferenceResponse* small[8];
+  std::vector<TRITONSERVER_InferenceResponse*> big;
+  TRITONSERVER_InferenceResponse** resps = small;
+  if (n > 8) {
+    big.resize(n);
+    resps = big.data();
+  }
+  uint64_t batch = 0, in_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
+    resps[i] = NewResponse(b[i]->model, b[i]->target);
+    batch += b[i]->batch_size;
+    for (const auto& in : b[i]->inputs) in_bytes += in.total;
+  }
+  const uint64_t input_end = SteadyNs();
+  Sleep(m->execute_delay_ms * 1000000ull);
+  const uint64_t output_start = SteadyNs();
+  for (size_t i = 0; i < n; ++i) {
+    TRITONSERVER_InferenceRequest* r = b[i];
+    TRITONSERVER_InferenceResponse* resp = resps[i];
+    for (const TensorConfig* oc : r->outputs_to_send) {
+      std::string in_name = "INPUT" + oc->name.substr(6);
+      const RequestInput* in = r->FindInput(in_name.c_str());
+      if (in == nullptr) {
+        resp->error = Err(TRITONSERVER_ERROR_INTERNAL,
+                          "identity: no input '" + in_name + "' for output '" +
+                              oc->name + "'");
+        break;
+      }
+      ResponseOutput* o = nullptr;
+      TRITONSERVER_Error* err =
+          AllocateOutput(resp, r->target, oc, in->shape, in->total, &o);
+      if (err != nullptr) {
+        resp->error = err;
+        break;
+      }
+      size_t off = 0;
+      for (const auto& d : in->data) {
+        std::string e = CopyBuffer(static_cast<char*>(o->buffer) + off,
+                                   o->memory_type, o->memory_type_id, d.base,
+                                   d.type, d.type_id, d.size, in->name);
+        if (!e.empty()) {
+          resp->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
+          break;
+        }
+        off += d.size;
+      }
+      if (resp->error != nullptr) break;
+    }
+    resp->identity_params = resp->error == nullptr;
+  }
+  const uint64_t end = SteadyNs();
+  {
+    std::lock_guard<std::mutex> lock(m->stats.mu);
+    m->stats.input_bytes += in_bytes;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    TRITONSERVER_InferenceRequest* r = b[i];
+    TRITONSERVER_InferenceResponse* resp = resps[i];
+    if (r->trace != nullptr) {
+      ReportCompute(r->trace, start, input_end, output_start, end);
+      r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
+      resp->trace = r->trace;  // released when the response is deleted
+    }
+    if (resp->error == nullptr) {
+      AddSuccess(m, r, start, input_end - start, output_start - input_end,
+                 end - output_start);
+    } else {
+      AddFail(m, r);
+    }
+    DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+  }
+  for (size_t i = 0; i < n; ++i) ReleaseRequest(b[i]);
+  AddExecution(m, batch, input_end - start, output_start - input_end,
+               end - output_start);
+}
+
+void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
+                   size_t instance) {
+  const uint64_t start = SteadyNs();
+  m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
+  std::vector<char> in_raw, delay_raw, wait_raw;
+  RequestInput* in = r->FindInput("IN");
+  RequestInput* delay = r->FindInput("DELAY");
+  RequestInput* wait = r->FindInput("WAIT");
+  std::string e = ReadInput(*in, &in_raw);
+  if (e.empty()) e = ReadInput(*delay, &delay_raw);
+  if (e.empty()) e = ReadInput(*wait, &wait_raw);
+  if (e.empty() && in->shape != delay->shape) {
+    AddFail(m, r);
+    FailRequest(
+        m, r,
+        ErrArg("expected IN and DELAY shape to match, got " +
+               ShapeString(in->shape) + " and " + ShapeString(delay->shape)),
+        true);
+    AddExecution(m, 1, 0, 0, 0);
+    return;
+  }
+  if (!e.empty()) {
+    AddFail(m, r);
+    FailRequest(m, r, Err(TRITONSERVER_ERROR_INTERNAL, e), true);
+    AddExecution(m, 1, 0, 0, 0);
+    return;
+  }
+  auto* job = new StreamJob();
+  job->model = r->model;
+  job->target = r->target;
+  job->cancelled = r->cancelled;
+  job->outputs = r->outputs_to_send;
+  job->in.resize(in_raw.size() / 4);
+  std::memcpy(job->in.data(), in_raw.data(), job->in.size() * 4);
+  job->delay.resize(delay_raw.size() / 4);
+  std::memcpy(job->delay.data(), delay_raw.data(), job->delay.size() * 4);
+  uint32_t wait_ms = 0;
+  if (wait_raw.size() >= 4) std::memcpy(&wait_ms, wait_raw.data(), 4);
+  m->AddRef();
+  const uint64_t input_end = SteadyNs();
+  PushStream(m, job, inline_mode, instance);
+  Sleep(wait_ms * 1000000ull);
+  const uint64_t end = SteadyNs();
+  if (r->trace != nullptr) {
+    ReportCompute(r->trace, start, input_end, end, end);
+    r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
+    r->trace->Release();
+  }
+  AddSuccess(m, r, start, 0, end - input_end, 0);
+  ReleaseRequest(r);
+  AddExecution(m, 1, 0, end - input_end, 0);
+}
+
+void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
+                   size_t instance) {
+  m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
+  std::vector<char> raw;
+  std::string e = ReadInput(*r->FindInput("IN"), &raw);
+  int32_t count = 0;
+  if (e.empty() && raw.size() >= 4) std::memcpy(&count, raw.data(), 4);
+  if (!e.empty() || count < 0) {
+    FailRequest(m, r,
+                e.empty() ? ErrArg("square: IN must not be negative, got " +
+                                   std::to_string(count))
+                          : Err(TRITONSERVER_ERROR_INTERNAL, e),
+                true);
+    return;
+  }
+  auto* job = new StreamJob();
+  job->model = r->model;
+  job->target = r->target;
+  job->cancelled = r->cancelled;
+  job->outputs = r->outputs_to_send;
+  job->square_n = count;
+  m->AddRef();
+  if (r->trace != nullptr) {
+    r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
+    r->trace->Release();
+  }
+  ReleaseRequest(r);  // square lets go of the request before answering
+  PushStream(m, job, inline_mode, instance);
+}
+
+void RunStream(StreamJob* job) {
+  Model* m = job->model.get();
+  const ResponseTarget& t = job->target;
+  const bool repeat = m->backend == BackendKind::kRepeat;
+  const size_t n = repeat ? job->in.size() : static_cast<size_t>(job->square_n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t t0 = SteadyNs();
+    if (!repeat && job->cancelled->load()) {
+      std::lock_guard<std::mutex> lock(m->stats.mu);
+      m->stats.response[i].cancel.Add(SteadyNs() - t0);
+      break;
+    }
+    Sleep(repeat ? (i < job->delay.size() ? job->delay[i] : 0) * 1000000ull
+                 : m->square_delay_ns);
+    const uint64_t t1 = SteadyNs();
+    TRITONSERVER_InferenceResponse* resp = NewResponse(job->model, t);
+    for (const TensorConfig* oc : job->outputs) {
+      int32_t value = 0;
+      if (oc->name == "OUT") {
+        value = repeat ? job->in[i] : job->square_n;
+      } else {
+        value = static_cast<int32_t>(i);  // IDX
+      }
+      ResponseOutput* o = nullptr;
+      TRITONSERVER_Error* err = AllocateOutput(resp, t, oc, {1}, 4, &o);
+      if (err == nullptr) {
+        std::string ce =
+            CopyBuffer(o->buffer, o->memory_type, o->memory_type_id, &value,
+                       TRITONSERVER_MEMORY_CPU, 0, 4, oc->name);
+        if (!ce.empty()) err = Err(TRITONSERVER_ERROR_INTERNAL, ce);
+      }
+      if (err != nullptr) {
+        resp->error = err;
+        break;
+      }
+    }
+    const bool failed = resp->error != nullptr;
+    DeliverResponse(t, resp, 0);
+    const uint64_t t2 = SteadyNs();
+    if (!repeat) {
+      std::lock_guard<std::mutex> lock(m->stats.mu);
+      ResponseStat& s = m->stats.response[i];
+      if (failed) {
+        s.fail.Add(t2 - t0);
+      } else {
+        s.compute_infer.Add(t1 - t0);
+        s.compute_output.Add(t2 - t1);
+        s.success.Add(t2 - t0);
+      }
+    }
+    if (failed) break;
+  }
+  DeliverResponse(t, nullptr, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+  m->Release();
+}
+
+}  // namespace fake

@@ -1,0 +1,482 @@
+// The fake engine's internal objects. The opaque TRITONSERVER_* handles of
+// the C API are defined here as plain C++ structs; everything behind the C
+// API lives in namespace fake.
+//
+// Lifetimes in one place:
+//   * ServerCore is shared: the TRITONSERVER_Server handle, every Model and
+//     the reaper hold it, so a request that outlives ServerDelete still has a
+//     valid core to report to.
+//   * Model (one loaded version) is shared by its version slot, by every
+//     request object created for it, by every response, and by stream jobs
+//     of decoupled backends. Its execution threads are joined by the reaper
+//     once the model is unloading and no request object or job refers to it.
+#ifndef TRITON_NODE_FAKE_INTERNAL_H_
+#define TRITON_NODE_FAKE_INTERNAL_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../include/triton_capi.h"
+#include "model_config.h"
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace fake {
+
+// ---- leak accounting (order is TRITONFAKE_LiveObjects' order) -------------
+enum LiveKind {
+  kLiveRequest = 0,
+  kLiveResponse,
+  kLiveError,
+  kLiveMessage,
+  kLiveAllocator,
+  kLiveOutputBuffer,
+  kLiveMetrics,
+  kLiveParameter,
+  kLiveTrace,
+  kLiveServer,
+  kLiveKindCount
+};
+void LiveAdd(LiveKind kind, int64_t delta);
+
+template <LiveKind K>
+struct Counted {
+  Counted() { LiveAdd(K, 1); }
+  Counted(const Counted&) { LiveAdd(K, 1); }
+  Counted& operator=(const Counted&) = default;
+  ~Counted() { LiveAdd(K, -1); }
+};
+
+inline uint64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline uint64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* CodeString(TRITONSERVER_Error_Code code);
+const char* DataTypeName(TRITONSERVER_DataType dt);
+uint32_t DataTypeSize(TRITONSERVER_DataType dt);
+std::string ShapeString(const int64_t* shape, size_t n);
+inline std::string ShapeString(const std::vector<int64_t>& s) {
+  return ShapeString(s.data(), s.size());
+}
+
+// Logging honouring the server's log options (stderr or the log file).
+void LogInfo(const std::string& line);
+void LogError(const std::string& line);
+void SetLogOptions(const TRITONSERVER_ServerOptions& options);
+
+struct ServerCore;
+struct Model;
+
+}  // namespace fake
+
+// ---- C API handles ----------------------------------------------------------
+
+struct TRITONSERVER_Error : fake::Counted<fake::kLiveError> {
+  TRITONSERVER_Error_Code code;
+  std::string msg;
+  TRITONSERVER_Error(TRITONSERVER_Error_Code c, std::string m)
+      : code(c), msg(std::move(m)) {}
+};
+
+namespace fake {
+inline TRITONSERVER_Error* Err(TRITONSERVER_Error_Code c, std::string m) {
+  return new TRITONSERVER_Error(c, std::move(m));
+}
+inline TRITONSERVER_Error* ErrArg(std::string m) {
+  return Err(TRITONSERVER_ERROR_INVALID_ARG, std::move(m));
+}
+}  // namespace fake
+
+#define FAKE_REQUIRE(ptr, what)                                     \
+  do {                                                              \
+    if ((ptr) == nullptr) {                                         \
+      return fake::ErrArg(std::string(what) + " must not be null"); \
+    }                                                               \
+  } while (0)
+
+struct TRITONSERVER_Message : fake::Counted<fake::kLiveMessage> {
+  std::string json;
+};
+
+struct TRITONSERVER_Metrics : fake::Counted<fake::kLiveMetrics> {
+  std::string text;
+};
+
+struct TRITONSERVER_Parameter : fake::Counted<fake::kLiveParameter> {
+  std::string name;
+  TRITONSERVER_ParameterType type = TRITONSERVER_PARAMETER_STRING;
+  std::string str;  // STRING value or BYTES content
+  int64_t i = 0;
+  bool b = false;
+  double d = 0;
+  // Where ParameterValue-style getters point (value of the right type).
+  const void* ValuePtr() const {
+    switch (type) {
+      case TRITONSERVER_PARAMETER_STRING:
+        return str.c_str();
+      case TRITONSERVER_PARAMETER_INT:
+        return &i;
+      case TRITONSERVER_PARAMETER_BOOL:
+        return &b;
+      case TRITONSERVER_PARAMETER_DOUBLE:
+        return &d;
+      default:
+        return str.data();
+    }
+  }
+};
+
+struct TRITONSERVER_BufferAttributes {
+  TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
+  int64_t memory_type_id = 0;
+  size_t byte_size = 0;
+  void* cuda_ipc_handle = nullptr;
+};
+
+struct TRITONSERVER_ResponseAllocator : fake::Counted<fake::kLiveAllocator> {
+  TRITONSERVER_ResponseAllocatorAllocFn_t alloc_fn = nullptr;
+  TRITONSERVER_ResponseAllocatorReleaseFn_t release_fn = nullptr;
+  TRITONSERVER_ResponseAllocatorStartFn_t start_fn = nullptr;
+  TRITONSERVER_ResponseAllocatorQueryFn_t query_fn = nullptr;
+  TRITONSERVER_ResponseAllocatorBufferAttributesFn_t buffer_attributes_fn =
+      nullptr;
+};
+
+struct TRITONSERVER_InferenceTrace : fake::Counted<fake::kLiveTrace> {
+  uint64_t id = 0;
+  uint64_t parent_id = 0;
+  TRITONSERVER_InferenceTraceLevel level = TRITONSERVER_TRACE_LEVEL_DISABLED;
+  TRITONSERVER_InferenceTraceActivityFn_t activity_fn = nullptr;
+  TRITONSERVER_InferenceTraceReleaseFn_t release_fn = nullptr;
+  void* userp = nullptr;
+  void Report(TRITONSERVER_InferenceTraceActivity a, uint64_t ns) {
+    if (activity_fn != nullptr &&
+        (level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) != 0) {
+      activity_fn(this, a, ns, userp);
+    }
+  }
+  void Release() {
+    if (release_fn != nullptr) release_fn(this, userp);
+  }
+};
+
+namespace fake {
+
+struct InputData {
+  const void* base;
+  size_t size;
+  TRITONSERVER_MemoryType type;
+  int64_t type_id;
+};
+
+struct RequestInput {
+  std::string name;
+  TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
+  std::vector<int64_t> shape;
+  bool raw = false;
+  std::vector<InputData> data;
+  size_t total = 0;
+};
+
+// What a response needs to reach the caller, copied out of the request so
+// decoupled backends can keep answering after the request was released.
+struct ResponseTarget {
+  TRITONSERVER_ResponseAllocator* allocator = nullptr;
+  void* alloc_userp = nullptr;
+  TRITONSERVER_InferenceResponseCompleteFn_t response_fn = nullptr;
+  void* response_userp = nullptr;
+  std::string id;
+};
+
+}  // namespace fake
+
+struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest> {
+  std::shared_ptr<fake::Model> model;
+  std::string id;
+  uint32_t flags = 0;
+  bool corr_is_string = false;
+  uint64_t corr_id = 0;
+  std::string corr_str;
+  uint64_t priority = 0;
+  uint64_t timeout_us = 0;
+  std::vector<fake::RequestInput> inputs;  // in AddInput order
+  std::vector<std::string> requested_outputs;
+  std::vector<std::unique_ptr<TRITONSERVER_Parameter>> parameters;
+  TRITONSERVER_InferenceRequestReleaseFn_t release_fn = nullptr;
+  void* release_userp = nullptr;
+  bool has_response_callback = false;
+  fake::ResponseTarget target;
+  // Set between ServerInferAsync and RELEASE_ALL; shared with stream jobs so
+  // a cancel after the release still reaches a running decoupled backend.
+  std::shared_ptr<std::atomic<bool>> cancelled =
+      std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> in_flight{false};
+  // Filled at submission.
+  TRITONSERVER_InferenceTrace* trace = nullptr;
+  uint64_t request_start_ns = 0;
+  uint64_t queue_start_ns = 0;
+  uint64_t batch_size = 1;   // batch elements (1 for non-batching models)
+  uint64_t deadline_ns = 0;  // 0 = none (queue policy timeout)
+  std::vector<const fake::TensorConfig*> outputs_to_send;
+
+  fake::RequestInput* FindInput(const char* n) {
+    for (auto& in : inputs) {
+      if (in.name == n) return &in;
+    }
+    return nullptr;
+  }
+  std::string Prefix() const {
+    return "[request id: " + (id.empty() ? std::string("<id_unknown>") : id) +
+           "] ";
+  }
+};
+
+namespace fake {
+struct ResponseOutput {
+  const TensorConfig* config = nullptr;  // name and datatype
+  std::vector<int64_t> shape;
+  void* buffer = nullptr;
+  void* buffer_userp = nullptr;
+  size_t byte_size = 0;
+  TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
+  int64_t memory_type_id = 0;
+  bool owned = false;  // release_fn is owed for this buffer
+};
+}  // namespace fake
+
+struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse> {
+  std::shared_ptr<fake::Model> model;
+  std::string id;
+  TRITONSERVER_Error* error = nullptr;  // owned by the response
+  std::vector<fake::ResponseOutput> outputs;
+  bool identity_params = false;  // param0..param3 as the identity backend
+  TRITONSERVER_ResponseAllocator* allocator = nullptr;
+  // The trace of a one-to-one request is released when its response goes.
+  TRITONSERVER_InferenceTrace* trace = nullptr;
+  ~TRITONSERVER_InferenceResponse();
+};
+
+struct TRITONSERVER_MetricFamily;
+struct TRITONSERVER_Metric;
+struct TRITONSERVER_MetricArgs {
+  bool histogram = false;
+  std::vector<double> buckets;
+};
+
+struct TRITONSERVER_ServerOptions {
+  std::string server_id = "triton";
+  std::vector<std::string> repo_paths;
+  TRITONSERVER_ModelControlMode mode = TRITONSERVER_MODEL_CONTROL_NONE;
+  std::vector<std::string> startup_models;
+  bool strict_config = true;
+  bool exit_on_error = true;
+  bool strict_readiness = true;
+  unsigned exit_timeout_s = 30;
+  std::string backend_dir;
+  std::string model_config_name;
+  std::string log_file;
+  bool log_info = true, log_warn = true, log_error = true;
+  int log_verbose = 0;
+  bool metrics = true;
+  uint64_t pinned_pool = 268435456;
+};
+
+namespace fake {
+
+// ---- statistics (statistics.cc) -------------------------------------------
+struct Duration {
+  uint64_t count = 0, ns = 0;
+  void Add(uint64_t d) {
+    ++count;
+    ns += d;
+  }
+};
+struct BatchStat {
+  Duration input, infer, output;
+};
+struct ResponseStat {
+  Duration compute_infer, compute_output, success, fail, empty_response, cancel;
+};
+struct ModelStats {
+  std::mutex mu;
+  uint64_t last_inference_ms = 0;
+  uint64_t inference_count = 0;
+  uint64_t execution_count = 0;
+  Duration success, fail, queue, compute_input, compute_infer, compute_output;
+  std::map<uint64_t, BatchStat> batch;
+  std::map<uint64_t, ResponseStat> response;
+  // Prometheus-only.
+  uint64_t fail_backend = 0, fail_rejected = 0, fail_canceled = 0,
+           fail_other = 0;
+  uint64_t input_bytes = 0;
+  std::atomic<int64_t> pending{0};
+};
+std::string StatsEntryJson(const std::string& name, int64_t version,
+                           ModelStats* stats);
+
+// ---- models and scheduling (scheduler.cc, backends.cc) ---------------------
+enum class BackendKind { kIdentity, kRepeat, kSquare };
+
+struct StreamJob;
+
+struct Model {
+  std::shared_ptr<ServerCore> core;
+  std::weak_ptr<Model> self;
+  std::string name;
+  int64_t version = 0;
+  ModelConfig config;
+  BackendKind backend = BackendKind::kIdentity;
+  uint64_t execute_delay_ms = 0;  // identity
+  uint64_t square_delay_ns = 0;   // square CUSTOM_INFER_DELAY_NS
+  double load_seconds = 0;
+  ModelStats stats;
+
+  // References that keep the version UNLOADING: request objects and
+  // decoupled stream jobs.
+  std::atomic<int64_t> refs{0};
+  std::atomic<bool> unloading{false};
+  std::atomic<bool> finalize_queued{false};
+
+  // Scheduler queue (instance threads wait on cv).
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<TRITONSERVER_InferenceRequest*> queue;
+  bool stop_threads = false;
+  std::vector<std::thread> threads;
+  // Decoupled backends answer from one response thread per instance.
+  struct Responder {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::unique_ptr<StreamJob>> jobs;
+    bool stop = false;
+    std::thread thread;
+  };
+  std::vector<std::unique_ptr<Responder>> responders;
+  std::atomic<uint32_t> next_responder{0};
+  int busy_instances = 0;  // guarded by mu
+
+  ~Model();
+  void Start();        // spawns instance (and responder) threads
+  void JoinThreads();  // called by the reaper only
+  TRITONSERVER_Error* Enqueue(TRITONSERVER_InferenceRequest* r);
+  void ExecuteInline(TRITONSERVER_InferenceRequest* r);
+  void AddRef() { refs.fetch_add(1, std::memory_order_relaxed); }
+  void Release();  // may queue finalization
+  bool queue_policy_active() const {
+    const auto& qp = config.dynamic_batching.default_queue_policy;
+    return config.dynamic_batching.present && qp.present &&
+           (qp.default_timeout_microseconds > 0 || qp.allow_timeout_override);
+  }
+
+  void InstanceLoop(size_t instance);
+  void ResponderLoop(Responder* r);
+  void Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
+               size_t instance, bool inline_mode);
+};
+
+// A decoupled stream handed from the execute thread to the responder.
+struct StreamJob {
+  std::shared_ptr<Model> model;
+  ResponseTarget target;
+  std::shared_ptr<std::atomic<bool>> cancelled;
+  std::vector<int32_t> in;
+  std::vector<uint32_t> delay;
+  int32_t square_n = 0;
+  std::vector<const TensorConfig*> outputs;  // requested, config order
+};
+void RunStream(StreamJob* job);
+
+// Backend pieces (backends.cc).
+void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
+                     bool inline_mode);
+void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
+                   size_t instance);
+void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
+                   size_t instance);
+// Completes a request with one error response (FINAL) and its release.
+void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
+                 TRITONSERVER_Error* err, bool call_start);
+void ReleaseRequest(TRITONSERVER_InferenceRequest* r);
+void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
+                     uint32_t flags);
+
+// ---- CUDA (cuda_loader.cc)
+// --------------------------------------------------- Copies between any two
+// memory types; returns an error message on failure
+// ("" on success). `what` names the tensor in the message.
+std::string CopyBuffer(void* dst, TRITONSERVER_MemoryType dst_type,
+                       int64_t dst_id, const void* src,
+                       TRITONSERVER_MemoryType src_type, int64_t src_id,
+                       size_t bytes, const std::string& what);
+
+// ---- server (server.cc, model_repository.cc)
+// ---------------------------------
+enum class VersionState { kReady, kUnloading, kUnavailable };
+
+struct VersionSlot {
+  VersionState state = VersionState::kUnavailable;
+  std::string reason;
+  std::shared_ptr<Model> model;
+};
+
+struct ModelEntry {
+  std::string dir;                    // model directory in a repository
+  std::vector<int64_t> version_dirs;  // as found at the last load attempt
+  std::map<int64_t, VersionSlot> versions;
+  std::string config_json;  // of the loaded config, to detect reloads
+};
+
+struct ServerCore {
+  std::weak_ptr<ServerCore> self;
+  TRITONSERVER_ServerOptions options;
+  std::mutex mu;  // guards models, stopping
+  std::condition_variable cv;
+  std::map<std::string, ModelEntry> models;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> sync_callbacks{false};
+  std::mutex load_mu;  // serializes loads and unloads
+  uint64_t created_ns = 0;
+
+  // Model lookup for a request or a metadata query: NOT_FOUND in Triton's
+  // words when no READY version matches.
+  TRITONSERVER_Error* FindReady(const std::string& name, int64_t version,
+                                std::shared_ptr<Model>* out);
+  TRITONSERVER_Error* Load(const std::string& name,
+                           const std::string* override_json);
+  TRITONSERVER_Error* Unload(const std::string& name);
+  void UnloadAll();
+  std::string IndexJson(bool ready_only);
+  void Finalized(Model* m);  // reaper: the model's threads are gone
+  bool AllIdle();            // no model still referenced
+};
+
+void ScanRepository(ServerCore* core);
+void QueueFinalize(std::shared_ptr<Model> m);
+std::string PrometheusText(ServerCore* core);
+std::string CustomMetricsText();
+
+extern std::atomic<bool> g_sync_callbacks;
+
+}  // namespace fake
+
+struct TRITONSERVER_Server : fake::Counted<fake::kLiveServer> {
+  std::shared_ptr<fake::ServerCore> core;
+};
+
+#endif  // TRITON_NODE_FAKE_INTERNAL_H_

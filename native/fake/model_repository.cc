@@ -1,0 +1,556 @@
+// The model repository: scanning the folders, loading and unloading model
+// versions, the model index, and the per-model queries (readiness,
+// properties, metadata, config).
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "internal.h"
+
+namespace fake {
+namespace {
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> SubDirs(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.empty() || n[0] == '.') continue;
+    if (IsDir(dir + "/" + n)) out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+std::vector<int64_t> VersionDirs(const std::string& dir) {
+  std::vector<int64_t> v;
+  for (const auto& n : SubDirs(dir)) {
+    if (n.size() > 18) continue;
+    bool digits = std::all_of(n.begin(), n.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (digits) v.push_back(std::stoll(n));
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TRITONSERVER_Error* PollFailure(const std::string& name,
+                                const std::string& why) {
+  LogError("Poll failed for model directory '" + name + "': " + why);
+  return Err(
+      TRITONSERVER_ERROR_INTERNAL,
+      "failed to load '" + name + "', failed to poll from model repository");
+}
+
+const char* StateName(VersionState s) {
+  switch (s) {
+    case VersionState::kReady:
+      return "READY";
+    case VersionState::kUnloading:
+      return "UNLOADING";
+    default:
+      return "UNAVAILABLE";
+  }
+}
+
+// Marks every live version of `entry` UNLOADING; models with no request
+// objects left are finalized by the reaper right away. Caller holds core->mu.
+void UnloadEntry(ModelEntry* entry) {
+  for (auto& kv : entry->versions) {
+    VersionSlot& slot = kv.second;
+    if (slot.model == nullptr || slot.state != VersionState::kReady) continue;
+    slot.state = VersionState::kUnloading;
+    slot.model->unloading.store(true);
+    if (slot.model->refs.load() == 0) QueueFinalize(slot.model);
+  }
+}
+
+}  // namespace
+
+void ScanRepository(ServerCore* core) {
+  std::lock_guard<std::mutex> lock(core->mu);
+  for (const auto& repo : core->options.repo_paths) {
+    for (const auto& name : SubDirs(repo)) {
+      auto& entry = core->models[name];
+      if (entry.dir.empty()) entry.dir = repo + "/" + name;
+    }
+  }
+}
+
+TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
+                                          int64_t version,
+                                          std::shared_ptr<Model>* out) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = models.find(name);
+  if (it == models.end() || it->second.versions.empty()) {
+    return Err(TRITONSERVER_ERROR_NOT_FOUND,
+               "Request for unknown model: '" + name + "' is not found");
+  }
+  auto& versions = it->second.versions;
+  if (version == -1) {
+    for (auto vit = versions.rbegin(); vit != versions.rend(); ++vit) {
+      if (vit->second.state == VersionState::kReady) {
+        *out = vit->second.model;
+        return nullptr;
+      }
+    }
+    return Err(
+        TRITONSERVER_ERROR_NOT_FOUND,
+        "Request for unknown model: '" + name + "' has no available versions");
+  }
+  auto vit = versions.find(version);
+  if (vit == versions.end() || vit->second.state != VersionState::kReady) {
+    return Err(TRITONSERVER_ERROR_NOT_FOUND,
+               "Request for unknown model: '" + name + "' version " +
+                   std::to_string(version) + " is not found");
+  }
+  *out = vit->second.model;
+  return nullptr;
+}
+
+TRITONSERVER_Error* ServerCore::Load(const std::string& name,
+                                     const std::string* override_json) {
+  std::lock_guard<std::mutex> load_lock(load_mu);
+  if (stopping) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
+  }
+  // Find the model's folder (a folder may have appeared since the scan).
+  std::string dir;
+  for (const auto& repo : options.repo_paths) {
+    if (IsDir(repo + "/" + name)) {
+      dir = repo + "/" + name;
+      break;
+    }
+  }
+  if (name.empty() || name.find('/') != std::string::npos || dir.empty()) {
+    LogError("failed to poll model '" + name +
+             "': model not found in any model repository.");
+    return Err(
+        TRITONSERVER_ERROR_INTERNAL,
+        "failed to load '" + name + "', failed to poll from model repository");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    models[name].dir = dir;
+  }
+
+  ModelConfig cfg;
+  std::string error;
+  if (override_json != nullptr) {
+    if (!ParseModelConfigJson(*override_json, &cfg, &error)) {
+      return PollFailure(name, "Invalid config override: " + error);
+    }
+  } else {
+    std::string path = dir + "/config.pbtxt";
+    if (!options.model_config_name.empty()) {
+      std::string alt =
+          dir + "/configs/" + options.model_config_name + ".pbtxt";
+      std::ifstream probe(alt);
+      if (probe) path = alt;
+    }
+    std::string text;
+    if (!ReadFile(path, &text)) {
+      return PollFailure(
+          name, "Invalid model name: Could not determine backend for model '" +
+                    name + "' with no backend in model configuration.");
+    }
+    if (!ParseModelConfigText(text, &cfg, &error)) {
+      return PollFailure(
+          name, "failed to read text proto from " + path + ": " + error);
+    }
+  }
+  FillModelConfigDefaults(name, &cfg);
+  if (cfg.backend.empty() && cfg.platform.empty()) {
+    return PollFailure(
+        name, "Invalid model name: Could not determine backend for model '" +
+                  name +
+                  "' with no backend in model configuration. Expected model "
+                  "name of the form 'model.<backend_name>'.");
+  }
+
+  // Versions under the policy.
+  std::vector<int64_t> dirs = VersionDirs(dir);
+  std::vector<int64_t> chosen;
+  const auto& pol = cfg.version_policy;
+  if (pol.kind == VersionPolicyConfig::Kind::kAll) {
+    chosen = dirs;
+  } else if (pol.kind == VersionPolicyConfig::Kind::kSpecific) {
+    for (int64_t v : pol.versions) {
+      if (std::find(dirs.begin(), dirs.end(), v) != dirs.end()) {
+        chosen.push_back(v);
+      }
+    }
+    std::sort(chosen.begin(), chosen.end());
+  } else {
+    size_t n = std::max<uint32_t>(pol.num_versions, 1);
+    size_t start = dirs.size() > n ? dirs.size() - n : 0;
+    chosen.assign(dirs.begin() + start, dirs.end());
+  }
+  if (chosen.empty()) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = models.find(name);
+    if (it != models.end()) {
+      UnloadEntry(&it->second);
+      bool any_live = false;
+      for (auto& kv : it->second.versions)
+        any_live |= kv.second.model != nullptr;
+      if (!any_live) models.erase(it);  // Triton drops it from the index
+    }
+    return ErrArg("load failed for model '" + name +
+                  "': at least one version must be available under the "
+                  "version policy of model '" +
+                  name + "'\n");
+  }
+
+  // Can a backend be created for it?
+  TRITONSERVER_Error_Code fail_code = TRITONSERVER_ERROR_INVALID_ARG;
+  std::string fail;
+  BackendKind kind = BackendKind::kIdentity;
+  if (cfg.platform == "ensemble" || cfg.has_ensemble_scheduling) {
+    fail_code = TRITONSERVER_ERROR_UNSUPPORTED;
+    fail = "ensemble models are not supported by the fake engine";
+  } else if (cfg.has_sequence_batching) {
+    fail_code = TRITONSERVER_ERROR_UNSUPPORTED;
+    fail = "sequence batching is not supported by the fake engine";
+  } else if ((cfg.backend != "identity" && cfg.backend != "repeat" &&
+              cfg.backend != "square") ||
+             (!options.backend_dir.empty() && !IsDir(options.backend_dir))) {
+    fail = "unable to find backend library for backend '" + cfg.backend +
+           "', try specifying runtime on the model configuration.";
+  } else if (!ValidateForBackend(cfg, &error)) {
+    fail = error;
+  }
+  if (cfg.backend == "repeat") kind = BackendKind::kRepeat;
+  if (cfg.backend == "square") kind = BackendKind::kSquare;
+
+  std::string new_json = ModelConfigToJson(cfg);
+  std::lock_guard<std::mutex> lock(mu);
+  ModelEntry& entry = models[name];
+  entry.dir = dir;
+  entry.version_dirs = dirs;
+
+  // Reloading the same config with the same versions changes nothing.
+  if (fail.empty() && entry.config_json == new_json) {
+    bool same = true;
+    for (int64_t v : chosen) {
+      auto it = entry.versions.find(v);
+      same &= it != entry.versions.end() &&
+              it->second.state == VersionState::kReady;
+    }
+    size_t ready = 0;
+    for (auto& kv : entry.versions) {
+      ready += kv.second.state == VersionState::kReady ? 1 : 0;
+    }
+    if (same && ready == chosen.size()) return nullptr;
+  }
+  UnloadEntry(&entry);
+
+  if (!fail.empty()) {
+    std::string msg = "load failed for model '" + name + "': ";
+    for (int64_t v : chosen) {
+      VersionSlot& slot = entry.versions[v];
+      if (slot.model == nullptr) slot.state = VersionState::kUnavailable;
+      slot.reason = std::string(CodeString(fail_code)) + ": " + fail;
+      msg += "version " + std::to_string(v) +
+             " is at UNAVAILABLE state: " + slot.reason + ";";
+      LogError("failed to load '" + name + "' version " + std::to_string(v) +
+               ": " + slot.reason);
+    }
+    entry.config_json.clear();
+    return Err(fail_code, msg + "\n");
+  }
+
+  uint64_t delay_ms = 0, square_ns = 0;
+  auto pit = cfg.parameters.find("execute_delay_ms");
+  if (pit != cfg.parameters.end()) {
+    delay_ms = std::strtoull(pit->second.c_str(), nullptr, 10);
+  }
+  pit = cfg.parameters.find("CUSTOM_INFER_DELAY_NS");
+  if (pit != cfg.parameters.end()) {
+    square_ns = std::strtoull(pit->second.c_str(), nullptr, 10);
+  }
+  for (int64_t v : chosen) {
+    uint64_t t0 = SteadyNs();
+    auto m = std::make_shared<Model>();
+    m->self = m;
+    m->core = self.lock();
+    m->name = name;
+    m->version = v;
+    m->config = cfg;
+    m->backend = kind;
+    m->execute_delay_ms = delay_ms;
+    m->square_delay_ns = square_ns;
+    m->Start();
+    m->load_seconds = (SteadyNs() - t0) / 1e9;
+    VersionSlot& slot = entry.versions[v];
+    // A version still draining from the previous load keeps its threads
+    // until the reaper finalizes it; the slot now belongs to the new model.
+    slot.state = VersionState::kReady;
+    slot.reason.clear();
+    slot.model = std::move(m);
+    LogInfo("successfully loaded '" + name + "' version " + std::to_string(v));
+  }
+  entry.config_json = new_json;
+  return nullptr;
+}
+
+TRITONSERVER_Error* ServerCore::Unload(const std::string& name) {
+  std::lock_guard<std::mutex> load_lock(load_mu);
+  if (stopping) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = models.find(name);
+  if (it == models.end()) return nullptr;  // as Triton: success
+  UnloadEntry(&it->second);
+  it->second.config_json.clear();
+  return nullptr;
+}
+
+void ServerCore::UnloadAll() {
+  std::lock_guard<std::mutex> load_lock(load_mu);
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto& kv : models) {
+    UnloadEntry(&kv.second);
+    kv.second.config_json.clear();
+  }
+}
+
+std::string ServerCore::IndexJson(bool ready_only) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::string out = "[";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out += ",";
+    first = false;
+  };
+  for (auto& kv : models) {
+    if (kv.second.versions.empty()) {
+      if (ready_only) continue;
+      sep();
+      out += "{\"name\":";
+      JsonEscape(kv.first, &out);
+      out += "}";
+      continue;
+    }
+    for (auto& v : kv.second.versions) {
+      if (ready_only && v.second.state != VersionState::kReady) continue;
+      sep();
+      out += "{\"name\":";
+      JsonEscape(kv.first, &out);
+      out += ",\"version\":\"" + std::to_string(v.first) + "\",\"state\":\"" +
+             StateName(v.second.state) + "\"";
+      if (v.second.state == VersionState::kUnavailable) {
+        out += ",\"reason\":";
+        JsonEscape(v.second.reason, &out);
+      }
+      out += "}";
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace fake
+
+using namespace fake;
+
+static TRITONSERVER_Error* NotReadyAfterStop(TRITONSERVER_Server* server) {
+  if (server->core->stopping) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
+  }
+  return nullptr;
+}
+
+static TRITONSERVER_Error* ModelControlAllowed(TRITONSERVER_Server* server) {
+  if (server->core->options.mode != TRITONSERVER_MODEL_CONTROL_EXPLICIT) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
+               "explicit model load / unload is not allowed if polling is "
+               "enabled");
+  }
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
+    TRITONSERVER_Server* server, const char* model_name) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  if (auto* e = NotReadyAfterStop(server)) return e;
+  if (auto* e = ModelControlAllowed(server)) return e;
+  return server->core->Load(model_name, nullptr);
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
+    TRITONSERVER_Server* server, const char* model_name,
+    const TRITONSERVER_Parameter** parameters, const uint64_t parameter_count) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  if (parameters == nullptr && parameter_count > 0) {
+    return ErrArg("parameters must not be null");
+  }
+  if (auto* e = NotReadyAfterStop(server)) return e;
+  if (auto* e = ModelControlAllowed(server)) return e;
+  const std::string* config = nullptr;
+  for (uint64_t i = 0; i < parameter_count; ++i) {
+    const TRITONSERVER_Parameter* p = parameters[i];
+    if (p == nullptr) return ErrArg("parameter must not be null");
+    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
+      config = &p->str;
+    } else if (p->name.rfind("file:", 0) == 0 &&
+               p->type == TRITONSERVER_PARAMETER_BYTES) {
+      return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+                 "load parameter '" + p->name +
+                     "': in-memory model files are not supported by the "
+                     "fake engine");
+    } else {
+      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
+                                     "BYTES"};
+      LogError("Poll failed for model directory '" + std::string(model_name) +
+               "': Unrecognized load parameter '" + p->name + "' with type '" +
+               kTypes[p->type % 5] + "'");
+      return Err(TRITONSERVER_ERROR_INTERNAL,
+                 "failed to load '" + std::string(model_name) +
+                     "', failed to poll from model repository");
+    }
+  }
+  return server->core->Load(model_name, config);
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
+    TRITONSERVER_Server* server, const char* model_name) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  if (auto* e = NotReadyAfterStop(server)) return e;
+  if (auto* e = ModelControlAllowed(server)) return e;
+  return server->core->Unload(model_name);
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
+    TRITONSERVER_Server* server, const char* model_name) {
+  // No ensembles in the fake, so a model has no dependents to unload.
+  return TRITONSERVER_ServerUnloadModel(server, model_name);
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
+    TRITONSERVER_Server* server, uint32_t flags,
+    TRITONSERVER_Message** model_index) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_index, "model_index");
+  if (auto* e = NotReadyAfterStop(server)) return e;
+  auto* m = new TRITONSERVER_Message();
+  m->json =
+      server->core->IndexJson((flags & TRITONSERVER_INDEX_FLAG_READY) != 0);
+  *model_index = m;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIsReady(
+    TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, bool* ready) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_REQUIRE(ready, "ready");
+  std::shared_ptr<Model> m;
+  TRITONSERVER_Error* e =
+      server->core->FindReady(model_name, model_version, &m);
+  *ready = e == nullptr;
+  delete e;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelBatchProperties(
+    TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, uint32_t* flags, void** voidp) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_REQUIRE(flags, "flags");
+  std::shared_ptr<Model> m;
+  if (auto* e = server->core->FindReady(model_name, model_version, &m))
+    return e;
+  *flags = m->config.max_batch_size > 0 ? TRITONSERVER_BATCH_FIRST_DIM
+                                        : TRITONSERVER_BATCH_UNKNOWN;
+  if (voidp != nullptr) *voidp = nullptr;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelTransactionProperties(
+    TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, uint32_t* txn_flags, void** voidp) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_REQUIRE(txn_flags, "txn_flags");
+  std::shared_ptr<Model> m;
+  if (auto* e = server->core->FindReady(model_name, model_version, &m))
+    return e;
+  *txn_flags = m->config.decoupled ? TRITONSERVER_TXN_DECOUPLED
+                                   : TRITONSERVER_TXN_ONE_TO_ONE;
+  if (voidp != nullptr) *voidp = nullptr;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
+    TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, TRITONSERVER_Message** model_metadata) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_REQUIRE(model_metadata, "model_metadata");
+  std::shared_ptr<Model> m;
+  if (auto* e = server->core->FindReady(model_name, model_version, &m))
+    return e;
+  std::vector<int64_t> ready;
+  {
+    std::lock_guard<std::mutex> lock(server->core->mu);
+    auto it = server->core->models.find(model_name);
+    if (it != server->core->models.end()) {
+      for (auto& kv : it->second.versions) {
+        if (kv.second.state == VersionState::kReady) ready.push_back(kv.first);
+      }
+    }
+  }
+  auto* msg = new TRITONSERVER_Message();
+  msg->json = ModelMetadataJson(m->config, ready);
+  *model_metadata = msg;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
+    TRITONSERVER_Server* server, const char* model_name,
+    const int64_t model_version, const uint32_t config_version,
+    TRITONSERVER_Message** model_config) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_REQUIRE(model_config, "model_config");
+  std::shared_ptr<Model> m;
+  if (auto* e = server->core->FindReady(model_name, model_version, &m))
+    return e;
+  if (config_version != 1) {
+    return ErrArg("model configuration version " +
+                  std::to_string(config_version) +
+                  " not supported, supported versions are: 1");
+  }
+  auto* msg = new TRITONSERVER_Message();
+  msg->json = ModelConfigToJson(m->config);
+  *model_config = msg;
+  return nullptr;
+}

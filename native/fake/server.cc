@@ -1,0 +1,321 @@
+// Server options and the server's lifecycle: new (scan + startup loads),
+// live/ready, metadata, stop (drain up to the exit timeout) and delete.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.h"
+
+namespace fake {
+
+std::atomic<bool> g_sync_callbacks{false};
+
+// ---- the reaper: joins the threads of models that finished unloading ------
+// One process-wide thread, never joined: a model's last request may be
+// deleted on that model's own thread (inside a callback), which cannot join
+// itself. Its state is heap-allocated and never freed so process exit does
+// not destroy a mutex it may be waiting on.
+namespace {
+struct Reaper {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Model>> queue;
+};
+Reaper* GetReaper() {
+  static Reaper* reaper = [] {
+    auto* r = new Reaper();
+    std::thread([r] {
+      std::unique_lock<std::mutex> lock(r->mu);
+      while (true) {
+        r->cv.wait(lock, [r] { return !r->queue.empty(); });
+        std::shared_ptr<Model> m = std::move(r->queue.front());
+        r->queue.pop_front();
+        lock.unlock();
+        m->JoinThreads();
+        std::shared_ptr<ServerCore> core = m->core;
+        core->Finalized(m.get());
+        m.reset();
+        lock.lock();
+      }
+    }).detach();
+    return r;
+  }();
+  return reaper;
+}
+}  // namespace
+
+void QueueFinalize(std::shared_ptr<Model> m) {
+  if (m->finalize_queued.exchange(true)) return;
+  Reaper* r = GetReaper();
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->queue.push_back(std::move(m));
+  }
+  r->cv.notify_one();
+}
+
+void ServerCore::Finalized(Model* m) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = models.find(m->name);
+    if (it != models.end()) {
+      auto vit = it->second.versions.find(m->version);
+      if (vit != it->second.versions.end() && vit->second.model.get() == m) {
+        vit->second.state = VersionState::kUnavailable;
+        vit->second.reason = "unloaded";
+        vit->second.model.reset();
+      }
+    }
+  }
+  cv.notify_all();
+}
+
+bool ServerCore::AllIdle() {
+  for (auto& kv : models) {
+    for (auto& v : kv.second.versions) {
+      if (v.second.model != nullptr) return false;
+    }
+  }
+  return true;
+}
+
+static bool IsDir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static TRITONSERVER_Error* StopCore(ServerCore* core) {
+  if (core->stopping.exchange(true)) return nullptr;
+  core->UnloadAll();
+  std::unique_lock<std::mutex> lock(core->mu);
+  bool idle = core->cv.wait_for(
+      lock, std::chrono::seconds(core->options.exit_timeout_s),
+      [core] { return core->AllIdle(); });
+  if (!idle) {
+    return Err(TRITONSERVER_ERROR_INTERNAL,
+               "Exit timeout expired. Exiting immediately.");
+  }
+  return nullptr;
+}
+
+}  // namespace fake
+
+using namespace fake;
+
+FAKE_EXPORT void TRITONFAKE_SetSyncCallbacks(bool enabled) {
+  g_sync_callbacks.store(enabled);
+}
+
+// ---- options
+// ------------------------------------------------------------------
+
+#define OPT_SETTER(name, type, body)                                \
+  FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptions##name( \
+      TRITONSERVER_ServerOptions* options, type value) {            \
+    FAKE_REQUIRE(options, "options");                               \
+    body;                                                           \
+    return nullptr;                                                 \
+  }
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsNew(
+    TRITONSERVER_ServerOptions** options) {
+  FAKE_REQUIRE(options, "options");
+  *options = new TRITONSERVER_ServerOptions();
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsDelete(
+    TRITONSERVER_ServerOptions* options) {
+  FAKE_REQUIRE(options, "options");
+  delete options;
+  return nullptr;
+}
+
+OPT_SETTER(SetServerId, const char*, FAKE_REQUIRE(value, "server_id");
+           options->server_id = value)
+OPT_SETTER(SetModelRepositoryPath, const char*,
+           FAKE_REQUIRE(value, "model_repository_path");
+           options->repo_paths.push_back(value))
+OPT_SETTER(SetModelControlMode, TRITONSERVER_ModelControlMode,
+           options->mode = value)
+OPT_SETTER(SetStartupModel, const char*, FAKE_REQUIRE(value, "model_name");
+           options->startup_models.push_back(value))
+OPT_SETTER(SetStrictModelConfig, bool, options->strict_config = value)
+OPT_SETTER(SetPinnedMemoryPoolByteSize, uint64_t, options->pinned_pool = value)
+OPT_SETTER(SetMinSupportedComputeCapability, double, (void)value)
+OPT_SETTER(SetExitOnError, bool, options->exit_on_error = value)
+OPT_SETTER(SetStrictReadiness, bool, options->strict_readiness = value)
+OPT_SETTER(SetExitTimeout, unsigned int, options->exit_timeout_s = value)
+OPT_SETTER(SetModelLoadThreadCount, unsigned int, (void)value)
+OPT_SETTER(SetModelLoadRetryCount, unsigned int, (void)value)
+OPT_SETTER(SetLogFile, const char*, options->log_file = value ? value : "")
+OPT_SETTER(SetLogInfo, bool, options->log_info = value)
+OPT_SETTER(SetLogWarn, bool, options->log_warn = value)
+OPT_SETTER(SetLogError, bool, options->log_error = value)
+OPT_SETTER(SetLogVerbose, int, options->log_verbose = value)
+OPT_SETTER(SetMetrics, bool, options->metrics = value)
+OPT_SETTER(SetGpuMetrics, bool, (void)value)
+OPT_SETTER(SetCpuMetrics, bool, (void)value)
+OPT_SETTER(SetMetricsInterval, uint64_t, (void)value)
+OPT_SETTER(SetBackendDirectory, const char*, FAKE_REQUIRE(value, "backend_dir");
+           options->backend_dir = value)
+OPT_SETTER(SetRepoAgentDirectory, const char*, (void)value)
+OPT_SETTER(SetModelConfigName, const char*,
+           FAKE_REQUIRE(value, "model_config_name");
+           options->model_config_name = value)
+OPT_SETTER(SetEnablePeerAccess, bool, (void)value)
+
+FAKE_EXPORT TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
+    TRITONSERVER_ServerOptions* options, int gpu_device, uint64_t size) {
+  FAKE_REQUIRE(options, "options");
+  (void)gpu_device;
+  (void)size;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetBackendConfig(
+    TRITONSERVER_ServerOptions* options, const char* backend_name,
+    const char* setting, const char* value) {
+  FAKE_REQUIRE(options, "options");
+  FAKE_REQUIRE(backend_name, "backend_name");
+  FAKE_REQUIRE(setting, "setting");
+  FAKE_REQUIRE(value, "value");
+  return nullptr;
+}
+
+// ---- server
+// -------------------------------------------------------------------
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
+    TRITONSERVER_Server** server, TRITONSERVER_ServerOptions* options) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(options, "options");
+  *server = nullptr;
+  if (options->mode == TRITONSERVER_MODEL_CONTROL_POLL) {
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+               "model control mode POLL is not supported by the fake engine");
+  }
+  if (options->mode != TRITONSERVER_MODEL_CONTROL_NONE &&
+      options->mode != TRITONSERVER_MODEL_CONTROL_EXPLICIT) {
+    return ErrArg("unknown model control mode " +
+                  std::to_string(static_cast<int>(options->mode)));
+  }
+  if (options->repo_paths.empty()) {
+    return ErrArg("at least one model repository path must be set");
+  }
+  for (const auto& p : options->repo_paths) {
+    if (!IsDir(p)) {
+      return Err(TRITONSERVER_ERROR_INTERNAL, "failed to stat file " + p);
+    }
+  }
+  SetLogOptions(*options);
+  auto core = std::make_shared<ServerCore>();
+  core->self = core;
+  core->options = *options;
+  core->created_ns = SteadyNs();
+  const char* env = std::getenv("TRITONFAKE_SYNC_CALLBACKS");
+  if (env != nullptr && std::strcmp(env, "1") == 0) {
+    g_sync_callbacks.store(true);
+  }
+  LogInfo(
+      "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
+      "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
+  ScanRepository(core.get());
+
+  std::vector<std::string> to_load;
+  if (options->mode == TRITONSERVER_MODEL_CONTROL_NONE) {
+    std::lock_guard<std::mutex> lock(core->mu);
+    for (auto& kv : core->models) to_load.push_back(kv.first);
+  } else {
+    for (const auto& n : options->startup_models) {
+      if (n == "*") {
+        std::lock_guard<std::mutex> lock(core->mu);
+        for (auto& kv : core->models) to_load.push_back(kv.first);
+      } else {
+        to_load.push_back(n);
+      }
+    }
+  }
+  bool failed = false;
+  for (const auto& name : to_load) {
+    TRITONSERVER_Error* e = core->Load(name, nullptr);
+    if (e != nullptr) {
+      LogError(e->msg);
+      delete e;
+      failed = true;
+    }
+  }
+  if (failed && options->exit_on_error) {
+    TRITONSERVER_Error* e = StopCore(core.get());
+    if (e != nullptr) delete e;
+    return Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models");
+  }
+  auto* s = new TRITONSERVER_Server();
+  s->core = std::move(core);
+  *server = s;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
+    TRITONSERVER_Server* server) {
+  FAKE_REQUIRE(server, "server");
+  TRITONSERVER_Error* e = StopCore(server->core.get());
+  if (e != nullptr) delete e;  // deleting goes on regardless, as Triton does
+  delete server;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerStop(
+    TRITONSERVER_Server* server) {
+  FAKE_REQUIRE(server, "server");
+  return StopCore(server->core.get());
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerSetExitTimeout(
+    TRITONSERVER_Server* server, unsigned int timeout) {
+  FAKE_REQUIRE(server, "server");
+  std::lock_guard<std::mutex> lock(server->core->mu);
+  server->core->options.exit_timeout_s = timeout;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsLive(
+    TRITONSERVER_Server* server, bool* live) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(live, "live");
+  if (server->core->stopping) {
+    *live = false;
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
+  }
+  *live = true;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
+    TRITONSERVER_Server* server, bool* ready) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(ready, "ready");
+  if (server->core->stopping) {
+    *ready = false;
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
+  }
+  *ready = true;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
+    TRITONSERVER_Server* server, TRITONSERVER_Message** server_metadata) {
+  FAKE_REQUIRE(server, "server");
+  FAKE_REQUIRE(server_metadata, "server_metadata");
+  auto* m = new TRITONSERVER_Message();
+  m->json =
+      "{\"name\":\"triton-node-fake-engine\",\"version\":\"0.1.0\","
+      "\"extensions\":[\"model_repository\",\"model_repository(unload_"
+      "dependents)\",\"schedule_policy\",\"model_configuration\","
+      "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
+      "\"logging\"]}";
+  *server_metadata = m;
+  return nullptr;
+}
