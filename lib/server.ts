@@ -269,6 +269,8 @@ interface Pending {
   event(ev: NativeEvent): void;
   /** The server stopped and no FINAL came. */
   abandon(err: TritonError): void;
+  /** The server is stopping (streams end at once; single inferences run to completion). */
+  stopping?(): void;
 }
 
 const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
@@ -439,6 +441,7 @@ export class Server implements ModelHost, AsyncDisposable {
       const holder = captureStack();
       this.#stopping = (async () => {
         this.#streamMetrics?.dispose();
+        for (const p of [...this.#pending.values()]) p.stopping?.();
         let failure: unknown;
         try {
           await this.#native.stop();
@@ -908,6 +911,11 @@ export class Server implements ModelHost, AsyncDisposable {
       abandon: (err) => {
         finish();
         stream._fail(fromErrorInfo(err, ctx, holder), false);
+      },
+      stopping: () => {
+        if (done) return;
+        this.#cancel(token);
+        stream._fail(tritonError('UNAVAILABLE', `the server is stopping; stream of model '${name}' ended`, ctx, holder), false);
       },
     };
     const metrics = this.#streamMetrics;

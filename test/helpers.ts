@@ -1,0 +1,91 @@
+/**
+ * Shared test setup: which Triton library to run on (a real one through
+ * TRITON_SERVER_LIB + TRITON_BACKEND_DIR, else the fake engine), the test
+ * model repository, and one server per test file.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
+import { type LibraryInfo, Server, type ServerOptions, loadLibrary } from '../lib/index.js';
+import { fakeEngine } from '../lib/testing.js';
+
+export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
+
+/** The library under test: TRITON_SERVER_LIB when set, else the fake engine. */
+export const LIBRARY_PATH = process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath;
+/** Backends of a real Triton (the fake has its own built in). */
+export const BACKEND_DIR = process.env.TRITON_BACKEND_DIR || undefined;
+
+let info: LibraryInfo | undefined;
+
+/** Loads the library under test (once per process) and says what it is. */
+export function library(): LibraryInfo {
+  info ??= loadLibrary(LIBRARY_PATH);
+  return info;
+}
+
+/** Reason to skip a fake-only test, or false on the fake engine. */
+export function fakeOnly(): string | false {
+  return library().isFake ? false : 'fake engine only (needs its live-object counters or switches)';
+}
+
+/** Options for a server on the test repository. */
+export function serverOptions(extra: Partial<ServerOptions> = {}): ServerOptions {
+  return {
+    modelRepository: MODELS,
+    library: LIBRARY_PATH,
+    ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
+    exitTimeoutSeconds: 5,
+    ...extra,
+  };
+}
+
+/** Starts a server with `models` loaded before the file's tests, and stops it after. */
+export function useServer(models: string[], extra: Partial<ServerOptions> = {}): () => Server {
+  let server: Server | undefined;
+  beforeAll(async () => {
+    library();
+    server = await Server.create(serverOptions(extra));
+    await Promise.all(models.map((m) => server!.loadModel(m)));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (server === undefined) throw new Error('server not started');
+    return server;
+  };
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A GC function even without --expose-gc (V8 flag set at run time). */
+export async function gcFunction(): Promise<() => void> {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) return g;
+  const v8 = await import('node:v8');
+  const vm = await import('node:vm');
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+/** Collects garbage repeatedly, letting finalizers (which may be deferred) run in between. */
+export async function collectGarbage(rounds = 4): Promise<void> {
+  const gc = await gcFunction();
+  for (let i = 0; i < rounds; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Server, type ServerOptions, TritonError, libraryInfo } from '../lib/index.js';
+import { DEFAULT_LIBRARY_PATH } from '../lib/native.js';
+import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+async function loadError(options: Partial<ServerOptions>): Promise<TritonError> {
+  const err = await Server.create({ modelRepository: MODELS, ...options }).then(
+    async (s) => {
+      await s.stop();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TritonError);
+  return err as TritonError;
+}
+
+const savedEnv = process.env.TRITON_SERVER_LIB;
+afterEach(() => {
+  // biome-ignore lint/performance/noDelete: assigning undefined to process.env stores the string 'undefined'
+  if (savedEnv === undefined) delete process.env.TRITON_SERVER_LIB;
+  else process.env.TRITON_SERVER_LIB = savedEnv;
+});
+
+// These run before any library is loaded in this process (one process per test file).
+describe('loading the Triton library', () => {
+  it('importing the package loads nothing and never fails for lack of Triton', () => {
+    const env = { ...process.env };
+    env.TRITON_SERVER_LIB = undefined; // spawn leaves undefined variables out
+    const child = spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/import-only.ts`], {
+      env,
+      encoding: 'utf8',
+      cwd: ROOT,
+    });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(child.stdout.trim()).toBe('libraryInfo: null');
+  });
+
+  it('a missing library path fails with the attempts listed and how to fix it', async () => {
+    const err = await loadError({ library: '/nonexistent/lib/libtritonserver.so' });
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.attempts).toEqual([
+      expect.objectContaining({ path: '/nonexistent/lib/libtritonserver.so', outcome: 'missing' }),
+    ]);
+    expect(err.message).toContain('/nonexistent/lib/libtritonserver.so');
+    expect(err.message).toContain('Possible solutions');
+    expect(err.message).toContain('TRITON_SERVER_LIB');
+  });
+
+  it('a file that is not a shared library fails at dlopen', async () => {
+    const path = `${MODELS}/identity_fp32/config.pbtxt`;
+    const err = await loadError({ library: path });
+    expect(err.attempts).toEqual([expect.objectContaining({ path, outcome: 'dlopen' })]);
+    expect(err.message).toContain(path);
+  });
+
+  it('a shared library that is not Triton is refused (symbols)', async () => {
+    const path = `${ROOT}build/Release/triton_node.node`;
+    const err = await loadError({ library: path });
+    expect(err.attempts).toEqual([expect.objectContaining({ path, outcome: 'symbols' })]);
+  });
+
+  it.skipIf(existsSync(DEFAULT_LIBRARY_PATH))(
+    'without a library option: TRITON_SERVER_LIB, then the default path',
+    async () => {
+      process.env.TRITON_SERVER_LIB = '/nonexistent/env/libtritonserver.so';
+      const err = await loadError({});
+      expect(err.attempts?.map((a) => [a.path, a.outcome])).toEqual([
+        ['/nonexistent/env/libtritonserver.so', 'missing'],
+        [DEFAULT_LIBRARY_PATH, 'missing'],
+      ]);
+      expect(libraryInfo()).toBeNull();
+    },
+  );
+
+  it('then the right library loads, and libraryInfo() describes it', async () => {
+    const server = await Server.create(serverOptions());
+    try {
+      const info = libraryInfo()!;
+      expect(info).not.toBeNull();
+      expect(info.apiMajor).toBe(1);
+      expect(info.apiMinor).toBeGreaterThanOrEqual(34);
+      expect(server.library.path).toBe(info.path);
+      expect(typeof info.isFake).toBe('boolean');
+    } finally {
+      await server.stop();
+    }
+    expect(LIBRARY_PATH).toBeTruthy();
+  });
+});
+
+describe('option mistakes are TypeErrors naming the option, expected and given', () => {
+  const base = () => serverOptions() as unknown as Record<string, unknown>;
+  const cases: Array<[string, () => unknown, RegExp]> = [
+    ['no options', () => undefined, /options/],
+    ['modelRepository missing', () => ({}), /modelRepository/],
+    ['modelRepository a number', () => ({ modelRepository: 5 }), /modelRepository.*number 5/],
+    ['modelRepository empty array', () => ({ ...base(), modelRepository: [] }), /modelRepository/],
+    ['unknown option', () => ({ ...base(), modelRepo: 'x' }), /modelRepo/],
+    [
+      'modelControlMode',
+      () => ({ ...base(), modelControlMode: 'manual' }),
+      /modelControlMode.*'explicit'.*"manual"/,
+    ],
+    [
+      'exitTimeoutSeconds',
+      () => ({ ...base(), exitTimeoutSeconds: -1 }),
+      /exitTimeoutSeconds.*non-negative integer.*-1/,
+    ],
+    ['strictModelConfig', () => ({ ...base(), strictModelConfig: 'yes' }), /strictModelConfig.*boolean/],
+    ['log.verbose', () => ({ ...base(), log: { verbose: 'loud' } }), /log\.verbose/],
+    ['log.info', () => ({ ...base(), log: { info: 1 } }), /log\.info/],
+    ['startupModels', () => ({ ...base(), startupModels: 'a' }), /startupModels/],
+    ['backendConfig', () => ({ ...base(), backendConfig: { onnx: { x: {} } } }), /backendConfig\.onnx\.x/],
+    ['metrics', () => ({ ...base(), metrics: 'on' }), /metrics/],
+    ['library', () => ({ ...base(), library: 42 }), /library/],
+    ['cudaMemoryPoolBytes', () => ({ ...base(), cudaMemoryPoolBytes: { gpu0: 1 } }), /cudaMemoryPoolBytes/],
+  ];
+  for (const [what, make, pattern] of cases) {
+    it(what, async () => {
+      const options = make();
+      const err = await Server.create(options as ServerOptions).then(
+        async (s) => {
+          await s.stop();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as Error).message).toMatch(pattern);
+    });
+  }
+});

@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import { TritonError } from '../lib/index.js';
+import { eventually, useServer } from './helpers.js';
+
+const server = useServer([]);
+
+async function states(name: string) {
+  return (await server().modelIndex()).filter((e) => e.name === name);
+}
+
+async function rejection(p: Promise<unknown>): Promise<TritonError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TritonError);
+  return err as TritonError;
+}
+
+describe('model control', () => {
+  it('lists never-loaded models by name only', async () => {
+    const index = await server().modelIndex();
+    const entry = index.find((e) => e.name === 'identity_multi');
+    expect(entry).toEqual({ name: 'identity_multi' });
+    expect(await server().modelIndex({ readyOnly: true })).not.toContainEqual(
+      expect.objectContaining({ name: 'identity_multi' }),
+    );
+  });
+
+  it('loads, unloads and reloads a model', async () => {
+    const model = server().model('identity_nobatch');
+    await server().loadModel('identity_nobatch');
+    expect(await model.isReady()).toBe(true);
+    expect(await states('identity_nobatch')).toEqual([
+      { name: 'identity_nobatch', version: 1, state: 'READY' },
+    ]);
+    const r1 = await model.infer({ inputs: { INPUT0: new Float32Array([1, 2]) } });
+    expect(Array.from(r1.outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2]);
+
+    await server().unloadModel('identity_nobatch', { wait: true });
+    expect(await model.isReady()).toBe(false);
+    expect(await states('identity_nobatch')).toEqual([
+      { name: 'identity_nobatch', version: 1, state: 'UNAVAILABLE', reason: 'unloaded' },
+    ]);
+    const err = await rejection(model.infer({ inputs: { INPUT0: new Float32Array([1]) } }));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.model).toBe('identity_nobatch');
+
+    await server().loadModel('identity_nobatch');
+    expect(await model.isReady()).toBe(true);
+    const r2 = await model.infer({ inputs: { INPUT0: new Float32Array([3]) } });
+    expect(Array.from(r2.outputs.OUTPUT0!.data as Float32Array)).toEqual([3]);
+  });
+
+  it('unload without wait returns at once; the model leaves READY', async () => {
+    await server().loadModel('identity_bytes');
+    await server().unloadModel('identity_bytes');
+    expect(await eventually(async () => !(await server().model('identity_bytes').isReady()))).toBe(true);
+    expect(
+      await eventually(async () => (await states('identity_bytes')).every((e) => e.state === 'UNAVAILABLE')),
+    ).toBe(true);
+  });
+
+  it('serves only v1, then v2, then rolls back to v1', async () => {
+    const s = server();
+    const v1 = s.model('two_versions', 1);
+    const v2 = s.model('two_versions', 2);
+    const latest = s.model('two_versions');
+    const input = { inputs: { INPUT0: new Float32Array([7]) } };
+
+    await s.loadModel('two_versions', { versions: [1] });
+    expect(await v1.isReady()).toBe(true);
+    expect(await v2.isReady()).toBe(false);
+    expect(await latest.versions()).toEqual([{ version: 1, state: 'READY' }]);
+    expect((await latest.infer(input)).version).toBe(1);
+    expect((await latest.metadata()).versions).toEqual([1]);
+    expect((await rejection(v2.infer(input))).code).toBe('NOT_FOUND');
+
+    await s.loadModel('two_versions', { versions: [2] });
+    expect(await v2.isReady()).toBe(true);
+    expect(await eventually(async () => !(await v1.isReady()))).toBe(true);
+    expect(
+      await eventually(async () => {
+        const v = await latest.versions();
+        return v.find((e) => e.version === 1)?.state === 'UNAVAILABLE';
+      }),
+    ).toBe(true);
+    const afterV2 = await latest.versions();
+    expect(afterV2.find((e) => e.version === 2)).toEqual({ version: 2, state: 'READY' });
+    expect(afterV2.find((e) => e.version === 1)).toMatchObject({ version: 1, state: 'UNAVAILABLE' });
+    expect((await latest.infer(input)).version).toBe(2);
+    expect((await v2.infer(input)).version).toBe(2);
+    expect((await rejection(v1.infer(input))).code).toBe('NOT_FOUND');
+
+    await s.loadModel('two_versions', { versions: [1] });
+    expect(await v1.isReady()).toBe(true);
+    expect(await eventually(async () => !(await v2.isReady()))).toBe(true);
+    expect(
+      await eventually(async () => {
+        const v = await latest.versions();
+        return v.find((e) => e.version === 2)?.state === 'UNAVAILABLE';
+      }),
+    ).toBe(true);
+    expect((await latest.versions()).find((e) => e.version === 1)).toEqual({ version: 1, state: 'READY' });
+    const back = await latest.infer(input);
+    expect(back.version).toBe(1);
+    expect(Array.from(back.outputs.OUTPUT0!.data as Float32Array)).toEqual([7]);
+    expect((await rejection(v2.infer(input))).code).toBe('NOT_FOUND');
+  });
+
+  it('an unknown model fails to load and to infer', async () => {
+    const load = await rejection(server().loadModel('no_such_model'));
+    expect(load.code).toBe('INTERNAL');
+    expect(load.message).toContain('no_such_model');
+    expect(load.model).toBe('no_such_model');
+    const infer = await rejection(server().infer('no_such_model', { inputs: {} }));
+    expect(infer.code).toBe('NOT_FOUND');
+    expect(await server().model('no_such_model').isReady()).toBe(false);
+  });
+
+  it('a bad config fails to load while other models keep serving', async () => {
+    await server().loadModel('identity_fp32');
+    const bad = await rejection(server().loadModel('bad_config'));
+    expect(bad.code).toBe('INTERNAL');
+    expect(bad.message).toContain('bad_config');
+    const backend = await rejection(server().loadModel('unknown_backend'));
+    expect(backend.code).toBe('INVALID_ARG');
+    expect(backend.message).toContain('no_such_backend');
+    const entry = (await states('unknown_backend'))[0];
+    expect(entry).toMatchObject({ version: 1, state: 'UNAVAILABLE' });
+    expect(entry?.reason).toContain('no_such_backend');
+    const noVersion = await rejection(server().loadModel('no_version'));
+    expect(noVersion.code).toBe('INVALID_ARG');
+
+    const r = await server().infer('identity_fp32', { inputs: { INPUT0: new Float32Array([4, 5]) } });
+    expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([4, 5]);
+    expect(await server().model('identity_fp32').isReady()).toBe(true);
+  });
+
+  it('loads several models concurrently', async () => {
+    const names = [
+      'identity_multi',
+      'identity_optional',
+      'identity_fixed',
+      'identity_all_types',
+      'square_int32',
+    ];
+    await Promise.all(names.map((n) => server().loadModel(n)));
+    const ready = await Promise.all(names.map((n) => server().model(n).isReady()));
+    expect(ready).toEqual(names.map(() => true));
+  });
+
+  it('reports model metadata and config', async () => {
+    await server().loadModel('identity_fp32');
+    const meta = await server().model('identity_fp32').metadata();
+    expect(meta).toEqual({
+      name: 'identity_fp32',
+      versions: [1],
+      platform: 'identity',
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [-1, -1] }],
+      outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: [-1, -1] }],
+    });
+    const config = await server().model('identity_fp32').config();
+    expect(config.name).toBe('identity_fp32');
+    expect(config.max_batch_size).toBe(8);
+    expect(config.dynamic_batching).toMatchObject({ preferred_batch_size: [8] });
+  });
+
+  it('a config override takes effect and the cached config is refreshed', async () => {
+    const s = server();
+    const model = s.model('identity_delay');
+    await s.loadModel('identity_delay');
+    const three = { inputs: { INPUT0: { data: new Float32Array(3), shape: [3, 1] } } };
+    expect((await model.infer(three)).outputs.OUTPUT0!.shape).toEqual([3, 1]);
+    const config = await model.config();
+    await s.loadModel('identity_delay', { config: { ...config, max_batch_size: 2 } });
+    expect((await model.config()).max_batch_size).toBe(2);
+    const err = await rejection(model.infer(three));
+    expect(err.code).toBe('INVALID_ARG');
+    expect(err.message).toContain('max_batch_size 2');
+    const two = await model.infer({ inputs: { INPUT0: { data: new Float32Array(2), shape: [2, 1] } } });
+    expect(two.outputs.OUTPUT0!.shape).toEqual([2, 1]);
+  });
+
+  it('option mistakes are TypeErrors naming the option', async () => {
+    await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(TypeError);
+    await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(/versions/);
+    await expect(server().loadModel('', {})).rejects.toThrow(/model name/);
+    await expect(server().loadModel('identity_fp32', { bogus: 1 } as never)).rejects.toThrow(/bogus/);
+    await expect(server().unloadModel('identity_fp32', { wait: 'yes' } as never)).rejects.toThrow(/wait/);
+    expect(() => server().model('identity_fp32', 1.5)).toThrow(TypeError);
+  });
+});

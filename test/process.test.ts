@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { Server } from '../lib/index.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
+
+function runChild(extraEnv: Record<string, string>) {
+  return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-without-stop.ts`], {
+    env: { ...process.env, TEST_LIBRARY: LIBRARY_PATH, TEST_MODELS: MODELS, ...extraEnv },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('process and thread hygiene', () => {
+  it('a process that ends without stop() exits cleanly with code 0', () => {
+    const child = runChild({});
+    expect(child.signal).toBeNull();
+    expect(child.stdout.trim()).toBe('done');
+    expect(child.status).toBe(0);
+  });
+
+  it('a process that calls process.exit(0) with requests in flight exits cleanly', () => {
+    const child = runChild({ TEST_EXPLICIT_EXIT: '1' });
+    expect(child.signal).toBeNull();
+    expect(child.stdout.trim()).toBe('done');
+    expect(child.status).toBe(0);
+  });
+
+  it('the addon loaded in a worker thread runs an inference, next to a server on the main thread', async () => {
+    const main = await Server.create(serverOptions());
+    try {
+      await main.loadModel('identity_fp32');
+      const worker = new Worker(`${FIXTURES}/worker.mjs`, {
+        workerData: { models: MODELS, library: LIBRARY_PATH, backends: BACKEND_DIR },
+      });
+      const message = new Promise<{ values: number[] }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+      const mainResult = await main.infer('identity_fp32', { inputs: { INPUT0: new Float32Array([8]) } });
+      expect(Array.from(mainResult.outputs.OUTPUT0!.data as Float32Array)).toEqual([8]);
+      expect((await message).values).toEqual([1.5, 2.5]);
+      expect(await exited).toBe(0);
+    } finally {
+      await main.stop();
+    }
+  });
+
+  it('a worker that is terminated while its server runs does not take the process down', async () => {
+    const worker = new Worker(`${FIXTURES}/worker.mjs`, {
+      workerData: { models: MODELS, library: LIBRARY_PATH, backends: BACKEND_DIR },
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const code = await worker.terminate();
+    expect(typeof code).toBe('number');
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { Server, TritonError } from '../lib/index.js';
+import { library, serverOptions } from './helpers.js';
+
+describe('server lifecycle', () => {
+  it('starts, is live and ready, reports metadata, stops', async () => {
+    library();
+    const server = await Server.create(serverOptions());
+    expect(await server.isLive()).toBe(true);
+    expect(await server.isReady()).toBe(true);
+    const meta = await server.metadata();
+    expect(typeof meta.name).toBe('string');
+    expect(meta.name.length).toBeGreaterThan(0);
+    expect(meta.version).toMatch(/^\d+\.\d+/);
+    expect(Array.isArray(meta.extensions)).toBe(true);
+    expect(server.stopped).toBe(false);
+    await server.stop();
+    expect(server.stopped).toBe(true);
+  });
+
+  it('stop() is idempotent: a second (and concurrent) stop resolves', async () => {
+    const server = await Server.create(serverOptions());
+    const a = server.stop();
+    const b = server.stop();
+    await Promise.all([a, b]);
+    await expect(server.stop()).resolves.toBeUndefined();
+  });
+
+  it('every call after stop rejects with a TritonError UNAVAILABLE', async () => {
+    const server = await Server.create(serverOptions());
+    await server.loadModel('identity_fp32');
+    await server.stop();
+    const calls: Array<Promise<unknown>> = [
+      server.isLive(),
+      server.isReady(),
+      server.metadata(),
+      server.loadModel('identity_fp32'),
+      server.unloadModel('identity_fp32'),
+      server.modelIndex(),
+      server.metrics(),
+      server.model('identity_fp32').isReady(),
+      server.model('identity_fp32').metadata(),
+      server.model('identity_fp32').config(),
+      server.model('identity_fp32').statistics(),
+      server.model('identity_fp32').versions(),
+      server.infer('identity_fp32', { inputs: { INPUT0: new Float32Array([1]) } }),
+    ];
+    for (const call of calls) {
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TritonError);
+      expect((err as TritonError).code).toBe('UNAVAILABLE');
+    }
+    const stream = server.stream('repeat_int32', {
+      inputs: { IN: new Int32Array([1]), DELAY: new Uint32Array([0]), WAIT: new Uint32Array([0]) },
+    });
+    await expect(stream.next()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('await using stops the server at the end of the scope', async () => {
+    let outer: Server | undefined;
+    {
+      await using server = await Server.create(serverOptions());
+      outer = server;
+      expect(await server.isLive()).toBe(true);
+    }
+    expect(outer.stopped).toBe(true);
+    await expect(outer.isLive()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('Symbol.asyncDispose stops the server', async () => {
+    const server = await Server.create(serverOptions());
+    await server[Symbol.asyncDispose]();
+    expect(server.stopped).toBe(true);
+  });
+
+  it('stop() while a load is running settles both, never hangs', async () => {
+    const server = await Server.create(serverOptions());
+    const load = server.loadModel('identity_delay').then(
+      () => 'loaded',
+      (e: unknown) => e,
+    );
+    const stop = server.stop();
+    await stop;
+    const outcome = await load;
+    if (outcome !== 'loaded') {
+      expect(outcome).toBeInstanceOf(TritonError);
+    }
+  });
+
+  it('a server with a missing repository fails to start with a TritonError', async () => {
+    const err = await Server.create(
+      serverOptions({ modelRepository: '/nonexistent/triton-node/models' }),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).message).toContain('/nonexistent/triton-node/models');
+  });
+
+  it('keeps the caller stack on errors from native code', async () => {
+    const server = await Server.create(serverOptions());
+    try {
+      const err = (await server.loadModel('no_such_model').then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as TritonError;
+      expect(err).toBeInstanceOf(TritonError);
+      expect(err.model).toBe('no_such_model');
+      expect(err.stack).toContain('server.test.ts');
+    } finally {
+      await server.stop();
+    }
+  });
+});
