@@ -1,0 +1,81 @@
+// Streaming histograms (Server.create({ metrics: { streaming: true } })):
+// every stream records its time to first response and the times between
+// responses, per model and version, in Triton's Prometheus text.
+import parsePrometheusTextFormat, { type PrometheusSample } from 'parse-prometheus-text-format';
+import { describe, expect, it } from 'vitest';
+import type { InferStream } from '../lib/index.js';
+import { STREAM_BETWEEN_RESPONSES_METRIC, STREAM_FIRST_RESPONSE_METRIC } from '../lib/metrics.js';
+import { useServer } from './helpers.js';
+
+const server = useServer(['repeat_int32', 'square_int32'], { metrics: { streaming: true } });
+
+function repeat(values: number[], delayMs: number) {
+  return {
+    inputs: {
+      IN: Int32Array.from(values),
+      DELAY: Uint32Array.from(values.map(() => delayMs)),
+      WAIT: Uint32Array.from([0]),
+    },
+  };
+}
+
+async function drain(stream: InferStream): Promise<number> {
+  let n = 0;
+  for await (const _ of stream) n++;
+  return n;
+}
+
+async function series(name: string, model: string): Promise<PrometheusSample | undefined> {
+  const families = parsePrometheusTextFormat(await server().metrics());
+  const family = families.find((f) => f.name === name);
+  if (family) expect(family.type).toBe('HISTOGRAM');
+  return family?.metrics.find((m) => m.labels?.model === model && m.labels?.version === '1');
+}
+
+const count = (s: PrometheusSample | undefined) => Number(s?.count ?? 0);
+const sum = (s: PrometheusSample | undefined) => Number(s?.sum ?? 0);
+
+describe('streaming histograms', () => {
+  it('record time to first response and between responses per model and version', async () => {
+    const firstBefore = await series(STREAM_FIRST_RESPONSE_METRIC, 'repeat_int32');
+    const betweenBefore = await series(STREAM_BETWEEN_RESPONSES_METRIC, 'repeat_int32');
+    // 4 responses, each after 10 ms: first ≥ 10 ms, then 3 gaps of ≥ 10 ms.
+    expect(
+      await drain(
+        server()
+          .model('repeat_int32')
+          .stream(repeat([1, 2, 3, 4], 10)),
+      ),
+    ).toBe(4);
+    const first = await series(STREAM_FIRST_RESPONSE_METRIC, 'repeat_int32');
+    const between = await series(STREAM_BETWEEN_RESPONSES_METRIC, 'repeat_int32');
+    expect(count(first) - count(firstBefore)).toBe(1);
+    expect(count(between) - count(betweenBefore)).toBe(3);
+    expect(sum(first) - sum(firstBefore)).toBeGreaterThanOrEqual(10 * 0.9);
+    expect(sum(between) - sum(betweenBefore)).toBeGreaterThanOrEqual(3 * 10 * 0.9);
+    // Buckets are cumulative and end at +Inf = count.
+    expect(Number(first!.buckets!['+Inf'])).toBe(count(first));
+  });
+
+  it('label each model separately and record nothing for a stream without responses', async () => {
+    const before = await series(STREAM_FIRST_RESPONSE_METRIC, 'square_int32');
+    expect(
+      await drain(
+        server()
+          .model('square_int32')
+          .stream({ inputs: { IN: Int32Array.of(3) } }),
+      ),
+    ).toBe(3);
+    expect(
+      await drain(
+        server()
+          .model('square_int32')
+          .stream({ inputs: { IN: Int32Array.of(0) } }),
+      ),
+    ).toBe(0);
+    const after = await series(STREAM_FIRST_RESPONSE_METRIC, 'square_int32');
+    expect(count(after) - count(before)).toBe(1);
+    const between = await series(STREAM_BETWEEN_RESPONSES_METRIC, 'square_int32');
+    expect(count(between)).toBe(2);
+  });
+});
