@@ -1,0 +1,24 @@
+// Caller-provided outputs: Triton writes the output straight into your array (no copy).
+// Reuse one buffer across requests on a hot path; this also works where the runtime
+// refuses external buffers (Electron).
+import { fileURLToPath } from 'node:url';
+import { Server } from '../lib/index.js';
+import { fakeEngine } from '../lib/testing.js';
+
+const server = await Server.create({
+  modelRepository: fileURLToPath(new URL('../test/models', import.meta.url)),
+  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
+  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+});
+try {
+  await server.loadModel('identity_nobatch');
+  const model = server.model('identity_nobatch');
+  const into = new Float32Array(4);
+  for (let i = 0; i < 3; i++) {
+    const input = Float32Array.from({ length: 4 }, (_, k) => i * 10 + k);
+    const result = await model.infer({ inputs: { INPUT0: input }, outputs: { OUTPUT0: { into } } });
+    console.log(`request ${i}: same array: ${result.outputs.OUTPUT0!.data === into}`, Array.from(into));
+  }
+} finally {
+  await server.stop();
+}
