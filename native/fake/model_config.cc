@@ -647,7 +647,7 @@ class TextParser {
   bool Parse(Json* out, std::string* error) {
     if (!Read()) return Finish(error);
     *out = Json::Object();
-    if (!ParseFields(kModelConfigDesc, out, "", nullptr, 0)) {
+    if (!ParseFields(kModelConfigDesc, out, "", nullptr, nullptr, 0)) {
       return Finish(error);
     }
     return true;
@@ -663,7 +663,7 @@ class TextParser {
   bool Read() {
     std::string lex_error;
     if (!tokenizer_.Next(&tok_, &lex_error)) {
-      if (error_.empty()) error_ = lex_error;
+      if (error_.empty()) error_ = lex_error + ContextSuffix();
       return false;
     }
     return true;
@@ -672,9 +672,15 @@ class TextParser {
   bool FailAt(const Token& at, const std::string& what) {
     if (error_.empty()) {
       error_ = std::to_string(at.line) + ":" + std::to_string(at.column) +
-               ": " + what;
+               ": " + what + ContextSuffix();
     }
     return false;
+  }
+
+  // Names the field whose value (or, between fields, whose message) was
+  // being read when an error was found.
+  std::string ContextSuffix() const {
+    return context_.empty() ? std::string() : " (field \"" + context_ + "\")";
   }
   bool Fail(const std::string& what) { return FailAt(tok_, what); }
 
@@ -704,20 +710,22 @@ class TextParser {
     }
   }
 
-  // Fields until `terminator` (nullptr: end of input). `depth` guards the
-  // stack against absurdly nested input.
+  // Fields until `terminator` (nullptr: end of input), the block having
+  // been opened by `opener`. `depth` guards the stack against absurdly
+  // nested input.
   bool ParseFields(const MessageDesc& desc, Json* obj, const std::string& path,
-                   const char* terminator, int depth) {
+                   const char* terminator, const Token* opener, int depth) {
+    context_ = path;
     if (depth > 64) return Fail("Message nesting is too deep.");
     std::set<std::string> seen;
     while (true) {
+      context_ = path;
       if (terminator == nullptr) {
         if (tok_.kind == Token::Kind::kEnd) return true;
       } else {
         if (IsSymbol(terminator)) return Read();
         if (tok_.kind == Token::Kind::kEnd) {
-          return Fail(std::string("Expected \"") + terminator +
-                      "\", found \"end of input\".");
+          return Unclosed(terminator, opener);
         }
       }
       if (tok_.kind != Token::Kind::kIdent) {
@@ -731,6 +739,7 @@ class TextParser {
       }
       const std::string field_path =
           path.empty() ? field->name : path + "." + field->name;
+      context_ = field_path;
       if (!field->repeated) {
         if (seen.count(field->name) != 0) {
           return FailAt(name_tok, std::string("Non-repeated field \"") +
@@ -759,6 +768,7 @@ class TextParser {
             return Fail(std::string("Field \"") + field->name +
                         "\" is not a repeated field; a list is not allowed.");
           }
+          const Token list_open = tok_;
           if (!Read()) return false;
           if (IsSymbol("]")) {
             if (!Read()) return false;
@@ -766,15 +776,20 @@ class TextParser {
             while (true) {
               if (!ParseMessageValue(*field, obj, field_path, depth))
                 return false;
+              context_ = field_path;
               if (IsSymbol("]")) {
                 if (!Read()) return false;
                 break;
+              }
+              if (tok_.kind == Token::Kind::kEnd) {
+                return Unclosed("]", &list_open);
               }
               if (!Consume(",")) return false;
             }
           }
         } else {
           if (!ParseMessageValue(*field, obj, field_path, depth)) return false;
+          context_ = field_path;
         }
         if (field->type == FieldType::kMessage && field->repeated &&
             !field->is_map && obj->find(field->name) == nullptr) {
@@ -791,6 +806,7 @@ class TextParser {
             return Fail(std::string("Field \"") + field->name +
                         "\" is not a repeated field; a list is not allowed.");
           }
+          const Token list_open = tok_;
           if (!Read()) return false;
           Json* list = obj->find(field->name);
           if (list == nullptr) list = &obj->set(field->name, Json::Array());
@@ -804,6 +820,9 @@ class TextParser {
               if (IsSymbol("]")) {
                 if (!Read()) return false;
                 break;
+              }
+              if (tok_.kind == Token::Kind::kEnd) {
+                return Unclosed("]", &list_open);
               }
               if (!Consume(",")) return false;
             }
@@ -830,6 +849,7 @@ class TextParser {
   // One message value `{ ... }` or `< ... >` for `field`, stored in obj.
   bool ParseMessageValue(const FieldDesc& field, Json* obj,
                          const std::string& path, int depth) {
+    const Token open = tok_;
     const char* close = nullptr;
     if (IsSymbol("{")) {
       close = "}";
@@ -845,14 +865,14 @@ class TextParser {
           ignored_->end()) {
         ignored_->push_back(path);
       }
-      if (!SkipUntil(close, depth + 1)) return false;
+      if (!SkipUntil(close, &open, depth + 1)) return false;
       if (obj->find(field.name) == nullptr) {
         obj->set(field.name, Json::Object());  // presence only
       }
       return true;
     }
     Json value = Json::Object();
-    if (!ParseFields(*field.message, &value, path, close, depth + 1)) {
+    if (!ParseFields(*field.message, &value, path, close, &open, depth + 1)) {
       return false;
     }
     if (field.is_map) {
@@ -883,14 +903,11 @@ class TextParser {
 
   // Skips the body of an unmodelled message up to its closing symbol,
   // checking only that it is well-formed text format.
-  bool SkipUntil(const char* close, int depth) {
+  bool SkipUntil(const char* close, const Token* opener, int depth) {
     if (depth > 64) return Fail("Message nesting is too deep.");
     while (true) {
       if (IsSymbol(close)) return Read();
-      if (tok_.kind == Token::Kind::kEnd) {
-        return Fail(std::string("Expected \"") + close +
-                    "\", found \"end of input\".");
-      }
+      if (tok_.kind == Token::Kind::kEnd) return Unclosed(close, opener);
       if (tok_.kind != Token::Kind::kIdent) {
         return Fail("Expected identifier, got: " + Describe(tok_));
       }
@@ -898,6 +915,7 @@ class TextParser {
       const bool had_colon = IsSymbol(":");
       if (!TryConsume(":")) return false;
       if (IsSymbol("[")) {
+        const Token list_open = tok_;
         if (!Read()) return false;
         if (IsSymbol("]")) {
           if (!Read()) return false;
@@ -907,6 +925,9 @@ class TextParser {
             if (IsSymbol("]")) {
               if (!Read()) return false;
               break;
+            }
+            if (tok_.kind == Token::Kind::kEnd) {
+              return Unclosed("]", &list_open);
             }
             if (!Consume(",")) return false;
           }
@@ -921,13 +942,14 @@ class TextParser {
   }
 
   bool SkipValue(bool scalar_allowed, int depth) {
+    const Token open = tok_;
     if (IsSymbol("{")) {
       if (!Read()) return false;
-      return SkipUntil("}", depth + 1);
+      return SkipUntil("}", &open, depth + 1);
     }
     if (IsSymbol("<")) {
       if (!Read()) return false;
-      return SkipUntil(">", depth + 1);
+      return SkipUntil(">", &open, depth + 1);
     }
     if (!scalar_allowed) {
       return Fail(std::string("Expected \"{\", found \"") + Describe(tok_) +
@@ -1037,9 +1059,21 @@ class TextParser {
     return Read();
   }
 
+  bool Unclosed(const char* close, const Token* opener) {
+    std::string what =
+        std::string("Expected \"") + close + "\", found \"end of input\".";
+    if (opener != nullptr) {
+      what += std::string(" The \"") + opener->text + "\" at " +
+              std::to_string(opener->line) + ":" +
+              std::to_string(opener->column) + " is not closed.";
+    }
+    return Fail(what);
+  }
+
   TextTokenizer tokenizer_;
   Token tok_;
   std::string error_;
+  std::string context_;  // dotted path of the field being read
   std::vector<std::string>* ignored_;
 };
 

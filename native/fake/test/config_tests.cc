@@ -600,7 +600,7 @@ const ProbeConfig kOtherProbeConfigs[] = {
      )pb"},
 };
 
-const char kBrokenConfig[] = R"pb(                                                                                                                                        name: "broken_config"
+const char kBrokenConfig[] = R"pb(                                                                                                                                                                          name: "broken_config"
 backend: "identity"
 max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }
@@ -781,7 +781,7 @@ TEST(ConfigBrokenProbeConfigNamesLineAndColumn) {
   const std::string error = TextError(kBrokenConfig);
   CHECK_EQ(error, std::string("Error parsing text-format "
                               "inference.ModelConfig: 5:1: Expected \",\", "
-                              "found \"output\"."));
+                              "found \"output\". (field \"input\")"));
 }
 
 TEST(ConfigOverrideFullMatchesTriton) {
@@ -941,16 +941,25 @@ TEST(ConfigTextErrorsNameLineColumnAndField) {
                        "field named \"foo\"."));
   CHECK(Contains(TextError("input [ { name: \"a\" colour: 1 } ]"),
                  "1:21: Message type \"inference.ModelInput\" has no field "
-                 "named \"colour\"."));
+                 "named \"colour\". (field \"input\")"));
   // Unterminated block, list, string.
   CHECK(Contains(TextError("input [ { name: \"a\""),
-                 "1:20: Expected \"}\", found \"end of input\"."));
+                 "1:20: Expected \"}\", found \"end of input\". The \"{\" at "
+                 "1:9 is not closed. (field \"input\")"));
   CHECK(Contains(
       TextError("dynamic_batching {\n max_queue_delay_microseconds: 5"),
-      "2:33: Expected \"}\", found \"end of input\"."));
+      "2:33: Expected \"}\", found \"end of input\". The \"{\" at 1:18 "
+      "is not closed. (field \"dynamic_batching\")"));
   CHECK(Contains(TextError("input [ { name: \"a\" }"),
-                 "1:22: Expected \",\", found \"end of input\"."));
-  CHECK(Contains(TextError("name: \"abc"), "1:11: Unexpected end of string."));
+                 "1:22: Expected \"]\", found \"end of input\". The \"[\" at "
+                 "1:7 is not closed. (field \"input\")"));
+  CHECK(Contains(TextError("input [ { dims: [ 1, 2 "),
+                 "1:24: Expected \"]\", found \"end of input\". The \"[\" at "
+                 "1:17 is not closed. (field \"input.dims\")"));
+  CHECK(Contains(TextError("output [ { name: \"a\" }, { name: 5 } ]"),
+                 "1:33: Expected string, got: 5 (field \"output.name\")"));
+  CHECK(Contains(TextError("name: \"abc"),
+                 "1:11: Unexpected end of string. (field \"name\")"));
   CHECK(Contains(TextError("name: \"abc\nbackend: \"x\""),
                  "String literals cannot cross line boundaries."));
   // Bad enum values.
