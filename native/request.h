@@ -1,0 +1,90 @@
+// Per-request state and the building of a TRITONSERVER_InferenceRequest
+// from a NativeRequest (inputs appended as is: no copy).
+#ifndef TRITON_NODE_REQUEST_H_
+#define TRITON_NODE_REQUEST_H_
+
+#include <napi.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "allocator.h"
+#include "cuda.h"
+#include "triton_capi.h"
+
+namespace triton_node {
+
+class ServerCore;
+
+// Where one requested output goes.
+struct OutputPlacement {
+  std::string name;
+  int kind = kMemCpu;
+  int device = 0;
+  bool has_into = false;
+  MemView into;  // valid while `into_ref` holds its owner
+  napi_ref into_ref = nullptr;
+  OutputBuffer into_tag;  // the buffer_userp for this destination
+};
+
+// One submitted request. Pooled per server and reused, so steady-state
+// submission allocates nothing here. Ownership: created and recycled on the
+// JS thread; between submit and recycle, Triton's callbacks read the
+// placement fields (never written while submitted) and write the fields
+// under `ServerCore::ctx_mu_` or the trace timestamps (read on the JS thread
+// after the trace release was queued).
+struct RequestContext {
+  ServerCore* core = nullptr;  // outlives every context it owns
+  uint32_t index = 0;          // position in ServerCore::contexts_
+  uint64_t generation = 0;
+  uint64_t token = 0;
+  TRITONSERVER_InferenceRequest* request = nullptr;
+
+  // Placement (read by the allocator on Triton threads).
+  int default_kind = kMemCpu;
+  int default_device = 0;
+  // Reused; first `placement_count` valid. A deque: elements never move.
+  std::deque<OutputPlacement> placements;
+  size_t placement_count = 0;
+
+  // JS owners of input memory (dropped at recycle, on the JS thread).
+  std::vector<napi_ref> refs;
+  // Reused for GPU inputs (Triton copies the attributes on append).
+  TRITONSERVER_BufferAttributes* attributes = nullptr;
+
+  // Timing.
+  bool timing = false;
+  TRITONSERVER_InferenceTrace* trace = nullptr;
+  uint64_t timestamps[7] = {0, 0, 0, 0, 0, 0, 0};
+
+  // Guarded by ServerCore::ctx_mu_.
+  bool submitted = false;
+  bool released = false;
+  int cancel_inflight = 0;
+  bool delete_deferred = false;
+
+  // JS thread only.
+  bool active = false;  // between submit and recycle
+  bool js_final = false;
+  bool js_released = false;
+  bool js_trace_done = false;
+  napi_ref held_final_event = nullptr;  // FINAL waiting for the trace
+
+  const OutputPlacement* FindPlacement(const char* name) const;
+};
+
+// Fills `ctx` from `request` and builds the Triton request (not submitted).
+// Throws a JS error; on throw, the caller cleans up with ResetContext.
+void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
+                  TRITONSERVER_ResponseAllocator* allocator,
+                  Napi::Object request, RequestContext* ctx);
+
+// Deletes the unsubmitted Triton request and trace, drops references; the
+// context is then ready for reuse. JS thread only.
+void ResetContext(napi_env env, RequestContext* ctx);
+
+}  // namespace triton_node
+
+#endif  // TRITON_NODE_REQUEST_H_

@@ -1,0 +1,190 @@
+#include "tensor.h"
+
+#include <cstring>
+
+#include "addon.h"
+#include "allocator.h"
+#include "cuda.h"
+#include "request.h"
+
+namespace triton_node {
+namespace {
+
+struct DataTypeInfo {
+  TRITONSERVER_DataType type;
+  const char* name;
+  size_t size;
+};
+
+// Triton's datatype names and element sizes (ABI facts).
+constexpr DataTypeInfo kDataTypes[] = {
+    {TRITONSERVER_TYPE_BOOL, "BOOL", 1},
+    {TRITONSERVER_TYPE_UINT8, "UINT8", 1},
+    {TRITONSERVER_TYPE_UINT16, "UINT16", 2},
+    {TRITONSERVER_TYPE_UINT32, "UINT32", 4},
+    {TRITONSERVER_TYPE_UINT64, "UINT64", 8},
+    {TRITONSERVER_TYPE_INT8, "INT8", 1},
+    {TRITONSERVER_TYPE_INT16, "INT16", 2},
+    {TRITONSERVER_TYPE_INT32, "INT32", 4},
+    {TRITONSERVER_TYPE_INT64, "INT64", 8},
+    {TRITONSERVER_TYPE_FP16, "FP16", 2},
+    {TRITONSERVER_TYPE_FP32, "FP32", 4},
+    {TRITONSERVER_TYPE_FP64, "FP64", 8},
+    {TRITONSERVER_TYPE_BYTES, "BYTES", 0},
+    {TRITONSERVER_TYPE_BF16, "BF16", 2},
+};
+
+// Finalizer of an external ArrayBuffer over a pooled buffer (JS thread).
+void FinalizeExternal(napi_env env, void*, void* hint) {
+  auto* buffer = static_cast<OutputBuffer*>(hint);
+  int64_t adjusted = 0;
+  napi_adjust_external_memory(env, -static_cast<int64_t>(buffer->capacity),
+                              &adjusted);
+  BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);
+  BufferPool::Return(buffer);
+}
+
+// Gives a pooled buffer to a JS object; returns the function that gives it
+// back (dispose or GC).
+std::function<void()> TakeOver(OutputBuffer* buffer) {
+  buffer->js_owned.store(true, std::memory_order_release);
+  BufferPool::live_js_buffers.fetch_add(1, std::memory_order_relaxed);
+  return [buffer] {
+    BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);
+    BufferPool::Return(buffer);
+  };
+}
+
+Napi::Value CpuData(Napi::Env env, const OutputRecord& out, size_t* offset) {
+  *offset = 0;
+  if (out.byte_size == 0 || out.base == nullptr) {
+    return Napi::ArrayBuffer::New(env, 0);
+  }
+  EnvData* data = GetEnvData(env);
+  OutputBuffer* buffer = out.buffer;
+  bool can_share = buffer != nullptr &&
+                   buffer->owner == OutputBuffer::kPooled &&
+                   buffer->ptr == out.base && !data->CopyOutputs();
+  if (can_share) {
+    napi_value ab = nullptr;
+    napi_status status = napi_create_external_arraybuffer(
+        env, const_cast<void*>(out.base), out.byte_size, FinalizeExternal,
+        buffer, &ab);
+    if (status == napi_ok) {
+      // Set before the response is deleted: the release function then
+      // leaves the buffer to the finalizer.
+      buffer->js_owned.store(true, std::memory_order_release);
+      BufferPool::live_js_buffers.fetch_add(1, std::memory_order_relaxed);
+      int64_t adjusted = 0;
+      napi_adjust_external_memory(env, static_cast<int64_t>(buffer->capacity),
+                                  &adjusted);
+      return Napi::Value(env, ab);
+    }
+    if (status == napi_no_external_buffers_allowed) {
+      data->external_refused = true;  // remembered for this environment
+    } else {
+      throw Napi::Error::New(env);
+    }
+  }
+  // Copy path: the pooled buffer goes back when the response is deleted.
+  Napi::ArrayBuffer copy = Napi::ArrayBuffer::New(env, out.byte_size);
+  std::memcpy(copy.Data(), out.base, out.byte_size);
+  return copy;
+}
+
+}  // namespace
+
+TRITONSERVER_DataType DataTypeFromName(const char* name, size_t length) {
+  for (const DataTypeInfo& info : kDataTypes) {
+    if (std::strlen(info.name) == length &&
+        std::memcmp(info.name, name, length) == 0) {
+      return info.type;
+    }
+  }
+  return TRITONSERVER_TYPE_INVALID;
+}
+
+const char* DataTypeName(TRITONSERVER_DataType type) {
+  for (const DataTypeInfo& info : kDataTypes) {
+    if (info.type == type) return info.name;
+  }
+  return "INVALID";
+}
+
+size_t DataTypeSize(TRITONSERVER_DataType type) {
+  for (const DataTypeInfo& info : kDataTypes) {
+    if (info.type == type) return info.size;
+  }
+  return 0;
+}
+
+const char* MemKindName(int kind) {
+  switch (kind) {
+    case kMemPinned:
+      return "pinned";
+    case kMemGpu:
+      return "gpu";
+    default:
+      return "cpu";
+  }
+}
+
+Napi::Object ConvertOutput(Napi::Env env, const RequestContext* ctx,
+                           const OutputRecord& out) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", Napi::String::New(env, out.name ? out.name : ""));
+  o.Set("datatype", Napi::String::New(env, DataTypeName(out.datatype)));
+  Napi::Array shape = Napi::Array::New(env, out.dim_count);
+  for (uint64_t d = 0; d < out.dim_count; ++d) {
+    shape.Set(static_cast<uint32_t>(d),
+              Napi::Number::New(env, static_cast<double>(out.shape[d])));
+  }
+  o.Set("shape", shape);
+  o.Set("memoryType", Napi::String::New(env, MemKindName(out.memory_type)));
+  o.Set("memoryTypeId",
+        Napi::Number::New(env, static_cast<double>(out.memory_type_id)));
+  o.Set("byteLength",
+        Napi::Number::New(env, static_cast<double>(out.byte_size)));
+
+  OutputBuffer* buffer = out.buffer;
+  size_t offset = 0;
+  Napi::Value data;
+  if (buffer != nullptr && buffer->owner == OutputBuffer::kCaller) {
+    // The caller's own destination comes back as the caller's object.
+    const OutputPlacement& p = ctx->placements[buffer->placement];
+    napi_value owner = nullptr;
+    napi_get_reference_value(env, p.into_ref, &owner);
+    Napi::Value owner_v(env, owner);
+    if (p.into.kind == kMemCpu) {
+      if (owner_v.IsTypedArray()) {
+        Napi::TypedArray ta = owner_v.As<Napi::TypedArray>();
+        data = ta.ArrayBuffer();
+        offset = ta.ByteOffset();
+      } else if (owner_v.IsDataView()) {
+        Napi::DataView dv = owner_v.As<Napi::DataView>();
+        data = dv.ArrayBuffer();
+        offset = dv.ByteOffset();
+      } else {
+        data = owner_v;
+      }
+      offset += static_cast<const uint8_t*>(out.base) - p.into.ptr;
+    } else {
+      data = owner_v;
+    }
+  } else if (out.memory_type == TRITONSERVER_MEMORY_GPU && buffer != nullptr) {
+    data =
+        CudaBufferWrap::Create(env, buffer->ptr, out.byte_size, buffer->device,
+                               false, nullptr, TakeOver(buffer));
+  } else if (out.memory_type == TRITONSERVER_MEMORY_CPU_PINNED &&
+             buffer != nullptr) {
+    data = HostBufferWrap::Create(env, buffer->ptr, out.byte_size,
+                                  TakeOver(buffer));
+  } else {
+    data = CpuData(env, out, &offset);
+  }
+  o.Set("data", data);
+  o.Set("byteOffset", Napi::Number::New(env, static_cast<double>(offset)));
+  return o;
+}
+
+}  // namespace triton_node
