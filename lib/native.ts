@@ -109,12 +109,12 @@ function describeAttempt(a: LoadAttempt): string {
 }
 
 function loaderError(err: unknown, candidates: string[]): TritonError {
-  const e = err as { code?: string; message?: string; attempts?: LoadAttempt[] };
+  const e = err as { code?: string; attempts?: LoadAttempt[] };
   const attempts: LoadAttempt[] =
     e.attempts ?? candidates.map((path) => ({ path, outcome: 'missing' as const, detail: '' }));
   const code = e.code === 'UNSUPPORTED' || e.code === 'ALREADY_EXISTS' ? e.code : 'NOT_FOUND';
   const lines = [
-    `triton-node: could not load Triton's library (libtritonserver.so)${e.message ? `: ${e.message}` : ''}`,
+    "triton-node: could not load Triton's library (libtritonserver.so)",
     'Tried:',
     ...attempts.map(describeAttempt),
     'Possible solutions:',

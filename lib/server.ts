@@ -159,7 +159,7 @@ function stringList(option: string, value: unknown): string[] {
 }
 
 /** Checks Server.create's options and turns them into the addon's form. */
-function nativeOptions(options: ServerOptions, library: LibraryInfo): NativeServerOptions {
+function nativeOptions(options: ServerOptions): NativeServerOptions {
   const repos =
     typeof options.modelRepository === 'string' ? [options.modelRepository] : options.modelRepository;
   if (!Array.isArray(repos) || repos.length === 0) {
@@ -201,10 +201,9 @@ function nativeOptions(options: ServerOptions, library: LibraryInfo): NativeServ
     strictModelConfig: bool('strictModelConfig', options.strictModelConfig, true),
     exitTimeoutSeconds: count('exitTimeoutSeconds', options.exitTimeoutSeconds, 30),
     modelLoadRetryCount: count('modelLoadRetryCount', options.modelLoadRetryCount, 0),
+    // Filled in from the library's location once it is loaded, when not given.
     backendDirectory:
-      options.backendDirectory === undefined
-        ? join(dirname(dirname(library.path)), 'backends')
-        : resolve(str('backendDirectory', options.backendDirectory)),
+      options.backendDirectory === undefined ? '' : resolve(str('backendDirectory', options.backendDirectory)),
     backendConfig,
     log: {
       verbose,
@@ -313,8 +312,9 @@ export class Server implements ModelHost, AsyncDisposable {
   static async create(options: ServerOptions): Promise<Server> {
     const holder = captureStack();
     checkOptions(options);
+    const native = nativeOptions(options);
     const library = loadLibrary(options.library);
-    const native = nativeOptions(options, library);
+    if (native.backendDirectory === '') native.backendDirectory = join(dirname(dirname(library.path)), 'backends');
     // The event callback exists before the server does; it routes to `server`
     // once that is set (no request can be submitted before).
     let server: Server | undefined;
