@@ -331,6 +331,19 @@ export class MetricFamily {
     });
   }
 
+  /** @internal Keeps the family alive without a metric (until `release()`). */
+  retain(): void {
+    if (this.#disposed) throw new TypeError(`metric family '${this.name}' was disposed`);
+    this.#live++;
+  }
+
+  /** @internal Undoes `retain()`; the family goes once nothing holds it. */
+  release(): void {
+    if (this.#disposed || this.#live === 0) return;
+    this.#live--;
+    if (this.#live === 0 && this.#onEmpty) this.dispose();
+  }
+
   /** Deletes the native family; its metrics must have been disposed first. */
   dispose(): void {
     if (this.#disposed) return;
@@ -536,6 +549,10 @@ export function createStreamMetrics(server: NativeServer): StreamMetrics {
     STREAM_BETWEEN_RESPONSES_METRIC,
     'Time between consecutive responses of a streamed request, milliseconds (triton-node)',
   );
+  // Held for the server's life, so that a user's metric of the same name
+  // coming and going cannot delete the family under the streams.
+  first.retain();
+  between.retain();
   const series = new Map<string, Metric>();
   let disposed = false;
 
@@ -571,7 +588,7 @@ export function createStreamMetrics(server: NativeServer): StreamMetrics {
       series.clear();
       for (const family of [first, between]) {
         try {
-          disposeIfUnused(family);
+          family.release();
         } catch {
           // Same.
         }
