@@ -120,8 +120,8 @@ function callNative<T>(fn: () => T): T {
 }
 
 /**
- * Copies `length` bytes from `src` into `dst` at `dstOffset`; shared by both
- * buffer classes (the addon picks cudaMemcpy's direction from the kinds).
+ * Copies all of `src` into `owner` at byte `offset`; shared by both buffer
+ * classes (the addon lets cudaMemcpy infer the direction from the pointers).
  */
 function copyInto(owner: HostBuffer | CudaBuffer, src: unknown, offset: unknown): void {
   const cls = owner.constructor.name;
@@ -143,9 +143,9 @@ function copyOut(owner: HostBuffer | CudaBuffer, dst: unknown, offset: unknown):
   if (owner.disposed) throw new TypeError(`${cls}.copyTo() after dispose()`);
   const at = checkOffset(`${cls}.copyTo()`, offset);
   const dest = copyTarget(`${cls}.copyTo() destination`, dst);
-  if (at + dest.byteLength > owner.byteLength) {
+  if (at + owner.byteLength > dest.byteLength) {
     throw new RangeError(
-      `${cls}.copyTo(): reading ${dest.byteLength} bytes at offset ${at} runs past the end (${owner.byteLength} bytes)`,
+      `${cls}.copyTo(): ${owner.byteLength} bytes at offset ${at} do not fit in the destination's ${dest.byteLength} bytes`,
     );
   }
   if (dest.native === owner.native)
@@ -231,7 +231,7 @@ export class HostBuffer {
     copyInto(this, src, offset);
   }
 
-  /** Fills all of `dst` from this buffer, starting at byte `offset` (default 0). */
+  /** Copies all of this buffer into `dst` at byte `offset` of `dst` (default 0). */
   copyTo(dst: CopySource, offset?: number): void {
     copyOut(this, dst, offset);
   }
@@ -317,7 +317,7 @@ export class CudaBuffer {
     copyInto(this, src, offset);
   }
 
-  /** Fills all of `dst` from this buffer, starting at byte `offset`. */
+  /** Copies all of this buffer into `dst` (host or device memory) at byte `offset` of `dst`. */
   copyTo(dst: CopySource, offset?: number): void {
     copyOut(this, dst, offset);
   }

@@ -43,12 +43,15 @@ describe.skipIf(!gpuAvailable)(gpuTitle('HostBuffer and CudaBuffer'), () => {
     device.copyFrom(new Uint8Array(64));
     device.copyFrom(Uint8Array.of(1, 2, 3, 4), 60);
     device.copyFrom(Uint8Array.of(9, 9), 0);
-    const tail = new Uint8Array(4);
-    device.copyTo(tail, 60);
-    expect([...tail]).toEqual([1, 2, 3, 4]);
-    expect([...device.toTypedArray().subarray(0, 3)]).toEqual([9, 9, 0]);
+    // copyTo puts the whole buffer at an offset of the destination.
+    const wide = new Uint8Array(128).fill(7);
+    device.copyTo(wide, 64);
+    expect([...wide.subarray(0, 64)].every((b) => b === 7)).toBe(true);
+    expect([...wide.subarray(124, 128)]).toEqual([1, 2, 3, 4]);
+    expect([...wide.subarray(64, 67)]).toEqual([9, 9, 0]);
     expect(() => device.copyFrom(new Uint8Array(8), 60)).toThrow(RangeError);
-    expect(() => device.copyTo(new Uint8Array(8), 60)).toThrow(RangeError);
+    expect(() => device.copyTo(new Uint8Array(64), 1)).toThrow(RangeError);
+    expect(() => device.copyTo(new Uint8Array(8))).toThrow(/do not fit in the destination's 8 bytes/);
     expect(() => device.copyFrom(new Uint8Array(65))).toThrow(/do not fit in 64 bytes/);
     expect(() => device.copyFrom(new Uint8Array(1), -1)).toThrow(TypeError);
     expect(() => device.copyFrom('bytes' as never)).toThrow(/TypedArray, DataView, HostBuffer or CudaBuffer/);
