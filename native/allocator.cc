@@ -284,12 +284,15 @@ TRITONSERVER_Error* ResponseAllocator::Create() {
       handle_, BufferAttributesFn);
 }
 
-ResponseAllocator::~ResponseAllocator() {
+void ResponseAllocator::Delete() {
   if (handle_ != nullptr && LoadedApi() != nullptr) {
     TRITONSERVER_Error* err =
         Api().TRITONSERVER_ResponseAllocatorDelete(handle_);
     if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
   }
+  handle_ = nullptr;
 }
+
+ResponseAllocator::~ResponseAllocator() { Delete(); }
 
 }  // namespace triton_node

@@ -58,6 +58,8 @@ class ResponseAllocator {
   // Returns an error (caller deletes) when Triton refuses.
   TRITONSERVER_Error* Create();
   TRITONSERVER_ResponseAllocator* handle() const { return handle_; }
+  // Deletes it now (the server is deleted and no request is out).
+  void Delete();
   // Forget the handle without deleting it (Triton may still use it).
   void Leak() { handle_ = nullptr; }
 

@@ -458,6 +458,7 @@ void ServerCore::MarkCreated(TRITONSERVER_Server* server, bool ok) {
     state_ = kStopped;
     delete_state_ = 2;
     stop_result_.ok = true;
+    allocator_.Delete();  // no server ever used it
   }
   state_cv_.notify_all();
 }
@@ -588,6 +589,12 @@ void ServerCore::DeleteServerOnce() {
       OpResult del = FromError(err);
       if (result.ok) result = del;
     }
+  }
+  {
+    // With the server gone and no request out, nothing can call the
+    // allocator any more.
+    std::lock_guard<std::mutex> lock(ctx_mu_);
+    if (inflight_ == 0) allocator_.Delete();
   }
   std::lock_guard<std::mutex> lock(state_mu_);
   stop_result_ = result;
