@@ -49,13 +49,13 @@ export interface TritonErrorDetails {
 export class TritonError extends Error {
   readonly code: TritonErrorCode;
   /** The model the failing call was about, when there was one. */
-  readonly model?: string;
+  declare readonly model?: string;
   /** The model version the call asked for (-1: the highest ready version). */
-  readonly version?: number;
+  declare readonly version?: number;
   /** The request id (`request.id`) of the failing inference, when given. */
-  readonly requestId?: string;
+  declare readonly requestId?: string;
   /** Library loader failures: every path tried and what was found there. */
-  readonly attempts?: LoadAttempt[];
+  declare readonly attempts?: LoadAttempt[];
 
   constructor(message: string, details: TritonErrorDetails) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });

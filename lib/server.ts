@@ -5,6 +5,7 @@
  * Promise; the JS thread never waits. Responses come back through one event
  * callback per server, which routes each event to its request by token.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -243,6 +244,17 @@ function nativeOptions(options: ServerOptions): NativeServerOptions {
   return out;
 }
 
+/**
+ * `backends/` beside the library's `lib/` folder (Triton's install layout).
+ * The fake engine has its test backends built in: no directory. Where the
+ * folder does not exist, '' leaves Triton's own default in place.
+ */
+function defaultBackendDirectory(library: LibraryInfo): string {
+  if (library.isFake) return '';
+  const dir = join(dirname(dirname(library.path)), 'backends');
+  return existsSync(dir) ? dir : '';
+}
+
 function checkOptions(options: unknown): asserts options is ServerOptions {
   if (typeof options !== 'object' || options === null) {
     throw optionError('Server.create options', 'an object with modelRepository', options);
@@ -314,7 +326,7 @@ export class Server implements ModelHost, AsyncDisposable {
     checkOptions(options);
     const native = nativeOptions(options);
     const library = loadLibrary(options.library);
-    if (native.backendDirectory === '') native.backendDirectory = join(dirname(dirname(library.path)), 'backends');
+    if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
     // The event callback exists before the server does; it routes to `server`
     // once that is set (no request can be submitted before).
     let server: Server | undefined;
