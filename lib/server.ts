@@ -204,7 +204,9 @@ function nativeOptions(options: ServerOptions): NativeServerOptions {
     modelLoadRetryCount: count('modelLoadRetryCount', options.modelLoadRetryCount, 0),
     // Filled in from the library's location once it is loaded, when not given.
     backendDirectory:
-      options.backendDirectory === undefined ? '' : resolve(str('backendDirectory', options.backendDirectory)),
+      options.backendDirectory === undefined
+        ? ''
+        : resolve(str('backendDirectory', options.backendDirectory)),
     backendConfig,
     log: {
       verbose,
@@ -927,7 +929,10 @@ export class Server implements ModelHost, AsyncDisposable {
       stopping: () => {
         if (done) return;
         this.#cancel(token);
-        stream._fail(tritonError('UNAVAILABLE', `the server is stopping; stream of model '${name}' ended`, ctx, holder), false);
+        stream._fail(
+          tritonError('UNAVAILABLE', `the server is stopping; stream of model '${name}' ended`, ctx, holder),
+          false,
+        );
       },
     };
     const metrics = this.#streamMetrics;
