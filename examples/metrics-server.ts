@@ -97,6 +97,8 @@ async function main(): Promise<void> {
   const server = await Server.create({
     modelRepository: repository,
     library: chooseLibrary(),
+    // A real Triton's backends, when they are not beside its lib/ folder.
+    ...(process.env.TRITON_BACKEND_DIR ? { backendDirectory: process.env.TRITON_BACKEND_DIR } : {}),
     log: { info: false },
   });
   await server.loadModel('identity_fp32');
