@@ -536,6 +536,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
   FAKE_REQUIRE(server, "server");
   REQ_CHECK(r);
   Model* m = r->model.get();
+  if (server->core->stopping.load()) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
+               r->Prefix() +
+                   "Server is stopping, scheduler for model has stopped "
+                   "accepting new inference requests");
+  }
   // Real Triton crashes on these two; the fake refuses them instead.
   if (r->release_fn == nullptr) {
     return ErrArg(r->Prefix() + "inference request for model '" + m->name +
@@ -555,12 +561,6 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
   if (m->core != server->core) {
     return ErrArg(r->Prefix() +
                   "inference request was created for another server");
-  }
-  if (server->core->stopping.load()) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
-               r->Prefix() +
-                   "Server is stopping, scheduler for model has stopped "
-                   "accepting new inference requests");
   }
   if (auto* e = Validate(r, m)) return e;
 
