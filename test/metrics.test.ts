@@ -3,7 +3,7 @@
 // serves text a Prometheus parser reads (checked with a parser package).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
+import type { PrometheusFamily } from 'parse-prometheus-text-format';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { type Metric, PROMETHEUS_CONTENT_TYPE, TritonError } from '../lib/index.js';
@@ -14,16 +14,11 @@ import {
   createMetricsHandler,
 } from '../lib/metrics.js';
 import { eventually, useServer } from './helpers.js';
+import { histogramSeries, parseExposition } from './prometheus.js';
 
 const server = useServer(['identity_fp32', 'identity_nobatch']);
 
-/** Parses with the package and checks what the package does not: one TYPE line per family. */
-function parse(text: string): PrometheusFamily[] {
-  const families = parsePrometheusTextFormat(text);
-  const typed = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
-  expect(new Set(typed).size).toBe(typed.length);
-  return families;
-}
+const parse = parseExposition;
 
 function family(families: PrometheusFamily[], name: string): PrometheusFamily | undefined {
   return families.find((f) => f.name === name);
@@ -177,16 +172,11 @@ describe('custom metrics', () => {
       expect(sample(families, 'tn_test_requests_total', { route: '/health' })).toBe(7);
       expect(family(families, 'tn_test_queue_depth')?.type).toBe('GAUGE');
       expect(sample(families, 'tn_test_queue_depth', { pool: 'a' })).toBe(6.75);
-      const hist = family(families, 'tn_test_payload_bytes')!;
-      expect(hist.type).toBe('HISTOGRAM');
-      const series = hist.metrics.find((m) => m.labels?.model === 'm1')!;
-      expect(Number(series.count)).toBe(5);
-      expect(Number(series.sum)).toBeCloseTo(14.5, 9);
-      const bound = (le: string) => (le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le));
-      const buckets = Object.entries(series.buckets!)
-        .map(([le, n]) => [bound(le), Number(n)])
-        .sort((x, y) => x[0]! - y[0]!);
-      expect(buckets).toEqual([
+      expect(family(families, 'tn_test_payload_bytes')?.type).toBe('HISTOGRAM');
+      const series = histogramSeries(await server().metrics(), 'tn_test_payload_bytes', { model: 'm1' })!;
+      expect(series.count).toBe(5);
+      expect(series.sum).toBeCloseTo(14.5, 9);
+      expect(series.buckets).toEqual([
         [0.5, 2],
         [1, 3],
         [5, 4],
@@ -293,9 +283,10 @@ describe('custom metrics', () => {
     });
     try {
       h.observe(2);
-      const series = family(await scrape(), 'tn_test_inf_only')!.metrics[0]!;
-      expect(Number(series.count)).toBe(1);
-      expect(Object.keys(series.buckets ?? {})).toEqual(['+Inf']);
+      const series = histogramSeries(await server().metrics(), 'tn_test_inf_only', { x: 'y' })!;
+      expect(series.count).toBe(1);
+      expect(series.sum).toBe(2);
+      expect(series.buckets).toEqual([[Number.POSITIVE_INFINITY, 1]]);
     } finally {
       h.dispose();
     }
