@@ -10,7 +10,10 @@ import { type RunResult, breakdown } from './results.js';
 /** The part of the public API the bench uses (shape agreed in the brief). */
 interface BenchModel {
   infer(request: { inputs: Record<string, unknown> }): Promise<unknown>;
-  stream(request: { inputs: Record<string, unknown> }): AsyncIterable<unknown>;
+  stream(
+    request: { inputs: Record<string, unknown> },
+    options?: { highWaterMark?: number },
+  ): AsyncIterable<unknown>;
   statistics(): Promise<unknown>;
 }
 
@@ -127,7 +130,11 @@ export class NodeSide {
     const once = async (): Promise<number> => {
       if (c.kind === 'stream') {
         let responses = 0;
-        for await (const _ of model.stream({ inputs })) responses++;
+        // Room for the whole stream: completions arrive in batches of
+        // thousands per wake-up, and the bench measures the rate, not the
+        // back-pressure policy (the default mark would cancel the stream).
+        const highWaterMark = Math.max(8192, (c.responses ?? 0) + 1);
+        for await (const _ of model.stream({ inputs }, { highWaterMark })) responses++;
         return responses;
       }
       await model.infer({ inputs });
