@@ -109,6 +109,40 @@ void DisposeCompletion(Completion* c) {
 
 // ---- Triton callbacks (Triton threads; no N-API) ---------------------------
 
+namespace {
+
+// Records RELEASE_ALL or FINAL; deletes the request once both happened,
+// unless a cancel is using it (the canceller deletes it afterwards). Runs
+// before the item is queued, so JS never sees a request outlive its events.
+void RequestSettled(RequestContext* ctx, bool final) {
+  ServerCore* core = ctx->core;
+  TRITONSERVER_InferenceRequest* to_delete = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(core->ctx_mu());
+    if (final) {
+      if (ctx->final_seen) return;
+      ctx->final_seen = true;
+    } else {
+      ctx->released = true;
+      --core->inflight_;
+    }
+    if (ctx->released && ctx->final_seen) {
+      if (ctx->cancel_inflight == 0) {
+        to_delete = ctx->request;
+      } else {
+        ctx->delete_deferred = true;
+      }
+    }
+  }
+  if (to_delete != nullptr) {
+    TRITONSERVER_Error* err =
+        Api().TRITONSERVER_InferenceRequestDelete(to_delete);
+    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+  }
+}
+
+}  // namespace
+
 void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
                         const uint32_t flags, void* userp) {
   auto* ctx = static_cast<RequestContext*>(userp);
@@ -182,6 +216,9 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
     }
     c->output_count = kept;
   }
+  if ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
+    RequestSettled(ctx, /*final=*/true);
+  }
   queue.Push(c);
 }
 
@@ -191,20 +228,8 @@ void OnRequestRelease(TRITONSERVER_InferenceRequest* request,
   if ((flags & TRITONSERVER_REQUEST_RELEASE_ALL) == 0) return;
   auto* ctx = static_cast<RequestContext*>(userp);
   ServerCore* core = ctx->core;
-  bool delete_now;
-  {
-    std::lock_guard<std::mutex> lock(core->ctx_mu());
-    ctx->released = true;
-    --core->inflight_;
-    // A cancel in flight still uses the request: it deletes it afterwards.
-    delete_now = ctx->cancel_inflight == 0;
-    if (!delete_now) ctx->delete_deferred = true;
-  }
-  if (delete_now) {
-    TRITONSERVER_Error* err =
-        Api().TRITONSERVER_InferenceRequestDelete(request);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
-  }
+  (void)request;  // the same as ctx->request
+  RequestSettled(ctx, /*final=*/false);
   g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
   Completion* c = core->queue().Acquire();
   c->type = Completion::kReleased;

@@ -59,9 +59,12 @@ struct RequestContext {
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t timestamps[7] = {0, 0, 0, 0, 0, 0, 0};
 
-  // Guarded by ServerCore::ctx_mu_.
+  // Guarded by ServerCore::ctx_mu_. The request object is deleted once
+  // Triton released it AND the FINAL response came: a decoupled stream may
+  // outlive the release and is cancelled through the (released) request.
   bool submitted = false;
   bool released = false;
+  bool final_seen = false;
   int cancel_inflight = 0;
   bool delete_deferred = false;
 

@@ -371,7 +371,7 @@ ServerCore::~ServerCore() {
       if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
     }
     // A context Triton never released still belongs to Triton: leak it.
-    bool released = !ctx->submitted || ctx->released;
+    bool released = !ctx->submitted || (ctx->released && ctx->final_seen);
     if (released) delete ctx;
   }
   on_events_.SuppressDestruct();
@@ -754,6 +754,7 @@ uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
     std::lock_guard<std::mutex> lock(ctx_mu_);
     ctx->submitted = true;
     ctx->released = false;
+    ctx->final_seen = false;
     ctx->cancel_inflight = 0;
     ctx->delete_deferred = false;
     ++inflight_;
@@ -789,7 +790,11 @@ void ServerCore::Cancel(uint64_t token) {
   TRITONSERVER_InferenceRequest* request;
   {
     std::lock_guard<std::mutex> lock(ctx_mu_);
-    if (ctx->token != token || !ctx->submitted || ctx->released) return;
+    // Once released and final, the request is deleted (or about to be).
+    if (ctx->token != token || !ctx->submitted ||
+        (ctx->released && ctx->final_seen)) {
+      return;
+    }
     ++ctx->cancel_inflight;
     request = ctx->request;
   }
@@ -1093,18 +1098,22 @@ Napi::Value ServerWrap::ModelQuery(const Napi::CallbackInfo& info, int which) {
         r.flag_b = (batch & TRITONSERVER_BATCH_FIRST_DIM) != 0;
         return r;
       }
-      case 2:
-        return MessageText(api.TRITONSERVER_ServerModelMetadata(s, name.c_str(),
-                                                                version, &msg),
-                           msg);
-      case 3:
-        return MessageText(api.TRITONSERVER_ServerModelConfig(s, name.c_str(),
-                                                              version, 1, &msg),
-                           msg);
-      default:
-        return MessageText(api.TRITONSERVER_ServerModelStatistics(
-                               s, name.c_str(), version, &msg),
-                           msg);
+      case 2: {
+        // Call first: argument evaluation order is unspecified.
+        TRITONSERVER_Error* err = api.TRITONSERVER_ServerModelMetadata(
+            s, name.c_str(), version, &msg);
+        return MessageText(err, msg);
+      }
+      case 3: {
+        TRITONSERVER_Error* err = api.TRITONSERVER_ServerModelConfig(
+            s, name.c_str(), version, 1, &msg);
+        return MessageText(err, msg);
+      }
+      default: {
+        TRITONSERVER_Error* err = api.TRITONSERVER_ServerModelStatistics(
+            s, name.c_str(), version, &msg);
+        return MessageText(err, msg);
+      }
     }
   };
   std::function<Napi::Value(Napi::Env, OpResult&)> resolve;
