@@ -435,6 +435,10 @@ export function getMetricFamily(
   if (typeof description !== 'string') {
     throw new TypeError(`createMetric '${name}': description must be a string, got ${typeof description}`);
   }
+  if (/[\n\\]/.test(description)) {
+    // Triton writes the HELP text as is: a newline or backslash would corrupt the exposition.
+    throw new TypeError(`createMetric '${name}': description must not contain a newline or a backslash`);
+  }
   let families = familiesByServer.get(server);
   if (!families) {
     families = new Map();

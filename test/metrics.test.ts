@@ -199,8 +199,14 @@ describe('custom metrics', () => {
   });
 
   it('share one series between two metrics with the same name and labels', async () => {
-    const a = server().createMetric({ kind: 'counter', name: 'tn_test_shared', labels: { k: 'v' } });
-    const b = server().createMetric({ kind: 'counter', name: 'tn_test_shared', labels: { k: 'v' } });
+    const spec = {
+      kind: 'counter',
+      name: 'tn_test_shared',
+      description: 'shared',
+      labels: { k: 'v' },
+    } as const;
+    const a = server().createMetric(spec);
+    const b = server().createMetric(spec);
     try {
       a.increment(1);
       b.increment(100);
@@ -261,6 +267,38 @@ describe('custom metrics', () => {
     return server()
       .metrics()
       .then((text) => expect(text).not.toMatch(/^# TYPE tn_x /m));
+  });
+
+  it('escape label values so that they read back exactly', async () => {
+    const value = 'C:\\dir "quoted"\nnext line ünï';
+    const g = server().createMetric({
+      kind: 'gauge',
+      name: 'tn_test_escaping',
+      description: 'escaping',
+      labels: { path: value },
+    });
+    try {
+      g.set(1);
+      expect(sample(await scrape(), 'tn_test_escaping', { path: value })).toBe(1);
+    } finally {
+      g.dispose();
+    }
+    expect(() =>
+      server().createMetric({ kind: 'gauge', name: 'tn_test_bad_help', description: 'two\nlines' }),
+    ).toThrow(/description/);
+  });
+
+  it('print no HELP line for a family without description (as prometheus-cpp does)', async () => {
+    const c = server().createMetric({ kind: 'counter', name: 'tn_test_no_help', labels: { a: 'b' } });
+    try {
+      c.increment(2);
+      const text = await server().metrics();
+      expect(text).toMatch(/^# TYPE tn_test_no_help counter$/m);
+      expect(text).not.toMatch(/^# HELP tn_test_no_help/m);
+      expect(sample(parse(text), 'tn_test_no_help', { a: 'b' })).toBe(2);
+    } finally {
+      c.dispose();
+    }
   });
 
   it('keep one kind per name', () => {
