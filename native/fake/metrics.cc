@@ -91,7 +91,10 @@ std::string CustomMetricsText() {
       any |= g->name == f->name && !g->series.empty();
     if (!any) continue;
     done.insert(f->name);
-    out += "# HELP " + f->name + " " + f->description + "\n";
+    // prometheus-cpp leaves out the HELP line of a family without help.
+    if (!f->description.empty()) {
+      out += "# HELP " + f->name + " " + f->description + "\n";
+    }
     out += "# TYPE " + f->name + " " +
            (f->kind == TRITONSERVER_METRIC_KIND_COUNTER ? "counter"
             : f->kind == TRITONSERVER_METRIC_KIND_GAUGE ? "gauge"
