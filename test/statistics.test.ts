@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { type ModelStatistics, TritonError, statisticsDelta } from '../lib/index.js';
 import { eventually, useServer } from './helpers.js';
 
-const server = useServer(['identity_nobatch', 'identity_fp32', 'identity_delay']);
+const server = useServer([
+  'identity_nobatch',
+  'identity_fp32',
+  'identity_delay',
+  'repeat_int32',
+  'square_int32',
+]);
 
 const DELAY_US = 20_000;
 
@@ -124,6 +130,48 @@ describe('model.statistics()', () => {
     expect(concurrent.meanComputeInferUs).toBeGreaterThanOrEqual(DELAY_US * 0.99);
     expect(concurrent.meanQueueUs).toBeGreaterThanOrEqual(((0 + 1 + 2 + 3) * DELAY_US * 0.9) / 4);
     expect(concurrent.meanQueueUs).toBeGreaterThan(serial.meanQueueUs);
+  });
+
+  it('counts a decoupled repeat stream as one request and one execution', async () => {
+    const before = await stats('repeat_int32');
+    const stream = server()
+      .model('repeat_int32')
+      .stream({
+        inputs: { IN: Int32Array.of(1, 2, 3), DELAY: Uint32Array.of(5, 5, 5), WAIT: Uint32Array.of(30) },
+      });
+    let responses = 0;
+    for await (const _ of stream) responses++;
+    expect(responses).toBe(3);
+    const d = await settle('repeat_int32', before, (x) => x.successes === 1 && x.executions === 1);
+    expect(d.requests).toBe(1);
+    expect(d.inferences).toBe(1);
+    expect(d.executions).toBe(1);
+    // repeat's execute function waits WAIT ms (while another thread sends
+    // the responses); that wait is its compute time.
+    expect(d.meanComputeInferUs).toBeGreaterThanOrEqual(30_000 * 0.99);
+  });
+
+  it('reports square per response index only (no request statistics)', async () => {
+    const before = await stats('square_int32');
+    let responses = 0;
+    for await (const _ of server()
+      .model('square_int32')
+      .stream({ inputs: { IN: Int32Array.of(3) } }))
+      responses++;
+    expect(responses).toBe(3);
+    let after = await stats('square_int32');
+    await eventually(async () => {
+      after = await stats('square_int32');
+      return (after.responseStats['2']?.success.count ?? 0) > (before.responseStats['2']?.success.count ?? 0);
+    });
+    for (const index of ['0', '1', '2']) {
+      const was = before.responseStats[index]?.success.count ?? 0;
+      expect(after.responseStats[index]?.success.count, `response ${index}`).toBe(was + 1);
+    }
+    const d = statisticsDelta(before, after);
+    expect(d.requests).toBe(0);
+    expect(d.executions).toBe(0);
+    expect(d.inferences).toBe(0);
   });
 
   it('rejects statistics of an unknown model with a TritonError', async () => {
