@@ -96,9 +96,8 @@ export class NodeSide {
       const Ctor = ARRAYS[c.datatype];
       if (Ctor === undefined) throw new TypeError(`the bench cannot send datatype '${c.datatype}'`);
       const array = new Ctor(elementCount(c.shape));
-      new Uint8Array(array.buffer, array.byteOffset, array.byteLength).forEach((_, i, bytes) => {
-        bytes[i] = (i * 7) & 0xff;
-      });
+      const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) & 0xff;
       data = array;
       this.inputs.set(key, data);
     }
