@@ -9,7 +9,7 @@ import { collectGarbage, eventually, fakeOnly, useServer } from '../helpers.js';
 import { gpuAvailable, gpuTitle } from './gpu-env.js';
 
 describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
-  const server = useServer(['identity_nobatch', 'identity_multi', 'identity_fp32']);
+  const server = useServer(['identity_nobatch', 'identity_multi', 'identity_fp32', 'identity_delay']);
   const data = Float32Array.from({ length: 4096 }, (_, i) => i * 0.5 - 7);
 
   function onDevice(values: ArrayBufferView, device = 0): CudaBuffer {
@@ -162,6 +162,26 @@ describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
         inputs: { INPUT0: { data: gone, shape: [data.length], datatype: 'FP32' } },
       }),
     ).rejects.toThrow(/dispos/);
+  });
+
+  it('does not free an input under an in-flight request when it is disposed early', async () => {
+    // identity_delay holds the request 20 ms; the input is disposed at once
+    // and a decoy of the same size (likely the same address) is written.
+    const input = onDevice(data);
+    const pending = server().infer('identity_delay', {
+      inputs: { INPUT0: { data: input, shape: [1, data.length], datatype: 'FP32' } },
+    });
+    try {
+      input.dispose();
+    } catch (err) {
+      // Refusing is acceptable too, as long as it says why.
+      expect(err).toBeInstanceOf(TypeError);
+    }
+    using decoy = cuda.alloc(data.byteLength);
+    decoy.copyFrom(new Float32Array(data.length).fill(-1));
+    const r = await pending;
+    expect(r.outputs.OUTPUT0!.data).toEqual(data);
+    input.dispose();
   });
 
   it('reuses pooled GPU output buffers after dispose()', async () => {
