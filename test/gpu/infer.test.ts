@@ -167,6 +167,8 @@ describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
   it('does not free an input under an in-flight request when it is disposed early', async () => {
     // identity_delay holds the request 20 ms; the input is disposed at once
     // and a decoy of the same size (likely the same address) is written.
+    // With the model's config cached, infer() submits before it returns.
+    await server().infer('identity_delay', { inputs: { INPUT0: new Float32Array([0]) } });
     const input = onDevice(data);
     const pending = server().infer('identity_delay', {
       inputs: { INPUT0: { data: input, shape: [1, data.length], datatype: 'FP32' } },
