@@ -305,7 +305,7 @@ TRITONSERVER_InferenceRequestSetCorrelationIdString(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestCancel(
     TRITONSERVER_InferenceRequest* r) {
   REQ_CHECK(r);
-  if (!r->in_flight.load()) {
+  if (!r->submitted.load()) {
     return Err(TRITONSERVER_ERROR_INTERNAL,
                "It is not possible to cancel an inference request before "
                "calling TRITONSERVER_InferAsync.");
@@ -318,7 +318,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestIsCancelled(
     TRITONSERVER_InferenceRequest* r, bool* is_cancelled) {
   REQ_CHECK(r);
   FAKE_REQUIRE(is_cancelled, "is_cancelled");
-  if (!r->in_flight.load()) {
+  if (!r->submitted.load()) {
     return Err(TRITONSERVER_ERROR_INTERNAL,
                "It is not possible to query cancellation status before "
                "calling TRITONSERVER_InferAsync.");
@@ -578,6 +578,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
   }
   r->cancelled->store(false);
   r->in_flight.store(true);
+  r->submitted.store(true);
   m->stats.pending.fetch_add(1, std::memory_order_relaxed);
   if (trace != nullptr) {
     trace->Report(TRITONSERVER_TRACE_REQUEST_START, r->request_start_ns);

@@ -227,6 +227,9 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest> {
   std::shared_ptr<std::atomic<bool>> cancelled =
       std::make_shared<std::atomic<bool>>(false);
   std::atomic<bool> in_flight{false};
+  // Cancellation works from the first submission on, even after the
+  // release (a decoupled backend may still be answering).
+  std::atomic<bool> submitted{false};
   // Filled at submission.
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t request_start_ns = 0;

@@ -452,7 +452,7 @@ TEST(EngineDecoupledRepeatAndSquare) {
     TRITONSERVER_InferenceRequest* r = nullptr;
     E(A().TRITONSERVER_InferenceRequestNew(&r, s, "repeat_int32", -1));
     int32_t in[3] = {7, 8, 9};
-    uint32_t delay[3] = {1, 1, 1}, wait = 0;
+    uint32_t delay[3] = {1, 1, 1}, wait = 30;
     int64_t n3 = 3, n1 = 1;
     E(A().TRITONSERVER_InferenceRequestAddInput(
         r, "IN", TRITONSERVER_TYPE_INT32, &n3, 1));
@@ -483,6 +483,21 @@ TEST(EngineDecoupledRepeatAndSquare) {
     l.unlock();
     DeleteResponses(&p);
     E(A().TRITONSERVER_InferenceRequestDelete(r));
+    // repeat's compute time is the WAIT its execute function sleeps.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    TRITONSERVER_Message* m = nullptr;
+    E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
+    const char* base;
+    size_t size;
+    E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+    std::string js(base, size);
+    const std::string key = "\"compute_infer\":{\"count\":1,\"ns\":";
+    size_t at = js.find(key);
+    CHECK(at != std::string::npos);
+    if (at != std::string::npos) {
+      CHECK(std::atoll(js.c_str() + at + key.size()) >= 30000000LL);
+    }
+    E(A().TRITONSERVER_MessageDelete(m));
   }
   {
     Probe p;
