@@ -28,6 +28,7 @@
       "target_name": "tritonserver",
       "type": "shared_library",
       "product_name": "tritonserver",
+      "product_prefix": "lib",
       "sources": [
         "native/fake/api_basic.cc",
         "native/fake/backends.cc",
@@ -56,7 +57,7 @@
       "copies": [
         {
           "destination": "<(module_root_dir)/build/fake",
-          "files": ["<(PRODUCT_DIR)/lib.target/libtritonserver.so"]
+          "files": ["<(PRODUCT_DIR)/libtritonserver.so"]
         }
       ]
     },
