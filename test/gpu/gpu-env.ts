@@ -16,5 +16,5 @@ export const SAMPLES = {
   UINT16: () => Uint16Array.from({ length: 4096 }, (_, i) => (i * 2654435761) & 0xffff),
   INT32: () => Int32Array.from({ length: 1031 }, (_, i) => (i * 2246822519) | 0),
   INT64: () => BigInt64Array.from({ length: 300 }, (_, i) => BigInt(i) * -12345678901n),
-  UINT8: () => Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 7) & 0xff),
+  UINT8: () => Uint8Array.from({ length: (1 << 16) + 3 }, (_, i) => (i * 7) & 0xff),
 } as const;
