@@ -3,11 +3,12 @@
 // host memory (POSIX shared memory, so CUDA IPC handles open across
 // processes), copies are memmove, there are two fake devices.
 //
-//   gcc -shared -fPIC -O1 -o /tmp/stubcuda/libcudart.so test/gpu/stub-cudart.c
-//   -lpthread -lrt
-//   LD_LIBRARY_PATH=/tmp/stubcuda TRITON_NODE_CUDART=/tmp/stubcuda/libcudart.so
-//   \
-//     node node_modules/vitest/vitest.mjs run --project gpu
+// Build:  gcc -shared -fPIC -o /tmp/stubcuda/libcudart.so
+//            test/gpu/stub-cudart.c -lpthread -lrt
+// Run:    LD_LIBRARY_PATH=/tmp/stubcuda
+//         TRITON_NODE_CUDART=/tmp/stubcuda/libcudart.so
+//         node node_modules/vitest/vitest.mjs run --project gpu
+//         (all three on one command line)
 //
 // (LD_LIBRARY_PATH makes the fake engine's own dlopen("libcudart.so") find it;
 // TRITON_NODE_CUDART points the addon at it.) Entry points and their
