@@ -225,7 +225,12 @@ export interface NativeMetric {
   dispose(): void;
 }
 
-/** Pinned host memory (cudaHostAlloc), owned by this object. */
+/**
+ * Pinned host memory (cudaHostAlloc), owned by this object.
+ * copyFrom/copyTo (here and on NativeCudaBuffer) copy the whole source;
+ * `offset` (default 0) is the byte offset in the destination. A copy that
+ * does not fit throws a RangeError.
+ */
 export interface NativeHostBuffer {
   readonly kind: 'host';
   readonly byteLength: number;

@@ -670,6 +670,7 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
       tsfn_released_ = true;
       napi_release_threadsafe_function(tsfn_, napi_tsfn_release);
     }
+    on_events_.Reset();  // nothing will be delivered any more
     EnvData* data = GetEnvData(env);
     auto& servers = data->servers;
     servers.erase(std::remove_if(servers.begin(), servers.end(),
