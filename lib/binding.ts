@@ -208,7 +208,11 @@ export interface NativeServer {
   /** Stops and deletes the server off the JS thread; idempotent. In-flight
    * requests finish or fail; their events are still delivered. */
   stop(): Promise<void>;
-  createMetricFamily(kind: 'counter' | 'gauge' | 'histogram', name: string, description: string): NativeMetricFamily;
+  createMetricFamily(
+    kind: 'counter' | 'gauge' | 'histogram',
+    name: string,
+    description: string,
+  ): NativeMetricFamily;
 }
 
 export interface NativeMetricFamily {
@@ -274,7 +278,10 @@ export interface NativeAddon {
    * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: NativeLoadAttempt[]`. */
   loadLibrary(candidates: string[]): NativeLibraryInfo;
   libraryInfo(): NativeLibraryInfo | null;
-  createServer(options: NativeServerOptions, onEvents: (events: NativeEvent[]) => void): Promise<NativeServer>;
+  createServer(
+    options: NativeServerOptions,
+    onEvents: (events: NativeEvent[]) => void,
+  ): Promise<NativeServer>;
   /** Fake engine only (null on a real Triton): live object counts. */
   fakeLiveObjects(): Record<
     | 'requests'
