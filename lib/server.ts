@@ -448,7 +448,9 @@ export class Server implements ModelHost, AsyncDisposable {
   /**
    * Stops the server: in-flight requests finish or fail, open streams end
    * with an error, then the server is deleted. Idempotent; every later call
-   * on this server rejects with a TritonError 'UNAVAILABLE'.
+   * on this server rejects with a TritonError 'UNAVAILABLE'. Resolves once
+   * the server is gone; a problem Triton reports while stopping (an expired
+   * exit timeout) is emitted as a process warning.
    */
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
@@ -469,7 +471,15 @@ export class Server implements ModelHost, AsyncDisposable {
         for (const p of left)
           p.abandon(tritonError('UNAVAILABLE', 'the server stopped before the request completed'));
         this.#specs.clear();
-        if (failure !== undefined) throw fromNativeError(failure, {}, holder);
+        // The server is stopped either way (Triton reports an expired exit
+        // timeout as an error): say so without failing the caller's shutdown.
+        if (failure !== undefined) {
+          const err = fromNativeError(failure, {}, holder);
+          process.emitWarning(
+            `triton-node: stopping the server reported ${err.code}: ${err.message}`,
+            'TritonWarning',
+          );
+        }
       })();
     }
     return this.#stopping;
@@ -897,20 +907,17 @@ export class Server implements ModelHost, AsyncDisposable {
     if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
     if (stream.ended) return; // the consumer gave up before submission
     let token = -1;
+    // `done`: Triton sent FINAL (nothing left to cancel). The abort listener
+    // stays until the consumer is done: an abort also drops unread responses.
     let done = false;
     const onAbort = () => {
-      if (done) return;
+      if (!done && token >= 0) this.#cancel(token);
       done = true;
-      if (token >= 0) this.#cancel(token);
       stream._fail(abortError(ctx, signal!.reason, holder), true);
-    };
-    const finish = () => {
-      done = true;
-      signal?.removeEventListener('abort', onAbort);
     };
     const pending: Pending = {
       event: (ev) => {
-        if (ev.final) finish();
+        if (ev.final) done = true;
         if (stream.ended) return;
         if (ev.error !== undefined) {
           if (!ev.final) this.#cancel(token);
@@ -923,7 +930,7 @@ export class Server implements ModelHost, AsyncDisposable {
         if (ev.final) stream._end();
       },
       abandon: (err) => {
-        finish();
+        done = true;
         stream._fail(fromErrorInfo(err, ctx, holder), false);
       },
       stopping: () => {
@@ -936,6 +943,7 @@ export class Server implements ModelHost, AsyncDisposable {
       },
     };
     const metrics = this.#streamMetrics;
+    signal?.addEventListener('abort', onAbort, { once: true });
     // Open before submitting: responses may arrive inside submit() itself.
     stream._open(
       {
@@ -949,10 +957,15 @@ export class Server implements ModelHost, AsyncDisposable {
                 kind === 'first'
                   ? metrics.recordTimeToFirstResponse(name, version, ms)
                   : metrics.recordTimeBetweenResponses(name, version, ms),
+        closed: () => signal?.removeEventListener('abort', onAbort),
       },
       performance.now(),
     );
-    token = this.#submit(built, pending, holder);
-    if (!done) signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      token = this.#submit(built, pending, holder);
+    } catch (err) {
+      signal?.removeEventListener('abort', onAbort);
+      throw err;
+    }
   }
 }

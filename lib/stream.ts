@@ -49,6 +49,8 @@ export interface StreamHooks {
   cancel(): void;
   /** Timing observations for the streaming histograms, when enabled. */
   observe?(kind: 'first' | 'between', ms: number): void;
+  /** The consumer is done with the stream (read its end, failed, or returned). */
+  closed?(): void;
 }
 
 type State = 'starting' | 'open' | 'ended' | 'failed' | 'closed';
@@ -107,10 +109,14 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
 
   /** @internal The request was submitted. */
   _open(hooks: StreamHooks, submittedAt: number): void {
-    this.#hooks = hooks;
     this.#submittedAt = submittedAt;
+    if (this.#state === 'closed') {
+      if (this.#cancelWanted) hooks.cancel();
+      hooks.closed?.();
+      return;
+    }
+    this.#hooks = hooks;
     if (this.#state === 'starting') this.#state = 'open';
-    if (this.#cancelWanted) hooks.cancel();
   }
 
   /** @internal One response arrived. */
@@ -158,7 +164,9 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
    * overflow) instead of after the responses already buffered.
    */
   _fail(error: TritonError, dropBuffered: boolean): void {
-    if (this.#state !== 'open' && this.#state !== 'starting') return;
+    const running = this.#state === 'open' || this.#state === 'starting';
+    // An abort still applies after FINAL while responses wait to be read.
+    if (!running && !(dropBuffered && this.#state === 'ended')) return;
     this.#state = 'failed';
     this.#error = error;
     if (dropBuffered) this.#clear();
@@ -189,15 +197,23 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
     return value;
   }
 
+  #close(): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    const hooks = this.#hooks;
+    this.#hooks = undefined;
+    hooks?.closed?.();
+  }
+
   next(): Promise<IteratorResult<InferResult>> {
     if (this.buffered > 0) return Promise.resolve({ value: this.#take(), done: false });
     if (this.#state === 'failed') {
       const err = this.#error!;
-      this.#state = 'closed';
+      this.#close();
       return Promise.reject(err);
     }
     if (this.#state === 'ended' || this.#state === 'closed') {
-      this.#state = 'closed';
+      this.#close();
       return Promise.resolve({ value: undefined, done: true });
     }
     if (this.#waiter !== undefined) {
@@ -216,7 +232,7 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
       if (this.#hooks) this.#hooks.cancel();
       else this.#cancelWanted = true;
     }
-    this.#state = 'closed';
+    this.#close();
     this.#clear();
     const w = this.#waiter;
     this.#waiter = undefined;

@@ -48,12 +48,25 @@ describe('process and thread hygiene', () => {
     }
   });
 
-  it('a worker that is terminated while its server runs does not take the process down', async () => {
+  it('a worker terminated while its server runs (requests in flight) leaves this process working', async () => {
     const worker = new Worker(`${FIXTURES}/worker.mjs`, {
-      workerData: { models: MODELS, library: LIBRARY_PATH, backends: BACKEND_DIR },
+      workerData: { models: MODELS, library: LIBRARY_PATH, backends: BACKEND_DIR, hold: true },
     });
-    await new Promise((r) => setTimeout(r, 300));
-    const code = await worker.terminate();
-    expect(typeof code).toBe('number');
+    const ready = await new Promise<{ holding?: boolean }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    expect(ready.holding).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(typeof (await worker.terminate())).toBe('number');
+    // The addon in this environment is unaffected.
+    const main = await Server.create(serverOptions());
+    try {
+      await main.loadModel('identity_nobatch');
+      const r = await main.infer('identity_nobatch', { inputs: { INPUT0: new Float32Array([3]) } });
+      expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([3]);
+    } finally {
+      await main.stop();
+    }
   });
 });

@@ -213,21 +213,34 @@ describe('streams from decoupled models', () => {
 
 describe('stop with open streams', () => {
   it('ends every open stream with an error, never a hang', async () => {
-    const own = await Server.create(serverOptions({ exitTimeoutSeconds: 3 }));
+    const own = await Server.create(serverOptions({ exitTimeoutSeconds: 2 }));
     await own.loadModel('repeat_int32');
-    await own.loadModel('square_int32');
+    const slow = () => repeat([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 300);
     const streams = [
-      own.model('repeat_int32').stream(repeat([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 200)),
-      own.model('repeat_int32').stream(repeat([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 200)),
-      own
-        .model('square_int32')
-        .stream({ inputs: { IN: new Int32Array([100_000]) } }, { highWaterMark: 100_000 }),
+      own.model('repeat_int32').stream(slow()),
+      own.model('repeat_int32').stream(slow()),
+      own.model('repeat_int32').stream(slow()),
     ];
-    for (const s of streams) expect((await s.next()).done).toBe(false);
+    // One is being read; the others wait (a single model instance runs requests in turn).
+    expect((await streams[0]!.next()).done).toBe(false);
     const endings = streams.map((s) => failure(s));
     await own.stop();
     for (const e of await Promise.all(endings)) {
       expect(e.err.code).toBe('UNAVAILABLE');
+      expect(e.got).toBeLessThan(9);
     }
+  });
+
+  it('an abort after FINAL still ends a stream whose responses are unread', async () => {
+    const controller = new AbortController();
+    const stream = server()
+      .model('square_int32')
+      .stream({ inputs: { IN: new Int32Array([50]) }, signal: controller.signal });
+    expect((await stream.next()).done).toBe(false);
+    await eventually(() => stream.buffered === 49);
+    controller.abort();
+    expect(stream.buffered).toBe(0);
+    const { err } = await failure(stream);
+    expect(err.code).toBe('CANCELLED');
   });
 });
