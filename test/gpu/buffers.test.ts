@@ -2,6 +2,7 @@
 // direction for several datatypes, offsets, validation, disposal.
 import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/cuda.js';
+import { collectGarbage } from '../helpers.js';
 import { SAMPLES, gpuAvailable, gpuTitle } from './gpu-env.js';
 
 type Sample = (typeof SAMPLES)[keyof typeof SAMPLES];
@@ -69,6 +70,24 @@ describe.skipIf(!gpuAvailable)(gpuTitle('HostBuffer and CudaBuffer'), () => {
     using odd = cuda.allocHost(6);
     expect(() => odd.view(Float32Array)).toThrow(/not a multiple of 4/);
     expect(() => pinned.view('x' as never)).toThrow(TypeError);
+  });
+
+  it('keeps pinned memory alive while a view of it is reachable', async () => {
+    // The HostBuffer itself becomes garbage at once; only the view remains.
+    const view = cuda.allocHost(4096).view(Uint32Array);
+    view.fill(0x12345678);
+    await collectGarbage(6);
+    const others = Array.from({ length: 8 }, () => {
+      const b = cuda.allocHost(4096);
+      b.view(Uint32Array).fill(0xdeadbeef);
+      return b;
+    });
+    try {
+      expect(view.length).toBe(1024);
+      expect(view.every((v) => v === 0x12345678)).toBe(true);
+    } finally {
+      for (const b of others) b.dispose();
+    }
   });
 
   it('disposes idempotently and refuses use after dispose', () => {
