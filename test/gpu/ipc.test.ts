@@ -5,7 +5,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CudaBuffer, cuda } from '../../lib/index.js';
+import { CudaBuffer, TritonError, cuda } from '../../lib/index.js';
 import { useServer } from '../helpers.js';
 import { gpuAvailable, gpuTitle } from './gpu-env.js';
 
@@ -119,5 +119,13 @@ describe.skipIf(!gpuAvailable)(gpuTitle('CUDA IPC between processes'), () => {
 
   it('rejects a malformed handle before touching CUDA', () => {
     expect(() => CudaBuffer.fromIpcHandle(new Uint8Array(32), 16)).toThrow(/64-byte/);
+  });
+
+  it('fails cleanly (TritonError, no crash) on a handle that names nothing, or its own process', () => {
+    const junk = Uint8Array.from({ length: 64 }, (_, i) => (i * 91 + 17) & 0xff);
+    expect(() => CudaBuffer.fromIpcHandle(junk, 1024)).toThrow(TritonError);
+    // CUDA does not open a handle in the process that exported it.
+    using own = cuda.alloc(1024);
+    expect(() => CudaBuffer.fromIpcHandle(own.ipcHandle(), 1024)).toThrow(TritonError);
   });
 });
