@@ -953,10 +953,11 @@ export class Server implements ModelHost, AsyncDisposable {
         observe:
           metrics === undefined
             ? undefined
-            : (kind, ms) =>
+            : (kind, ms, result) =>
+                // Labelled with the version that answered, not the one asked for (-1).
                 kind === 'first'
-                  ? metrics.recordTimeToFirstResponse(name, version, ms)
-                  : metrics.recordTimeBetweenResponses(name, version, ms),
+                  ? metrics.recordTimeToFirstResponse(result.model, result.version, ms)
+                  : metrics.recordTimeBetweenResponses(result.model, result.version, ms),
         closed: () => signal?.removeEventListener('abort', onAbort),
       },
       performance.now(),

@@ -48,7 +48,7 @@ export interface StreamHooks {
   /** Best-effort cancellation of the submitted request. */
   cancel(): void;
   /** Timing observations for the streaming histograms, when enabled. */
-  observe?(kind: 'first' | 'between', ms: number): void;
+  observe?(kind: 'first' | 'between', ms: number, result: InferResult): void;
   /** The consumer is done with the stream (read its end, failed, or returned). */
   closed?(): void;
 }
@@ -124,9 +124,9 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
     if (this.#state !== 'open') return;
     if (this.#count === 0) {
       this.#firstAt = at;
-      this.#hooks?.observe?.('first', at - this.#submittedAt);
+      this.#hooks?.observe?.('first', at - this.#submittedAt, result);
     } else {
-      this.#hooks?.observe?.('between', at - this.#lastAt);
+      this.#hooks?.observe?.('between', at - this.#lastAt, result);
     }
     this.#lastAt = at;
     this.#count++;
