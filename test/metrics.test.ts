@@ -301,6 +301,25 @@ describe('custom metrics', () => {
     }
   });
 
+  it('print bucket bounds and values as Triton does (C++ stream, 16 significant digits)', async () => {
+    const h = server().createMetric({
+      kind: 'histogram',
+      name: 'tn_test_bounds',
+      description: 'bounds',
+      labels: {},
+      buckets: [0.5, 50, 100, 2500, 30000],
+    });
+    try {
+      h.observe(10.168110000000013);
+      const text = await server().metrics();
+      const bounds = [...text.matchAll(/^tn_test_bounds_bucket\{le="([^"]+)"\}/gm)].map((m) => m[1]);
+      expect(bounds).toEqual(['0.5', '50', '100', '2500', '30000', '+Inf']);
+      expect(text).toMatch(/^tn_test_bounds_sum 10\.16811000000001$/m);
+    } finally {
+      h.dispose();
+    }
+  });
+
   it('keep one kind per name', () => {
     const c = server().createMetric({ kind: 'counter', name: 'tn_test_kind', labels: {} });
     try {
