@@ -2,6 +2,7 @@
 // nv_model_* families per loaded model version, memory and CPU gauges) and
 // the custom metric API (families, metrics, histogram args).
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -74,6 +75,16 @@ std::string FormatNumber(double v) {
   for (int p = 1; p <= 17; ++p) {
     std::snprintf(buf, sizeof(buf), "%.*g", p, v);
     if (std::strtod(buf, nullptr) == v) break;
+  }
+  // %g switches to an exponent once precision is shorter than the integer
+  // part (10 -> "1e+01"); Prometheus clients print such values in full.
+  const double mag = std::fabs(v);
+  if (std::strchr(buf, 'e') != nullptr && mag >= 1 && mag < 1e15) {
+    const int digits = static_cast<int>(std::floor(std::log10(mag))) + 1;
+    std::snprintf(buf, sizeof(buf), "%.*g", digits > 17 ? 17 : digits, v);
+    if (std::strtod(buf, nullptr) != v) {
+      std::snprintf(buf, sizeof(buf), "%.17g", v);
+    }
   }
   return buf;
 }
