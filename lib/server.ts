@@ -32,7 +32,6 @@ import {
 import {
   Model,
   type ModelConfig,
-  type ModelHost,
   type ModelIndexEntry,
   type ModelMetadata,
   type ModelState,
@@ -301,7 +300,7 @@ function versionCheck(version: unknown): number {
   return version;
 }
 
-export class Server implements ModelHost, AsyncDisposable {
+export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
   readonly #repositories: string[];
   readonly #library: LibraryInfo;
