@@ -67,25 +67,13 @@ bool ValidName(const std::string& n, bool allow_colon) {
 
 }  // namespace
 
-// Shortest decimal that reads back as the same double, as Prometheus prints.
+// prometheus-cpp writes doubles with 16 significant digits in the default
+// float format (max_digits10 - 1): 10 -> "10", 0.1 + 0.2 -> "0.3".
 std::string FormatNumber(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
   char buf[64];
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof(buf), "%.*g", p, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  // %g switches to an exponent once precision is shorter than the integer
-  // part (10 -> "1e+01"); Prometheus clients print such values in full.
-  const double mag = std::fabs(v);
-  if (std::strchr(buf, 'e') != nullptr && mag >= 1 && mag < 1e15) {
-    const int digits = static_cast<int>(std::floor(std::log10(mag))) + 1;
-    std::snprintf(buf, sizeof(buf), "%.*g", digits > 17 ? 17 : digits, v);
-    if (std::strtod(buf, nullptr) != v) {
-      std::snprintf(buf, sizeof(buf), "%.17g", v);
-    }
-  }
+  std::snprintf(buf, sizeof(buf), "%.16g", v);
   return buf;
 }
 
