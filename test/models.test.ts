@@ -182,6 +182,26 @@ describe('model control', () => {
     expect(two.outputs.OUTPUT0!.shape).toEqual([2, 1]);
   });
 
+  it('loads an in-memory model from a config and files', async () => {
+    const config = {
+      name: 'in_memory_identity',
+      backend: 'identity',
+      max_batch_size: 0,
+      input: [{ name: 'INPUT0', data_type: 'TYPE_INT32', dims: [-1] }],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_INT32', dims: [-1] }],
+    };
+    await server().loadModel('in_memory_identity', {
+      config,
+      files: { '1/placeholder.txt': 'identity needs no file' },
+    });
+    const model = server().model('in_memory_identity');
+    expect(await model.isReady()).toBe(true);
+    const r = await model.infer({ inputs: { INPUT0: new Int32Array([5, 6]) } });
+    expect(Array.from(r.outputs.OUTPUT0!.data as Int32Array)).toEqual([5, 6]);
+    await server().unloadModel('in_memory_identity', { wait: true });
+    await expect(server().loadModel('x', { files: { '1/a': 'b' } })).rejects.toThrow(/config/);
+  });
+
   it('option mistakes are TypeErrors naming the option', async () => {
     await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(TypeError);
     await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(/versions/);

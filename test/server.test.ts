@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../lib/index.js';
-import { library, serverOptions } from './helpers.js';
+import { MODELS, library, serverOptions } from './helpers.js';
 
 describe('server lifecycle', () => {
   it('starts, is live and ready, reports metadata, stops', async () => {
@@ -99,6 +102,32 @@ describe('server lifecycle', () => {
     );
     expect(err).toBeInstanceOf(TritonError);
     expect((err as TritonError).message).toContain('/nonexistent/triton-node/models');
+  });
+
+  it('serves models from several repositories', async () => {
+    const extra = mkdtempSync(join(tmpdir(), 'triton-node-repo-'));
+    try {
+      mkdirSync(join(extra, 'second_repo_identity', '1'), { recursive: true });
+      writeFileSync(
+        join(extra, 'second_repo_identity', 'config.pbtxt'),
+        readFileSync(join(MODELS, 'identity_nobatch', 'config.pbtxt'), 'utf8').replace(
+          'name: "identity_nobatch"',
+          'name: "second_repo_identity"',
+        ),
+      );
+      const server = await Server.create(serverOptions({ modelRepository: [MODELS, extra] }));
+      try {
+        await server.loadModel('second_repo_identity');
+        await server.loadModel('identity_nobatch');
+        const r = await server.infer('second_repo_identity', { inputs: { INPUT0: new Float32Array([6]) } });
+        expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([6]);
+        expect(await server.model('identity_nobatch').isReady()).toBe(true);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      rmSync(extra, { recursive: true, force: true });
+    }
   });
 
   it('keeps the caller stack on errors from native code', async () => {
