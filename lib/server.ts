@@ -896,6 +896,10 @@ export class Server implements AsyncDisposable {
     ctx: { model: string; version: number; requestId?: string },
     holder: Error,
   ): Promise<void> {
+    // Submit on the next microtask: a consumer that gives up at once
+    // (`stream.return()` right away) then sends nothing to Triton.
+    await undefined;
+    if (stream.ended) return;
     if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
     const signal = request.signal;
     if (signal?.aborted) throw abortError(ctx, signal.reason, holder);

@@ -93,6 +93,23 @@ describe('server lifecycle', () => {
     }
   });
 
+  it('stop() with inferences in flight: each one completes or fails, none hangs', async () => {
+    const server = await Server.create(serverOptions());
+    await server.loadModel('identity_delay');
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      server.infer('identity_delay', { inputs: { INPUT0: new Float32Array([i]) } }).then(
+        (r) => (r.outputs.OUTPUT0!.data as Float32Array)[0],
+        (e: unknown) => e,
+      ),
+    );
+    await server.stop();
+    const outcomes = await Promise.all(calls);
+    outcomes.forEach((o, i) => {
+      if (typeof o === 'number') expect(o).toBe(i);
+      else expect(o).toBeInstanceOf(TritonError);
+    });
+  });
+
   it('a server with a missing repository fails to start with a TritonError', async () => {
     const err = await Server.create(
       serverOptions({ modelRepository: '/nonexistent/triton-node/models' }),

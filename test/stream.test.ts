@@ -170,6 +170,20 @@ describe('streams from decoupled models', () => {
     expect(addon().addonStats().pendingRequests).toBe(before);
   });
 
+  it('return() before the request was submitted submits nothing', async () => {
+    const before = addon().addonStats().pendingRequests;
+    const stream = server()
+      .model('repeat_int32')
+      .stream(repeat([1, 2, 3], 50));
+    const returned = stream.return();
+    expect(addon().addonStats().pendingRequests).toBe(before);
+    await returned;
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(addon().addonStats().pendingRequests).toBe(before);
+    await released();
+  });
+
   it('an invalid request throws from the iterator', async () => {
     const stream = server()
       .model('repeat_int32')
