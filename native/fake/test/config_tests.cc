@@ -600,13 +600,13 @@ const ProbeConfig kOtherProbeConfigs[] = {
      )pb"},
 };
 
-const char kBrokenConfig[] = R"pb(                                                                                                                                                                          name: "broken_config"
+const char kBrokenConfig[] = R"txt(name: "broken_config"
 backend: "identity"
 max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 this is not protobuf text {{
-)pb";
+)txt";
 
 const char kFullOverrideParam[] =
     R"js({"name":"identity_override","backend":"identity","max_batch_size":4,"input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[-1]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1]}]})js";
