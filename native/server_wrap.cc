@@ -362,6 +362,14 @@ ServerCore::ServerCore(Napi::Env env, Napi::Function on_events) : env_(env) {
 
 ServerCore::~ServerCore() {
   UnregisterCore(this);
+  // Ops finished after the environment went away (teardown): nobody can
+  // settle them any more.
+  std::vector<PendingOp*> unsettled;
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    unsettled.swap(done_ops_);
+  }
+  for (PendingOp* op : unsettled) delete op;
   // References in contexts belong to the environment; when it is gone they
   // are gone with it, so they are not deleted here.
   for (RequestContext* ctx : contexts_) {
@@ -483,6 +491,10 @@ Napi::Promise ServerCore::RunOp(
   }
   op->work = std::move(work);
   op->resolve = std::move(resolve);
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    live_ops_.push_back(op);
+  }
   ++pending_ops_;
   UpdateKeepAlive(env);
   std::shared_ptr<ServerCore> self = shared_from_this();
@@ -495,17 +507,26 @@ Napi::Promise ServerCore::RunOp(
         op->result.error.code = TRITONSERVER_ERROR_INTERNAL;
         op->result.error.message = e.what();
       }
+      // Queue the op before leaving the count of active threads: the stop
+      // thread waits for that count to reach zero before it deletes the
+      // server and lets the JS thread close the queue, so every op is queued
+      // (and settled) before the server counts as stopped.
+      self->FinishOp(op);
       {
         std::lock_guard<std::mutex> lock(self->state_mu_);
         --self->active_threads_;
         self->state_cv_.notify_all();
       }
-      self->FinishOp(op);
     }).detach();
   } catch (const std::system_error& e) {
     {
+      std::lock_guard<std::mutex> lock(ops_mu_);
+      live_ops_.pop_back();
+    }
+    {
       std::lock_guard<std::mutex> lock(state_mu_);
       --active_threads_;
+      state_cv_.notify_all();
     }
     --pending_ops_;
     op->deferred.Reject(
@@ -521,25 +542,20 @@ Napi::Promise ServerCore::RunOp(
 void ServerCore::FinishOp(PendingOp* op) {
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
+    if (op->abandoned) {
+      // Already rejected on the JS thread when the server stopped.
+      delete op;
+      return;
+    }
     done_ops_.push_back(op);
   }
-  if (!queue_.Poke()) {
-    // The environment is going away: nobody will settle it.
-    std::lock_guard<std::mutex> lock(ops_mu_);
-    done_ops_.erase(std::remove(done_ops_.begin(), done_ops_.end(), op),
-                    done_ops_.end());
-    delete op;
-  }
+  // Once the queue is closed the op stays in done_ops_: the JS thread settles
+  // it in FinishStopOnJsThread, or (environment gone) the destructor frees it.
+  queue_.Poke();
 }
 
-void ServerCore::OnWake(Napi::Env env) {
-  Napi::HandleScope scope(env);
-  std::vector<PendingOp*> ops;
-  {
-    std::lock_guard<std::mutex> lock(ops_mu_);
-    ops.swap(done_ops_);
-  }
-  for (PendingOp* op : ops) {
+void ServerCore::SettleOps(Napi::Env env, std::vector<PendingOp*>* ops) {
+  for (PendingOp* op : *ops) {
     --pending_ops_;
     if (op->result.ok) {
       try {
@@ -552,6 +568,21 @@ void ServerCore::OnWake(Napi::Env env) {
     }
     delete op;
   }
+  ops->clear();
+}
+
+void ServerCore::OnWake(Napi::Env env) {
+  Napi::HandleScope scope(env);
+  std::vector<PendingOp*> ops;
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    ops.swap(done_ops_);
+    for (PendingOp* op : ops) {
+      live_ops_.erase(std::remove(live_ops_.begin(), live_ops_.end(), op),
+                      live_ops_.end());
+    }
+  }
+  SettleOps(env, &ops);
   // An exception from onEvents must not skip the bookkeeping below; it is
   // rethrown (as an uncaught exception) at the end.
   std::exception_ptr pending;
@@ -664,6 +695,7 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
     std::vector<Completion*> leftover;
     queue_.Close(&leftover);
     for (Completion* c : leftover) DisposeCompletion(c);
+    SettleOpsAtStop(env);
     if (!tsfn_released_) {
       if (tsfn_refed_) napi_unref_threadsafe_function(env, tsfn_);
       tsfn_refed_ = false;
@@ -692,6 +724,30 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
     } else {
       d.Reject(MakeError(env, result.error).Value());
     }
+  }
+}
+
+void ServerCore::SettleOpsAtStop(Napi::Env env) {
+  // Ops that finished before the queue closed settle with their own result;
+  // any other op (a thread still out, which the stop sequence should rule
+  // out) is rejected now, and its thread frees it when it returns.
+  std::vector<PendingOp*> done;
+  std::vector<PendingOp*> abandoned;
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    done.swap(done_ops_);
+    for (PendingOp* op : live_ops_) {
+      if (std::find(done.begin(), done.end(), op) == done.end()) {
+        op->abandoned = true;
+        abandoned.push_back(op);
+      }
+    }
+    live_ops_.clear();
+  }
+  SettleOps(env, &done);
+  for (PendingOp* op : abandoned) {
+    --pending_ops_;
+    op->deferred.Reject(MakeError(env, "UNAVAILABLE", kStoppedMessage).Value());
   }
 }
 

@@ -35,6 +35,7 @@ struct PendingOp {
   std::function<OpResult()> work;                            // worker thread
   std::function<Napi::Value(Napi::Env, OpResult&)> resolve;  // JS thread
   OpResult result;
+  bool abandoned = false;  // rejected at stop; its thread frees it (ops_mu_)
   explicit PendingOp(Napi::Env env)
       : deferred(Napi::Promise::Deferred::New(env)) {}
 };
@@ -93,6 +94,10 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   static void Wake(void* arg);
   void UpdateKeepAlive(napi_env env);
   void FinishStopOnJsThread(Napi::Env env);
+  // JS thread: settles finished ops and deletes them.
+  void SettleOps(Napi::Env env, std::vector<PendingOp*>* ops);
+  // JS thread, once the queue is closed: settles every op still pending.
+  void SettleOpsAtStop(Napi::Env env);
   void DeleteServerOnce();
 
   napi_env env_;
@@ -120,7 +125,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   int active_contexts_ = 0;
 
   std::mutex ops_mu_;
-  std::vector<PendingOp*> done_ops_;
+  std::vector<PendingOp*> done_ops_;  // finished, not yet settled
+  std::vector<PendingOp*> live_ops_;  // every op not yet settled
 
   std::mutex ctx_mu_;
 };

@@ -93,6 +93,43 @@ describe('server lifecycle', () => {
     }
   });
 
+  it('stress: 50 rounds of loads and queries racing stop() all settle', async () => {
+    // A hang here is a promise the addon dropped while the server stopped.
+    const within = <T>(p: Promise<T>, what: string): Promise<T> =>
+      Promise.race([
+        p,
+        new Promise<T>((_, reject) => {
+          const t = setTimeout(() => reject(new Error(`${what} never settled`)), 10_000);
+          t.unref();
+        }),
+      ]);
+    for (let round = 0; round < 50; round++) {
+      const server = await Server.create(serverOptions());
+      const settle = (p: Promise<unknown>) =>
+        p.then(
+          () => 'ok',
+          (e: unknown) => e,
+        );
+      const ops = [
+        settle(server.loadModel('identity_fp32')),
+        settle(server.loadModel('identity_delay')),
+        settle(server.isReady()),
+        settle(server.modelIndex()),
+      ];
+      // Vary where stop() lands relative to the loads' worker threads.
+      if (round % 3 === 1) await new Promise((r) => setImmediate(r));
+      if (round % 3 === 2) await new Promise((r) => setTimeout(r, round % 7));
+      await within(server.stop(), `stop() in round ${round}`);
+      const outcomes = await within(Promise.all(ops), `an op in round ${round}`);
+      for (const o of outcomes) {
+        if (o === 'ok') continue;
+        expect(o).toBeInstanceOf(TritonError);
+        // Only the stop can fail these: a loaded repository is valid.
+        expect((o as TritonError).code).toBe('UNAVAILABLE');
+      }
+    }
+  });
+
   it('stop() with inferences in flight: each one completes or fails, none hangs', async () => {
     const server = await Server.create(serverOptions());
     await server.loadModel('identity_delay');
