@@ -324,6 +324,7 @@ bool ResolveMemView(Napi::Env env, EnvData* data, napi_value value,
     view->size = host->size();
     view->kind = kMemPinned;
     view->owner = value;
+    view->use = host;
     return true;
   }
   if (obj.InstanceOf(data->cuda_buffer_ctor.Value())) {
@@ -337,9 +338,21 @@ bool ResolveMemView(Napi::Env env, EnvData* data, napi_value value,
     view->device = dev->device();
     view->ipc = dev->ipc();
     view->owner = value;
+    view->use = dev;
     return true;
   }
   return false;
+}
+
+// ---- BufferUse -------------------------------------------------------------
+
+void BufferUse::Release() {
+  if (--users_ == 0 && IsDisposed()) ReleaseMemory();
+}
+
+void ReleaseBufferUses(std::vector<BufferUse*>* uses) {
+  for (BufferUse* use : *uses) use->Release();
+  uses->clear();
 }
 
 // ---- HostBufferWrap --------------------------------------------------------
@@ -376,7 +389,12 @@ HostBufferWrap::HostBufferWrap(const Napi::CallbackInfo& info)
   release_ = std::move(init->release);
 }
 
-HostBufferWrap::~HostBufferWrap() { Free(Env()); }
+// Only reached with no request using the buffer (a request holds a
+// reference to it), except at environment teardown, where the memory goes.
+HostBufferWrap::~HostBufferWrap() {
+  Free(Env());
+  ReleaseMemory();
+}
 
 void HostBufferWrap::Free(napi_env env) {
   for (napi_ref ref : views_) {
@@ -390,9 +408,13 @@ void HostBufferWrap::Free(napi_env env) {
   views_.clear();
   if (!disposed_) {
     disposed_ = true;
-    if (release_) release_();
-    release_ = nullptr;
+    if (users() == 0) ReleaseMemory();
   }
+}
+
+void HostBufferWrap::ReleaseMemory() {
+  if (release_) release_();
+  release_ = nullptr;
 }
 
 Napi::Value HostBufferWrap::Kind(const Napi::CallbackInfo& info) {
@@ -503,11 +525,19 @@ CudaBufferWrap::CudaBufferWrap(const Napi::CallbackInfo& info)
   release_ = std::move(init->release);
 }
 
-CudaBufferWrap::~CudaBufferWrap() { Free(); }
+// See ~HostBufferWrap.
+CudaBufferWrap::~CudaBufferWrap() {
+  Free();
+  ReleaseMemory();
+}
 
 void CudaBufferWrap::Free() {
   if (disposed_) return;
   disposed_ = true;
+  if (users() == 0) ReleaseMemory();
+}
+
+void CudaBufferWrap::ReleaseMemory() {
   if (release_) release_();
   release_ = nullptr;
 }

@@ -54,6 +54,31 @@ void CudaFreeHost(void* ptr);
 void* CudaAllocDevice(size_t bytes, int device, std::string* error);
 void CudaFreeDevice(void* ptr, int device);
 
+// Counts the in-flight requests that borrow a HostBuffer's or CudaBuffer's
+// memory (as an input or an `into` destination), so that dispose() during a
+// request marks the buffer disposed at once but frees its memory only when
+// the last such request is released. JS thread only: requests acquire a use
+// when they are built and release it where they drop their references.
+class BufferUse {
+ public:
+  void Acquire() { ++users_; }
+  void Release();
+
+ protected:
+  virtual ~BufferUse() = default;
+  // Frees the memory (once); called when disposed with no users left.
+  virtual void ReleaseMemory() = 0;
+  virtual bool IsDisposed() const = 0;
+  int users() const { return users_; }
+
+ private:
+  int users_ = 0;
+};
+
+// Releases (and clears) the uses a request acquired. JS thread; call it
+// before dropping the references that keep the buffers' objects alive.
+void ReleaseBufferUses(std::vector<BufferUse*>* uses);
+
 // Where memory lives; values equal TRITONSERVER_MemoryType.
 enum MemKind : int { kMemCpu = 0, kMemPinned = 1, kMemGpu = 2 };
 
@@ -65,6 +90,8 @@ struct MemView {
   int kind = kMemCpu;
   int device = 0;
   const CudaIpcHandle* ipc = nullptr;  // CudaBuffers that have one
+  // HostBuffer/CudaBuffer owners: their in-flight use count.
+  BufferUse* use = nullptr;
   // The JS object that owns the memory (keep it referenced while borrowed).
   napi_value owner = nullptr;
   // For TypedArray owners: the ArrayBuffer and the view's offset in it.
@@ -79,7 +106,8 @@ bool ResolveMemView(Napi::Env env, EnvData* data, napi_value value,
                     const std::string& what, MemView* view);
 
 // Pinned host memory owned by a JS object.
-class HostBufferWrap : public Napi::ObjectWrap<HostBufferWrap> {
+class HostBufferWrap : public Napi::ObjectWrap<HostBufferWrap>,
+                       public BufferUse {
  public:
   static Napi::Function Init(Napi::Env env);
   // Wraps memory; `release` frees it (dispose or GC), exactly once.
@@ -101,7 +129,10 @@ class HostBufferWrap : public Napi::ObjectWrap<HostBufferWrap> {
   void CopyFrom(const Napi::CallbackInfo& info);
   void CopyTo(const Napi::CallbackInfo& info);
   void Dispose(const Napi::CallbackInfo& info);
+  // Marks disposed and detaches the views; frees unless a request uses it.
   void Free(napi_env env);
+  void ReleaseMemory() override;
+  bool IsDisposed() const override { return disposed_; }
 
   uint8_t* ptr_ = nullptr;
   size_t size_ = 0;
@@ -113,7 +144,8 @@ class HostBufferWrap : public Napi::ObjectWrap<HostBufferWrap> {
 };
 
 // Device memory owned by a JS object.
-class CudaBufferWrap : public Napi::ObjectWrap<CudaBufferWrap> {
+class CudaBufferWrap : public Napi::ObjectWrap<CudaBufferWrap>,
+                       public BufferUse {
  public:
   static Napi::Function Init(Napi::Env env);
   static Napi::Object Create(Napi::Env env, void* ptr, size_t size, int device,
@@ -139,7 +171,10 @@ class CudaBufferWrap : public Napi::ObjectWrap<CudaBufferWrap> {
   void CopyTo(const Napi::CallbackInfo& info);
   Napi::Value IpcHandle(const Napi::CallbackInfo& info);
   void Dispose(const Napi::CallbackInfo& info);
+  // Marks disposed; frees unless a request uses it.
   void Free();
+  void ReleaseMemory() override;
+  bool IsDisposed() const override { return disposed_; }
 
   uint8_t* ptr_ = nullptr;
   size_t size_ = 0;

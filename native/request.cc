@@ -98,10 +98,14 @@ void RequireCudaFor(Napi::Env env, int kind, const std::string& what) {
 
 void Check(Napi::Env env, TRITONSERVER_Error* err) { ThrowIfError(env, err); }
 
-void KeepAlive(Napi::Env env, RequestContext* ctx, napi_value owner) {
+void KeepAlive(Napi::Env env, RequestContext* ctx, const MemView& view) {
   napi_ref ref = nullptr;
-  napi_create_reference(env, owner, 1, &ref);
+  napi_create_reference(env, view.owner, 1, &ref);
   ctx->refs.push_back(ref);
+  if (view.use != nullptr) {
+    view.use->Acquire();
+    ctx->buffer_uses.push_back(view.use);
+  }
 }
 
 }  // namespace
@@ -129,6 +133,7 @@ void ResetContext(napi_env env, RequestContext* ctx) {
     if (err != nullptr) api.TRITONSERVER_ErrorDelete(err);
     ctx->trace = nullptr;
   }
+  ReleaseBufferUses(&ctx->buffer_uses);
   for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);
   ctx->refs.clear();
   for (size_t i = 0; i < ctx->placement_count; ++i) {
@@ -358,7 +363,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                      r, name.c_str(), view.ptr, byte_length,
                      static_cast<TRITONSERVER_MemoryType>(view.kind), 0));
     }
-    KeepAlive(env, ctx, view.owner);
+    KeepAlive(env, ctx, view);
   }
 
   // Requested outputs and their placement.
@@ -411,7 +416,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
         p.into_tag.ptr = p.into.ptr;
         p.into_tag.capacity = p.into.size;
         p.into_tag.placement = static_cast<int>(i);
-        KeepAlive(env, ctx, p.into.owner);
+        KeepAlive(env, ctx, p.into);
         p.into_ref = ctx->refs.back();
       }
       Check(env, api.TRITONSERVER_InferenceRequestAddRequestedOutput(

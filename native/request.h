@@ -51,6 +51,9 @@ struct RequestContext {
 
   // JS owners of input memory (dropped at recycle, on the JS thread).
   std::vector<napi_ref> refs;
+  // Buffers among them whose dispose() must wait for this request (released
+  // with the references).
+  std::vector<BufferUse*> buffer_uses;
   // Reused for GPU inputs (Triton copies the attributes on append).
   TRITONSERVER_BufferAttributes* attributes = nullptr;
 

@@ -880,6 +880,7 @@ int64_t ServerCore::Inflight() {
 }
 
 void ServerCore::RecycleContext(napi_env env, RequestContext* ctx) {
+  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer
   for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);
   ctx->refs.clear();
   if (ctx->held_final_event != nullptr) {

@@ -186,6 +186,49 @@ describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
     input.dispose();
   });
 
+  it('defers the free of a pinned input and a destination disposed under an in-flight request', async () => {
+    await server().infer('identity_delay', { inputs: { INPUT0: new Float32Array([0]) } });
+    const input = cuda.allocHost(data.byteLength);
+    input.copyFrom(data);
+    const dst = cuda.alloc(data.byteLength);
+    // One request reads the pinned input (its CPU output shows what it read);
+    // the other writes into the device destination.
+    const reading = server().infer('identity_delay', {
+      inputs: { INPUT0: { data: input, shape: [1, data.length], datatype: 'FP32' } },
+    });
+    const writing = server().infer('identity_delay', {
+      inputs: { INPUT0: data.subarray(0) },
+      outputs: { OUTPUT0: { into: dst } },
+    });
+    input.dispose();
+    dst.dispose();
+    // Disposed at once for JS: any further use is refused by name.
+    expect(input.disposed).toBe(true);
+    expect(dst.disposed).toBe(true);
+    expect(() => input.copyFrom(data)).toThrow(TypeError);
+    await expect(
+      server().infer('identity_nobatch', {
+        inputs: { INPUT0: { data: input, shape: [data.length], datatype: 'FP32' } },
+      }),
+    ).rejects.toThrow(TypeError);
+    // Decoys of the same sizes (likely the freed addresses, were they freed).
+    const minusOne = new Float32Array(data.length).fill(-1);
+    const minusTwo = new Float32Array(data.length).fill(-2);
+    using hostDecoy = cuda.allocHost(data.byteLength);
+    hostDecoy.copyFrom(minusOne);
+    using devDecoy = cuda.alloc(data.byteLength);
+    devDecoy.copyFrom(minusTwo);
+    const [read, written] = await Promise.all([reading, writing]);
+    expect(read.outputs.OUTPUT0!.data).toEqual(data);
+    expect(written.outputs.OUTPUT0!.data).toBe(dst);
+    // Nothing wrote into memory that was handed out again.
+    expect(new Float32Array(hostDecoy.view(Float32Array))).toEqual(minusOne);
+    expect(devDecoy.toTypedArray(Float32Array)).toEqual(minusTwo);
+    // Disposing again after the release is a no-op.
+    input.dispose();
+    dst.dispose();
+  });
+
   it('reuses pooled GPU output buffers after dispose()', async () => {
     const native = addon();
     // Let earlier tests' outputs go back to their pools first.
