@@ -74,7 +74,7 @@ describe('model control', () => {
     expect(await latest.versions()).toEqual([{ version: 1, state: 'READY' }]);
     expect((await latest.infer(input)).version).toBe(1);
     expect((await latest.metadata()).versions).toEqual([1]);
-    expect((await rejection(v2.infer(input))).code).toBe('NOT_FOUND');
+    expect((await rejection(v2.infer(input))).code).toBe('UNAVAILABLE');
 
     await s.loadModel('two_versions', { versions: [2] });
     expect(await v2.isReady()).toBe(true);
@@ -90,7 +90,7 @@ describe('model control', () => {
     expect(afterV2.find((e) => e.version === 1)).toMatchObject({ version: 1, state: 'UNAVAILABLE' });
     expect((await latest.infer(input)).version).toBe(2);
     expect((await v2.infer(input)).version).toBe(2);
-    expect((await rejection(v1.infer(input))).code).toBe('NOT_FOUND');
+    expect((await rejection(v1.infer(input))).code).toBe('UNAVAILABLE');
 
     await s.loadModel('two_versions', { versions: [1] });
     expect(await v1.isReady()).toBe(true);
@@ -105,7 +105,7 @@ describe('model control', () => {
     const back = await latest.infer(input);
     expect(back.version).toBe(1);
     expect(Array.from(back.outputs.OUTPUT0!.data as Float32Array)).toEqual([7]);
-    expect((await rejection(v2.infer(input))).code).toBe('NOT_FOUND');
+    expect((await rejection(v2.infer(input))).code).toBe('UNAVAILABLE');
   });
 
   it('an unknown model fails to load and to infer', async () => {

@@ -121,10 +121,17 @@ TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
         "Request for unknown model: '" + name + "' has no available versions");
   }
   auto vit = versions.find(version);
-  if (vit == versions.end() || vit->second.state != VersionState::kReady) {
+  if (vit == versions.end()) {
     return Err(TRITONSERVER_ERROR_NOT_FOUND,
                "Request for unknown model: '" + name + "' version " +
                    std::to_string(version) + " is not found");
+  }
+  // A version that was served once and is now unloaded (or still loading)
+  // is known to Triton: it answers UNAVAILABLE, not NOT_FOUND.
+  if (vit->second.state != VersionState::kReady) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
+               "Request for unknown model: '" + name + "' version " +
+                   std::to_string(version) + " is not at ready state");
   }
   *out = vit->second.model;
   return nullptr;
