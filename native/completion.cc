@@ -1,5 +1,7 @@
 #include "completion.h"
 
+#include <cstring>
+
 #include "request.h"
 #include "server_wrap.h"
 #include "tensor.h"
@@ -290,6 +292,15 @@ Napi::Value ParameterValue(Napi::Env env, const ParameterRecord& p) {
   }
 }
 
+Napi::Object ParametersObject(Napi::Env env, const Completion* c) {
+  Napi::Object params = Napi::Object::New(env);
+  for (uint32_t i = 0; i < c->parameter_count; ++i) {
+    const ParameterRecord& p = c->parameters[i];
+    if (p.name != nullptr) params.Set(p.name, ParameterValue(env, p));
+  }
+  return params;
+}
+
 Napi::Object ResponseEvent(Napi::Env env, Completion* c) {
   RequestContext* ctx = c->ctx;
   Napi::Object ev = Napi::Object::New(env);
@@ -303,14 +314,7 @@ Napi::Object ResponseEvent(Napi::Env env, Completion* c) {
     outputs.Set(i, ConvertOutput(env, ctx, c->outputs[i]));
   }
   ev.Set("outputs", outputs);
-  if (c->parameter_count > 0) {
-    Napi::Object params = Napi::Object::New(env);
-    for (uint32_t i = 0; i < c->parameter_count; ++i) {
-      const ParameterRecord& p = c->parameters[i];
-      if (p.name != nullptr) params.Set(p.name, ParameterValue(env, p));
-    }
-    ev.Set("parameters", params);
-  }
+  if (c->parameter_count > 0) ev.Set("parameters", ParametersObject(env, c));
   if (c->model != nullptr) {
     ev.Set("model", Napi::String::New(env, c->model));
     ev.Set("version", Napi::Number::New(env, static_cast<double>(c->version)));
@@ -326,12 +330,277 @@ bool ContextDone(const RequestContext* ctx) {
          (!ctx->timing || ctx->js_trace_done);
 }
 
+// Turns the flat encoding of JsCache into NativeEvents (see binding.ts) and
+// hands them to onEvents. Layout per event in `n`:
+//   0                         a prebuilt event: vals[next]
+//   1 token final flags ...   flags: 1 outputs, 2 error, 4 parameters,
+//                             8 model, 16 id; then, in this order:
+//     error: vals; count, per output: name (string index or -1: vals),
+//     datatype code, memory kind, memory type id, byteLength,
+//     inSlab (1: data = slab, else vals), byteOffset, dims, shape...;
+//     parameters: vals; model (string index or -1: vals), version; id: vals.
+// Every event has the same keys (absent ones undefined) so that V8 gives
+// them one shape.
+constexpr const char kDecoderSource[] = R"JS(
+(function (dtNames, memNames) {
+  'use strict';
+  return function decode(onEvents, n, vals, strings, slab) {
+    const events = [];
+    const len = n.length;
+    let i = 0;
+    let v = 0;
+    while (i < len) {
+      if (n[i++] === 0) {
+        events.push(vals[v++]);
+        continue;
+      }
+      const token = n[i++];
+      const final = n[i++] === 1;
+      const flags = n[i++];
+      let error, outputs, parameters, model, version, id;
+      if (flags & 2) error = vals[v++];
+      if (flags & 1) {
+        const count = n[i++];
+        outputs = [];
+        for (let k = 0; k < count; k++) {
+          const ni = n[i++];
+          const name = ni >= 0 ? strings[ni] : vals[v++];
+          const datatype = dtNames[n[i++]];
+          const memoryType = memNames[n[i++]];
+          const memoryTypeId = n[i++];
+          const byteLength = n[i++];
+          const data = n[i++] === 1 ? slab : vals[v++];
+          const byteOffset = n[i++];
+          const dims = n[i++];
+          const shape = [];
+          for (let d = 0; d < dims; d++) shape.push(n[i++]);
+          outputs.push({ name, datatype, shape, memoryType, memoryTypeId, byteLength, data, byteOffset });
+        }
+      }
+      if (flags & 4) parameters = vals[v++];
+      if (flags & 8) {
+        const mi = n[i++];
+        model = mi >= 0 ? strings[mi] : vals[v++];
+        version = n[i++];
+      }
+      if (flags & 16) id = vals[v++];
+      events.push({ token, final, error, outputs, parameters, model, version, id, timing: undefined });
+    }
+    onEvents(events);
+  };
+})
+)JS";
+
+constexpr size_t kMaxInterned = 256;
+constexpr size_t kSlabAlignment = 16;
+
 }  // namespace
+
+// ---- JsCache (JS thread) ---------------------------------------------------
+
+void JsCache::Init(napi_env env) {
+  Napi::Env e(env);
+  // Strings cannot be referenced directly (Node-API before 22): an array
+  // holds them.
+  Napi::Array keys = Napi::Array::New(e, kRequestKeyCount);
+  for (int i = 0; i < kRequestKeyCount; ++i) {
+    keys.Set(static_cast<uint32_t>(i),
+             Napi::String::New(e, kRequestKeyNames[i]));
+  }
+  napi_create_reference(env, keys, 1, &keys_);
+  Napi::Array dt_names = Napi::Array::New(e);
+  for (int t = 0; t <= static_cast<int>(TRITONSERVER_TYPE_BF16); ++t) {
+    dt_names.Set(static_cast<uint32_t>(t),
+                 Napi::String::New(
+                     e, DataTypeName(static_cast<TRITONSERVER_DataType>(t))));
+  }
+  Napi::Array mem_names = Napi::Array::New(e);
+  for (int k = 0; k < 3; ++k) {
+    mem_names.Set(static_cast<uint32_t>(k),
+                  Napi::String::New(e, MemKindName(k)));
+  }
+  napi_value script = nullptr;
+  napi_value factory = nullptr;
+  napi_create_string_utf8(env, kDecoderSource, NAPI_AUTO_LENGTH, &script);
+  if (napi_run_script(env, script, &factory) != napi_ok) {
+    throw Napi::Error::New(e);
+  }
+  napi_value argv[2] = {dt_names, mem_names};
+  napi_value decoder = nullptr;
+  if (napi_call_function(env, e.Undefined(), factory, 2, argv, &decoder) !=
+      napi_ok) {
+    throw Napi::Error::New(e);
+  }
+  napi_create_reference(env, decoder, 1, &decoder_);
+  napi_value strings = nullptr;
+  napi_create_array(env, &strings);
+  napi_create_reference(env, strings, 1, &strings_);
+}
+
+void JsCache::Release(napi_env env) {
+  if (keys_ != nullptr) napi_delete_reference(env, keys_);
+  keys_ = nullptr;
+  if (decoder_ != nullptr) napi_delete_reference(env, decoder_);
+  if (strings_ != nullptr) napi_delete_reference(env, strings_);
+  decoder_ = nullptr;
+  strings_ = nullptr;
+  interned_.clear();
+}
+
+void JsCache::Keys(napi_env env, napi_value* out) const {
+  napi_value keys = nullptr;
+  napi_get_reference_value(env, keys_, &keys);
+  for (int i = 0; i < kRequestKeyCount; ++i) {
+    napi_get_element(env, keys, static_cast<uint32_t>(i), &out[i]);
+  }
+}
+
+void JsCache::BeginDrain() {
+  nums_.clear();
+  vals_.clear();
+  slab_.clear();
+  events_ = 0;
+}
+
+double JsCache::Intern(napi_env env, const char* s) {
+  for (size_t i = 0; i < interned_.size(); ++i) {
+    if (interned_[i] == s) return static_cast<double>(i);
+  }
+  napi_value str = nullptr;
+  napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &str);
+  if (interned_.size() < kMaxInterned && strings_ != nullptr) {
+    napi_value strings = nullptr;
+    napi_get_reference_value(env, strings_, &strings);
+    uint32_t index = static_cast<uint32_t>(interned_.size());
+    if (napi_set_element(env, strings, index, str) == napi_ok) {
+      interned_.emplace_back(s);
+      return static_cast<double>(index);
+    }
+  }
+  vals_.push_back(str);
+  return -1;
+}
+
+void JsCache::AddPrebuilt(napi_value event) {
+  nums_.push_back(0);
+  vals_.push_back(event);
+  ++events_;
+}
+
+void JsCache::AddEvent(napi_env env, Completion* c) {
+  size_t nums_mark = nums_.size();
+  size_t vals_mark = vals_.size();
+  try {
+    EncodeResponse(env, c);
+  } catch (const Napi::Error& e) {
+    // Roll back the partial event and report the failure on it instead.
+    nums_.resize(nums_mark);
+    vals_.resize(vals_mark);
+    ErrorInfo info{TRITONSERVER_ERROR_INTERNAL,
+                   "cannot convert the response: " + e.Message()};
+    nums_.push_back(1);
+    nums_.push_back(static_cast<double>(c->ctx->token));
+    nums_.push_back((c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0 ? 1
+                                                                           : 0);
+    nums_.push_back(2);
+    vals_.push_back(MakeErrorInfoObject(Napi::Env(env), info));
+  }
+  ++events_;
+}
+
+void JsCache::EncodeResponse(napi_env env, Completion* c) {
+  Napi::Env e(env);
+  const RequestContext* ctx = c->ctx;
+  nums_.push_back(1);
+  nums_.push_back(static_cast<double>(ctx->token));
+  nums_.push_back((c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0 ? 1
+                                                                         : 0);
+  if (c->response == nullptr) {
+    nums_.push_back(0);
+    return;
+  }
+  int flags = 1;
+  if (c->has_error) flags |= 2;
+  if (c->parameter_count > 0) flags |= 4;
+  if (c->model != nullptr) flags |= 8;
+  if (c->id != nullptr && c->id[0] != '\0') flags |= 16;
+  nums_.push_back(flags);
+  if (c->has_error) vals_.push_back(MakeErrorInfoObject(e, c->error));
+  nums_.push_back(c->output_count);
+  for (uint32_t i = 0; i < c->output_count; ++i) {
+    const OutputRecord& out = c->outputs[i];
+    nums_.push_back(Intern(env, out.name != nullptr ? out.name : ""));
+    int dtype = static_cast<int>(out.datatype);
+    if (dtype < 0 || dtype > static_cast<int>(TRITONSERVER_TYPE_BF16)) {
+      dtype = TRITONSERVER_TYPE_INVALID;
+    }
+    nums_.push_back(dtype);
+    int kind = static_cast<int>(out.memory_type);
+    nums_.push_back(kind >= 0 && kind <= 2 ? kind : 0);
+    nums_.push_back(static_cast<double>(out.memory_type_id));
+    nums_.push_back(static_cast<double>(out.byte_size));
+    if (CopiedSmall(out)) {
+      // Into the drain's slab; the pooled buffer goes back with the response.
+      size_t offset =
+          (slab_.size() + kSlabAlignment - 1) & ~(kSlabAlignment - 1);
+      slab_.resize(offset + out.byte_size);
+      if (out.byte_size > 0) {
+        std::memcpy(slab_.data() + offset, out.base, out.byte_size);
+      }
+      nums_.push_back(1);
+      nums_.push_back(static_cast<double>(offset));
+    } else {
+      size_t offset = 0;
+      vals_.push_back(OutputData(e, ctx, out, &offset));
+      nums_.push_back(0);
+      nums_.push_back(static_cast<double>(offset));
+    }
+    nums_.push_back(static_cast<double>(out.dim_count));
+    for (uint64_t d = 0; d < out.dim_count; ++d) {
+      nums_.push_back(static_cast<double>(out.shape[d]));
+    }
+  }
+  if (c->parameter_count > 0) vals_.push_back(ParametersObject(e, c));
+  if (c->model != nullptr) {
+    nums_.push_back(Intern(env, c->model));
+    nums_.push_back(static_cast<double>(c->version));
+  }
+  if (c->id != nullptr && c->id[0] != '\0') {
+    vals_.push_back(Napi::String::New(e, c->id));
+  }
+}
+
+void JsCache::Deliver(napi_env env, napi_value on_events) {
+  if (events_ == 0 || decoder_ == nullptr) return;
+  Napi::Env e(env);
+  size_t nbytes = nums_.size() * sizeof(double);
+  Napi::ArrayBuffer nums_buffer = Napi::ArrayBuffer::New(e, nbytes);
+  if (nbytes > 0) std::memcpy(nums_buffer.Data(), nums_.data(), nbytes);
+  Napi::Float64Array nums =
+      Napi::Float64Array::New(e, nums_.size(), nums_buffer, 0);
+  Napi::Array vals = Napi::Array::New(e, vals_.size());
+  for (size_t i = 0; i < vals_.size(); ++i) {
+    napi_set_element(env, vals, static_cast<uint32_t>(i), vals_[i]);
+  }
+  Napi::ArrayBuffer slab = Napi::ArrayBuffer::New(e, slab_.size());
+  if (!slab_.empty()) std::memcpy(slab.Data(), slab_.data(), slab_.size());
+  napi_value strings = nullptr;
+  napi_get_reference_value(env, strings_, &strings);
+  napi_value decoder = nullptr;
+  napi_get_reference_value(env, decoder_, &decoder);
+  napi_value argv[5] = {on_events, nums, vals, strings, slab};
+  // Whatever happens next, this drain's scratch is spent.
+  BeginDrain();
+  napi_value result = nullptr;
+  napi_status status =
+      napi_call_function(env, e.Undefined(), decoder, 5, argv, &result);
+  if (status != napi_ok) throw Napi::Error::New(e);
+}
 
 void DrainCompletions(Napi::Env env, ServerCore* core) {
   Napi::HandleScope scope(env);
-  Napi::Array events = Napi::Array::New(env);
-  uint32_t n = 0;
+  JsCache& cache = core->js_cache();
+  cache.BeginDrain();
   std::vector<Completion*> items;
   // Loop: deleting a response on this thread may release a trace, which
   // queues one more item that belongs to this same batch.
@@ -342,34 +611,36 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
       RequestContext* ctx = c->ctx;
       switch (c->type) {
         case Completion::kResponse: {
-          Napi::Object ev;
-          try {
-            ev = ResponseEvent(env, c);
-          } catch (const Napi::Error& e) {
-            ev = Napi::Object::New(env);
-            ev.Set("token",
-                   Napi::Number::New(env, static_cast<double>(ctx->token)));
-            ev.Set("final",
-                   Napi::Boolean::New(
-                       env,
-                       (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0));
-            ErrorInfo info{TRITONSERVER_ERROR_INTERNAL,
-                           "cannot convert the response: " + e.Message()};
-            ev.Set("error", MakeErrorInfoObject(env, info));
-          }
-          // Outputs are converted: the response may go (this releases the
-          // buffers JS did not take, and may release the trace).
-          DisposeCompletion(c);
           bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
-          if (final) {
+          if (final && ctx->timing) {
+            // Rare: built as an object, held until the trace is released.
+            Napi::Object ev;
+            try {
+              ev = ResponseEvent(env, c);
+            } catch (const Napi::Error& e) {
+              ev = Napi::Object::New(env);
+              ev.Set("token",
+                     Napi::Number::New(env, static_cast<double>(ctx->token)));
+              ev.Set("final", Napi::Boolean::New(env, true));
+              ErrorInfo info{TRITONSERVER_ERROR_INTERNAL,
+                             "cannot convert the response: " + e.Message()};
+              ev.Set("error", MakeErrorInfoObject(env, info));
+            }
+            DisposeCompletion(c);
             ctx->js_final = true;
-            if (ctx->timing && !ctx->js_trace_done) {
+            if (!ctx->js_trace_done) {
               napi_create_reference(env, ev, 1, &ctx->held_final_event);
               break;
             }
-            if (ctx->timing) ev.Set("timing", TimingObject(env, ctx));
+            ev.Set("timing", TimingObject(env, ctx));
+            cache.AddPrebuilt(ev);
+            break;
           }
-          events.Set(n++, ev);
+          cache.AddEvent(env, c);
+          // Outputs are converted (or copied): the response may go (this
+          // releases the buffers JS did not take, and may release the trace).
+          DisposeCompletion(c);
+          if (final) ctx->js_final = true;
           break;
         }
         case Completion::kReleased:
@@ -382,7 +653,7 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
             napi_get_reference_value(env, ctx->held_final_event, &held);
             Napi::Object ev(env, held);
             ev.Set("timing", TimingObject(env, ctx));
-            events.Set(n++, ev);
+            cache.AddPrebuilt(ev);
             napi_delete_reference(env, ctx->held_final_event);
             ctx->held_final_event = nullptr;
           }
@@ -394,8 +665,10 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
     }
     core->queue().Recycle(&items);
   }
-  if (n > 0 && !core->on_events().IsEmpty()) {
-    core->on_events().Call({events});
+  if (!cache.empty() && !core->on_events().IsEmpty()) {
+    cache.Deliver(env, core->on_events().Value());
+  } else {
+    cache.BeginDrain();
   }
 }
 

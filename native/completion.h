@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "allocator.h"
 #include "errors.h"
+#include "request.h"
 #include "triton_capi.h"
 
 namespace triton_node {
@@ -90,6 +92,50 @@ class CompletionQueue {
   bool closed_ = false;
   WakeFn wake_ = nullptr;
   void* wake_arg_ = nullptr;
+};
+
+// JS-thread state of one server that makes submit and drain cheap: property
+// name strings made once, interned strings (model and output names), the
+// event decoder, and scratch vectors that keep their capacity.
+//
+// Events cross to JS in a flat form (one Float64Array of numbers, one array
+// of the values that must be JS objects, one ArrayBuffer holding every small
+// output of the drain) and a JS function compiled once per server turns them
+// into NativeEvent objects: building objects property by property through
+// N-API costs ~2,000 instructions per property, a JS object literal a few.
+//
+// References are created and deleted on the JS thread only (Init, Release);
+// a JsCache whose environment is gone just forgets them.
+class JsCache {
+ public:
+  void Init(napi_env env);
+  void Release(napi_env env);
+  // The request property names, kRequestKeyCount values (JS thread).
+  void Keys(napi_env env, napi_value* out) const;
+
+  // Drain-time encoding (JS thread).
+  void BeginDrain();
+  // Adds one response/bare-FINAL event; on a conversion error, the event
+  // becomes an error event. `prebuilt` events (timing) are whole objects.
+  void AddEvent(napi_env env, Completion* c);
+  void AddPrebuilt(napi_value event);
+  bool empty() const { return events_ == 0; }
+  // Hands the events to `on_events` in one call.
+  void Deliver(napi_env env, napi_value on_events);
+
+ private:
+  void EncodeResponse(napi_env env, Completion* c);
+  // Index of `s` in the interned string array, or -1 (value pushed to vals).
+  double Intern(napi_env env, const char* s);
+
+  napi_ref keys_ = nullptr;  // JS array of the request property names
+  napi_ref decoder_ = nullptr;
+  napi_ref strings_ = nullptr;  // JS array of interned strings
+  std::vector<std::string> interned_;
+  std::vector<double> nums_;
+  std::vector<napi_value> vals_;  // valid inside the drain's handle scope
+  std::vector<uint8_t> slab_;
+  uint32_t events_ = 0;
 };
 
 // Triton callbacks (userp = RequestContext*). They never touch N-API.

@@ -42,9 +42,9 @@ class Utf8 {
   size_t length_ = 0;
 };
 
-napi_value GetProp(Napi::Env env, napi_value obj, const char* name) {
+napi_value GetProp(Napi::Env env, napi_value obj, napi_value key) {
   napi_value v = nullptr;
-  napi_get_named_property(env, obj, name, &v);
+  napi_get_property(env, obj, key, &v);
   return v;
 }
 
@@ -110,6 +110,28 @@ void KeepAlive(Napi::Env env, RequestContext* ctx, const MemView& view) {
 
 }  // namespace
 
+const char* const kRequestKeyNames[kRequestKeyCount] = {"model",
+                                                        "version",
+                                                        "id",
+                                                        "priority",
+                                                        "timeoutMicroseconds",
+                                                        "correlationId",
+                                                        "flags",
+                                                        "parameters",
+                                                        "inputs",
+                                                        "outputs",
+                                                        "outputMemory",
+                                                        "outputDevice",
+                                                        "timing",
+                                                        "name",
+                                                        "datatype",
+                                                        "shape",
+                                                        "data",
+                                                        "byteLength",
+                                                        "memory",
+                                                        "device",
+                                                        "into"};
+
 const OutputPlacement* RequestContext::FindPlacement(const char* name) const {
   if (name == nullptr) return nullptr;
   for (size_t i = 0; i < placement_count; ++i) {
@@ -145,7 +167,8 @@ void ResetContext(napi_env env, RequestContext* ctx) {
 
 void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                   TRITONSERVER_ResponseAllocator* allocator,
-                  Napi::Object request_obj, RequestContext* ctx) {
+                  Napi::Object request_obj, const napi_value* keys,
+                  RequestContext* ctx) {
   const TritonApi& api = Api();
   napi_value req = request_obj;
   EnvData* data = GetEnvData(env);
@@ -159,19 +182,19 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   ctx->default_device = 0;
 
   // Placement defaults first: they are validated before Triton sees anything.
-  napi_value v = GetProp(env, req, "outputMemory");
+  napi_value v = GetProp(env, req, keys[kKeyOutputMemory]);
   if (!IsUndefined(env, v)) {
     ctx->default_kind = ParseMemKind(env, v, "outputMemory");
     RequireCudaFor(env, ctx->default_kind, "outputMemory");
   }
-  v = GetProp(env, req, "outputDevice");
+  v = GetProp(env, req, keys[kKeyOutputDevice]);
   if (!IsUndefined(env, v)) {
     ctx->default_device = static_cast<int>(ToUint64(env, v, "outputDevice"));
   }
 
-  Utf8 model(env, GetProp(env, req, "model"), "model");
+  Utf8 model(env, GetProp(env, req, keys[kKeyModel]), "model");
   int64_t version = -1;
-  v = GetProp(env, req, "version");
+  v = GetProp(env, req, keys[kKeyVersion]);
   if (!IsUndefined(env, v)) {
     double d = ToNumber(env, v, "version");
     if (d != static_cast<double>(static_cast<int64_t>(d)) || d < -1) {
@@ -183,22 +206,22 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                                                   model.c_str(), version));
   TRITONSERVER_InferenceRequest* r = ctx->request;
 
-  v = GetProp(env, req, "id");
+  v = GetProp(env, req, keys[kKeyId]);
   if (!IsUndefined(env, v)) {
     Utf8 id(env, v, "id");
     Check(env, api.TRITONSERVER_InferenceRequestSetId(r, id.c_str()));
   }
-  v = GetProp(env, req, "priority");
+  v = GetProp(env, req, keys[kKeyPriority]);
   if (!IsUndefined(env, v)) {
     Check(env, api.TRITONSERVER_InferenceRequestSetPriorityUInt64(
                    r, ToUint64(env, v, "priority")));
   }
-  v = GetProp(env, req, "timeoutMicroseconds");
+  v = GetProp(env, req, keys[kKeyTimeoutMicroseconds]);
   if (!IsUndefined(env, v)) {
     Check(env, api.TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
                    r, ToUint64(env, v, "timeoutMicroseconds")));
   }
-  v = GetProp(env, req, "correlationId");
+  v = GetProp(env, req, keys[kKeyCorrelationId]);
   if (!IsUndefined(env, v)) {
     napi_valuetype type;
     napi_typeof(env, v, &type);
@@ -211,14 +234,14 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                      r, ToUint64(env, v, "correlationId")));
     }
   }
-  v = GetProp(env, req, "flags");
+  v = GetProp(env, req, keys[kKeyFlags]);
   if (!IsUndefined(env, v)) {
     Check(env, api.TRITONSERVER_InferenceRequestSetFlags(
                    r, static_cast<uint32_t>(ToUint64(env, v, "flags"))));
   }
 
   // Parameters: [name, type, value].
-  v = GetProp(env, req, "parameters");
+  v = GetProp(env, req, keys[kKeyParameters]);
   if (!IsUndefined(env, v)) {
     Napi::Array params(env, v);
     if (!params.IsArray()) ThrowTypeError(env, "parameters must be an array");
@@ -272,7 +295,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   }
 
   // Inputs: appended as they are (borrowed until RELEASE_ALL).
-  v = GetProp(env, req, "inputs");
+  v = GetProp(env, req, keys[kKeyInputs]);
   bool is_array = false;
   napi_is_array(env, v, &is_array);
   if (!is_array) ThrowTypeError(env, "inputs must be an array");
@@ -287,9 +310,9 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
       ThrowTypeError(env,
                      "inputs[" + std::to_string(i) + "] must be an object");
     }
-    Utf8 name(env, GetProp(env, input, "name"), "input name");
+    Utf8 name(env, GetProp(env, input, keys[kKeyName]), "input name");
     std::string what = std::string("input '") + name.c_str() + "'";
-    Utf8 dtype_name(env, GetProp(env, input, "datatype"),
+    Utf8 dtype_name(env, GetProp(env, input, keys[kKeyDatatype]),
                     (what + " datatype").c_str());
     TRITONSERVER_DataType dtype =
         DataTypeFromName(dtype_name.c_str(), dtype_name.size());
@@ -297,7 +320,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
       ThrowTypeError(env,
                      what + ": unknown datatype '" + dtype_name.c_str() + "'");
     }
-    napi_value shape_v = GetProp(env, input, "shape");
+    napi_value shape_v = GetProp(env, input, keys[kKeyShape]);
     bool shape_is_array = false;
     napi_is_array(env, shape_v, &shape_is_array);
     if (!shape_is_array) ThrowTypeError(env, what + ": shape must be an array");
@@ -320,14 +343,14 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
       shape[d] = static_cast<int64_t>(dim);
     }
     MemView view;
-    napi_value data_v = GetProp(env, input, "data");
+    napi_value data_v = GetProp(env, input, keys[kKeyData]);
     if (!ResolveMemView(env, data, data_v, what, &view)) {
       ThrowTypeError(env, what +
                               ": data must be an ArrayBufferView, HostBuffer "
                               "or CudaBuffer");
     }
     size_t byte_length = view.size;
-    napi_value bl = GetProp(env, input, "byteLength");
+    napi_value bl = GetProp(env, input, keys[kKeyByteLength]);
     if (!IsUndefined(env, bl)) {
       uint64_t n = ToUint64(env, bl, what + " byteLength");
       if (n > view.size) {
@@ -367,7 +390,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   }
 
   // Requested outputs and their placement.
-  v = GetProp(env, req, "outputs");
+  v = GetProp(env, req, keys[kKeyOutputs]);
   if (!IsUndefined(env, v)) {
     bool outputs_array = false;
     napi_is_array(env, v, &outputs_array);
@@ -384,7 +407,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
         ThrowTypeError(env,
                        "outputs[" + std::to_string(i) + "] must be an object");
       }
-      Utf8 name(env, GetProp(env, out, "name"), "output name");
+      Utf8 name(env, GetProp(env, out, keys[kKeyName]), "output name");
       std::string what = std::string("output '") + name.c_str() + "'";
       OutputPlacement& p = ctx->placements[i];
       p.name.assign(name.c_str(), name.size());
@@ -393,16 +416,16 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
       p.has_into = false;
       p.into_ref = nullptr;
       ctx->placement_count = i + 1;
-      napi_value mem = GetProp(env, out, "memory");
+      napi_value mem = GetProp(env, out, keys[kKeyMemory]);
       if (!IsUndefined(env, mem)) {
         p.kind = ParseMemKind(env, mem, what + " memory");
         RequireCudaFor(env, p.kind, what);
       }
-      napi_value dev = GetProp(env, out, "device");
+      napi_value dev = GetProp(env, out, keys[kKeyDevice]);
       if (!IsUndefined(env, dev)) {
         p.device = static_cast<int>(ToUint64(env, dev, what + " device"));
       }
-      napi_value into = GetProp(env, out, "into");
+      napi_value into = GetProp(env, out, keys[kKeyInto]);
       if (!IsUndefined(env, into)) {
         if (!ResolveMemView(env, data, into, what + " destination", &p.into)) {
           ThrowTypeError(env, what +
@@ -429,7 +452,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   Check(env, api.TRITONSERVER_InferenceRequestSetResponseCallback(
                  r, allocator, ctx, OnResponseComplete, ctx));
 
-  v = GetProp(env, req, "timing");
+  v = GetProp(env, req, keys[kKeyTiming]);
   bool timing = false;
   if (!IsUndefined(env, v)) napi_get_value_bool(env, v, &timing);
   if (timing) {

@@ -81,11 +81,43 @@ struct RequestContext {
   const OutputPlacement* FindPlacement(const char* name) const;
 };
 
+// Property names BuildRequest reads. Their JS strings are created once per
+// server (JsCache) and passed in: napi_get_named_property would internalize
+// a fresh string from UTF-8 on every read, ~20 reads per request.
+enum RequestKey : int {
+  kKeyModel,
+  kKeyVersion,
+  kKeyId,
+  kKeyPriority,
+  kKeyTimeoutMicroseconds,
+  kKeyCorrelationId,
+  kKeyFlags,
+  kKeyParameters,
+  kKeyInputs,
+  kKeyOutputs,
+  kKeyOutputMemory,
+  kKeyOutputDevice,
+  kKeyTiming,
+  kKeyName,
+  kKeyDatatype,
+  kKeyShape,
+  kKeyData,
+  kKeyByteLength,
+  kKeyMemory,
+  kKeyDevice,
+  kKeyInto,
+  kRequestKeyCount
+};
+// The JS spelling of each RequestKey, in enum order.
+extern const char* const kRequestKeyNames[kRequestKeyCount];
+
 // Fills `ctx` from `request` and builds the Triton request (not submitted).
+// `keys` holds the kRequestKeyCount property names (JS strings).
 // Throws a JS error; on throw, the caller cleans up with ResetContext.
 void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                   TRITONSERVER_ResponseAllocator* allocator,
-                  Napi::Object request, RequestContext* ctx);
+                  Napi::Object request, const napi_value* keys,
+                  RequestContext* ctx);
 
 // Deletes the unsubmitted Triton request and trace, drops references; the
 // context is then ready for reuse. JS thread only.

@@ -422,6 +422,7 @@ void ServerCore::InitTsfn(Napi::Env env) {
     throw MakeError(env, "INTERNAL", "cannot create a thread-safe function");
   }
   napi_unref_threadsafe_function(env, tsfn_);
+  js_cache_.Init(env);
 }
 
 void ServerCore::Wake(void* arg) {
@@ -703,6 +704,7 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
       napi_release_threadsafe_function(tsfn_, napi_tsfn_release);
     }
     on_events_.Reset();  // nothing will be delivered any more
+    js_cache_.Release(env);
     EnvData* data = GetEnvData(env);
     auto& servers = data->servers;
     servers.erase(std::remove_if(servers.begin(), servers.end(),
@@ -797,7 +799,9 @@ uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
   ++ctx->generation;
   ctx->token = (ctx->generation << kTokenIndexBits) | ctx->index;
   try {
-    BuildRequest(env, server_, allocator_.handle(), request, ctx);
+    napi_value keys[kRequestKeyCount];
+    js_cache_.Keys(env, keys);
+    BuildRequest(env, server_, allocator_.handle(), request, keys, ctx);
   } catch (...) {
     ResetContext(env, ctx);
     free_contexts_.push_back(ctx);

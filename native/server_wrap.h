@@ -79,6 +79,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
 
   TRITONSERVER_Server* server() const { return server_; }
   CompletionQueue& queue() { return queue_; }
+  JsCache& js_cache() { return js_cache_; }  // JS thread only
   Napi::FunctionReference& on_events() { return on_events_; }
   std::vector<RequestContext*>& contexts() { return contexts_; }
   std::mutex& ctx_mu() { return ctx_mu_; }
@@ -105,6 +106,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   ResponseAllocator allocator_;
   CompletionQueue queue_;
   Napi::FunctionReference on_events_;
+  JsCache js_cache_;  // references dropped with on_events_
   napi_threadsafe_function tsfn_ = nullptr;
   bool tsfn_refed_ = false;
   bool tsfn_released_ = false;

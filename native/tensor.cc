@@ -129,6 +129,51 @@ const char* MemKindName(int kind) {
   }
 }
 
+bool CopiedSmall(const OutputRecord& out) {
+  if (out.memory_type != TRITONSERVER_MEMORY_CPU) return false;
+  if (out.byte_size > kSmallOutputBytes) return false;
+  if (out.byte_size > 0 && out.base == nullptr) return false;
+  return out.buffer == nullptr || out.buffer->owner == OutputBuffer::kPooled;
+}
+
+Napi::Value OutputData(Napi::Env env, const RequestContext* ctx,
+                       const OutputRecord& out, size_t* offset) {
+  OutputBuffer* buffer = out.buffer;
+  *offset = 0;
+  if (buffer != nullptr && buffer->owner == OutputBuffer::kCaller) {
+    // The caller's own destination comes back as the caller's object.
+    const OutputPlacement& p = ctx->placements[buffer->placement];
+    napi_value owner = nullptr;
+    napi_get_reference_value(env, p.into_ref, &owner);
+    Napi::Value owner_v(env, owner);
+    if (p.into.kind != kMemCpu) return owner_v;
+    Napi::Value data;
+    if (owner_v.IsTypedArray()) {
+      Napi::TypedArray ta = owner_v.As<Napi::TypedArray>();
+      data = ta.ArrayBuffer();
+      *offset = ta.ByteOffset();
+    } else if (owner_v.IsDataView()) {
+      Napi::DataView dv = owner_v.As<Napi::DataView>();
+      data = dv.ArrayBuffer();
+      *offset = dv.ByteOffset();
+    } else {
+      data = owner_v;
+    }
+    *offset += static_cast<const uint8_t*>(out.base) - p.into.ptr;
+    return data;
+  }
+  if (out.memory_type == TRITONSERVER_MEMORY_GPU && buffer != nullptr) {
+    return CudaBufferWrap::Create(env, buffer->ptr, out.byte_size,
+                                  buffer->device, false, nullptr,
+                                  TakeOver(buffer));
+  }
+  if (out.memory_type == TRITONSERVER_MEMORY_CPU_PINNED && buffer != nullptr) {
+    return HostBufferWrap::Create(env, buffer->ptr, out.byte_size,
+                                  TakeOver(buffer));
+  }
+  return CpuData(env, out, offset);
+}
+
 Napi::Object ConvertOutput(Napi::Env env, const RequestContext* ctx,
                            const OutputRecord& out) {
   Napi::Object o = Napi::Object::New(env);
@@ -145,44 +190,8 @@ Napi::Object ConvertOutput(Napi::Env env, const RequestContext* ctx,
         Napi::Number::New(env, static_cast<double>(out.memory_type_id)));
   o.Set("byteLength",
         Napi::Number::New(env, static_cast<double>(out.byte_size)));
-
-  OutputBuffer* buffer = out.buffer;
   size_t offset = 0;
-  Napi::Value data;
-  if (buffer != nullptr && buffer->owner == OutputBuffer::kCaller) {
-    // The caller's own destination comes back as the caller's object.
-    const OutputPlacement& p = ctx->placements[buffer->placement];
-    napi_value owner = nullptr;
-    napi_get_reference_value(env, p.into_ref, &owner);
-    Napi::Value owner_v(env, owner);
-    if (p.into.kind == kMemCpu) {
-      if (owner_v.IsTypedArray()) {
-        Napi::TypedArray ta = owner_v.As<Napi::TypedArray>();
-        data = ta.ArrayBuffer();
-        offset = ta.ByteOffset();
-      } else if (owner_v.IsDataView()) {
-        Napi::DataView dv = owner_v.As<Napi::DataView>();
-        data = dv.ArrayBuffer();
-        offset = dv.ByteOffset();
-      } else {
-        data = owner_v;
-      }
-      offset += static_cast<const uint8_t*>(out.base) - p.into.ptr;
-    } else {
-      data = owner_v;
-    }
-  } else if (out.memory_type == TRITONSERVER_MEMORY_GPU && buffer != nullptr) {
-    data =
-        CudaBufferWrap::Create(env, buffer->ptr, out.byte_size, buffer->device,
-                               false, nullptr, TakeOver(buffer));
-  } else if (out.memory_type == TRITONSERVER_MEMORY_CPU_PINNED &&
-             buffer != nullptr) {
-    data = HostBufferWrap::Create(env, buffer->ptr, out.byte_size,
-                                  TakeOver(buffer));
-  } else {
-    data = CpuData(env, out, &offset);
-  }
-  o.Set("data", data);
+  o.Set("data", OutputData(env, ctx, out, &offset));
   o.Set("byteOffset", Napi::Number::New(env, static_cast<double>(offset)));
   return o;
 }

@@ -29,6 +29,20 @@ const char* MemKindName(int kind);  // "cpu" | "pinned" | "gpu"
 Napi::Object ConvertOutput(Napi::Env env, const RequestContext* ctx,
                            const OutputRecord& out);
 
+// The `data` of a NativeOutput (as ConvertOutput sets it) and its byte
+// offset in it.
+Napi::Value OutputData(Napi::Env env, const RequestContext* ctx,
+                       const OutputRecord& out, size_t* offset);
+
+// CPU outputs up to this size are copied into one ArrayBuffer per drain
+// rather than handed out as external buffers: an external ArrayBuffer (and
+// its finalizer and GC bookkeeping) costs far more than copying 1 KiB.
+constexpr size_t kSmallOutputBytes = 1024;
+
+// True when `out` is a small output in pooled (or no) CPU memory, which the
+// drain copies (the pooled buffer then returns with the response).
+bool CopiedSmall(const OutputRecord& out);
+
 }  // namespace triton_node
 
 #endif  // TRITON_NODE_TENSOR_H_
