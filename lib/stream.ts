@@ -3,11 +3,15 @@
  *
  * Triton cannot be paused: a decoupled backend sends responses at its own
  * pace. The stream buffers them for the consumer up to `highWaterMark`
- * responses and drops each one as soon as the consumer takes it. A consumer
- * that falls further behind than that gets an error (and the request is
- * cancelled), so memory stays bounded instead of growing without limit.
+ * responses and `highWaterMarkBytes` bytes of output data, and drops each one
+ * as soon as the consumer takes it. A consumer that falls further behind than
+ * that gets an error (and the request is cancelled), so memory stays bounded
+ * instead of growing without limit. The limits are generous on purpose: one
+ * wake-up of the JS thread delivers every response that arrived meanwhile
+ * (thousands at a time from a fast backend), all buffered before even a tight
+ * `for await` loop takes the first one.
  */
-import { type TritonError, tritonError } from './errors.js';
+import { type TritonError, optionError, tritonError } from './errors.js';
 import type { InferTiming, Tensor } from './tensor.js';
 
 /** The result of one inference (or one response of a stream). */
@@ -25,10 +29,16 @@ export interface InferResult {
 
 export interface StreamOptions {
   /**
-   * Most responses held for the consumer (default 8192). Past it the request
-   * is cancelled and the iterator throws a TritonError 'UNAVAILABLE'.
+   * Most responses held for the consumer (default 65,536). Past it the
+   * request is cancelled and the iterator throws a TritonError 'UNAVAILABLE'.
    */
   highWaterMark?: number;
+  /**
+   * Most bytes of output data held for the consumer (default 64 MiB); a
+   * single response larger than that is still delivered when nothing else is
+   * waiting. Past it the request is cancelled as for `highWaterMark`.
+   */
+  highWaterMarkBytes?: number;
 }
 
 /** Timing of a stream, measured in Node from submission (final once the stream ended). */
@@ -41,7 +51,23 @@ export interface StreamStats {
   meanTimeBetweenResponsesMs: number | null;
 }
 
-export const DEFAULT_HIGH_WATER_MARK = 8192;
+export const DEFAULT_HIGH_WATER_MARK = 65_536;
+export const DEFAULT_HIGH_WATER_MARK_BYTES = 64 * 1024 * 1024;
+
+/** Bytes of output data a result holds (CPU, pinned or device memory). */
+function resultBytes(result: InferResult): number {
+  let bytes = 0;
+  const outputs = result.outputs;
+  for (const name in outputs) {
+    const data = outputs[name]!.data as { byteLength?: number } | Buffer[];
+    if (Array.isArray(data)) {
+      for (const b of data) bytes += b.byteLength;
+    } else {
+      bytes += data.byteLength ?? 0;
+    }
+  }
+  return bytes;
+}
 
 /** @internal Hooks the server gives a stream. */
 export interface StreamHooks {
@@ -62,7 +88,11 @@ type State = 'starting' | 'open' | 'ended' | 'failed' | 'closed';
  */
 export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDisposable {
   readonly highWaterMark: number;
+  readonly highWaterMarkBytes: number;
   #queue: InferResult[] = [];
+  /** Output bytes of each queued result (parallel to #queue). */
+  #sizes: number[] = [];
+  #bufferedBytes = 0;
   #head = 0;
   #state: State = 'starting';
   #error: TritonError | undefined;
@@ -80,6 +110,16 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
   constructor(describe: string, options: StreamOptions) {
     this.#describe = describe;
     this.highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
+    const bytes = options.highWaterMarkBytes;
+    if (bytes !== undefined && !(Number.isSafeInteger(bytes) && bytes > 0)) {
+      throw optionError('highWaterMarkBytes', 'a positive integer', bytes);
+    }
+    this.highWaterMarkBytes = bytes ?? DEFAULT_HIGH_WATER_MARK_BYTES;
+  }
+
+  /** Bytes of output data waiting for the consumer now. */
+  get bufferedBytes(): number {
+    return this.#bufferedBytes;
   }
 
   /** Responses received but not yet taken by the consumer. */
@@ -136,20 +176,28 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
       w.resolve({ value: result, done: false });
       return;
     }
-    if (this.buffered >= this.highWaterMark) {
-      this.#hooks?.cancel();
-      this._fail(
-        tritonError(
-          'UNAVAILABLE',
-          `${this.#describe}: the consumer fell more than highWaterMark (${this.highWaterMark}) responses behind; the request was cancelled`,
-        ),
-        true,
+    const waiting = this.buffered;
+    if (waiting >= this.highWaterMark) {
+      this.#overflow(`the consumer fell more than highWaterMark (${this.highWaterMark}) responses behind`);
+      return;
+    }
+    const bytes = resultBytes(result);
+    if (waiting > 0 && this.#bufferedBytes + bytes > this.highWaterMarkBytes) {
+      this.#overflow(
+        `the consumer fell more than highWaterMarkBytes (${this.highWaterMarkBytes}) bytes of responses behind`,
       );
       return;
     }
     this.#queue.push(result);
+    this.#sizes.push(bytes);
+    this.#bufferedBytes += bytes;
     const n = this.buffered;
     if (n > this.#maxBuffered) this.#maxBuffered = n;
+  }
+
+  #overflow(why: string): void {
+    this.#hooks?.cancel();
+    this._fail(tritonError('UNAVAILABLE', `${this.#describe}: ${why}; the request was cancelled`), true);
   }
 
   /** @internal The request finished (FINAL). */
@@ -175,7 +223,9 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
 
   #clear(): void {
     this.#queue = [];
+    this.#sizes = [];
     this.#head = 0;
+    this.#bufferedBytes = 0;
   }
 
   #settleWaiter(): void {
@@ -189,9 +239,16 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
     const value = this.#queue[this.#head]!;
     // Drop our reference at once: memory is held only until the consumer takes it.
     (this.#queue as Array<InferResult | undefined>)[this.#head] = undefined;
+    this.#bufferedBytes -= this.#sizes[this.#head]!;
     this.#head++;
-    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+    if (this.#head === this.#queue.length) {
+      // Drained: start over (cheaper than slicing later).
+      this.#queue.length = 0;
+      this.#sizes.length = 0;
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
       this.#queue = this.#queue.slice(this.#head);
+      this.#sizes = this.#sizes.slice(this.#head);
       this.#head = 0;
     }
     return value;

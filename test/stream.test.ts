@@ -216,6 +216,52 @@ describe('streams from decoupled models', () => {
     await released();
   });
 
+  it('a slow consumer never holds more than highWaterMarkBytes of outputs', async () => {
+    // repeat_int32 answers with OUT (INT32) and IDX (UINT32): 8 bytes per response.
+    const values = Array.from({ length: 40 }, (_, i) => i);
+    const stream = server()
+      .model('repeat_int32')
+      .stream(repeat(values, 2), { highWaterMark: 1000, highWaterMarkBytes: 40 });
+    let most = 0;
+    let got = 0;
+    const { err } = await (async () => {
+      try {
+        for await (const _ of stream) {
+          got++;
+          most = Math.max(most, stream.bufferedBytes);
+          await new Promise((r) => setTimeout(r, 40));
+        }
+      } catch (err) {
+        return { err: err as TritonError };
+      }
+      throw new Error(`the stream ended without an error after ${got} responses`);
+    })();
+    expect(err).toBeInstanceOf(TritonError);
+    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.message).toContain('highWaterMarkBytes');
+    expect(most).toBeLessThanOrEqual(40);
+    expect(got).toBeLessThan(40);
+    await released();
+  });
+
+  it('a tight consumer of 20,000 responses never trips the default marks', async () => {
+    const stream = server()
+      .model('square_int32')
+      .stream({ inputs: { IN: new Int32Array([20_000]) } });
+    let n = 0;
+    for await (const _ of stream) n++;
+    expect(n).toBe(20_000);
+    expect(stream.maxBuffered).toBeLessThanOrEqual(stream.highWaterMark);
+  });
+
+  it('highWaterMarkBytes must be a positive integer', () => {
+    expect(() =>
+      server()
+        .model('repeat_int32')
+        .stream(repeat([1], [0]), { highWaterMarkBytes: -1 }),
+    ).toThrow(/highWaterMarkBytes/);
+  });
+
   it('highWaterMark must be a positive integer', () => {
     expect(() =>
       server()
