@@ -564,6 +564,12 @@ export class Server implements AsyncDisposable {
       if (config === undefined)
         throw new TypeError('loadModel: files need a config (Triton requires one for in-memory models)');
       for (const [path, content] of Object.entries(options.files)) {
+        // Triton keeps the files inside the model directory; a path that
+        // would leave it fails there with an opaque poll failure.
+        if (path === '' || path.startsWith('/') || path.split('/').includes('..'))
+          throw new TypeError(
+            `loadModel files['${path}']: expected a path relative to the model directory, without '..'`,
+          );
         if (typeof content === 'string') files.push([path, Buffer.from(content)]);
         else if (content instanceof Uint8Array) files.push([path, content]);
         else throw optionError(`loadModel files['${path}']`, 'a Uint8Array or string', content);

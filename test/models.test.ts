@@ -200,6 +200,16 @@ describe('model control', () => {
     expect(Array.from(r.outputs.OUTPUT0!.data as Int32Array)).toEqual([5, 6]);
     await server().unloadModel('in_memory_identity', { wait: true });
     await expect(server().loadModel('x', { files: { '1/a': 'b' } })).rejects.toThrow(/config/);
+    for (const path of ['../1/a', '/1/a', '1/../../a', '']) {
+      const err = await server()
+        .loadModel('x', { config, files: { [path]: 'b' } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as Error).message).toContain(`files['${path}']`);
+    }
   });
 
   it('option mistakes are TypeErrors naming the option', async () => {

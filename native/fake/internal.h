@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../include/triton_capi.h"
@@ -439,7 +440,11 @@ struct VersionSlot {
 };
 
 struct ModelEntry {
-  std::string dir;                    // model directory in a repository
+  std::string dir;  // model directory in a repository
+  // In-memory model ("file:" load parameters): the temporary directory its
+  // files were written to. Owned by the entry: removed when the model is
+  // unloaded, replaced by another load, or the server stops.
+  std::string temp_dir;
   std::vector<int64_t> version_dirs;  // as found at the last load attempt
   std::map<int64_t, VersionSlot> versions;
   std::string config_json;  // of the loaded config, to detect reloads
@@ -460,8 +465,12 @@ struct ServerCore {
   // words when no READY version matches.
   TRITONSERVER_Error* FindReady(const std::string& name, int64_t version,
                                 std::shared_ptr<Model>* out);
-  TRITONSERVER_Error* Load(const std::string& name,
-                           const std::string* override_json);
+  // `files` (may be null): an in-memory model's files, relative path →
+  // bytes; they are written to a temporary model directory that replaces
+  // the repository's (Triton requires `override_json` with them).
+  TRITONSERVER_Error* Load(
+      const std::string& name, const std::string* override_json,
+      const std::vector<std::pair<std::string, std::string>>* files = nullptr);
   TRITONSERVER_Error* Unload(const std::string& name);
   void UnloadAll();
   std::string IndexJson(bool ready_only);

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include "internal.h"
 
@@ -75,6 +77,83 @@ const char* StateName(VersionState s) {
   }
 }
 
+// Removes an in-memory model's temporary directory (quietly: nothing
+// depends on it once the model that used it is gone).
+void RemoveTempDir(std::string* dir) {
+  if (dir->empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(*dir, ec);
+  if (ec) LogError("cannot remove '" + *dir + "': " + ec.message());
+  dir->clear();
+}
+
+// Owns a temporary model directory until Release(); removes it otherwise
+// (every failed load).
+class TempDirOwner {
+ public:
+  ~TempDirOwner() { RemoveTempDir(&dir_); }
+  std::string* get() { return &dir_; }
+  std::string Release() {
+    std::string d = dir_;
+    dir_.clear();
+    return d;
+  }
+
+ private:
+  std::string dir_;
+};
+
+// Writes an in-memory model's files into a new temporary directory, as
+// Triton's localizing step does: each path is taken relative to the model
+// directory (a leading '/' included) and must stay inside it; parent
+// folders are created. Returns the reason on failure ("" on success).
+std::string WriteModelFiles(
+    const std::vector<std::pair<std::string, std::string>>& files,
+    std::string* dir_out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path base = fs::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string tmpl = (base / "triton-fake-model-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return "cannot create a temporary model directory under '" + base.string() +
+           "'";
+  }
+  *dir_out = tmpl;
+  const fs::path root = fs::canonical(tmpl, ec);
+  if (ec) return "Nonexistent path '" + tmpl + "': " + ec.message();
+  for (const auto& f : files) {
+    const std::string& rel = f.first;
+    const std::string param = "file:" + rel;
+    // Lexical normalization is enough here: the new directory holds no
+    // symbolic links.
+    fs::path target = (root / fs::path(rel).relative_path()).lexically_normal();
+    fs::path inside = target.lexically_relative(root);
+    bool escapes = inside.empty() || *inside.begin() == "..";
+    if (escapes || inside == ".") {
+      return "Invalid file parameter '" + param + "' with normalized path '" +
+             target.string() + "' must stay within model directory.";
+    }
+    fs::path parent = target.parent_path();
+    if (fs::exists(parent, ec) && !fs::is_directory(parent, ec)) {
+      return "Invalid file parameter '" + param +
+             "', directory has been created as a file";
+    }
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return "Invalid file parameter '" + param + "': " + ec.message();
+    }
+    std::ofstream out(target, std::ios::binary | std::ios::trunc);
+    out.write(f.second.data(), static_cast<std::streamsize>(f.second.size()));
+    out.close();
+    if (!out) {
+      return "Invalid file parameter '" + param + "': cannot write '" +
+             target.string() + "'";
+    }
+  }
+  return "";
+}
+
 // Marks every live version of `entry` UNLOADING; models with no request
 // objects left are finalized by the reaper right away. Caller holds core->mu.
 void UnloadEntry(ModelEntry* entry) {
@@ -137,18 +216,28 @@ TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::Load(const std::string& name,
-                                     const std::string* override_json) {
+TRITONSERVER_Error* ServerCore::Load(
+    const std::string& name, const std::string* override_json,
+    const std::vector<std::pair<std::string, std::string>>* files) {
   std::lock_guard<std::mutex> load_lock(load_mu);
   if (stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
-  // Find the model's folder (a folder may have appeared since the scan).
+  // An in-memory model lives in a temporary directory instead of the
+  // repository, which is not consulted at all (as in Triton).
+  TempDirOwner temp_dir;
   std::string dir;
-  for (const auto& repo : options.repo_paths) {
-    if (IsDir(repo + "/" + name)) {
-      dir = repo + "/" + name;
-      break;
+  if (files != nullptr) {
+    std::string why = WriteModelFiles(*files, temp_dir.get());
+    if (!why.empty()) return PollFailure(name, why);
+    dir = *temp_dir.get();
+  } else {
+    // Find the model's folder (a folder may have appeared since the scan).
+    for (const auto& repo : options.repo_paths) {
+      if (IsDir(repo + "/" + name)) {
+        dir = repo + "/" + name;
+        break;
+      }
     }
   }
   if (name.empty() || name.find('/') != std::string::npos || dir.empty()) {
@@ -220,6 +309,7 @@ TRITONSERVER_Error* ServerCore::Load(const std::string& name,
     auto it = models.find(name);
     if (it != models.end()) {
       UnloadEntry(&it->second);
+      RemoveTempDir(&it->second.temp_dir);
       bool any_live = false;
       for (auto& kv : it->second.versions)
         any_live |= kv.second.model != nullptr;
@@ -258,8 +348,11 @@ TRITONSERVER_Error* ServerCore::Load(const std::string& name,
   entry.dir = dir;
   entry.version_dirs = dirs;
 
-  // Reloading the same config with the same versions changes nothing.
-  if (fail.empty() && entry.config_json == new_json) {
+  // Reloading the same config with the same versions changes nothing (a
+  // load that brings files, or replaces a model that had them, always
+  // reloads, as Triton does).
+  if (fail.empty() && entry.config_json == new_json && files == nullptr &&
+      entry.temp_dir.empty()) {
     bool same = true;
     for (int64_t v : chosen) {
       auto it = entry.versions.find(v);
@@ -273,6 +366,8 @@ TRITONSERVER_Error* ServerCore::Load(const std::string& name,
     if (same && ready == chosen.size()) return nullptr;
   }
   UnloadEntry(&entry);
+  // The versions that used the previous files are unloading.
+  RemoveTempDir(&entry.temp_dir);
 
   if (!fail.empty()) {
     std::string msg = "load failed for model '" + name + "': ";
@@ -320,6 +415,7 @@ TRITONSERVER_Error* ServerCore::Load(const std::string& name,
     LogInfo("successfully loaded '" + name + "' version " + std::to_string(v));
   }
   entry.config_json = new_json;
+  entry.temp_dir = temp_dir.Release();
   return nullptr;
 }
 
@@ -332,6 +428,7 @@ TRITONSERVER_Error* ServerCore::Unload(const std::string& name) {
   auto it = models.find(name);
   if (it == models.end()) return nullptr;  // as Triton: success
   UnloadEntry(&it->second);
+  RemoveTempDir(&it->second.temp_dir);
   it->second.config_json.clear();
   return nullptr;
 }
@@ -341,6 +438,7 @@ void ServerCore::UnloadAll() {
   std::lock_guard<std::mutex> lock(mu);
   for (auto& kv : models) {
     UnloadEntry(&kv.second);
+    RemoveTempDir(&kv.second.temp_dir);
     kv.second.config_json.clear();
   }
 }
@@ -418,30 +516,58 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
   }
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
-  const std::string* config = nullptr;
+  // Triton's order: with any "file:" parameter (an in-memory model), the
+  // files are checked and written first and a string "config" is required;
+  // then the parameters up to the first string "config" must all be known.
+  // Every failure is a poll failure (reason in the log only).
+  std::vector<std::pair<std::string, std::string>> files;
+  bool file_override = false;
   for (uint64_t i = 0; i < parameter_count; ++i) {
     const TRITONSERVER_Parameter* p = parameters[i];
     if (p == nullptr) return ErrArg("parameter must not be null");
-    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
-      config = &p->str;
-    } else if (p->name.rfind("file:", 0) == 0 &&
-               p->type == TRITONSERVER_PARAMETER_BYTES) {
-      return Err(TRITONSERVER_ERROR_UNSUPPORTED,
-                 "load parameter '" + p->name +
-                     "': in-memory model files are not supported by the "
-                     "fake engine");
-    } else {
-      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
-                                     "BYTES"};
-      LogError("Poll failed for model directory '" + std::string(model_name) +
-               "': Unrecognized load parameter '" + p->name + "' with type '" +
-               kTypes[p->type % 5] + "'");
-      return Err(TRITONSERVER_ERROR_INTERNAL,
-                 "failed to load '" + std::string(model_name) +
-                     "', failed to poll from model repository");
+    if (p->name.rfind("file:", 0) == 0) file_override = true;
+  }
+  const std::string name = model_name;
+  if (file_override) {
+    bool found_config = false;
+    for (uint64_t i = 0; i < parameter_count; ++i) {
+      const TRITONSERVER_Parameter* p = parameters[i];
+      if (p->name == "config") {
+        if (p->type != TRITONSERVER_PARAMETER_STRING) {
+          return PollFailure(
+              name,
+              "Config parameter 'config' must have string type for its value");
+        }
+        found_config = true;
+      } else if (p->name.rfind("file:", 0) == 0) {
+        if (p->type != TRITONSERVER_PARAMETER_BYTES) {
+          return PollFailure(name, "File parameter '" + p->name +
+                                       "' must have bytes type for its value");
+        }
+        files.emplace_back(p->name.substr(5), p->str);
+      }
+    }
+    if (!found_config) {
+      return PollFailure(name,
+                         "Load parameter 'config' must be specified for model "
+                         "file override");
     }
   }
-  return server->core->Load(model_name, config);
+  const std::string* config = nullptr;
+  for (uint64_t i = 0; i < parameter_count; ++i) {
+    const TRITONSERVER_Parameter* p = parameters[i];
+    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
+      config = &p->str;
+      break;
+    }
+    if (p->name.rfind("file:", 0) != 0) {
+      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
+                                     "BYTES"};
+      return PollFailure(name, "Unrecognized load parameter '" + p->name +
+                                   "' with type '" + kTypes[p->type % 5] + "'");
+    }
+  }
+  return server->core->Load(name, config, file_override ? &files : nullptr);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(

@@ -11,8 +11,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -646,4 +648,130 @@ TEST(EngineCancelBeforeSubmitIsInternal) {
   E(A().TRITONSERVER_InferenceRequestDelete(r));
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
+}
+
+namespace {
+
+// The temporary model directories the engine made under `tmp`.
+std::vector<std::string> TempModelDirs(const std::string& tmp) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("triton-fake-model-", 0) == 0) out.push_back(e.path());
+  }
+  return out;
+}
+
+std::string LoadWith(TRITONSERVER_Server* s, const char* model,
+                     const std::vector<TRITONSERVER_Parameter*>& params) {
+  std::string err = E(A().TRITONSERVER_ServerLoadModelWithParameters(
+      s, model, const_cast<const TRITONSERVER_Parameter**>(params.data()),
+      params.size()));
+  for (auto* p : params) A().TRITONSERVER_ParameterDelete(p);
+  return err;
+}
+
+}  // namespace
+
+TEST(EngineInMemoryModelFiles) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  // The engine makes its directories under TMPDIR: use a fresh one.
+  char tmpl[] = "/tmp/fake-engine-tmpdir-XXXXXX";
+  std::string tmp = ::mkdtemp(tmpl);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const std::string config =
+      "{\"name\":\"in_memory\",\"backend\":\"identity\",\"max_batch_size\":0,"
+      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_FP32\","
+      "\"dims\":[-1]}],\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":"
+      "\"TYPE_FP32\",\"dims\":[-1]}]}";
+  auto cfg = [&] {
+    return A().TRITONSERVER_ParameterNew(
+        "config", TRITONSERVER_PARAMETER_STRING, config.c_str());
+  };
+  auto file = [](const char* key, const std::string& bytes) {
+    return A().TRITONSERVER_ParameterBytesNew(key, bytes.data(), bytes.size());
+  };
+  auto ready = [&](int64_t version) {
+    bool r = false;
+    E(A().TRITONSERVER_ServerModelIsReady(s, "in_memory", version, &r));
+    return r;
+  };
+  auto read = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  const std::string poll_failure =
+      "1: failed to load 'in_memory', failed to poll from model repository";
+
+  // Not in the repository: the files alone make the model directory.
+  CHECK_EQ(LoadWith(s, "in_memory",
+                    {cfg(), file("file:1/placeholder.txt", "one"),
+                     file("file:/2/sub/weights.bin", std::string("\0\1", 2))}),
+           std::string());
+  // Default policy: the latest version. A leading '/' is relative to the
+  // model directory.
+  CHECK(ready(2));
+  CHECK(!ready(1));
+  std::vector<std::string> dirs = TempModelDirs(tmp);
+  CHECK_EQ(dirs.size(), size_t{1});
+  if (dirs.size() == 1) {
+    CHECK_EQ(read(dirs[0] + "/1/placeholder.txt"), std::string("one"));
+    CHECK_EQ(read(dirs[0] + "/2/sub/weights.bin"), std::string("\0\1", 2));
+  }
+
+  // A reload with other files replaces the directory.
+  CHECK_EQ(LoadWith(s, "in_memory", {file("file:3/x", "three"), cfg()}),
+           std::string());
+  CHECK(ready(3));
+  CHECK(!ready(2));
+  std::vector<std::string> dirs2 = TempModelDirs(tmp);
+  CHECK_EQ(dirs2.size(), size_t{1});
+  if (dirs.size() == 1 && dirs2.size() == 1) {
+    CHECK(dirs2[0] != dirs[0]);
+    CHECK_EQ(read(dirs2[0] + "/3/x"), std::string("three"));
+  }
+
+  // Failures, each a poll failure as in Triton, leave no directory behind
+  // and no file outside one; the loaded model keeps serving.
+  CHECK_EQ(LoadWith(s, "in_memory", {file("file:1/a", "x")}), poll_failure);
+  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:../escaped", "x")}),
+           poll_failure);
+  CHECK(!std::filesystem::exists(tmp + "/escaped"));
+  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:1/../../up", "x")}),
+           poll_failure);
+  CHECK_EQ(LoadWith(s, "in_memory",
+                    {cfg(), A().TRITONSERVER_ParameterNew(
+                                "file:1/a", TRITONSERVER_PARAMETER_STRING,
+                                "not bytes")}),
+           poll_failure);
+  CHECK_EQ(LoadWith(s, "in_memory",
+                    {cfg(), file("file:1", "a file"), file("file:1/b", "x")}),
+           poll_failure);
+  CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
+  CHECK(ready(3));
+
+  // Unloading removes the directory; so does deleting the server.
+  CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "in_memory")),
+           std::string());
+  CHECK(TempModelDirs(tmp).empty());
+  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:1/p", "p")}),
+           std::string());
+  CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
+  E(A().TRITONSERVER_ServerDelete(s));
+  CHECK(TempModelDirs(tmp).empty());
+  CHECK(AllZero());
+
+  if (old_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  std::filesystem::remove_all(tmp);
 }
