@@ -87,8 +87,12 @@ export interface ServerOptions {
   backendConfig?: Record<string, Record<string, string | number | boolean>>;
   /** Triton's own log (default: warnings and errors only). */
   log?: LogOptions;
-  /** Prometheus metrics (default true); `{ streaming: true }` also records stream timing histograms. */
-  metrics?: boolean | { streaming?: boolean };
+  /**
+   * Prometheus metrics. `true`/`false`, or `{ enabled?, streaming? }`: `enabled` (default true)
+   * turns Triton's own metrics on or off; `streaming` (default false) also records stream
+   * timing histograms (custom metrics, recorded even when `enabled` is false).
+   */
+  metrics?: boolean | MetricsOptions;
   /** Server id reported by metadata(). */
   serverId?: string;
 }
@@ -142,6 +146,32 @@ function bool(option: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw optionError(option, 'a boolean', value);
   return value;
+}
+
+/** The `metrics` option of `Server.create`. */
+export interface MetricsOptions {
+  /** Triton's own metrics (default true). */
+  enabled?: boolean;
+  /** Time-to-first-response and time-between-responses histograms of streams (default false). */
+  streaming?: boolean;
+}
+
+/** Resolves and checks the `metrics` option. Throws a TypeError naming it. */
+function metricsOption(value: unknown): { enabled: boolean; streaming: boolean } {
+  if (value === undefined) return { enabled: true, streaming: false };
+  if (typeof value === 'boolean') return { enabled: value, streaming: false };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw optionError('metrics', 'a boolean or { enabled?: boolean, streaming?: boolean }', value);
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'enabled' && key !== 'streaming')
+      throw new TypeError(`Unknown option 'metrics.${key}' for Server.create`);
+  }
+  const o = value as MetricsOptions;
+  return {
+    enabled: bool('metrics.enabled', o.enabled, true),
+    streaming: bool('metrics.streaming', o.streaming, false),
+  };
 }
 
 function count(option: string, value: unknown, fallback: number): number {
@@ -213,7 +243,7 @@ function nativeOptions(options: ServerOptions): NativeServerOptions {
       warn: bool('log.warn', log.warn, true),
       error: bool('log.error', log.error, true),
     },
-    metrics: typeof options.metrics === 'boolean' ? options.metrics : true,
+    metrics: metricsOption(options.metrics).enabled,
   };
   if (log.file !== undefined) out.log.file = str('log.file', log.file);
   if (options.pinnedMemoryPoolBytes !== undefined) {
@@ -268,12 +298,7 @@ function checkOptions(options: unknown): asserts options is ServerOptions {
     throw optionError('modelRepository', 'a path or an array of paths', undefined);
   }
   if (o.library !== undefined) str('library', o.library);
-  if (o.metrics !== undefined && typeof o.metrics !== 'boolean') {
-    if (typeof o.metrics !== 'object' || o.metrics === null) {
-      throw optionError('metrics', 'a boolean or { streaming?: boolean }', o.metrics);
-    }
-    bool('metrics.streaming', o.metrics.streaming, false);
-  }
+  metricsOption(o.metrics);
 }
 
 /** Receives the events of one submitted request. */
@@ -339,7 +364,7 @@ export class Server implements AsyncDisposable {
       throw fromNativeError(err, {}, holder);
     }
     server = new Server(handle, native.modelRepositories, library);
-    if (typeof options.metrics === 'object' && options.metrics.streaming === true) {
+    if (metricsOption(options.metrics).streaming) {
       server.#streamMetrics = createStreamMetrics(handle);
     }
     return server;

@@ -51,13 +51,19 @@ export interface TensorInput {
 /** An input: a 1-D TypedArray, BYTES elements, or `{ data, shape, datatype }`. */
 export type InputValue = TypedArray | ReadonlyArray<string | Uint8Array> | TensorInput;
 
+/**
+ * Where Triton's allocator places an output: `'cpu'`, `'pinned'`, `'gpu'`
+ * (device 0) or `{ type: 'gpu', device }`.
+ */
+export type OutputMemory = MemoryType | { type: 'gpu'; device: number };
+
 /** Per-output options. */
 export interface OutputOptions {
   /** Write the output straight into this memory (no copy); it must be large enough. */
   into?: OutputDestination;
   /** Where Triton's allocator places the output (default: the request's `outputMemory`). */
-  memory?: MemoryType;
-  /** GPU id for memory 'gpu'. */
+  memory?: OutputMemory;
+  /** GPU id for memory 'gpu' (same as `memory: { type: 'gpu', device }`). */
   device?: number;
 }
 
@@ -79,9 +85,9 @@ export interface InferRequest {
   signal?: AbortSignal;
   /** Report Triton's per-request timing on the result (`result.timing`). Off by default. */
   timing?: boolean;
-  /** Default placement of outputs: 'cpu' (default), 'pinned' or 'gpu'. */
-  outputMemory?: MemoryType;
-  /** GPU id for outputMemory 'gpu'. */
+  /** Default placement of outputs: 'cpu' (default), 'pinned', 'gpu' or `{ type: 'gpu', device }`. */
+  outputMemory?: OutputMemory;
+  /** GPU id for outputMemory 'gpu' (same as `outputMemory: { type: 'gpu', device }`). */
   outputDevice?: number;
 }
 
@@ -321,15 +327,50 @@ function inferShape(spec: IoSpec, count: number, batching: boolean, ctx: Ctx): n
 
 const MEMORY: ReadonlySet<string> = new Set(['cpu', 'pinned', 'gpu']);
 
-function checkMemory(what: string, memory: unknown, device: unknown): void {
-  if (memory !== undefined && (typeof memory !== 'string' || !MEMORY.has(memory))) {
-    throw new TypeError(`Expected 'cpu', 'pinned' or 'gpu' for ${what} but received ${describe(memory)}`);
+/**
+ * Checks an output placement (`memory`, named `what`, and the separate
+ * `device` option, named `deviceWhat`) and resolves it to what the addon
+ * takes. Throws a TypeError naming the option.
+ */
+function placement(
+  what: string,
+  memory: unknown,
+  deviceWhat: string,
+  device: unknown,
+): { memory?: NativeMemoryType; device?: number } {
+  const expected = `'cpu', 'pinned', 'gpu' or { type: 'gpu', device }`;
+  const deviceId = (name: string, d: unknown): number => {
+    if (!(typeof d === 'number' && Number.isSafeInteger(d) && d >= 0)) {
+      throw new TypeError(`Expected a non-negative integer device for ${name} but received ${describe(d)}`);
+    }
+    return d;
+  };
+  const out: { memory?: NativeMemoryType; device?: number } = {};
+  if (device !== undefined) out.device = deviceId(deviceWhat, device);
+  if (memory === undefined) return out;
+  if (typeof memory === 'string') {
+    if (!MEMORY.has(memory))
+      throw new TypeError(`Expected ${expected} for ${what} but received ${describe(memory)}`);
+    out.memory = memory as NativeMemoryType;
+    return out;
   }
-  if (device !== undefined && !(Number.isSafeInteger(device) && (device as number) >= 0)) {
-    throw new TypeError(
-      `Expected a non-negative integer device for ${what} but received ${describe(device)}`,
-    );
+  if (typeof memory !== 'object' || memory === null || Array.isArray(memory)) {
+    throw new TypeError(`Expected ${expected} for ${what} but received ${describe(memory)}`);
   }
+  const o = memory as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (key !== 'type' && key !== 'device') throw new TypeError(`Unknown key '${key}' in ${what}`);
+  }
+  if (o.type !== 'gpu') {
+    throw new TypeError(`Expected type 'gpu' in ${what} (${expected}) but received ${describe(o.type)}`);
+  }
+  const d = deviceId(`${what}.device`, o.device);
+  if (out.device !== undefined && out.device !== d) {
+    throw new TypeError(`${what} names device ${d} but ${deviceWhat} is ${out.device}`);
+  }
+  out.memory = 'gpu';
+  out.device = d;
+  return out;
 }
 
 function nativeDestination(what: string, into: unknown): NativeTensorData {
@@ -541,9 +582,14 @@ export function buildRequest(
             `Expected true or { into, memory, device } for request.outputs.${name} but received ${describe(options)}`,
           );
         }
-        checkMemory(`request.outputs.${name}.memory`, options.memory, options.device);
-        if (options.memory !== undefined) out.memory = options.memory as NativeMemoryType;
-        if (options.device !== undefined) out.device = options.device;
+        const place = placement(
+          `request.outputs.${name}.memory`,
+          options.memory,
+          `request.outputs.${name}.device`,
+          options.device,
+        );
+        if (place.memory !== undefined) out.memory = place.memory;
+        if (place.device !== undefined) out.device = place.device;
         if (options.into !== undefined) {
           out.into = nativeDestination(`request.outputs.${name}.into`, options.into);
           destinations ??= new Map();
@@ -579,9 +625,14 @@ export function buildRequest(
     }
     native.correlationId = c;
   }
-  checkMemory('request.outputMemory', request.outputMemory, request.outputDevice);
-  if (request.outputMemory !== undefined) native.outputMemory = request.outputMemory;
-  if (request.outputDevice !== undefined) native.outputDevice = request.outputDevice;
+  const place = placement(
+    'request.outputMemory',
+    request.outputMemory,
+    'request.outputDevice',
+    request.outputDevice,
+  );
+  if (place.memory !== undefined) native.outputMemory = place.memory;
+  if (place.device !== undefined) native.outputDevice = place.device;
   if (request.timing === true) native.timing = true;
   return { native, destinations };
 }

@@ -1,6 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { type DataType, type InferResult, type Tensor, TritonError, type TypedArray } from '../lib/index.js';
+import {
+  type DataType,
+  type InferResult,
+  type Tensor,
+  TritonError,
+  type TypedArray,
+  cuda,
+} from '../lib/index.js';
 import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 import {
@@ -500,4 +507,82 @@ describe('fake engine only', () => {
       fakeEngine.setSyncCallbacks(false);
     }
   });
+});
+
+describe('output placement (outputMemory)', () => {
+  const input = { INPUT0: new Float32Array([1, 2, 3]) };
+  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['an unknown string', { outputMemory: 'device' }, /request\.outputMemory/],
+    ['null', { outputMemory: null }, /request\.outputMemory/],
+    [
+      'a type other than gpu',
+      { outputMemory: { type: 'pinned', device: 0 } },
+      /type 'gpu'.*request\.outputMemory/,
+    ],
+    ['no device', { outputMemory: { type: 'gpu' } }, /request\.outputMemory\.device/],
+    ['a negative device', { outputMemory: { type: 'gpu', device: -1 } }, /request\.outputMemory\.device/],
+    ['a fractional device', { outputMemory: { type: 'gpu', device: 0.5 } }, /request\.outputMemory\.device/],
+    [
+      'an unknown key',
+      { outputMemory: { type: 'gpu', device: 0, pool: true } },
+      /'pool'.*request\.outputMemory/,
+    ],
+    [
+      'two devices',
+      { outputMemory: { type: 'gpu', device: 0 }, outputDevice: 1 },
+      /request\.outputMemory.*request\.outputDevice/,
+    ],
+    ['a bad outputDevice', { outputMemory: 'gpu', outputDevice: '1' }, /request\.outputDevice/],
+    [
+      'a bad per-output memory',
+      { outputs: { OUTPUT0: { memory: 'host' } } },
+      /request\.outputs\.OUTPUT0\.memory/,
+    ],
+    [
+      'a bad per-output device',
+      { outputs: { OUTPUT0: { memory: { type: 'gpu', device: 'x' } } } },
+      /request\.outputs\.OUTPUT0\.memory\.device/,
+    ],
+    [
+      'two per-output devices',
+      { outputs: { OUTPUT0: { memory: { type: 'gpu', device: 1 }, device: 0 } } },
+      /request\.outputs\.OUTPUT0\.device/,
+    ],
+  ];
+  for (const [what, extra, message] of bad) {
+    it(`refuses ${what} with a TypeError naming the option`, async () => {
+      const err = await rejection(server().infer('identity_nobatch', { inputs: input, ...extra } as never));
+      expect(err).toBeInstanceOf(TypeError);
+      expect(err.message).toMatch(message);
+    });
+  }
+
+  it("accepts 'cpu' per request and per output", async () => {
+    const r = await server().infer('identity_nobatch', {
+      inputs: input,
+      outputMemory: 'cpu',
+      outputs: { OUTPUT0: { memory: 'cpu' } },
+    });
+    expect(r.outputs.OUTPUT0!.memoryType).toBe('cpu');
+    expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2, 3]);
+  });
+
+  it.skipIf(cuda.isAvailable())(
+    "without CUDA, 'pinned' and 'gpu' placements fail with UNSUPPORTED saying why",
+    async () => {
+      const placements: Array<Record<string, unknown>> = [
+        { outputMemory: 'pinned' },
+        { outputMemory: 'gpu' },
+        { outputMemory: { type: 'gpu', device: 0 } },
+        { outputs: { OUTPUT0: { memory: 'pinned' } } },
+        { outputs: { OUTPUT0: { memory: { type: 'gpu', device: 0 } } } },
+      ];
+      for (const extra of placements) {
+        const err = await rejection(server().infer('identity_nobatch', { inputs: input, ...extra } as never));
+        expect(err).toBeInstanceOf(TritonError);
+        expect((err as TritonError).code).toBe('UNSUPPORTED');
+        expect(err.message).toMatch(/CUDA/);
+      }
+    },
+  );
 });

@@ -6,14 +6,20 @@ import type { AddressInfo } from 'node:net';
 import type { PrometheusFamily } from 'parse-prometheus-text-format';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { type Metric, PROMETHEUS_CONTENT_TYPE, TritonError } from '../lib/index.js';
+import {
+  type Metric,
+  PROMETHEUS_CONTENT_TYPE,
+  Server,
+  type ServerOptions,
+  TritonError,
+} from '../lib/index.js';
 import {
   type MetricsHandler,
   STREAM_BETWEEN_RESPONSES_METRIC,
   STREAM_FIRST_RESPONSE_METRIC,
   createMetricsHandler,
 } from '../lib/metrics.js';
-import { eventually, useServer } from './helpers.js';
+import { eventually, serverOptions, useServer } from './helpers.js';
 import { histogramSeries, parseExposition } from './prometheus.js';
 
 const server = useServer(['identity_fp32', 'identity_nobatch']);
@@ -347,6 +353,36 @@ describe('custom metrics', () => {
     } finally {
       h.dispose();
     }
+  });
+});
+
+describe('the metrics option', () => {
+  it("{ enabled } turns Triton's own metrics on and off; streaming histograms work either way", async () => {
+    const texts: Record<string, string> = {};
+    const variants: Array<[string, ServerOptions['metrics']]> = [
+      ['object on', { enabled: true }],
+      ['default', {}],
+      ['object off', { enabled: false, streaming: true }],
+      ['boolean off', false],
+    ];
+    for (const [label, metrics] of variants) {
+      const s = await Server.create(serverOptions({ metrics }));
+      try {
+        await s.loadModel('square_int32');
+        for await (const _ of s.model('square_int32').stream({ inputs: { IN: new Int32Array([2]) } })) {
+          // drain
+        }
+        texts[label] = await s.metrics();
+      } finally {
+        await s.stop();
+      }
+    }
+    expect(texts['object on']).toContain('nv_inference_request_success');
+    expect(texts.default).toContain('nv_inference_request_success');
+    expect(texts['object off']).not.toContain('nv_inference_request_success');
+    expect(texts['boolean off']).not.toContain('nv_inference_request_success');
+    expect(texts['object off']).toContain(STREAM_FIRST_RESPONSE_METRIC);
+    expect(texts['object on']).not.toContain(STREAM_FIRST_RESPONSE_METRIC);
   });
 });
 

@@ -143,6 +143,19 @@ describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
     using out = r.outputs.OUTPUT0!.data as CudaBuffer;
     expect(out.device).toBe(last);
     expect(out.toTypedArray(Float32Array)).toEqual(data);
+    // The same placement as { type: 'gpu', device }, per request and per output.
+    const r2 = await server().infer('identity_multi', {
+      inputs: { INPUT0: data.slice(0, 4), INPUT1: new Int32Array([1, 2]), INPUT2: ['a'] },
+      outputMemory: { type: 'gpu', device: last },
+      outputs: { OUTPUT0: true, OUTPUT1: { memory: { type: 'gpu', device: 0 } }, OUTPUT2: { memory: 'cpu' } },
+    });
+    using o0 = r2.outputs.OUTPUT0!.data as CudaBuffer;
+    using o1 = r2.outputs.OUTPUT1!.data as CudaBuffer;
+    expect(o0.device).toBe(last);
+    expect(o1.device).toBe(0);
+    expect(o0.toTypedArray(Float32Array)).toEqual(data.subarray(0, 4));
+    expect(o1.toTypedArray(Int32Array)).toEqual(new Int32Array([1, 2]));
+    expect(r2.outputs.OUTPUT2!.memoryType).toBe('cpu');
   });
 
   it('refuses a device input whose size does not match its shape', async () => {
