@@ -1,13 +1,19 @@
 // The three test backends, as Triton's identity, repeat and square behave:
 //   identity: copies INPUTn to OUTPUTn; one FINAL response per request; the
 //             whole batch shares one execution (execute_delay_ms sleeps).
-//   repeat:   decoupled; the instance thread hands IN/DELAY to the
-//             instance's responder thread, waits WAIT ms and releases the
-//             request; the responder sends one response per IN element,
-//             then a NULL response with FINAL. Ignores cancellation.
-//   square:   decoupled; releases the request at once, the responder sends
-//             IN responses (stopping early when cancelled), then NULL FINAL.
+//   repeat:   decoupled; the instance thread starts a stream thread for
+//             the request, waits WAIT ms and releases the request (also
+//             after a bad request's error response); the stream thread
+//             sends one response per IN element, then a NULL response with
+//             FINAL. Ignores cancellation.
+//   square:   decoupled; releases the request at once, a stream thread
+//             sends IN responses (stopping early when cancelled), then NULL
+//             FINAL.
+// Like the real backends, every decoupled request gets its own stream
+// thread, so streams of one instance run at the same time and responses
+// keep coming after RELEASE_ALL.
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "internal.h"
@@ -18,6 +24,7 @@ namespace {
 TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
                                             const ResponseTarget& t) {
   auto* resp = new TRITONSERVER_InferenceResponse();
+  model->AddRef();  // a live response keeps its model UNLOADING
   resp->model = model;
   resp->id = t.id;
   resp->allocator = t.allocator;
@@ -129,18 +136,25 @@ void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
   trace->Report(TRITONSERVER_TRACE_COMPUTE_END, end);
 }
 
-void PushStream(Model* m, StreamJob* job, bool inline_mode, size_t instance) {
-  if (inline_mode || m->responders.empty()) {
-    RunStream(job);
-    delete job;
-    return;
+// Runs a stream on its own detached thread, as the real backends do. The
+// job holds the model (shared_ptr and a reference), so the model cannot be
+// finalized or destroyed before the thread has sent FINAL; after that the
+// thread touches nothing but its own job.
+void PushStream(StreamJob* job, bool inline_mode) {
+  if (!inline_mode) {
+    try {
+      std::thread([job] {
+        RunStream(job);
+        delete job;
+      }).detach();
+      return;
+    } catch (const std::system_error& e) {
+      LogError(std::string("cannot start a stream thread (") + e.what() +
+               "); answering on the instance thread");
+    }
   }
-  Model::Responder* r = m->responders[instance % m->responders.size()].get();
-  {
-    std::lock_guard<std::mutex> lock(r->mu);
-    r->jobs.emplace_back(job);
-  }
-  r->cv.notify_one();
+  RunStream(job);
+  delete job;
 }
 
 }  // namespace
@@ -159,24 +173,31 @@ void ReleaseRequest(TRITONSERVER_InferenceRequest* r) {
   fn(r, TRITONSERVER_REQUEST_RELEASE_ALL, userp);
 }
 
-void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
-                 TRITONSERVER_Error* err, bool call_start) {
+void SendErrorResponse(TRITONSERVER_InferenceRequest* r,
+                       TRITONSERVER_Error* err, bool call_start) {
   TRITONSERVER_InferenceResponse* resp;
   if (call_start) {
     resp = NewResponse(r->model, r->target);
   } else {
     resp = new TRITONSERVER_InferenceResponse();
+    r->model->AddRef();
     resp->model = r->model;
     resp->id = r->id;
     resp->allocator = r->target.allocator;
   }
-  (void)m;
   resp->error = err;
   if (r->trace != nullptr) {
     r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
-    resp->trace = r->trace;
+    resp->trace = r->trace;  // released with the response
+    r->trace = nullptr;
   }
   DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+}
+
+void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
+                 TRITONSERVER_Error* err, bool call_start) {
+  (void)m;
+  SendErrorResponse(r, err, call_start);
   ReleaseRequest(r);
 }
 
@@ -262,8 +283,8 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                end - output_start);
 }
 
-void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
-                   size_t instance) {
+void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
+                   bool inline_mode) {
   const uint64_t start = SteadyNs();
   m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
   std::vector<char> in_raw, delay_raw, wait_raw;
@@ -273,20 +294,25 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
   std::string e = ReadInput(*in, &in_raw);
   if (e.empty()) e = ReadInput(*delay, &delay_raw);
   if (e.empty()) e = ReadInput(*wait, &wait_raw);
-  if (e.empty() && in->shape != delay->shape) {
-    AddFail(m, r);
-    FailRequest(
-        m, r,
-        ErrArg("expected IN and DELAY shape to match, got " +
-               ShapeString(in->shape) + " and " + ShapeString(delay->shape)),
-        true);
-    AddExecution(m, 1, 0, 0, 0);
-    return;
-  }
+  uint32_t wait_ms = 0;
+  if (wait_raw.size() >= 4) std::memcpy(&wait_ms, wait_raw.data(), 4);
+  TRITONSERVER_Error* bad = nullptr;
   if (!e.empty()) {
-    AddFail(m, r);
-    FailRequest(m, r, Err(TRITONSERVER_ERROR_INTERNAL, e), true);
-    AddExecution(m, 1, 0, 0, 0);
+    bad = Err(TRITONSERVER_ERROR_INTERNAL, e);
+  } else if (in->shape != delay->shape) {
+    bad = ErrArg("expected IN and DELAY shape to match, got " +
+                 ShapeString(in->shape) + " and " + ShapeString(delay->shape));
+  }
+  if (bad != nullptr) {
+    // Real repeat answers a bad request with one error response, then still
+    // waits WAIT ms, reports the request as a success and releases it.
+    SendErrorResponse(r, bad, true);
+    const uint64_t input_end = SteadyNs();
+    Sleep(wait_ms * 1000000ull);
+    const uint64_t end = SteadyNs();
+    AddSuccess(m, r, start, 0, end - input_end, 0);
+    ReleaseRequest(r);
+    AddExecution(m, 1, 0, end - input_end, 0);
     return;
   }
   auto* job = new StreamJob();
@@ -298,11 +324,9 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
   std::memcpy(job->in.data(), in_raw.data(), job->in.size() * 4);
   job->delay.resize(delay_raw.size() / 4);
   std::memcpy(job->delay.data(), delay_raw.data(), job->delay.size() * 4);
-  uint32_t wait_ms = 0;
-  if (wait_raw.size() >= 4) std::memcpy(&wait_ms, wait_raw.data(), 4);
   m->AddRef();
   const uint64_t input_end = SteadyNs();
-  PushStream(m, job, inline_mode, instance);
+  PushStream(job, inline_mode);
   Sleep(wait_ms * 1000000ull);
   const uint64_t end = SteadyNs();
   if (r->trace != nullptr) {
@@ -315,8 +339,8 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
   AddExecution(m, 1, 0, end - input_end, 0);
 }
 
-void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
-                   size_t instance) {
+void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
+                   bool inline_mode) {
   m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
   std::vector<char> raw;
   std::string e = ReadInput(*r->FindInput("IN"), &raw);
@@ -342,7 +366,7 @@ void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
     r->trace->Release();
   }
   ReleaseRequest(r);  // square lets go of the request before answering
-  PushStream(m, job, inline_mode, instance);
+  PushStream(job, inline_mode);
 }
 
 void RunStream(StreamJob* job) {

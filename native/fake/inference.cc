@@ -232,6 +232,9 @@ TRITONSERVER_InferenceResponse::~TRITONSERVER_InferenceResponse() {
   }
   if (trace != nullptr) trace->Release();
   delete error;
+  // Last: the response no longer holds its model up (it may finish
+  // unloading, and a waiting ServerStop may return).
+  if (model != nullptr) model->Release();
 }
 
 #define REQ_CHECK(r) FAKE_REQUIRE(r, "inference_request");

@@ -9,7 +9,8 @@
 //   * Model (one loaded version) is shared by its version slot, by every
 //     request object created for it, by every response, and by stream jobs
 //     of decoupled backends. Its execution threads are joined by the reaper
-//     once the model is unloading and no request object or job refers to it.
+//     once the model is unloading and no request object, response object or
+//     stream job refers to it (as in Triton, where each holds the model).
 #ifndef TRITON_NODE_FAKE_INTERNAL_H_
 #define TRITON_NODE_FAKE_INTERNAL_H_
 
@@ -351,8 +352,9 @@ struct Model {
   double load_seconds = 0;
   ModelStats stats;
 
-  // References that keep the version UNLOADING: request objects and
-  // decoupled stream jobs.
+  // References that keep the version UNLOADING (and ServerStop waiting):
+  // request objects, response objects not yet deleted, and decoupled
+  // stream jobs.
   std::atomic<int64_t> refs{0};
   std::atomic<bool> unloading{false};
   std::atomic<bool> finalize_queued{false};
@@ -362,21 +364,11 @@ struct Model {
   std::condition_variable cv;
   std::deque<TRITONSERVER_InferenceRequest*> queue;
   bool stop_threads = false;
-  std::vector<std::thread> threads;
-  // Decoupled backends answer from one response thread per instance.
-  struct Responder {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::unique_ptr<StreamJob>> jobs;
-    bool stop = false;
-    std::thread thread;
-  };
-  std::vector<std::unique_ptr<Responder>> responders;
-  std::atomic<uint32_t> next_responder{0};
-  int busy_instances = 0;  // guarded by mu
+  std::vector<std::thread> threads;  // one per instance
+  int busy_instances = 0;            // guarded by mu
 
   ~Model();
-  void Start();        // spawns instance (and responder) threads
+  void Start();        // spawns the instance threads
   void JoinThreads();  // called by the reaper only
   TRITONSERVER_Error* Enqueue(TRITONSERVER_InferenceRequest* r);
   void ExecuteInline(TRITONSERVER_InferenceRequest* r);
@@ -389,12 +381,12 @@ struct Model {
   }
 
   void InstanceLoop(size_t instance);
-  void ResponderLoop(Responder* r);
   void Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
                size_t instance, bool inline_mode);
 };
 
-// A decoupled stream handed from the execute thread to the responder.
+// A decoupled stream handed from the execute thread to its own stream
+// thread (backends.cc).
 struct StreamJob {
   std::shared_ptr<Model> model;
   ResponseTarget target;
@@ -409,10 +401,13 @@ void RunStream(StreamJob* job);
 // Backend pieces (backends.cc).
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                      bool inline_mode);
-void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
-                   size_t instance);
-void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r, bool inline_mode,
-                   size_t instance);
+void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
+                   bool inline_mode);
+void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
+                   bool inline_mode);
+// Sends one error response (FINAL) for a request without releasing it.
+void SendErrorResponse(TRITONSERVER_InferenceRequest* r,
+                       TRITONSERVER_Error* err, bool call_start);
 // Completes a request with one error response (FINAL) and its release.
 void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
                  TRITONSERVER_Error* err, bool call_start);

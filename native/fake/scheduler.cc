@@ -17,13 +17,6 @@ void Model::Start() {
   size_t n = 0;
   for (const auto& g : config.instance_group) n += g.count > 0 ? g.count : 0;
   if (n == 0) n = 1;
-  if (backend != BackendKind::kIdentity) {
-    for (size_t i = 0; i < n; ++i) {
-      responders.emplace_back(new Responder());
-      Responder* r = responders.back().get();
-      r->thread = std::thread([this, r] { ResponderLoop(r); });
-    }
-  }
   for (size_t i = 0; i < n; ++i) {
     threads.emplace_back([this, i] { InstanceLoop(i); });
   }
@@ -44,21 +37,6 @@ void Model::JoinThreads() {
     }
   }
   threads.clear();
-  for (auto& r : responders) {
-    {
-      std::lock_guard<std::mutex> lock(r->mu);
-      r->stop = true;
-    }
-    r->cv.notify_all();
-    if (r->thread.joinable()) {
-      if (r->thread.get_id() == std::this_thread::get_id()) {
-        r->thread.detach();
-      } else {
-        r->thread.join();
-      }
-    }
-  }
-  responders.clear();
 }
 
 void Model::Release() {
@@ -205,20 +183,6 @@ void Model::InstanceLoop(size_t instance) {
   }
 }
 
-void Model::ResponderLoop(Responder* r) {
-  std::unique_lock<std::mutex> lock(r->mu);
-  while (true) {
-    r->cv.wait(lock, [r] { return r->stop || !r->jobs.empty(); });
-    if (r->jobs.empty()) break;
-    std::unique_ptr<StreamJob> job = std::move(r->jobs.front());
-    r->jobs.pop_front();
-    lock.unlock();
-    RunStream(job.get());
-    job.reset();
-    lock.lock();
-  }
-}
-
 void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
                     size_t instance, bool inline_mode) {
   switch (backend) {
@@ -226,10 +190,10 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
       IdentityExecute(this, batch, inline_mode);
       break;
     case BackendKind::kRepeat:
-      for (auto* r : batch) RepeatExecute(this, r, inline_mode, instance);
+      for (auto* r : batch) RepeatExecute(this, r, inline_mode);
       break;
     case BackendKind::kSquare:
-      for (auto* r : batch) SquareExecute(this, r, inline_mode, instance);
+      for (auto* r : batch) SquareExecute(this, r, inline_mode);
       break;
   }
 }

@@ -85,18 +85,54 @@ static bool IsDir(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Requests queued or executing in any model's scheduler (decoupled streams
+// already released do not count, as in Triton). Caller holds core->mu.
+static bool AnyInferenceInFlight(ServerCore* core) {
+  for (auto& kv : core->models) {
+    for (auto& v : kv.second.versions) {
+      Model* m = v.second.model.get();
+      if (m == nullptr) continue;
+      if (m->stats.pending.load() > 0) return true;
+      std::lock_guard<std::mutex> lock(m->mu);
+      if (m->busy_instances > 0 || !m->queue.empty()) return true;
+    }
+  }
+  return false;
+}
+
+// Stops the way Triton's server does: new requests are refused at once;
+// then it checks once a second, first until no inference is queued or
+// executing, then (after unloading every model) until no model is live
+// (request objects, undeleted responses and running streams keep a model
+// UNLOADING). Every failed check costs one second of the exit timeout, so
+// even an idle stop takes a second, and stop gives up with INTERNAL after
+// the timeout.
 static TRITONSERVER_Error* StopCore(ServerCore* core) {
   if (core->stopping.exchange(true)) return nullptr;
-  core->UnloadAll();
-  std::unique_lock<std::mutex> lock(core->mu);
-  bool idle = core->cv.wait_for(
-      lock, std::chrono::seconds(core->options.exit_timeout_s),
-      [core] { return core->AllIdle(); });
-  if (!idle) {
-    return Err(TRITONSERVER_ERROR_INTERNAL,
-               "Exit timeout expired. Exiting immediately.");
+  unsigned iterations = core->options.exit_timeout_s;
+  bool unloading = false;
+  while (true) {
+    if (!unloading) {
+      bool busy;
+      {
+        std::lock_guard<std::mutex> lock(core->mu);
+        busy = AnyInferenceInFlight(core);
+      }
+      if (!busy) {
+        core->UnloadAll();
+        unloading = true;
+        continue;
+      }
+    } else {
+      std::lock_guard<std::mutex> lock(core->mu);
+      if (core->AllIdle()) return nullptr;
+    }
+    if (iterations == 0) break;
+    --iterations;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  return nullptr;
+  return Err(TRITONSERVER_ERROR_INTERNAL,
+             "Exit timeout expired. Exiting immediately.");
 }
 
 }  // namespace fake

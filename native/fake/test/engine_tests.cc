@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -774,4 +775,412 @@ TEST(EngineInMemoryModelFiles) {
     ::unsetenv("TMPDIR");
   }
   std::filesystem::remove_all(tmp);
+}
+
+// ---- fidelity with real Triton r25.07 (callback-sequence.md, server-stop.md,
+// and probes run against a real core): decoupled streams, release timing,
+// live responses holding their model.
+
+namespace {
+
+// One log shared by several requests, so the order across streams shows.
+struct StreamLog {
+  struct Event {
+    int req;
+    std::string what;
+    std::thread::id thread;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Event> events;
+  void Add(int req, const std::string& what) {
+    std::lock_guard<std::mutex> l(mu);
+    events.push_back({req, what, std::this_thread::get_id()});
+    cv.notify_all();
+  }
+  int Count(const std::string& what) {
+    int n = 0;
+    for (auto& e : events) n += e.what == what;
+    return n;
+  }
+  bool WaitFor(const std::string& what, int n, int ms = 5000) {
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, std::chrono::milliseconds(ms),
+                       [&] { return Count(what) >= n; });
+  }
+  // Index of the first event `what` of request `req` (-1 if none).
+  int First(int req, const std::string& what) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (events[i].req == req && events[i].what == what) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+};
+
+struct StreamCtx {
+  StreamLog* log;
+  int req;
+  std::mutex mu;
+  std::vector<TRITONSERVER_InferenceResponse*> kept;
+  std::string error;
+};
+
+// Allocator for StreamCtx requests (the Probe allocator expects a Probe).
+TRITONSERVER_Error* StreamAllocFn(TRITONSERVER_ResponseAllocator*, const char*,
+                                  size_t size, TRITONSERVER_MemoryType, int64_t,
+                                  void*, void** buffer, void** buffer_userp,
+                                  TRITONSERVER_MemoryType* type, int64_t* id) {
+  *buffer = size == 0 ? nullptr : std::malloc(size);
+  *buffer_userp = nullptr;
+  *type = TRITONSERVER_MEMORY_CPU;
+  *id = 0;
+  return nullptr;
+}
+TRITONSERVER_Error* StreamBufferReleaseFn(TRITONSERVER_ResponseAllocator*,
+                                          void* buffer, void*, size_t,
+                                          TRITONSERVER_MemoryType, int64_t) {
+  std::free(buffer);
+  return nullptr;
+}
+TRITONSERVER_ResponseAllocator* NewStreamAllocator() {
+  TRITONSERVER_ResponseAllocator* a = nullptr;
+  E(A().TRITONSERVER_ResponseAllocatorNew(&a, StreamAllocFn,
+                                          StreamBufferReleaseFn, nullptr));
+  return a;
+}
+
+void StreamResponseFn(TRITONSERVER_InferenceResponse* resp,
+                      const uint32_t flags, void* userp) {
+  auto* c = static_cast<StreamCtx*>(userp);
+  if (resp != nullptr) {
+    std::lock_guard<std::mutex> l(c->mu);
+    TRITONSERVER_Error* err = A().TRITONSERVER_InferenceResponseError(resp);
+    if (err != nullptr) c->error = A().TRITONSERVER_ErrorMessage(err);
+    c->kept.push_back(resp);
+  }
+  c->log->Add(
+      c->req,
+      resp == nullptr
+          ? ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) ? "final" : "null")
+          : ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) ? "response-final"
+                                                            : "response"));
+}
+
+void StreamReleaseFn(TRITONSERVER_InferenceRequest*, const uint32_t flags,
+                     void* userp) {
+  auto* c = static_cast<StreamCtx*>(userp);
+  c->log->Add(c->req, flags == TRITONSERVER_REQUEST_RELEASE_ALL ? "release"
+                                                                : "release?");
+}
+
+// The buffers a repeat request borrows; kept alive until the test ends.
+struct RepeatInputs {
+  std::vector<int32_t> in;
+  std::vector<uint32_t> delay;
+  uint32_t wait;
+};
+
+TRITONSERVER_InferenceRequest* RepeatRequest(TRITONSERVER_Server* s,
+                                             RepeatInputs* d,
+                                             TRITONSERVER_ResponseAllocator* a,
+                                             StreamCtx* c) {
+  TRITONSERVER_InferenceRequest* r = nullptr;
+  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestNew(&r, s, "repeat_int32", -1)),
+           std::string());
+  if (r == nullptr) return nullptr;
+  int64_t n_in = static_cast<int64_t>(d->in.size());
+  int64_t n_delay = static_cast<int64_t>(d->delay.size());
+  int64_t n1 = 1;
+  E(A().TRITONSERVER_InferenceRequestAddInput(r, "IN", TRITONSERVER_TYPE_INT32,
+                                              &n_in, 1));
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      r, "DELAY", TRITONSERVER_TYPE_UINT32, &n_delay, 1));
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      r, "WAIT", TRITONSERVER_TYPE_UINT32, &n1, 1));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "IN", d->in.data(), d->in.size() * 4, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "DELAY", d->delay.data(), d->delay.size() * 4, TRITONSERVER_MEMORY_CPU,
+      0));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "WAIT", &d->wait, 4, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, StreamReleaseFn, c));
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, c,
+                                                         StreamResponseFn, c));
+  return r;
+}
+
+void DeleteKept(StreamCtx* c) {
+  std::lock_guard<std::mutex> l(c->mu);
+  for (auto* r : c->kept) E(A().TRITONSERVER_InferenceResponseDelete(r));
+  c->kept.clear();
+}
+
+std::string ModelState(TRITONSERVER_Server* s, const std::string& model) {
+  TRITONSERVER_Message* m = nullptr;
+  std::string err = E(A().TRITONSERVER_ServerModelIndex(s, 0, &m));
+  if (!err.empty()) return err;
+  const char* base;
+  size_t size;
+  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+  std::string js(base, size);
+  E(A().TRITONSERVER_MessageDelete(m));
+  size_t at = js.find("{\"name\":\"" + model + "\"");
+  if (at == std::string::npos) return "absent";
+  size_t st = js.find("\"state\":\"", at);
+  if (st == std::string::npos) return "no state";
+  st += 9;
+  return js.substr(st, js.find('"', st) - st);
+}
+
+}  // namespace
+
+// Reference (b2): repeat with WAIT=0 releases the request (from the execute
+// thread) before its first response; the responses and the NULL FINAL come
+// from another thread.
+TEST(EngineRepeatReleasesBeforeResponsesFromAnotherThread) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
+  StreamLog log;
+  StreamCtx c{&log, 0};
+  RepeatInputs d{{1, 2, 3}, {10, 10, 10}, 0};
+  auto* r = RepeatRequest(s, &d, a, &c);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(log.WaitFor("final", 1));
+  {
+    std::lock_guard<std::mutex> l(log.mu);
+    std::vector<std::string> order;
+    for (auto& e : log.events) order.push_back(e.what);
+    std::vector<std::string> want = {"release", "response", "response",
+                                     "response", "final"};
+    CHECK(order == want);
+    if (order == want) {
+      CHECK(log.events[0].thread != log.events[1].thread);
+      CHECK(log.events[1].thread == log.events[4].thread);
+    }
+  }
+  DeleteKept(&c);
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  E(A().TRITONSERVER_ServerDelete(s));
+  CHECK(AllZero());
+}
+
+// Reference (c), (d): square releases first, then answers from another
+// thread (IN=0: only the NULL FINAL).
+TEST(EngineSquareReleasesBeforeResponses) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
+  for (int32_t value : {3, 0}) {
+    StreamLog log;
+    StreamCtx c{&log, 0};
+    TRITONSERVER_InferenceRequest* r = nullptr;
+    E(A().TRITONSERVER_InferenceRequestNew(&r, s, "square_int32", -1));
+    int64_t n1 = 1;
+    E(A().TRITONSERVER_InferenceRequestAddInput(
+        r, "IN", TRITONSERVER_TYPE_INT32, &n1, 1));
+    E(A().TRITONSERVER_InferenceRequestAppendInputData(
+        r, "IN", &value, 4, TRITONSERVER_MEMORY_CPU, 0));
+    E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, StreamReleaseFn,
+                                                          &c));
+    E(A().TRITONSERVER_InferenceRequestSetResponseCallback(
+        r, a, &c, StreamResponseFn, &c));
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
+             std::string());
+    CHECK(log.WaitFor("final", 1));
+    {
+      std::lock_guard<std::mutex> l(log.mu);
+      CHECK_EQ(log.events.size(), static_cast<size_t>(value) + 2);
+      CHECK_EQ(log.events.front().what, std::string("release"));
+      CHECK_EQ(log.events.back().what, std::string("final"));
+      CHECK(log.events.front().thread != log.events.back().thread);
+    }
+    DeleteKept(&c);
+    E(A().TRITONSERVER_InferenceRequestDelete(r));
+  }
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  E(A().TRITONSERVER_ServerDelete(s));
+  CHECK(AllZero());
+}
+
+// Real repeat starts one response thread per request, so with WAIT=0 the
+// streams of a single instance run side by side: every stream has sent its
+// first response before any stream ends.
+TEST(EngineRepeatStreamsRunConcurrently) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
+  StreamLog log;
+  const int kN = 3;
+  std::vector<std::unique_ptr<StreamCtx>> ctx;
+  std::vector<std::unique_ptr<RepeatInputs>> data;
+  std::vector<TRITONSERVER_InferenceRequest*> reqs;
+  for (int i = 0; i < kN; ++i) {
+    ctx.emplace_back(new StreamCtx{&log, i});
+    data.emplace_back(new RepeatInputs{{i, i, i}, {50, 50, 50}, 0});
+    reqs.push_back(RepeatRequest(s, data.back().get(), a, ctx.back().get()));
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, reqs.back(), nullptr)),
+             std::string());
+  }
+  CHECK(log.WaitFor("final", kN));
+  {
+    std::lock_guard<std::mutex> l(log.mu);
+    int first_final = static_cast<int>(log.events.size());
+    for (int i = 0; i < kN; ++i) {
+      int f = log.First(i, "final");
+      if (f >= 0 && f < first_final) first_final = f;
+    }
+    for (int i = 0; i < kN; ++i) {
+      CHECK(log.First(i, "release") >= 0);
+      CHECK(log.First(i, "release") < log.First(i, "response"));
+      CHECK(log.First(i, "response") < first_final);
+    }
+    CHECK_EQ(log.Count("response"), 3 * kN);
+  }
+  for (int i = 0; i < kN; ++i) {
+    DeleteKept(ctx[i].get());
+    E(A().TRITONSERVER_InferenceRequestDelete(reqs[i]));
+  }
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  E(A().TRITONSERVER_ServerDelete(s));
+  CHECK(AllZero());
+}
+
+// Real repeat answers a bad request (IN and DELAY shapes differ) with one
+// error response, then still waits WAIT ms before the release and counts
+// the request as a success in the statistics.
+TEST(EngineRepeatBadRequestStillWaitsBeforeRelease) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
+  StreamLog log;
+  StreamCtx c{&log, 0};
+  RepeatInputs d{{1, 2}, {1}, 40};
+  auto* r = RepeatRequest(s, &d, a, &c);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(log.WaitFor("release", 1));
+  {
+    std::lock_guard<std::mutex> l(log.mu);
+    CHECK_EQ(log.events.size(), static_cast<size_t>(2));
+    if (log.events.size() == 2) {
+      CHECK_EQ(log.events[0].what, std::string("response-final"));
+      CHECK_EQ(log.events[1].what, std::string("release"));
+    }
+    CHECK_EQ(c.error, std::string("expected IN and DELAY shape to match, got "
+                                  "[2] and [1]"));
+  }
+  DeleteKept(&c);
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  TRITONSERVER_Message* m = nullptr;
+  E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
+  const char* base;
+  size_t size;
+  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+  std::string js(base, size);
+  E(A().TRITONSERVER_MessageDelete(m));
+  CHECK(js.find("\"inference_count\":1,\"execution_count\":1,") !=
+        std::string::npos);
+  CHECK(js.find("\"success\":{\"count\":1,") != std::string::npos);
+  CHECK(js.find("\"fail\":{\"count\":0,\"ns\":0}") != std::string::npos);
+  const std::string key = "\"compute_infer\":{\"count\":1,\"ns\":";
+  size_t at = js.find(key);
+  CHECK(at != std::string::npos);
+  if (at != std::string::npos) {
+    CHECK(std::atoll(js.c_str() + at + key.size()) >= 40000000LL);
+  }
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  E(A().TRITONSERVER_ServerDelete(s));
+  CHECK(AllZero());
+}
+
+// On a real core a response the client has not deleted holds its model:
+// unload leaves it UNLOADING until the response goes, and ServerStop waits
+// for it (up to the exit timeout, then "Exit timeout expired").
+TEST(EngineLiveResponsesHoldTheirModel) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
+  float in[4] = {1, 2, 3, 4};
+  {
+    // Unload: identity and repeat responses both hold the model.
+    TRITONSERVER_Server* s = NewServer(repo);
+    Probe p;
+    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
+             std::string());
+    CHECK(p.WaitDone());
+    E(A().TRITONSERVER_InferenceRequestDelete(r));
+    StreamLog log;
+    StreamCtx c{&log, 0};
+    RepeatInputs d{{5}, {0}, 0};
+    auto* rr = RepeatRequest(s, &d, a, &c);
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, rr, nullptr)),
+             std::string());
+    CHECK(log.WaitFor("final", 1));
+    CHECK(log.WaitFor("release", 1));
+    E(A().TRITONSERVER_InferenceRequestDelete(rr));
+    CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "identity_fp32")),
+             std::string());
+    CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "repeat_int32")),
+             std::string());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_EQ(ModelState(s, "identity_fp32"), std::string("UNLOADING"));
+    CHECK_EQ(ModelState(s, "repeat_int32"), std::string("UNLOADING"));
+    DeleteResponses(&p);
+    DeleteKept(&c);
+    std::string st1, st2;
+    for (int i = 0; i < 200; ++i) {
+      st1 = ModelState(s, "identity_fp32");
+      st2 = ModelState(s, "repeat_int32");
+      if (st1 == "UNAVAILABLE" && st2 == "UNAVAILABLE") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK_EQ(st1, std::string("UNAVAILABLE"));
+    CHECK_EQ(st2, std::string("UNAVAILABLE"));
+    E(A().TRITONSERVER_ServerDelete(s));
+  }
+  {
+    // Stop waits until a live response is deleted, then succeeds.
+    TRITONSERVER_Server* s = NewServer(repo, 5);
+    Probe p;
+    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
+             std::string());
+    CHECK(p.WaitDone());
+    E(A().TRITONSERVER_InferenceRequestDelete(r));
+    std::atomic<bool> deleted{false};
+    std::thread deleter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      deleted = true;
+      DeleteResponses(&p);
+    });
+    CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)), std::string());
+    CHECK(deleted.load());  // stop returned only after the delete
+    deleter.join();
+    E(A().TRITONSERVER_ServerDelete(s));
+  }
+  {
+    // A response kept past the exit timeout: stop gives up.
+    TRITONSERVER_Server* s = NewServer(repo, 1);
+    Probe p;
+    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
+             std::string());
+    CHECK(p.WaitDone());
+    E(A().TRITONSERVER_InferenceRequestDelete(r));
+    CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)),
+             std::string("1: Exit timeout expired. Exiting immediately."));
+    DeleteResponses(&p);
+    E(A().TRITONSERVER_ServerDelete(s));
+  }
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  CHECK(AllZero());
 }
