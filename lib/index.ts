@@ -34,6 +34,7 @@ export {
   type TensorData,
   type MemoryType,
   type InferTiming,
+  type TimingTimestamps,
   type OutputDestination,
 } from './tensor.js';
 export type {

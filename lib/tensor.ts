@@ -122,7 +122,27 @@ export function toTensor(out: NativeOutput, into: OutputDestination | undefined)
   throw new TypeError(`output '${out.name}': the addon returned data of an unknown kind`);
 }
 
-/** Per-request timing from Triton's trace timestamps, in microseconds. */
+/**
+ * Triton's trace timestamps of one request, in nanoseconds on Triton's
+ * clock (they compare with each other, not with Node's clocks). Numbers, so
+ * that a result stays JSON-serializable; beyond 2^53 ns (about 104 days of
+ * that clock) they lose nanosecond precision but keep their order.
+ */
+export interface TimingTimestamps {
+  requestStartNs: number;
+  queueStartNs: number;
+  computeStartNs: number;
+  computeInputEndNs: number;
+  computeOutputStartNs: number;
+  computeEndNs: number;
+  requestEndNs: number;
+}
+
+/**
+ * Per-request timing from Triton's trace timestamps, in microseconds. The
+ * intervals are the raw differences: a negative one means the engine
+ * reported its timestamps out of order (`timestampsNs` shows them).
+ */
 export interface InferTiming {
   /** Waiting in the scheduler queue. */
   queueUs: number;
@@ -134,10 +154,14 @@ export interface InferTiming {
   computeOutputUs: number;
   /** From the request's start in Triton to its end. */
   totalUs: number;
+  /** The timestamps the intervals come from. */
+  timestampsNs: TimingTimestamps;
 }
 
+// Exact (bigint) differences, not clamped: hiding an out-of-order pair would
+// hide an engine bug.
 function us(from: bigint, to: bigint): number {
-  return to >= from ? Number(to - from) / 1000 : 0;
+  return Number(to - from) / 1000;
 }
 
 export function toTiming(t: NativeTiming): InferTiming {
@@ -147,5 +171,14 @@ export function toTiming(t: NativeTiming): InferTiming {
     computeInferUs: us(t.computeInputEndNs, t.computeOutputStartNs),
     computeOutputUs: us(t.computeOutputStartNs, t.computeEndNs),
     totalUs: us(t.requestStartNs, t.requestEndNs),
+    timestampsNs: {
+      requestStartNs: Number(t.requestStartNs),
+      queueStartNs: Number(t.queueStartNs),
+      computeStartNs: Number(t.computeStartNs),
+      computeInputEndNs: Number(t.computeInputEndNs),
+      computeOutputStartNs: Number(t.computeOutputStartNs),
+      computeEndNs: Number(t.computeEndNs),
+      requestEndNs: Number(t.requestEndNs),
+    },
   };
 }

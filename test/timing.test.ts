@@ -1,6 +1,6 @@
 // Per-request timing from Triton's trace timestamps (infer({ timing: true })):
-// present only when asked, parts ordered and non-negative, summing within the
-// total, the total within what Node measured, and in line with
+// present only when asked, raw timestamps in Triton's order, parts equal to
+// their raw (unclamped) differences and summing within the total, the total within what Node measured, and in line with
 // identity_delay's 20 ms execution.
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
@@ -12,20 +12,51 @@ const server = useServer(['identity_nobatch', 'identity_delay']);
 
 const DELAY_US = 20_000;
 
+const ORDER = [
+  'requestStartNs',
+  'queueStartNs',
+  'computeStartNs',
+  'computeInputEndNs',
+  'computeOutputStartNs',
+  'computeEndNs',
+  'requestEndNs',
+] as const;
+
 function checkShape(t: InferTiming | undefined): InferTiming {
   expect(t).toBeDefined();
   const timing = t!;
   expect(Object.keys(timing).sort()).toEqual(
-    ['computeInferUs', 'computeInputUs', 'computeOutputUs', 'queueUs', 'totalUs'].sort(),
+    ['computeInferUs', 'computeInputUs', 'computeOutputUs', 'queueUs', 'timestampsNs', 'totalUs'].sort(),
   );
+  // Triton's raw timestamps, every activity present and in Triton's order.
+  const ts = timing.timestampsNs;
+  expect(Object.keys(ts).sort()).toEqual([...ORDER].sort());
+  for (const k of ORDER) {
+    expect(Number.isFinite(ts[k]), k).toBe(true);
+    expect(ts[k], `${k} was reported`).toBeGreaterThan(0);
+  }
+  for (let i = 1; i < ORDER.length; i++) {
+    const [a, b] = [ORDER[i - 1]!, ORDER[i]!];
+    expect(ts[a] <= ts[b], `${a} (${ts[a]}) <= ${b} (${ts[b]})`).toBe(true);
+  }
+  // The intervals are the raw differences (nothing clamped), so with ordered
+  // timestamps they are non-negative.
+  // (Timestamps past 2^53 ns are rounded as numbers: compare to 0.01 µs.)
+  const us = (a: number, b: number) => (b - a) / 1000;
+  expect(timing.queueUs).toBeCloseTo(us(ts.queueStartNs, ts.computeStartNs), 2);
+  expect(timing.computeInputUs).toBeCloseTo(us(ts.computeStartNs, ts.computeInputEndNs), 2);
+  expect(timing.computeInferUs).toBeCloseTo(us(ts.computeInputEndNs, ts.computeOutputStartNs), 2);
+  expect(timing.computeOutputUs).toBeCloseTo(us(ts.computeOutputStartNs, ts.computeEndNs), 2);
+  expect(timing.totalUs).toBeCloseTo(us(ts.requestStartNs, ts.requestEndNs), 2);
   for (const [k, v] of Object.entries(timing)) {
+    if (k === 'timestampsNs') continue;
     expect(Number.isFinite(v), k).toBe(true);
     expect(v, k).toBeGreaterThanOrEqual(0);
   }
   // The parts are consecutive intervals inside the request.
   const parts = timing.queueUs + timing.computeInputUs + timing.computeInferUs + timing.computeOutputUs;
   expect(parts).toBeLessThanOrEqual(timing.totalUs + 1e-6);
-  // The request waited and ran for some time (timestamps in order, not clamped to zero).
+  // The request waited and ran for some time.
   expect(timing.queueUs).toBeGreaterThan(0);
   expect(timing.computeInferUs).toBeGreaterThan(0);
   return timing;
