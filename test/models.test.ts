@@ -74,7 +74,7 @@ describe('model control', () => {
     expect(await latest.versions()).toEqual([{ version: 1, state: 'READY' }]);
     expect((await latest.infer(input)).version).toBe(1);
     expect((await latest.metadata()).versions).toEqual([1]);
-    expect((await rejection(v2.infer(input))).code).toBe('UNAVAILABLE');
+    expect((await rejection(v2.infer(input))).code).toBe('NOT_FOUND');
 
     await s.loadModel('two_versions', { versions: [2] });
     expect(await v2.isReady()).toBe(true);
