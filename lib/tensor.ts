@@ -5,6 +5,7 @@
 import type { NativeOutput, NativeTiming } from './binding.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
 import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from './datatypes.js';
+import { addon } from './native.js';
 
 /** Where an output's memory is. */
 export type MemoryType = 'cpu' | 'pinned' | 'gpu';
@@ -26,6 +27,9 @@ export class Tensor<T extends TensorData = TensorData> {
   readonly memoryType: MemoryType;
   /** The device (GPU id) for 'gpu' memory, otherwise 0. */
   readonly device: number;
+  /** What dispose() gives back: the addon's ArrayBuffer, or a pooled HostBuffer/CudaBuffer. */
+  #owned: ArrayBuffer | HostBuffer | CudaBuffer | undefined;
+  #disposed = false;
 
   /** @internal */
   constructor(
@@ -35,6 +39,7 @@ export class Tensor<T extends TensorData = TensorData> {
     data: T,
     memoryType: MemoryType,
     device: number,
+    owned?: ArrayBuffer | HostBuffer | CudaBuffer,
   ) {
     this.name = name;
     this.datatype = datatype;
@@ -42,6 +47,31 @@ export class Tensor<T extends TensorData = TensorData> {
     this.data = data;
     this.memoryType = memoryType;
     this.device = device;
+    this.#owned = owned;
+  }
+
+  /**
+   * Gives the output's memory back to Triton's allocator now rather than when
+   * `data` is garbage collected. Afterwards `data` is unusable: a CPU
+   * TypedArray (and every view of its ArrayBuffer, BYTES elements included)
+   * is detached (length 0), a pinned or GPU buffer is disposed. Call it once
+   * done with a large output: the next response then reuses the warm memory
+   * instead of fresh pages. A no-op for caller-provided (`into`)
+   * destinations, for small outputs (copied into ordinary JS memory) and on a
+   * second call.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    const owned = this.#owned;
+    this.#owned = undefined;
+    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);
+    else owned?.dispose();
+  }
+
+  /** True once dispose() was called. */
+  get disposed(): boolean {
+    return this.#disposed;
   }
 
   /** Number of elements (the product of the shape). */
@@ -64,6 +94,10 @@ export function elementCount(shape: readonly number[]): number {
   return n;
 }
 
+/** CPU outputs up to this size arrive copied into ordinary JS memory (the
+ * addon's kSmallOutputBytes): nothing for dispose() to give back. */
+const SMALL_OUTPUT_BYTES = 1024;
+
 /** A caller-provided destination for one output, as the request gave it. */
 export type OutputDestination = ArrayBufferView | HostBuffer | CudaBuffer;
 
@@ -82,9 +116,12 @@ export function toTensor(out: NativeOutput, into: OutputDestination | undefined)
     (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)
   ) {
     const buffer = data as ArrayBuffer;
+    // The addon's own memory (not the caller's `into`, not a shared copy):
+    // what dispose() may give back early.
+    const owned = into === undefined && out.byteLength > SMALL_OUTPUT_BYTES ? buffer : undefined;
     if (datatype === 'BYTES') {
       const bytes = new Uint8Array(buffer, out.byteOffset, out.byteLength);
-      return new Tensor(out.name, datatype, shape, decodeBytes(bytes, elementCount(shape)), 'cpu', 0);
+      return new Tensor(out.name, datatype, shape, decodeBytes(bytes, elementCount(shape)), 'cpu', 0, owned);
     }
     const ctor = arrayTypeOf(datatype)!;
     if (
@@ -98,26 +135,26 @@ export function toTensor(out: NativeOutput, into: OutputDestination | undefined)
       return new Tensor(out.name, datatype, shape, into as TypedArray, 'cpu', 0);
     }
     const length = out.byteLength / ctor.BYTES_PER_ELEMENT;
-    const view =
-      out.byteOffset % ctor.BYTES_PER_ELEMENT === 0
-        ? new ctor(buffer, out.byteOffset, length)
-        : new ctor(buffer.slice(out.byteOffset, out.byteOffset + out.byteLength));
-    return new Tensor(out.name, datatype, shape, view, 'cpu', 0);
+    if (out.byteOffset % ctor.BYTES_PER_ELEMENT === 0) {
+      return new Tensor(out.name, datatype, shape, new ctor(buffer, out.byteOffset, length), 'cpu', 0, owned);
+    }
+    const copy = new ctor(buffer.slice(out.byteOffset, out.byteOffset + out.byteLength));
+    return new Tensor(out.name, datatype, shape, copy, 'cpu', 0);
   }
   const native = data as { kind?: string };
   if (native?.kind === 'host') {
-    const host =
-      into instanceof HostBuffer && into.native === (data as HostBuffer['native'])
-        ? into
-        : HostBuffer.fromNative(data as HostBuffer['native']);
-    return new Tensor(out.name, datatype, shape, host, 'pinned', 0);
+    if (into instanceof HostBuffer && into.native === (data as HostBuffer['native'])) {
+      return new Tensor(out.name, datatype, shape, into, 'pinned', 0);
+    }
+    const host = HostBuffer.fromNative(data as HostBuffer['native']);
+    return new Tensor(out.name, datatype, shape, host, 'pinned', 0, host);
   }
   if (native?.kind === 'cuda') {
-    const dev =
-      into instanceof CudaBuffer && into.native === (data as CudaBuffer['native'])
-        ? into
-        : CudaBuffer.fromNative(data as CudaBuffer['native']);
-    return new Tensor(out.name, datatype, shape, dev, 'gpu', out.memoryTypeId);
+    if (into instanceof CudaBuffer && into.native === (data as CudaBuffer['native'])) {
+      return new Tensor(out.name, datatype, shape, into, 'gpu', out.memoryTypeId);
+    }
+    const dev = CudaBuffer.fromNative(data as CudaBuffer['native']);
+    return new Tensor(out.name, datatype, shape, dev, 'gpu', out.memoryTypeId, dev);
   }
   throw new TypeError(`output '${out.name}': the addon returned data of an unknown kind`);
 }

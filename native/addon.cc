@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "metrics.h"
 #include "server_wrap.h"
+#include "tensor.h"
 #include "triton_api.h"
 
 namespace triton_node {
@@ -55,6 +56,9 @@ class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
          InstanceMethod<&TritonNodeAddon::CopyOutputs>("copyOutputs"),
          InstanceMethod<&TritonNodeAddon::SetCopyOutputs>("setCopyOutputs"),
          InstanceMethod<&TritonNodeAddon::AddonStats>("addonStats"),
+         InstanceValue("releaseOutput",
+                       Napi::Function::New(env, ReleaseOutput, "releaseOutput"),
+                       napi_enumerable),
          InstanceValue("cuda", CreateCudaObject(env), napi_enumerable)});
     // Runs before the environment's instance data goes away: stop what the
     // program left running, without calling into JS.

@@ -1,6 +1,8 @@
 #include "tensor.h"
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "addon.h"
 #include "allocator.h"
@@ -34,14 +36,63 @@ constexpr DataTypeInfo kDataTypes[] = {
     {TRITONSERVER_TYPE_BF16, "BF16", 2},
 };
 
-// Finalizer of an external ArrayBuffer over a pooled buffer (JS thread).
-void FinalizeExternal(napi_env env, void*, void* hint) {
-  auto* buffer = static_cast<OutputBuffer*>(hint);
+// One hand-out of a pooled buffer as an external ArrayBuffer: the
+// finalizer's hint. `returned` is set when releaseOutput() gave the buffer
+// back early (the ArrayBuffer detached); the finalizer then only frees this.
+struct ExternalHandle {
+  OutputBuffer* buffer;
+  bool returned;
+};
+
+// Live hand-outs by data pointer, for releaseOutput(). Finalizers of several
+// environments (threads) touch it: guarded by its mutex.
+std::mutex g_external_mu;
+std::unordered_map<const void*, ExternalHandle*>* g_external =
+    new std::unordered_map<const void*, ExternalHandle*>();  // never freed
+
+// Output memory held by JS objects is reported to V8 (so that a program
+// that never disposes still gets it collected), but only beyond this
+// allowance: V8 starts a full GC whenever reported memory grows by 64 MiB
+// since the last one, which would mean one full GC (and its helper threads
+// taking the CPU Triton needs) per 64 MiB response even when the program
+// disposes every output.
+constexpr int64_t kUnreportedBytes = int64_t{256} << 20;
+
+// Per JS thread (one environment each): bytes of live hand-outs, and how
+// much of them V8 was told about.
+thread_local int64_t t_live_external = 0;
+thread_local int64_t t_reported_external = 0;
+
+void AccountExternal(napi_env env, int64_t delta) {
+  t_live_external += delta;
+  int64_t want = t_live_external > kUnreportedBytes
+                     ? t_live_external - kUnreportedBytes
+                     : 0;
+  if (want == t_reported_external) return;
   int64_t adjusted = 0;
-  napi_adjust_external_memory(env, -static_cast<int64_t>(buffer->capacity),
-                              &adjusted);
+  napi_adjust_external_memory(env, want - t_reported_external, &adjusted);
+  t_reported_external = want;
+}
+
+// Gives the buffer of a hand-out back to the pool (JS thread).
+void ReturnExternal(napi_env env, ExternalHandle* handle) {
+  OutputBuffer* buffer = handle->buffer;
+  handle->returned = true;
+  AccountExternal(env, -static_cast<int64_t>(buffer->capacity));
   BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);
   BufferPool::Return(buffer);
+}
+
+// Finalizer of an external ArrayBuffer over a pooled buffer (JS thread).
+void FinalizeExternal(napi_env env, void*, void* hint) {
+  auto* handle = static_cast<ExternalHandle*>(hint);
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    auto it = g_external->find(handle->buffer->ptr);
+    if (it != g_external->end() && it->second == handle) g_external->erase(it);
+  }
+  if (!handle->returned) ReturnExternal(env, handle);
+  delete handle;
 }
 
 // Gives a pooled buffer to a JS object; returns the function that gives it
@@ -67,17 +118,21 @@ Napi::Value CpuData(Napi::Env env, const OutputRecord& out, size_t* offset) {
                    buffer->ptr == out.base && !data->CopyOutputs();
   if (can_share) {
     napi_value ab = nullptr;
+    auto* handle = new ExternalHandle{buffer, false};
     napi_status status = napi_create_external_arraybuffer(
         env, const_cast<void*>(out.base), out.byte_size, FinalizeExternal,
-        buffer, &ab);
+        handle, &ab);
+    if (status != napi_ok) delete handle;
     if (status == napi_ok) {
+      {
+        std::lock_guard<std::mutex> lock(g_external_mu);
+        (*g_external)[buffer->ptr] = handle;
+      }
       // Set before the response is deleted: the release function then
       // leaves the buffer to the finalizer.
       buffer->js_owned.store(true, std::memory_order_release);
       BufferPool::live_js_buffers.fetch_add(1, std::memory_order_relaxed);
-      int64_t adjusted = 0;
-      napi_adjust_external_memory(env, static_cast<int64_t>(buffer->capacity),
-                                  &adjusted);
+      AccountExternal(env, static_cast<int64_t>(buffer->capacity));
       return Napi::Value(env, ab);
     }
     if (status == napi_no_external_buffers_allowed) {
@@ -127,6 +182,37 @@ const char* MemKindName(int kind) {
     default:
       return "cpu";
   }
+}
+
+Napi::Value ReleaseOutput(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArrayBuffer()) {
+    ThrowTypeError(env, "releaseOutput(arrayBuffer) expects an ArrayBuffer");
+  }
+  napi_value ab = info[0];
+  void* data = nullptr;
+  size_t length = 0;
+  napi_get_arraybuffer_info(env, ab, &data, &length);
+  ExternalHandle* handle = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    auto it = data != nullptr ? g_external->find(data) : g_external->end();
+    if (it == g_external->end() || it->second->returned) {
+      return Napi::Boolean::New(env, false);
+    }
+    handle = it->second;
+  }
+  // Detached first: once no JS object can reach the memory, it may go back.
+  if (napi_detach_arraybuffer(env, ab) != napi_ok) {
+    return Napi::Boolean::New(env, false);
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    auto it = g_external->find(data);
+    if (it != g_external->end() && it->second == handle) g_external->erase(it);
+  }
+  ReturnExternal(env, handle);
+  return Napi::Boolean::New(env, true);
 }
 
 bool CopiedSmall(const OutputRecord& out) {

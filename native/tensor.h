@@ -34,6 +34,12 @@ Napi::Object ConvertOutput(Napi::Env env, const RequestContext* ctx,
 Napi::Value OutputData(Napi::Env env, const RequestContext* ctx,
                        const OutputRecord& out, size_t* offset);
 
+// addon.releaseOutput(arrayBuffer): gives the pooled memory under an output
+// ArrayBuffer back to the pool now (detaching the ArrayBuffer) instead of
+// when it is garbage collected. False (and nothing done) for any other
+// ArrayBuffer or one already released.
+Napi::Value ReleaseOutput(const Napi::CallbackInfo& info);
+
 // CPU outputs up to this size are copied into one ArrayBuffer per drain
 // rather than handed out as external buffers: an external ArrayBuffer (and
 // its finalizer and GC bookkeeping) costs far more than copying 1 KiB.

@@ -226,6 +226,38 @@ describe('inference', () => {
     expect(err.message).toContain('OUTPUT0');
   });
 
+  it('tensor.dispose() gives a large output back to the pool at once and detaches it', async () => {
+    const native = addon();
+    const input = { inputs: { INPUT0: Float32Array.from({ length: 1024 }, (_, i) => i) } };
+    const result = await server().infer('identity_nobatch', input);
+    const tensor = result.outputs.OUTPUT0!;
+    expect(values(tensor)).toEqual(Array.from(input.inputs.INPUT0));
+    const live = native.addonStats().liveOutputBuffers;
+    const pooled = native.addonStats().pooledBytes;
+    tensor.dispose();
+    expect(tensor.disposed).toBe(true);
+    expect((tensor.data as Float32Array).length).toBe(0);
+    expect(native.addonStats().liveOutputBuffers).toBe(live - 1);
+    expect(native.addonStats().pooledBytes).toBeGreaterThan(pooled);
+    tensor.dispose(); // a second call does nothing
+    expect(native.addonStats().liveOutputBuffers).toBe(live - 1);
+    // Only the addon's own ArrayBuffers are released.
+    expect(native.releaseOutput(new ArrayBuffer(8))).toBe(false);
+  });
+
+  it('tensor.dispose() leaves caller-provided destinations and small outputs alone', async () => {
+    const into = new Float32Array(3);
+    const r = await server().infer('identity_nobatch', {
+      inputs: { INPUT0: new Float32Array([1, 2, 3]) },
+      outputs: { OUTPUT0: { into } },
+    });
+    r.outputs.OUTPUT0!.dispose();
+    expect(Array.from(into)).toEqual([1, 2, 3]);
+    const small = await server().infer('identity_nobatch', { inputs: { INPUT0: new Float32Array([4, 5]) } });
+    small.outputs.OUTPUT0!.dispose();
+    expect(values(small.outputs.OUTPUT0)).toEqual([4, 5]);
+  });
+
   it('copies outputs when external buffers are switched off (setCopyOutputs)', async () => {
     const native = addon();
     const input = { inputs: { INPUT0: Float32Array.from({ length: 1024 }, (_, i) => i) } };
