@@ -1,6 +1,7 @@
 #include "completion.h"
 
 #include <cstring>
+#include <exception>
 
 #include "request.h"
 #include "server_wrap.h"
@@ -29,45 +30,33 @@ Completion* CompletionQueue::Acquire() {
 }
 
 void CompletionQueue::Push(Completion* c) {
-  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!closed_) {
       queue_.push_back(c);
+      // Woken under the lock: the JS thread closes the queue before it
+      // releases the thread-safe function, so the function still exists
+      // here. (Once queued, the item is the JS thread's, or Close()'s.)
       if (!wake_pending_) {
         wake_pending_ = true;
-        wake = true;
+        wake_(wake_arg_);
       }
+      return;
     }
   }
-  if (wake) {
-    wake_(wake_arg_);
-    return;
-  }
-  bool closed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed = closed_;
-  }
-  if (closed) {
-    // No JS thread to hand it to: dispose of it here.
-    DisposeCompletion(c);
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(c);
-  }
+  // Closed: no JS thread to hand it to; dispose of it here.
+  DisposeCompletion(c);
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(c);
 }
 
 bool CompletionQueue::Poke() {
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return false;
-    if (!wake_pending_) {
-      wake_pending_ = true;
-      wake = true;
-    }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return false;
+  if (!wake_pending_) {
+    wake_pending_ = true;
+    wake_(wake_arg_);  // under the lock, as in Push
   }
-  if (wake) wake_(wake_arg_);
   return true;
 }
 
@@ -101,6 +90,7 @@ bool CompletionQueue::closed() {
 }
 
 void DisposeCompletion(Completion* c) {
+  SettleScope scope;  // the delete may release a trace (and settle)
   if (c->type == Completion::kResponse && c->response != nullptr) {
     TRITONSERVER_Error* err =
         Api().TRITONSERVER_InferenceResponseDelete(c->response);
@@ -111,29 +101,69 @@ void DisposeCompletion(Completion* c) {
 
 // ---- Triton callbacks (Triton threads; no N-API) ---------------------------
 
+// Frames of ours on this thread, and the cores whose last request settled
+// inside them. A core freed by its last settling callback must outlive every
+// frame of ours still using it: a trace release can run inside a response or
+// request delete made by an outer frame (Push after Close, RequestSettled).
+thread_local int SettleScope::depth_ = 0;
+thread_local std::vector<std::shared_ptr<ServerCore>> SettleScope::dropped_;
+
+SettleScope::~SettleScope() {
+  if (--depth_ != 0) return;
+  while (!dropped_.empty()) {
+    std::vector<std::shared_ptr<ServerCore>> dropped;
+    dropped.swap(dropped_);
+    ++depth_;  // a destructor that settles more defers to this loop
+    dropped.clear();
+    --depth_;
+  }
+}
+
+void SettleScope::Defer(std::shared_ptr<ServerCore> core) {
+  dropped_.push_back(std::move(core));
+}
+
 namespace {
 
-// Records RELEASE_ALL or FINAL; deletes the request once both happened,
-// unless a cancel is using it (the canceller deletes it afterwards). Runs
-// before the item is queued, so JS never sees a request outlive its events.
-void RequestSettled(RequestContext* ctx, bool final) {
+enum SettleEvent { kSettleRelease, kSettleFinal, kSettleTrace };
+
+// Records RELEASE_ALL, FINAL or the trace release; deletes the request once
+// RELEASE_ALL and FINAL both happened, unless a cancel is using it (the
+// canceller deletes it afterwards). Runs before the item is queued, so JS
+// never sees a request outlive its events. The last event of the server's
+// last request in flight hands the core's keep-alive to the SettleScope.
+void RequestSettled(RequestContext* ctx, SettleEvent what) {
   ServerCore* core = ctx->core;
   TRITONSERVER_InferenceRequest* to_delete = nullptr;
+  std::shared_ptr<ServerCore> drop;
   {
     std::lock_guard<std::mutex> lock(core->ctx_mu());
-    if (final) {
-      if (ctx->final_seen) return;
-      ctx->final_seen = true;
-    } else {
-      ctx->released = true;
-      --core->inflight_;
+    bool was_done = ctx->released && ctx->final_seen;
+    bool was_settled = was_done && !ctx->trace_pending;
+    switch (what) {
+      case kSettleFinal:
+        if (ctx->final_seen) return;
+        ctx->final_seen = true;
+        break;
+      case kSettleRelease:
+        if (ctx->released) return;
+        ctx->released = true;
+        break;
+      case kSettleTrace:
+        if (!ctx->trace_pending) return;
+        ctx->trace_pending = false;
+        break;
     }
-    if (ctx->released && ctx->final_seen) {
+    if (!was_done && ctx->released && ctx->final_seen) {
       if (ctx->cancel_inflight == 0) {
         to_delete = ctx->request;
       } else {
         ctx->delete_deferred = true;
       }
+    }
+    if (!was_settled && ctx->released && ctx->final_seen &&
+        !ctx->trace_pending && --core->inflight_ == 0) {
+      drop = std::move(core->keepalive_);
     }
   }
   if (to_delete != nullptr) {
@@ -141,12 +171,14 @@ void RequestSettled(RequestContext* ctx, bool final) {
         Api().TRITONSERVER_InferenceRequestDelete(to_delete);
     if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
   }
+  if (drop) SettleScope::Defer(std::move(drop));
 }
 
 }  // namespace
 
 void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
                         const uint32_t flags, void* userp) {
+  SettleScope scope;
   auto* ctx = static_cast<RequestContext*>(userp);
   CompletionQueue& queue = ctx->core->queue();
   Completion* c = queue.Acquire();
@@ -219,7 +251,7 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
     c->output_count = kept;
   }
   if ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
-    RequestSettled(ctx, /*final=*/true);
+    RequestSettled(ctx, kSettleFinal);
   }
   queue.Push(c);
 }
@@ -228,10 +260,11 @@ void OnRequestRelease(TRITONSERVER_InferenceRequest* request,
                       const uint32_t flags, void* userp) {
   // Only RELEASE_ALL hands the request back to us.
   if ((flags & TRITONSERVER_REQUEST_RELEASE_ALL) == 0) return;
+  SettleScope scope;
   auto* ctx = static_cast<RequestContext*>(userp);
   ServerCore* core = ctx->core;
   (void)request;  // the same as ctx->request
-  RequestSettled(ctx, /*final=*/false);
+  RequestSettled(ctx, kSettleRelease);
   g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
   Completion* c = core->queue().Acquire();
   c->type = Completion::kReleased;
@@ -249,10 +282,14 @@ void OnTraceActivity(TRITONSERVER_InferenceTrace*,
 }
 
 void OnTraceRelease(TRITONSERVER_InferenceTrace* trace, void* userp) {
+  SettleScope scope;
   // The release function owns the trace.
   TRITONSERVER_Error* err = Api().TRITONSERVER_InferenceTraceDelete(trace);
   if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
   auto* ctx = static_cast<RequestContext*>(userp);
+  // It may come after FINAL and RELEASE_ALL (a decoupled backend deletes its
+  // response factory, which holds the trace, after sending FINAL).
+  RequestSettled(ctx, kSettleTrace);
   Completion* c = ctx->core->queue().Acquire();
   c->type = Completion::kTraceReleased;
   c->ctx = ctx;
@@ -602,6 +639,11 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
   JsCache& cache = core->js_cache();
   cache.BeginDrain();
   std::vector<Completion*> items;
+  // A JS failure (the environment is terminating: JS can no longer run)
+  // loses that event but never the native resources of the others: each
+  // item is still disposed of and its context recycled; the first failure
+  // is rethrown at the end.
+  std::exception_ptr failure;
   // Loop: deleting a response on this thread may release a trace, which
   // queues one more item that belongs to this same batch.
   for (int round = 0; round < 4; ++round) {
@@ -609,61 +651,78 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
     if (items.empty()) break;
     for (Completion* c : items) {
       RequestContext* ctx = c->ctx;
-      switch (c->type) {
-        case Completion::kResponse: {
-          bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
-          if (final && ctx->timing) {
-            // Rare: built as an object, held until the trace is released.
-            Napi::Object ev;
-            try {
-              ev = ResponseEvent(env, c);
-            } catch (const Napi::Error& e) {
-              ev = Napi::Object::New(env);
-              ev.Set("token",
-                     Napi::Number::New(env, static_cast<double>(ctx->token)));
-              ev.Set("final", Napi::Boolean::New(env, true));
-              ErrorInfo info{TRITONSERVER_ERROR_INTERNAL,
-                             "cannot convert the response: " + e.Message()};
-              ev.Set("error", MakeErrorInfoObject(env, info));
-            }
-            DisposeCompletion(c);
-            ctx->js_final = true;
-            if (!ctx->js_trace_done) {
-              napi_create_reference(env, ev, 1, &ctx->held_final_event);
+      try {
+        switch (c->type) {
+          case Completion::kResponse: {
+            bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
+            if (final && ctx->timing) {
+              // Rare: built as an object, held until the trace is released.
+              Napi::Object ev;
+              try {
+                ev = ResponseEvent(env, c);
+              } catch (const Napi::Error& e) {
+                ev = Napi::Object::New(env);
+                ev.Set("token",
+                       Napi::Number::New(env, static_cast<double>(ctx->token)));
+                ev.Set("final", Napi::Boolean::New(env, true));
+                ErrorInfo info{TRITONSERVER_ERROR_INTERNAL,
+                               "cannot convert the response: " + e.Message()};
+                ev.Set("error", MakeErrorInfoObject(env, info));
+              }
+              DisposeCompletion(c);
+              ctx->js_final = true;
+              if (!ctx->js_trace_done) {
+                napi_create_reference(env, ev, 1, &ctx->held_final_event);
+                break;
+              }
+              ev.Set("timing", TimingObject(env, ctx));
+              cache.AddPrebuilt(ev);
               break;
             }
-            ev.Set("timing", TimingObject(env, ctx));
-            cache.AddPrebuilt(ev);
+            cache.AddEvent(env, c);
+            // Outputs are converted (or copied): the response may go (this
+            // releases the buffers JS did not take, and may release the trace).
+            DisposeCompletion(c);
+            if (final) ctx->js_final = true;
             break;
           }
-          cache.AddEvent(env, c);
-          // Outputs are converted (or copied): the response may go (this
-          // releases the buffers JS did not take, and may release the trace).
-          DisposeCompletion(c);
-          if (final) ctx->js_final = true;
-          break;
+          case Completion::kReleased:
+            ctx->js_released = true;
+            break;
+          case Completion::kTraceReleased:
+            ctx->js_trace_done = true;
+            if (ctx->held_final_event != nullptr) {
+              napi_value held;
+              napi_get_reference_value(env, ctx->held_final_event, &held);
+              Napi::Object ev(env, held);
+              ev.Set("timing", TimingObject(env, ctx));
+              cache.AddPrebuilt(ev);
+              napi_delete_reference(env, ctx->held_final_event);
+              ctx->held_final_event = nullptr;
+            }
+            break;
         }
-        case Completion::kReleased:
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+        DisposeCompletion(c);
+        if (c->type == Completion::kResponse &&
+            (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
+          ctx->js_final = true;
+        } else if (c->type == Completion::kReleased) {
           ctx->js_released = true;
-          break;
-        case Completion::kTraceReleased:
+        } else if (c->type == Completion::kTraceReleased) {
           ctx->js_trace_done = true;
-          if (ctx->held_final_event != nullptr) {
-            napi_value held;
-            napi_get_reference_value(env, ctx->held_final_event, &held);
-            Napi::Object ev(env, held);
-            ev.Set("timing", TimingObject(env, ctx));
-            cache.AddPrebuilt(ev);
-            napi_delete_reference(env, ctx->held_final_event);
-            ctx->held_final_event = nullptr;
-          }
-          break;
+        }
       }
       if (ctx != nullptr && ctx->active && ContextDone(ctx)) {
         core->RecycleContext(env, ctx);
       }
     }
     core->queue().Recycle(&items);
+  }
+  if (failure) {
+    cache.BeginDrain();
+    std::rethrow_exception(failure);
   }
   if (!cache.empty() && !core->on_events().IsEmpty()) {
     cache.Deliver(env, core->on_events().Value());

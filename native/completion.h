@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -136,6 +137,23 @@ class JsCache {
   std::vector<napi_value> vals_;  // valid inside the drain's handle scope
   std::vector<uint8_t> slab_;
   uint32_t events_ = 0;
+};
+
+// Marks a frame of ours that may settle a request (Triton callbacks, response
+// deletes). When a server's last request in flight settles, the core's
+// keep-alive is released only as the outermost such frame on the thread
+// returns: that may free the core, which inner frames still use.
+class SettleScope {
+ public:
+  SettleScope() { ++depth_; }
+  ~SettleScope();
+  SettleScope(const SettleScope&) = delete;
+  SettleScope& operator=(const SettleScope&) = delete;
+  static void Defer(std::shared_ptr<ServerCore> core);
+
+ private:
+  static thread_local int depth_;
+  static thread_local std::vector<std::shared_ptr<ServerCore>> dropped_;
 };
 
 // Triton callbacks (userp = RequestContext*). They never touch N-API.

@@ -65,9 +65,13 @@ struct RequestContext {
   // Guarded by ServerCore::ctx_mu_. The request object is deleted once
   // Triton released it AND the FINAL response came: a decoupled stream may
   // outlive the release and is cancelled through the (released) request.
+  // The request counts as in flight (ServerCore::inflight_) until both came
+  // and, when traced, the trace was released too: the last of these may come
+  // from a backend thread after stop() and even after ServerDelete.
   bool submitted = false;
   bool released = false;
   bool final_seen = false;
+  bool trace_pending = false;
   int cancel_inflight = 0;
   bool delete_deferred = false;
 

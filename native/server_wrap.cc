@@ -378,9 +378,12 @@ ServerCore::~ServerCore() {
           Api().TRITONSERVER_BufferAttributesDelete(ctx->attributes);
       if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
     }
-    // A context Triton never released still belongs to Triton: leak it.
-    bool released = !ctx->submitted || (ctx->released && ctx->final_seen);
-    if (released) delete ctx;
+    // A context Triton may still call back for belongs to Triton: leak it.
+    // (While one exists, keepalive_ holds the core; only the process-exit
+    // path gets here with one.)
+    bool settled = !ctx->submitted ||
+                   (ctx->released && ctx->final_seen && !ctx->trace_pending);
+    if (settled) delete ctx;
   }
   on_events_.SuppressDestruct();
   bool deleted;
@@ -393,7 +396,9 @@ ServerCore::~ServerCore() {
     std::lock_guard<std::mutex> lock(ctx_mu_);
     inflight = inflight_;
   }
-  // The allocator may still be used by Triton while a request is out.
+  // The allocator may still be used by Triton while a request is out; else
+  // every response is deleted (the queue was closed, or drained) and the
+  // member's destructor deletes it.
   if (!deleted || inflight != 0) allocator_.Leak();
 }
 
@@ -408,13 +413,25 @@ void ServerCore::InitTsfn(Napi::Env env) {
       },
       this,
       [](napi_env env, napi_value, void* context, void*) {
+        // Null while the function is finalized: the queued calls carry no
+        // data; the queue's items are the cleanup hook's (Teardown).
         if (env == nullptr) return;
         auto* core = static_cast<ServerCore*>(context);
+        // No C++ exception may leave this callback (std::terminate). OnWake
+        // frees every drained item's native resources before it throws; the
+        // JS error becomes an uncaught exception where JS can still run, and
+        // is dropped while the environment terminates (napi_throw fails).
+        napi_value error = nullptr;
         try {
           core->OnWake(Napi::Env(env));
         } catch (const Napi::Error& e) {
-          e.ThrowAsJavaScriptException();
+          try {
+            error = e.Value();
+          } catch (...) {
+          }
+        } catch (...) {
         }
+        if (error != nullptr) napi_throw(env, error);
       },
       &tsfn_);
   if (status != napi_ok) {
@@ -558,14 +575,19 @@ void ServerCore::FinishOp(PendingOp* op) {
 void ServerCore::SettleOps(Napi::Env env, std::vector<PendingOp*>* ops) {
   for (PendingOp* op : *ops) {
     --pending_ops_;
-    if (op->result.ok) {
-      try {
-        op->deferred.Resolve(op->resolve(env, op->result));
-      } catch (const Napi::Error& e) {
-        op->deferred.Reject(e.Value());
+    // Settling fails only when JS cannot run (the environment terminates):
+    // the op is freed all the same.
+    try {
+      if (op->result.ok) {
+        try {
+          op->deferred.Resolve(op->resolve(env, op->result));
+        } catch (const Napi::Error& e) {
+          op->deferred.Reject(e.Value());
+        }
+      } else {
+        op->deferred.Reject(MakeError(env, op->result.error).Value());
       }
-    } else {
-      op->deferred.Reject(MakeError(env, op->result.error).Value());
+    } catch (...) {
     }
     delete op;
   }
@@ -597,7 +619,13 @@ void ServerCore::OnWake(Napi::Env env) {
     std::lock_guard<std::mutex> lock(state_mu_);
     finish = state_ == kStopped && !stop_finished_js_;
   }
-  if (finish) FinishStopOnJsThread(env);
+  if (finish) {
+    try {
+      FinishStopOnJsThread(env);
+    } catch (...) {
+      if (!pending) pending = std::current_exception();
+    }
+  }
   UpdateKeepAlive(env);
   if (pending) std::rethrow_exception(pending);
 }
@@ -622,12 +650,10 @@ void ServerCore::DeleteServerOnce() {
       if (result.ok) result = del;
     }
   }
-  {
-    // With the server gone and no request out, nothing can call the
-    // allocator any more.
-    std::lock_guard<std::mutex> lock(ctx_mu_);
-    if (inflight_ == 0) allocator_.Delete();
-  }
+  // The allocator is not deleted here: a decoupled backend's thread may
+  // still allocate for a request after ServerDelete returned, and responses
+  // not yet deleted call its release function. The core's destructor
+  // deletes it (keepalive_ holds the core until the last request settles).
   std::lock_guard<std::mutex> lock(state_mu_);
   stop_result_ = result;
   delete_state_ = 2;
@@ -664,38 +690,52 @@ void ServerCore::Stop(Napi::Env env, Napi::Promise::Deferred* deferred) {
 }
 
 void ServerCore::FinishStopOnJsThread(Napi::Env env) {
+  // JS failures (the environment terminating) must not skip the native
+  // cleanup below: the first one is rethrown at the end.
+  std::exception_ptr pending;
   if (!stop_finished_js_) {
     stop_finished_js_ = true;
-    DrainCompletions(env, this);
-    // Requests Triton never finished before it was deleted still settle.
-    Napi::Array events = Napi::Array::New(env);
-    uint32_t n = 0;
-    for (RequestContext* ctx : contexts_) {
-      if (!ctx->active) continue;
-      if (ctx->held_final_event != nullptr) {
-        napi_value held;
-        napi_get_reference_value(env, ctx->held_final_event, &held);
-        events.Set(n++, Napi::Value(env, held));
-        napi_delete_reference(env, ctx->held_final_event);
-        ctx->held_final_event = nullptr;
-        continue;
+    try {
+      DrainCompletions(env, this);
+    } catch (...) {
+      pending = std::current_exception();
+    }
+    try {
+      // Requests Triton never finished before it was deleted still settle.
+      Napi::Array events = Napi::Array::New(env);
+      uint32_t n = 0;
+      for (RequestContext* ctx : contexts_) {
+        if (!ctx->active) continue;
+        if (ctx->held_final_event != nullptr) {
+          napi_value held;
+          napi_get_reference_value(env, ctx->held_final_event, &held);
+          napi_delete_reference(env, ctx->held_final_event);
+          ctx->held_final_event = nullptr;
+          events.Set(n++, Napi::Value(env, held));
+          continue;
+        }
+        if (ctx->js_final) continue;
+        ctx->js_final = true;
+        Napi::Object ev = Napi::Object::New(env);
+        ev.Set("token",
+               Napi::Number::New(env, static_cast<double>(ctx->token)));
+        ev.Set("final", Napi::Boolean::New(env, true));
+        ErrorInfo info{TRITONSERVER_ERROR_UNAVAILABLE,
+                       "server stopped before the request completed"};
+        ev.Set("error", MakeErrorInfoObject(env, info));
+        events.Set(n++, ev);
       }
-      if (ctx->js_final) continue;
-      ctx->js_final = true;
-      Napi::Object ev = Napi::Object::New(env);
-      ev.Set("token", Napi::Number::New(env, static_cast<double>(ctx->token)));
-      ev.Set("final", Napi::Boolean::New(env, true));
-      ErrorInfo info{TRITONSERVER_ERROR_UNAVAILABLE,
-                     "server stopped before the request completed"};
-      ev.Set("error", MakeErrorInfoObject(env, info));
-      events.Set(n++, ev);
+      if (n > 0 && !on_events_.IsEmpty()) {
+        on_events_.Call({events});
+      }
+    } catch (...) {
+      if (!pending) pending = std::current_exception();
     }
-    if (n > 0 && !on_events_.IsEmpty()) {
-      on_events_.Call({events});
-    }
+    // From here on a late callback disposes of its item itself (Push).
     std::vector<Completion*> leftover;
     queue_.Close(&leftover);
     for (Completion* c : leftover) DisposeCompletion(c);
+    queue_.Recycle(&leftover);
     SettleOpsAtStop(env);
     if (!tsfn_released_) {
       if (tsfn_refed_) napi_unref_threadsafe_function(env, tsfn_);
@@ -721,12 +761,17 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
     result = stop_result_;
   }
   for (auto& d : waiters) {
-    if (result.ok) {
-      d.Resolve(env.Undefined());
-    } else {
-      d.Reject(MakeError(env, result.error).Value());
+    try {
+      if (result.ok) {
+        d.Resolve(env.Undefined());
+      } else {
+        d.Reject(MakeError(env, result.error).Value());
+      }
+    } catch (...) {
+      if (!pending) pending = std::current_exception();
     }
   }
+  if (pending) std::rethrow_exception(pending);
 }
 
 void ServerCore::SettleOpsAtStop(Napi::Env env) {
@@ -749,13 +794,23 @@ void ServerCore::SettleOpsAtStop(Napi::Env env) {
   SettleOps(env, &done);
   for (PendingOp* op : abandoned) {
     --pending_ops_;
-    op->deferred.Reject(MakeError(env, "UNAVAILABLE", kStoppedMessage).Value());
+    try {
+      op->deferred.Reject(
+          MakeError(env, "UNAVAILABLE", kStoppedMessage).Value());
+    } catch (...) {  // JS cannot run: nothing to settle
+    }
   }
 }
 
 void ServerCore::Teardown(bool env_alive) {
+  // Responses not yet handed to JS hold their model: delete them BEFORE the
+  // server stops (else ServerStop waits the whole exit timeout and they
+  // would be deleted after ServerDelete, under Triton's backend threads).
+  // Once closed, the queue makes each late callback dispose of its own item.
   std::vector<Completion*> leftover;
   queue_.Close(&leftover);
+  for (Completion* c : leftover) DisposeCompletion(c);
+  queue_.Recycle(&leftover);
   {
     std::unique_lock<std::mutex> lock(state_mu_);
     if (state_ == kCreating || state_ == kRunning) state_ = kStopping;
@@ -766,7 +821,6 @@ void ServerCore::Teardown(bool env_alive) {
     std::lock_guard<std::mutex> lock(state_mu_);
     state_ = kStopped;
   }
-  for (Completion* c : leftover) DisposeCompletion(c);
   if (env_alive && !tsfn_released_) {
     tsfn_released_ = true;
     stop_finished_js_ = true;
@@ -816,9 +870,12 @@ uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
     ctx->submitted = true;
     ctx->released = false;
     ctx->final_seen = false;
+    ctx->trace_pending = ctx->trace != nullptr;
     ctx->cancel_inflight = 0;
     ctx->delete_deferred = false;
-    ++inflight_;
+    // Callbacks for this request may outlive stop() and ServerDelete: the
+    // core (its queue, contexts and allocator) stays until they are done.
+    if (inflight_++ == 0) keepalive_ = shared_from_this();
   }
   ++active_contexts_;
   g_pending_requests.fetch_add(1, std::memory_order_relaxed);
@@ -827,10 +884,12 @@ uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
       Api().TRITONSERVER_ServerInferAsync(server_, ctx->request, ctx->trace);
   if (err != nullptr) {
     // No callback will come: the request (and trace) are still ours.
+    std::shared_ptr<ServerCore> drop;  // the JS wrapper holds the core too
     {
       std::lock_guard<std::mutex> lock(ctx_mu_);
       ctx->submitted = false;
-      --inflight_;
+      ctx->trace_pending = false;
+      if (--inflight_ == 0) drop = std::move(keepalive_);
     }
     --active_contexts_;
     g_pending_requests.fetch_sub(1, std::memory_order_relaxed);

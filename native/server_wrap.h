@@ -88,8 +88,15 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   // Creation thread: the server exists (or creation failed).
   void MarkCreated(TRITONSERVER_Server* server, bool ok);
 
-  // Pending request count, for the release callback (under ctx_mu_).
+  // Requests submitted and not yet settled (RELEASE_ALL, FINAL and, when
+  // traced, the trace release all came; see RequestContext), under ctx_mu_.
+  // While it is non-zero the core keeps itself alive through `keepalive_`:
+  // a decoupled backend's own thread may call back after stop() and even
+  // after ServerDelete returned, and those callbacks use this core, its
+  // contexts and its allocator. The last settling callback drops it
+  // (SettleScope in completion.cc).
   int64_t inflight_ = 0;
+  std::shared_ptr<ServerCore> keepalive_;
 
  private:
   static void Wake(void* arg);
