@@ -164,6 +164,7 @@ void RequestSettled(RequestContext* ctx, SettleEvent what) {
     if (!was_settled && ctx->released && ctx->final_seen &&
         !ctx->trace_pending && --core->inflight_ == 0) {
       drop = std::move(core->keepalive_);
+      core->settled_cv_.notify_all();  // a deferred server delete waits
     }
   }
   if (to_delete != nullptr) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -389,7 +391,7 @@ ServerCore::~ServerCore() {
   bool deleted;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
-    deleted = delete_state_ == 2;
+    deleted = server_deleted_;
   }
   int64_t inflight;
   {
@@ -483,6 +485,7 @@ void ServerCore::MarkCreated(TRITONSERVER_Server* server, bool ok) {
   } else {
     state_ = kStopped;
     delete_state_ = 2;
+    server_deleted_ = true;
     stop_result_.ok = true;
     allocator_.Delete();  // no server ever used it
   }
@@ -630,24 +633,35 @@ void ServerCore::OnWake(Napi::Env env) {
   if (pending) std::rethrow_exception(pending);
 }
 
-void ServerCore::DeleteServerOnce() {
+bool ServerCore::DeleteServerOnce() {
   {
     std::unique_lock<std::mutex> lock(state_mu_);
-    if (delete_state_ == 2) return;
+    if (delete_state_ == 2) return false;
     if (delete_state_ == 1) {
       state_cv_.wait(lock, [this] { return delete_state_ == 2; });
-      return;
+      return false;
     }
     delete_state_ = 1;
   }
   OpResult result;
+  bool deferred = false;
   if (server_ != nullptr) {
     TRITONSERVER_Error* err = Api().TRITONSERVER_ServerStop(server_);
     if (err != nullptr) result = FromError(err);
-    err = Api().TRITONSERVER_ServerDelete(server_);
-    if (err != nullptr) {
-      OpResult del = FromError(err);
-      if (result.ok) result = del;
+    {
+      std::lock_guard<std::mutex> lock(ctx_mu_);
+      deferred = inflight_ > 0;
+    }
+    // A stop that timed out leaves the models of the requests still in
+    // flight alive, and a model destroyed after ServerDelete crashes Triton
+    // (its backend thread uses the deleted server): delete later, once they
+    // have all settled (DeleteServerWhenSettled).
+    if (!deferred) {
+      err = Api().TRITONSERVER_ServerDelete(server_);
+      if (err != nullptr) {
+        OpResult del = FromError(err);
+        if (result.ok) result = del;
+      }
     }
   }
   // The allocator is not deleted here: a decoupled backend's thread may
@@ -657,6 +671,32 @@ void ServerCore::DeleteServerOnce() {
   std::lock_guard<std::mutex> lock(state_mu_);
   stop_result_ = result;
   delete_state_ = 2;
+  delete_deferred_ = deferred;
+  server_deleted_ = !deferred;
+  state_cv_.notify_all();
+  return deferred;
+}
+
+void ServerCore::DeleteServerWhenSettled() {
+  {
+    std::unique_lock<std::mutex> lock(ctx_mu_);
+    settled_cv_.wait(lock, [this] { return inflight_ == 0; });
+  }
+  // The last request or response of a model lets Triton destroy it on a
+  // thread of its own, and a stopped server no longer reports model states:
+  // give that Triton's own stop polling period.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (!delete_deferred_) return;  // abandoned: the process is exiting
+    delete_deferred_ = false;
+    deferred_deleting_ = true;
+  }
+  TRITONSERVER_Error* err = Api().TRITONSERVER_ServerDelete(server_);
+  if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+  std::lock_guard<std::mutex> lock(state_mu_);
+  deferred_deleting_ = false;
+  server_deleted_ = true;
   state_cv_.notify_all();
 }
 
@@ -680,12 +720,13 @@ void ServerCore::Stop(Napi::Env env, Napi::Promise::Deferred* deferred) {
       std::unique_lock<std::mutex> lock(self->state_mu_);
       self->state_cv_.wait(lock, [&] { return self->active_threads_ == 0; });
     }
-    self->DeleteServerOnce();
+    bool deferred = self->DeleteServerOnce();
     {
       std::lock_guard<std::mutex> lock(self->state_mu_);
       self->state_ = kStopped;
     }
-    self->queue_.Poke();
+    self->queue_.Poke();  // stop() settles now; the delete may come later
+    if (deferred) self->DeleteServerWhenSettled();
   }).detach();
 }
 
@@ -816,10 +857,25 @@ void ServerCore::Teardown(bool env_alive) {
     if (state_ == kCreating || state_ == kRunning) state_ = kStopping;
     state_cv_.wait(lock, [this] { return active_threads_ == 0; });
   }
-  DeleteServerOnce();
+  bool deferred = DeleteServerOnce();
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    std::unique_lock<std::mutex> lock(state_mu_);
     state_ = kStopped;
+    if (!env_alive) {
+      // Process exit: a server whose requests are still in flight is left
+      // undeleted (deleting it would crash Triton once they end), and a
+      // deferred delete must not start or run during exit.
+      delete_deferred_ = false;
+      state_cv_.wait(lock, [this] { return !deferred_deleting_; });
+    }
+  }
+  if (deferred && env_alive) {
+    // The environment goes, the process may not: delete it once settled.
+    std::shared_ptr<ServerCore> self = shared_from_this();
+    try {
+      std::thread([self] { self->DeleteServerWhenSettled(); }).detach();
+    } catch (const std::system_error&) {  // left undeleted
+    }
   }
   if (env_alive && !tsfn_released_) {
     tsfn_released_ = true;

@@ -97,6 +97,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   // (SettleScope in completion.cc).
   int64_t inflight_ = 0;
   std::shared_ptr<ServerCore> keepalive_;
+  std::condition_variable settled_cv_;  // inflight_ reached 0 (ctx_mu_)
 
  private:
   static void Wake(void* arg);
@@ -106,7 +107,11 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void SettleOps(Napi::Env env, std::vector<PendingOp*>* ops);
   // JS thread, once the queue is closed: settles every op still pending.
   void SettleOpsAtStop(Napi::Env env);
-  void DeleteServerOnce();
+  // Stops the server and deletes it, unless requests are still in flight
+  // after the stop (it timed out): then returns true and the caller either
+  // runs DeleteServerWhenSettled (blocks) or leaves the server undeleted.
+  bool DeleteServerOnce();
+  void DeleteServerWhenSettled();
 
   napi_env env_;
   TRITONSERVER_Server* server_ = nullptr;
@@ -121,8 +126,11 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   State state_ = kCreating;
-  int active_threads_ = 0;  // worker threads inside Triton calls
-  int delete_state_ = 0;    // 0 not deleted, 1 deleting, 2 deleted
+  int active_threads_ = 0;          // worker threads inside Triton calls
+  int delete_state_ = 0;            // 0 not stopped, 1 stopping, 2 stopped
+  bool delete_deferred_ = false;    // stopped, ServerDelete still to come
+  bool deferred_deleting_ = false;  // DeleteServerWhenSettled is deleting
+  bool server_deleted_ = false;     // ServerDelete returned (or no server)
   OpResult stop_result_;
 
   // JS thread only.
