@@ -74,59 +74,70 @@ export interface NativeServerOptions {
   serverId?: string;
 }
 
-/** A parameter as Triton types it; the TS layer decides int vs double. */
-export type NativeParameter =
-  | [name: string, type: 'string', value: string]
-  | [name: string, type: 'int', value: number | bigint]
-  | [name: string, type: 'double', value: number]
-  | [name: string, type: 'bool', value: boolean];
+/** One of submit()'s variable arguments: a name, a tensor's memory, an
+ * absent `into`, or a parameter value (typed by NATIVE_PARAMETER_CODES: the
+ * TS layer decides int vs double). */
+export type NativeSubmitArg = string | NativeTensorData | undefined | number | bigint | boolean;
+
+/**
+ * Triton's datatype codes (TRITONSERVER_DataType), as `submit()` takes them.
+ */
+export const NATIVE_DATATYPE_CODES = {
+  BOOL: 1,
+  UINT8: 2,
+  UINT16: 3,
+  UINT32: 4,
+  UINT64: 5,
+  INT8: 6,
+  INT16: 7,
+  INT32: 8,
+  INT64: 9,
+  FP16: 10,
+  FP32: 11,
+  FP64: 12,
+  BYTES: 13,
+  BF16: 14,
+} as const;
+
+/** Memory kinds as `submit()` takes them (-1: not set). */
+export const NATIVE_MEMORY_CODES = { cpu: 0, pinned: 1, gpu: 2 } as const;
+
+/** Parameter types as `submit()` takes them. */
+export const NATIVE_PARAMETER_CODES = { string: 0, int: 1, double: 2, bool: 3 } as const;
+
+/**
+ * Layout of the numbers `submit()` takes (one Float64Array, which may be
+ * longer than needed): the header slots below, then per input its datatype
+ * code, byteLength (-1: the whole view/buffer), rank and dims; per requested
+ * output its memory code and device (-1: the request's default); per
+ * parameter its type code. "Not set" is -1 for every optional number.
+ * Reading a request from objects by key costs ~40 property reads per
+ * request in the addon; this form costs a few Node-API calls per input.
+ */
+export const SUBMIT_SLOTS = {
+  /** -1: the highest ready version. */
+  version: 0,
+  priority: 1,
+  timeoutMicroseconds: 2,
+  flags: 3,
+  /** Default placement of outputs without their own (-1: 'cpu'). */
+  outputMemory: 4,
+  outputDevice: 5,
+  /** 1: attach a TIMESTAMPS trace and report timing on the final event. */
+  timing: 6,
+  inputCount: 7,
+  /** 0: every output the model produces. */
+  outputCount: 8,
+  parameterCount: 9,
+  /** Slots before the per-input numbers. */
+  header: 10,
+} as const;
 
 /** Memory a tensor lives in, as the addon sees it. */
 export type NativeTensorData =
   | ArrayBufferView // CPU memory of a TypedArray/Buffer/DataView: appended as is, no copy
   | NativeHostBuffer // pinned host memory (CPU_PINNED)
   | NativeCudaBuffer; // device memory (GPU, device id = buffer.device)
-
-export interface NativeInput {
-  name: string;
-  /** Triton datatype name: 'FP32', 'BYTES', ... */
-  datatype: string;
-  shape: number[];
-  /** For BYTES: already length-prefixed bytes (4-byte LE length + data per element). */
-  data: NativeTensorData;
-  /** Byte length to append (defaults to the whole view/buffer). */
-  byteLength?: number;
-}
-
-export interface NativeRequestedOutput {
-  name: string;
-  /** Where the allocator places this output (default: request.outputMemory). */
-  memory?: NativeMemoryType;
-  device?: number;
-  /** Caller-provided destination: Triton writes straight into it. Too small
-   * a destination fails the response with INVALID_ARG naming the output. */
-  into?: NativeTensorData;
-}
-
-export interface NativeRequest {
-  model: string;
-  /** -1: the highest ready version. */
-  version: number;
-  id?: string;
-  priority?: number;
-  timeoutMicroseconds?: number;
-  correlationId?: number | bigint | string;
-  flags?: number;
-  inputs: NativeInput[];
-  /** Absent: all outputs the model produces. */
-  outputs?: NativeRequestedOutput[];
-  parameters?: NativeParameter[];
-  /** Default placement for outputs without their own (default 'cpu'). */
-  outputMemory?: NativeMemoryType;
-  outputDevice?: number;
-  /** Attach a TIMESTAMPS trace and report timing on the final event. */
-  timing?: boolean;
-}
 
 export interface NativeOutput {
   name: string;
@@ -199,8 +210,21 @@ export interface NativeServer {
    * or ServerInferAsync: then no event will follow for it.
    * The JS objects behind input data and `into` destinations are kept alive
    * until Triton releases the request (RELEASE_ALL).
+   *
+   * Positional, for speed (see SUBMIT_SLOTS for `nums`): after the fixed
+   * arguments come `name, data` per input (data as is: no copy; BYTES
+   * already length-prefixed, 4-byte LE length + bytes per element), then
+   * `name, into | undefined` per requested output (`into`: the caller's
+   * destination; too small a destination fails the response with
+   * INVALID_ARG naming the output), then `name, value` per parameter.
    */
-  submit(request: NativeRequest): number;
+  submit(
+    nums: Float64Array,
+    model: string,
+    id: string | undefined,
+    correlationId: number | bigint | string | undefined,
+    ...rest: NativeSubmitArg[]
+  ): number;
   /** Best-effort cancellation; a no-op once the request was released. */
   cancel(token: number): void;
   /** Number of submitted requests not yet released by Triton. */

@@ -85,6 +85,17 @@ export function captureStack(): Error {
   return holder;
 }
 
+/**
+ * Replaces `err`'s stack with the stack of the function calling stackHere.
+ * Called in an async function after an `await`, that stack ends with the
+ * functions awaiting it ("at async caller (file:line)"): V8 follows the
+ * awaiting chain at no cost until an error is made. Errors only.
+ */
+export function stackHere<E extends Error>(err: E): E {
+  Error.captureStackTrace(err, stackHere);
+  return err;
+}
+
 function withStack(err: Error, holder: Error | undefined): Error {
   if (holder?.stack) {
     const frames = holder.stack.split('\n').slice(1).join('\n');

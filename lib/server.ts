@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NativeEvent, NativeServer, NativeServerOptions } from './binding.js';
+import type { NativeErrorInfo, NativeEvent, NativeServer, NativeServerOptions } from './binding.js';
 import {
   TritonError,
   abortError,
@@ -17,6 +17,7 @@ import {
   fromErrorInfo,
   fromNativeError,
   optionError,
+  stackHere,
   tritonError,
 } from './errors.js';
 import {
@@ -40,7 +41,7 @@ import {
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
 import { parseModelConfigText } from './pbtxt.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
-import { type InferResult, InferStream, type StreamOptions } from './stream.js';
+import { type InferResult, InferStream, Result, type StreamOptions } from './stream.js';
 import { type OutputDestination, type Tensor, toTensor, toTiming } from './tensor.js';
 import {
   type BuiltRequest,
@@ -332,6 +333,8 @@ export class Server implements AsyncDisposable {
   readonly #pending = new Map<number, Pending>();
   /** Events that arrived while `submit()` was still running (synchronous callbacks). */
   #early: NativeEvent[] | null = null;
+  /** submit()'s numbers, reused (the addon reads them before submit() returns). */
+  #nums = new Float64Array(64);
   readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
   #stopping: Promise<void> | undefined;
   #streamMetrics: StreamMetrics | undefined;
@@ -401,18 +404,21 @@ export class Server implements AsyncDisposable {
   }
 
   /** Submits a built request; its events go to `pending`. Throws TritonError when Triton refuses it. */
-  #submit(built: BuiltRequest, pending: Pending, holder: Error): number {
+  #submit(built: BuiltRequest, pending: Pending, holder?: Error): number {
     this.#early = [];
     let token: number;
     let early: NativeEvent[];
     try {
-      token = this.#native.submit(built.native);
+      const src = built.nums;
+      let nums = this.#nums;
+      if (nums.length < src.length) {
+        nums = new Float64Array(Math.max(src.length, nums.length * 2));
+        this.#nums = nums;
+      }
+      for (let i = 0; i < src.length; i++) nums[i] = src[i]!;
+      token = this.#native.submit(nums, ...built.args);
     } catch (err) {
-      throw fromNativeError(
-        err,
-        { model: built.native.model, version: built.native.version, requestId: built.native.id },
-        holder,
-      );
+      throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
     } finally {
       early = this.#early;
       this.#early = null;
@@ -757,10 +763,13 @@ export class Server implements AsyncDisposable {
   // ---- inference -------------------------------------------------------------
 
   /** The cached model spec, or a Promise of it (fetched once per loaded model). */
-  #spec(name: string, version: number, holder: Error): ModelSpec | Promise<ModelSpec> {
+  #spec(name: string, version: number, holder?: Error): ModelSpec | Promise<ModelSpec> {
     const key = `${name}\u0000${version}`;
     const cached = this.#specs.get(key);
     if (cached !== undefined) return cached;
+    // A cache miss (once per model): the call-time capture is affordable here,
+    // and the fetch's error goes to every caller waiting for it.
+    holder ??= captureStack();
     const fetch = (async () => {
       let text: string;
       try {
@@ -791,13 +800,13 @@ export class Server implements AsyncDisposable {
   ): InferResult {
     const outputs: Record<string, Tensor> = {};
     for (const out of ev.outputs ?? []) outputs[out.name] = toTensor(out, destinations?.get(out.name));
-    const result: InferResult = {
-      model: ev.model ?? name,
-      version: ev.version ?? version,
-      id: ev.id ?? requestId ?? '',
+    const result = new Result(
+      ev.model ?? name,
+      ev.version ?? version,
+      ev.id ?? requestId ?? '',
       outputs,
-      parameters: ev.parameters ?? {},
-    };
+      ev.parameters ?? {},
+    );
     if (ev.timing !== undefined) result.timing = toTiming(ev.timing);
     return result;
   }
@@ -819,75 +828,87 @@ export class Server implements AsyncDisposable {
     return this._infer(name, version, request);
   }
 
-  /** @internal */
+  /**
+   * @internal
+   * No stack is captured on the way in (Error.captureStackTrace costs ~30k
+   * instructions per call, as much as the rest of a small inference). Every
+   * error leaves through the catch below, which gives it the stack of this
+   * frame: before the first `await` that is the caller's synchronous stack;
+   * after it (Triton's errors, aborts, a stopping server) V8 appends the
+   * functions awaiting this call ("at async handler (app.ts:12)"), which is
+   * why those errors are created here after the `await` and not in the event
+   * callbacks.
+   */
   async _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
-    const holder = captureStack();
-    checkRequestShape(request);
-    const version = request.version ?? modelVersion;
-    const ctx = { model: name, version, requestId: request.id };
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    const signal = request.signal;
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    const cached = this.#spec(name, version, holder);
-    const spec = cached instanceof Promise ? await cached : cached;
-    if (spec.decoupled) {
-      throw tritonError(
-        'UNSUPPORTED',
-        `model '${name}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
-        ctx,
-        holder,
-      );
-    }
-    const built = buildRequest(spec, request, version, holder);
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    return new Promise<InferResult>((resolvePromise, reject) => {
-      let settled = false;
-      let response: NativeEvent | undefined;
-      let error: TritonError | undefined;
-      let token = -1;
-      const onAbort = () => {
-        if (settled) return;
-        settled = true;
-        // Settle at once; whatever Triton still sends for this token is dropped.
-        if (token >= 0) this.#cancel(token);
-        reject(abortError(ctx, signal!.reason, holder));
-      };
-      const finish = () => {
-        settled = true;
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const pending: Pending = {
-        event: (ev) => {
-          if (settled) return;
-          if (ev.error !== undefined) error ??= fromErrorInfo(ev.error, ctx, holder);
-          else if (ev.outputs !== undefined && response === undefined) response = ev;
-          if (!ev.final) return;
-          finish();
-          if (error !== undefined) return reject(error);
-          const merged: NativeEvent =
-            response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing };
-          try {
-            resolvePromise(this.#result(name, version, merged, request.id, built.destinations));
-          } catch (err) {
-            reject(err);
-          }
-        },
-        abandon: (err) => {
-          if (settled) return;
-          finish();
-          reject(fromErrorInfo(err, ctx, holder));
-        },
-      };
-      try {
-        token = this.#submit(built, pending, holder);
-      } catch (err) {
-        finish();
-        reject(err);
-        return;
+    try {
+      checkRequestShape(request);
+      const version = request.version ?? modelVersion;
+      const ctx = { model: name, version, requestId: request.id };
+      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
+      const signal = request.signal;
+      if (signal?.aborted) throw abortError(ctx, signal.reason);
+      const cached = this.#spec(name, version);
+      const spec = cached instanceof Promise ? await cached : cached;
+      if (spec.decoupled) {
+        throw tritonError(
+          'UNSUPPORTED',
+          `model '${name}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
+          ctx,
+        );
       }
-      if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
-    });
+      const built = buildRequest(spec, request, version);
+      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
+      if (signal?.aborted) throw abortError(ctx, signal.reason);
+      // Settles with the final event, or with a function making the error.
+      const outcome = await new Promise<NativeEvent | (() => TritonError)>((settle) => {
+        let settled = false;
+        let response: NativeEvent | undefined;
+        let error: NativeErrorInfo | undefined;
+        let token = -1;
+        const onAbort = () => {
+          if (settled) return;
+          settled = true;
+          // Settle at once; whatever Triton still sends for this token is dropped.
+          if (token >= 0) this.#cancel(token);
+          settle(() => abortError(ctx, signal!.reason));
+        };
+        const finish = () => {
+          settled = true;
+          signal?.removeEventListener('abort', onAbort);
+        };
+        const pending: Pending = {
+          event: (ev) => {
+            if (settled) return;
+            if (ev.error !== undefined) error ??= ev.error;
+            else if (ev.outputs !== undefined && response === undefined) response = ev;
+            if (!ev.final) return;
+            finish();
+            if (error !== undefined) {
+              const info = error;
+              return settle(() => fromErrorInfo(info, ctx));
+            }
+            settle(response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing });
+          },
+          abandon: (err) => {
+            if (settled) return;
+            finish();
+            settle(() => fromErrorInfo(err, ctx));
+          },
+        };
+        try {
+          token = this.#submit(built, pending);
+        } catch (err) {
+          finish();
+          settle(() => err as TritonError);
+          return;
+        }
+        if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
+      });
+      if (typeof outcome === 'function') throw outcome();
+      return this.#result(name, version, outcome, request.id, built.destinations);
+    } catch (err) {
+      throw err instanceof TritonError ? stackHere(err) : err;
+    }
   }
 
   /**

@@ -25,6 +25,42 @@ export interface InferResult {
   parameters: Record<string, string | number | boolean>;
   /** Triton's per-request timing, when the request asked for it (`timing: true`). */
   timing?: InferTiming;
+  /** Disposes every output tensor (see `tensor.dispose()`): the outputs' pooled memory goes back at once. */
+  dispose(): void;
+  /** Same as dispose(), for `using result = await model.infer(...)`. */
+  [Symbol.dispose](): void;
+}
+
+/** @internal The InferResult the server builds: one shape, dispose() on the prototype. */
+export class Result implements InferResult {
+  readonly model: string;
+  readonly version: number;
+  readonly id: string;
+  readonly outputs: Record<string, Tensor>;
+  readonly parameters: Record<string, string | number | boolean>;
+  declare timing?: InferTiming;
+
+  constructor(
+    model: string,
+    version: number,
+    id: string,
+    outputs: Record<string, Tensor>,
+    parameters: Record<string, string | number | boolean>,
+  ) {
+    this.model = model;
+    this.version = version;
+    this.id = id;
+    this.outputs = outputs;
+    this.parameters = parameters;
+  }
+
+  dispose(): void {
+    for (const name in this.outputs) this.outputs[name]!.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
 }
 
 export interface StreamOptions {

@@ -4,13 +4,14 @@
  * would refuse is refused here with a message naming the input, what the model
  * expects and what the request gave; malformed arguments are TypeErrors.
  */
-import type {
-  NativeInput,
-  NativeMemoryType,
-  NativeParameter,
-  NativeRequest,
-  NativeRequestedOutput,
-  NativeTensorData,
+import {
+  NATIVE_DATATYPE_CODES,
+  NATIVE_MEMORY_CODES,
+  NATIVE_PARAMETER_CODES,
+  type NativeMemoryType,
+  type NativeSubmitArg,
+  type NativeTensorData,
+  SUBMIT_SLOTS,
 } from './binding.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
 import {
@@ -387,11 +388,18 @@ function nativeDestination(what: string, into: unknown): NativeTensorData {
   );
 }
 
-function parameters(params: unknown): NativeParameter[] {
+/** A parameter as Triton types it: int when a safe integer or a bigint, else double. */
+type Parameter =
+  | [name: string, type: 'string', value: string]
+  | [name: string, type: 'int', value: number | bigint]
+  | [name: string, type: 'double', value: number]
+  | [name: string, type: 'bool', value: boolean];
+
+function parameters(params: unknown): Parameter[] {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new TypeError(`Expected an object for parameters but received ${describe(params)}`);
   }
-  const out: NativeParameter[] = [];
+  const out: Parameter[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (typeof value === 'string') out.push([key, 'string', value]);
     else if (typeof value === 'boolean') out.push([key, 'bool', value]);
@@ -415,9 +423,23 @@ function nonNegativeInteger(what: string, value: unknown): number {
   return value;
 }
 
-/** Validated request, ready for the addon, plus the `into` destinations by output name. */
+/**
+ * Validated request in the addon's positional form (`NativeServer.submit`),
+ * plus the `into` destinations by output name.
+ */
 export interface BuiltRequest {
-  native: NativeRequest;
+  model: string;
+  version: number;
+  id: string | undefined;
+  /** submit()'s numbers (SUBMIT_SLOTS layout); the server copies them into its Float64Array. */
+  nums: number[];
+  /** submit()'s arguments after the numbers: model, id, correlationId, then per input, output and parameter. */
+  args: [
+    model: string,
+    id: string | undefined,
+    correlationId: number | bigint | string | undefined,
+    ...rest: NativeSubmitArg[],
+  ];
   destinations: Map<string, OutputDestination> | undefined;
 }
 
@@ -476,7 +498,10 @@ export function buildRequest(
 ): BuiltRequest {
   const ctx: Ctx = { model: spec.name, version, requestId: request.id };
   const batching = spec.maxBatchSize > 0;
-  const inputs: NativeInput[] = [];
+  // Header (SUBMIT_SLOTS; -1: not set), filled in below.
+  const nums: number[] = [version, -1, -1, -1, -1, -1, 0, 0, 0, 0];
+  const args: BuiltRequest['args'] = [spec.name, request.id, undefined];
+  let inputCount = 0;
   let batch: { size: number; input: string } | undefined;
   for (const name of Object.keys(request.inputs)) {
     const io = spec.inputs.get(name);
@@ -535,7 +560,10 @@ export function buildRequest(
       }
       batch = { size, input: name };
     }
-    inputs.push({ name, datatype, shape, data: n.data });
+    nums.push(NATIVE_DATATYPE_CODES[datatype], -1, shape.length);
+    for (const d of shape) nums.push(d);
+    args.push(name, n.data);
+    inputCount++;
   }
   const missing = [...spec.inputs.values()].filter((io) => !io.optional && !(io.name in request.inputs));
   if (missing.length > 0) {
@@ -547,10 +575,10 @@ export function buildRequest(
     );
   }
 
-  const native: NativeRequest = { model: spec.name, version, inputs };
+  nums[SUBMIT_SLOTS.inputCount] = inputCount;
   let destinations: Map<string, OutputDestination> | undefined;
   if (request.outputs !== undefined) {
-    const wanted: NativeRequestedOutput[] = [];
+    let outputCount = 0;
     const entries: Array<[string, OutputOptions | true]> = Array.isArray(request.outputs)
       ? (request.outputs as readonly unknown[]).map((n) => {
           if (typeof n !== 'string') {
@@ -575,7 +603,9 @@ export function buildRequest(
           holder,
         );
       }
-      const out: NativeRequestedOutput = { name };
+      let memory = -1;
+      let device = -1;
+      let into: NativeTensorData | undefined;
       if (options !== true) {
         if (typeof options !== 'object' || options === null) {
           throw new TypeError(
@@ -588,24 +618,32 @@ export function buildRequest(
           `request.outputs.${name}.device`,
           options.device,
         );
-        if (place.memory !== undefined) out.memory = place.memory;
-        if (place.device !== undefined) out.device = place.device;
+        if (place.memory !== undefined) memory = NATIVE_MEMORY_CODES[place.memory];
+        if (place.device !== undefined) device = place.device;
         if (options.into !== undefined) {
-          out.into = nativeDestination(`request.outputs.${name}.into`, options.into);
+          into = nativeDestination(`request.outputs.${name}.into`, options.into);
           destinations ??= new Map();
           destinations.set(name, options.into);
         }
       }
-      wanted.push(out);
+      nums.push(memory, device);
+      args.push(name, into);
+      outputCount++;
     }
-    native.outputs = wanted;
+    nums[SUBMIT_SLOTS.outputCount] = outputCount;
   }
-  if (request.parameters !== undefined) native.parameters = parameters(request.parameters);
-  if (request.id !== undefined) native.id = request.id;
+  if (request.parameters !== undefined) {
+    const params = parameters(request.parameters);
+    for (const [name, type, value] of params) {
+      nums.push(NATIVE_PARAMETER_CODES[type]);
+      args.push(name, value);
+    }
+    nums[SUBMIT_SLOTS.parameterCount] = params.length;
+  }
   if (request.priority !== undefined)
-    native.priority = nonNegativeInteger('request.priority', request.priority);
+    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);
   if (request.timeoutMicroseconds !== undefined) {
-    native.timeoutMicroseconds = nonNegativeInteger(
+    nums[SUBMIT_SLOTS.timeoutMicroseconds] = nonNegativeInteger(
       'request.timeoutMicroseconds',
       request.timeoutMicroseconds,
     );
@@ -623,7 +661,7 @@ export function buildRequest(
         `Expected a string, bigint or non-negative integer for request.correlationId but received ${describe(c)}`,
       );
     }
-    native.correlationId = c;
+    args[2] = c;
   }
   const place = placement(
     'request.outputMemory',
@@ -631,8 +669,8 @@ export function buildRequest(
     'request.outputDevice',
     request.outputDevice,
   );
-  if (place.memory !== undefined) native.outputMemory = place.memory;
-  if (place.device !== undefined) native.outputDevice = place.device;
-  if (request.timing === true) native.timing = true;
-  return { native, destinations };
+  if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
+  if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
+  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
+  return { model: spec.name, version, id: request.id, nums, args, destinations };
 }

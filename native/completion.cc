@@ -438,14 +438,6 @@ constexpr size_t kSlabAlignment = 16;
 
 void JsCache::Init(napi_env env) {
   Napi::Env e(env);
-  // Strings cannot be referenced directly (Node-API before 22): an array
-  // holds them.
-  Napi::Array keys = Napi::Array::New(e, kRequestKeyCount);
-  for (int i = 0; i < kRequestKeyCount; ++i) {
-    keys.Set(static_cast<uint32_t>(i),
-             Napi::String::New(e, kRequestKeyNames[i]));
-  }
-  napi_create_reference(env, keys, 1, &keys_);
   Napi::Array dt_names = Napi::Array::New(e);
   for (int t = 0; t <= static_cast<int>(TRITONSERVER_TYPE_BF16); ++t) {
     dt_names.Set(static_cast<uint32_t>(t),
@@ -476,21 +468,11 @@ void JsCache::Init(napi_env env) {
 }
 
 void JsCache::Release(napi_env env) {
-  if (keys_ != nullptr) napi_delete_reference(env, keys_);
-  keys_ = nullptr;
   if (decoder_ != nullptr) napi_delete_reference(env, decoder_);
   if (strings_ != nullptr) napi_delete_reference(env, strings_);
   decoder_ = nullptr;
   strings_ = nullptr;
   interned_.clear();
-}
-
-void JsCache::Keys(napi_env env, napi_value* out) const {
-  napi_value keys = nullptr;
-  napi_get_reference_value(env, keys_, &keys);
-  for (int i = 0; i < kRequestKeyCount; ++i) {
-    napi_get_element(env, keys, static_cast<uint32_t>(i), &out[i]);
-  }
 }
 
 void JsCache::BeginDrain() {

@@ -95,9 +95,9 @@ class CompletionQueue {
   void* wake_arg_ = nullptr;
 };
 
-// JS-thread state of one server that makes submit and drain cheap: property
-// name strings made once, interned strings (model and output names), the
-// event decoder, and scratch vectors that keep their capacity.
+// JS-thread state of one server that makes the drain cheap: interned strings
+// (model and output names), the event decoder, and scratch vectors that keep
+// their capacity.
 //
 // Events cross to JS in a flat form (one Float64Array of numbers, one array
 // of the values that must be JS objects, one ArrayBuffer holding every small
@@ -111,8 +111,6 @@ class JsCache {
  public:
   void Init(napi_env env);
   void Release(napi_env env);
-  // The request property names, kRequestKeyCount values (JS thread).
-  void Keys(napi_env env, napi_value* out) const;
 
   // Drain-time encoding (JS thread).
   void BeginDrain();
@@ -129,7 +127,6 @@ class JsCache {
   // Index of `s` in the interned string array, or -1 (value pushed to vals).
   double Intern(napi_env env, const char* s);
 
-  napi_ref keys_ = nullptr;  // JS array of the request property names
   napi_ref decoder_ = nullptr;
   napi_ref strings_ = nullptr;  // JS array of interned strings
   std::vector<std::string> interned_;

@@ -1,5 +1,6 @@
 #include "request.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "completion.h"
@@ -42,12 +43,6 @@ class Utf8 {
   size_t length_ = 0;
 };
 
-napi_value GetProp(Napi::Env env, napi_value obj, napi_value key) {
-  napi_value v = nullptr;
-  napi_get_property(env, obj, key, &v);
-  return v;
-}
-
 bool IsUndefined(Napi::Env env, napi_value v) {
   napi_valuetype type;
   napi_typeof(env, v, &type);
@@ -79,14 +74,81 @@ uint64_t ToUint64(Napi::Env env, napi_value v, const std::string& what) {
   return static_cast<uint64_t>(d);
 }
 
-int ParseMemKind(Napi::Env env, napi_value v, const std::string& what) {
-  Utf8 s(env, v, what.c_str());
-  if (std::strcmp(s.c_str(), "cpu") == 0) return kMemCpu;
-  if (std::strcmp(s.c_str(), "pinned") == 0) return kMemPinned;
-  if (std::strcmp(s.c_str(), "gpu") == 0) return kMemGpu;
-  ThrowTypeError(
-      env, what + " must be 'cpu', 'pinned' or 'gpu', got '" + s.c_str() + "'");
+bool IsInteger(double d) {
+  return d >= -9007199254740992.0 && d <= 9007199254740992.0 &&
+         d == std::trunc(d);
 }
+
+// The numbers of submit() (its first argument, a Float64Array; layout in
+// request.h). Its memory is read directly: no Node-API call per number. The
+// array may be longer than the request needs (the TS layer reuses one).
+class Nums {
+ public:
+  Nums(Napi::Env env, const Napi::CallbackInfo& info) : env_(env) {
+    bool is_typed = false;
+    if (info.Length() >= kSubmitFixedArgs) {
+      napi_is_typedarray(env, info[0], &is_typed);
+    }
+    napi_typedarray_type type = napi_int8_array;
+    void* ptr = nullptr;
+    if (is_typed) {
+      napi_value buffer = nullptr;
+      size_t offset = 0;
+      napi_get_typedarray_info(env, info[0], &type, &size_, &ptr, &buffer,
+                               &offset);
+    }
+    if (!is_typed || type != napi_float64_array || size_ < kSubmitHeader) {
+      ThrowTypeError(env,
+                     "submit(nums, model, id, correlationId, ...) expects a "
+                     "Float64Array of at least " +
+                         std::to_string(kSubmitHeader) + " numbers first");
+    }
+    data_ = static_cast<const double*>(ptr);
+  }
+
+  // Position of the next number after the header.
+  size_t Next() {
+    if (next_ >= size_) {
+      ThrowTypeError(env_, "submit: the request's numbers end early (" +
+                               std::to_string(size_) + ")");
+    }
+    return next_++;
+  }
+  double At(size_t i) const { return data_[i]; }
+  // -1 (not set) or a non-negative integer.
+  int64_t Optional(size_t i, const char* what) const {
+    double d = data_[i];
+    if (d == -1) return -1;
+    if (!(d >= 0) || !IsInteger(d)) {
+      ThrowRangeError(env_, std::string(what) +
+                                " must be a non-negative integer, got " +
+                                std::to_string(d));
+    }
+    return static_cast<int64_t>(d);
+  }
+  uint32_t Count(size_t i, const char* what) const {
+    int64_t n = Optional(i, what);
+    if (n < 0 || n > static_cast<int64_t>(UINT32_MAX)) {
+      ThrowRangeError(env_, std::string("submit: bad ") + what);
+    }
+    return static_cast<uint32_t>(n);
+  }
+  // -1 (not set) to `max`.
+  int Enum(size_t i, int max, const char* what) const {
+    double d = data_[i];
+    if (!IsInteger(d) || d < -1 || d > max) {
+      ThrowTypeError(env_, std::string("submit: bad ") + what + " code " +
+                               std::to_string(d));
+    }
+    return static_cast<int>(d);
+  }
+
+ private:
+  Napi::Env env_;
+  const double* data_ = nullptr;
+  size_t size_ = 0;
+  size_t next_ = kSubmitHeader;
+};
 
 void RequireCudaFor(Napi::Env env, int kind, const std::string& what) {
   if (kind == kMemCpu || Cuda().available) return;
@@ -109,28 +171,6 @@ void KeepAlive(Napi::Env env, RequestContext* ctx, const MemView& view) {
 }
 
 }  // namespace
-
-const char* const kRequestKeyNames[kRequestKeyCount] = {"model",
-                                                        "version",
-                                                        "id",
-                                                        "priority",
-                                                        "timeoutMicroseconds",
-                                                        "correlationId",
-                                                        "flags",
-                                                        "parameters",
-                                                        "inputs",
-                                                        "outputs",
-                                                        "outputMemory",
-                                                        "outputDevice",
-                                                        "timing",
-                                                        "name",
-                                                        "datatype",
-                                                        "shape",
-                                                        "data",
-                                                        "byteLength",
-                                                        "memory",
-                                                        "device",
-                                                        "into"};
 
 const OutputPlacement* RequestContext::FindPlacement(const char* name) const {
   if (name == nullptr) return nullptr;
@@ -165,12 +205,11 @@ void ResetContext(napi_env env, RequestContext* ctx) {
   ctx->placement_count = 0;
 }
 
-void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
+void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
                   TRITONSERVER_ResponseAllocator* allocator,
-                  Napi::Object request_obj, const napi_value* keys,
                   RequestContext* ctx) {
   const TritonApi& api = Api();
-  napi_value req = request_obj;
+  Napi::Env env = info.Env();
   EnvData* data = GetEnvData(env);
   ctx->request = nullptr;
   ctx->trace = nullptr;
@@ -181,47 +220,56 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   ctx->default_kind = kMemCpu;
   ctx->default_device = 0;
 
-  // Placement defaults first: they are validated before Triton sees anything.
-  napi_value v = GetProp(env, req, keys[kKeyOutputMemory]);
-  if (!IsUndefined(env, v)) {
-    ctx->default_kind = ParseMemKind(env, v, "outputMemory");
-    RequireCudaFor(env, ctx->default_kind, "outputMemory");
-  }
-  v = GetProp(env, req, keys[kKeyOutputDevice]);
-  if (!IsUndefined(env, v)) {
-    ctx->default_device = static_cast<int>(ToUint64(env, v, "outputDevice"));
+  Nums nums(env, info);
+  const size_t argc = info.Length();
+  const uint32_t input_count = nums.Count(kSlotInputCount, "input count");
+  const uint32_t output_count = nums.Count(kSlotOutputCount, "output count");
+  const uint32_t param_count =
+      nums.Count(kSlotParameterCount, "parameter count");
+  if (argc != kSubmitFixedArgs + 2 * (static_cast<size_t>(input_count) +
+                                      output_count + param_count)) {
+    ThrowTypeError(
+        env, "submit: expected " +
+                 std::to_string(kSubmitFixedArgs +
+                                2 * (static_cast<size_t>(input_count) +
+                                     output_count + param_count)) +
+                 " arguments for " + std::to_string(input_count) + " inputs, " +
+                 std::to_string(output_count) + " outputs and " +
+                 std::to_string(param_count) + " parameters, got " +
+                 std::to_string(argc));
   }
 
-  Utf8 model(env, GetProp(env, req, keys[kKeyModel]), "model");
-  int64_t version = -1;
-  v = GetProp(env, req, keys[kKeyVersion]);
-  if (!IsUndefined(env, v)) {
-    double d = ToNumber(env, v, "version");
-    if (d != static_cast<double>(static_cast<int64_t>(d)) || d < -1) {
-      ThrowRangeError(env, "version must be -1 or a non-negative integer");
-    }
-    version = static_cast<int64_t>(d);
+  // Placement defaults first: they are validated before Triton sees anything.
+  int kind = nums.Enum(kSlotOutputMemory, kMemGpu, "outputMemory");
+  if (kind >= 0) {
+    ctx->default_kind = kind;
+    RequireCudaFor(env, kind, "outputMemory");
   }
+  int64_t device = nums.Optional(kSlotOutputDevice, "outputDevice");
+  if (device >= 0) ctx->default_device = static_cast<int>(device);
+
+  Utf8 model(env, info[1], "model");
+  int64_t version = nums.Optional(kSlotVersion, "version");
   Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
                                                   model.c_str(), version));
   TRITONSERVER_InferenceRequest* r = ctx->request;
 
-  v = GetProp(env, req, keys[kKeyId]);
+  napi_value v = info[2];
   if (!IsUndefined(env, v)) {
     Utf8 id(env, v, "id");
     Check(env, api.TRITONSERVER_InferenceRequestSetId(r, id.c_str()));
   }
-  v = GetProp(env, req, keys[kKeyPriority]);
-  if (!IsUndefined(env, v)) {
+  int64_t n = nums.Optional(kSlotPriority, "priority");
+  if (n >= 0) {
     Check(env, api.TRITONSERVER_InferenceRequestSetPriorityUInt64(
-                   r, ToUint64(env, v, "priority")));
+                   r, static_cast<uint64_t>(n)));
   }
-  v = GetProp(env, req, keys[kKeyTimeoutMicroseconds]);
-  if (!IsUndefined(env, v)) {
+  n = nums.Optional(kSlotTimeout, "timeoutMicroseconds");
+  if (n >= 0) {
     Check(env, api.TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
-                   r, ToUint64(env, v, "timeoutMicroseconds")));
+                   r, static_cast<uint64_t>(n)));
   }
-  v = GetProp(env, req, keys[kKeyCorrelationId]);
+  v = info[3];
   if (!IsUndefined(env, v)) {
     napi_valuetype type;
     napi_typeof(env, v, &type);
@@ -234,98 +282,26 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
                      r, ToUint64(env, v, "correlationId")));
     }
   }
-  v = GetProp(env, req, keys[kKeyFlags]);
-  if (!IsUndefined(env, v)) {
+  n = nums.Optional(kSlotFlags, "flags");
+  if (n >= 0) {
+    if (n > UINT32_MAX) ThrowRangeError(env, "flags is out of range");
     Check(env, api.TRITONSERVER_InferenceRequestSetFlags(
-                   r, static_cast<uint32_t>(ToUint64(env, v, "flags"))));
-  }
-
-  // Parameters: [name, type, value].
-  v = GetProp(env, req, keys[kKeyParameters]);
-  if (!IsUndefined(env, v)) {
-    Napi::Array params(env, v);
-    if (!params.IsArray()) ThrowTypeError(env, "parameters must be an array");
-    uint32_t n = params.Length();
-    for (uint32_t i = 0; i < n; ++i) {
-      Napi::Value entry = params.Get(i);
-      if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 3) {
-        ThrowTypeError(env, "parameters[" + std::to_string(i) +
-                                "] must be [name, type, value]");
-      }
-      Napi::Array p = entry.As<Napi::Array>();
-      Utf8 name(env, p.Get(0u), "parameter name");
-      Utf8 type(env, p.Get(1u), "parameter type");
-      napi_value value = p.Get(2u);
-      std::string what = std::string("parameter '") + name.c_str() + "'";
-      if (std::strcmp(type.c_str(), "string") == 0) {
-        Utf8 s(env, value, what.c_str());
-        Check(env, api.TRITONSERVER_InferenceRequestSetStringParameter(
-                       r, name.c_str(), s.c_str()));
-      } else if (std::strcmp(type.c_str(), "int") == 0) {
-        int64_t iv = 0;
-        napi_valuetype vt;
-        napi_typeof(env, value, &vt);
-        if (vt == napi_bigint) {
-          bool lossless = false;
-          napi_get_value_bigint_int64(env, value, &iv, &lossless);
-          if (!lossless) ThrowRangeError(env, what + " is out of int64 range");
-        } else {
-          double d = ToNumber(env, value, what);
-          if (d != static_cast<double>(static_cast<int64_t>(d))) {
-            ThrowRangeError(env, what + " must be an integer");
-          }
-          iv = static_cast<int64_t>(d);
-        }
-        Check(env, api.TRITONSERVER_InferenceRequestSetIntParameter(
-                       r, name.c_str(), iv));
-      } else if (std::strcmp(type.c_str(), "double") == 0) {
-        Check(env, api.TRITONSERVER_InferenceRequestSetDoubleParameter(
-                       r, name.c_str(), ToNumber(env, value, what)));
-      } else if (std::strcmp(type.c_str(), "bool") == 0) {
-        bool b = false;
-        if (napi_get_value_bool(env, value, &b) != napi_ok) {
-          ThrowTypeError(env, what + " must be a boolean");
-        }
-        Check(env, api.TRITONSERVER_InferenceRequestSetBoolParameter(
-                       r, name.c_str(), b));
-      } else {
-        ThrowTypeError(env, what + ": unknown type '" + type.c_str() + "'");
-      }
-    }
+                   r, static_cast<uint32_t>(n)));
   }
 
   // Inputs: appended as they are (borrowed until RELEASE_ALL).
-  v = GetProp(env, req, keys[kKeyInputs]);
-  bool is_array = false;
-  napi_is_array(env, v, &is_array);
-  if (!is_array) ThrowTypeError(env, "inputs must be an array");
-  uint32_t input_count = 0;
-  napi_get_array_length(env, v, &input_count);
-  for (uint32_t i = 0; i < input_count; ++i) {
-    napi_value input = nullptr;
-    napi_get_element(env, v, i, &input);
-    napi_valuetype it;
-    napi_typeof(env, input, &it);
-    if (it != napi_object) {
-      ThrowTypeError(env,
-                     "inputs[" + std::to_string(i) + "] must be an object");
-    }
-    Utf8 name(env, GetProp(env, input, keys[kKeyName]), "input name");
+  size_t arg = kSubmitFixedArgs;
+  for (uint32_t i = 0; i < input_count; ++i, arg += 2) {
+    Utf8 name(env, info[arg], "input name");
     std::string what = std::string("input '") + name.c_str() + "'";
-    Utf8 dtype_name(env, GetProp(env, input, keys[kKeyDatatype]),
-                    (what + " datatype").c_str());
-    TRITONSERVER_DataType dtype =
-        DataTypeFromName(dtype_name.c_str(), dtype_name.size());
-    if (dtype == TRITONSERVER_TYPE_INVALID) {
+    int code = nums.Enum(nums.Next(), TRITONSERVER_TYPE_BF16, "datatype");
+    if (code <= static_cast<int>(TRITONSERVER_TYPE_INVALID)) {
       ThrowTypeError(env,
-                     what + ": unknown datatype '" + dtype_name.c_str() + "'");
+                     what + ": unknown datatype code " + std::to_string(code));
     }
-    napi_value shape_v = GetProp(env, input, keys[kKeyShape]);
-    bool shape_is_array = false;
-    napi_is_array(env, shape_v, &shape_is_array);
-    if (!shape_is_array) ThrowTypeError(env, what + ": shape must be an array");
-    uint32_t dims = 0;
-    napi_get_array_length(env, shape_v, &dims);
+    TRITONSERVER_DataType dtype = static_cast<TRITONSERVER_DataType>(code);
+    int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
+    uint32_t dims = nums.Count(nums.Next(), "rank");
     int64_t shape_inline[16];
     std::vector<int64_t> shape_heap;
     int64_t* shape = shape_inline;
@@ -334,31 +310,27 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
       shape = shape_heap.data();
     }
     for (uint32_t d = 0; d < dims; ++d) {
-      napi_value dim_v;
-      napi_get_element(env, shape_v, d, &dim_v);
-      double dim = ToNumber(env, dim_v, what + " shape");
-      if (dim != static_cast<double>(static_cast<int64_t>(dim))) {
+      double dim = nums.At(nums.Next());
+      if (!IsInteger(dim)) {
         ThrowTypeError(env, what + ": shape must hold integers");
       }
       shape[d] = static_cast<int64_t>(dim);
     }
     MemView view;
-    napi_value data_v = GetProp(env, input, keys[kKeyData]);
-    if (!ResolveMemView(env, data, data_v, what, &view)) {
+    if (!ResolveMemView(env, data, info[arg + 1], what, &view)) {
       ThrowTypeError(env, what +
                               ": data must be an ArrayBufferView, HostBuffer "
                               "or CudaBuffer");
     }
     size_t byte_length = view.size;
-    napi_value bl = GetProp(env, input, keys[kKeyByteLength]);
-    if (!IsUndefined(env, bl)) {
-      uint64_t n = ToUint64(env, bl, what + " byteLength");
-      if (n > view.size) {
-        ThrowRangeError(env, what + ": byteLength " + std::to_string(n) +
+    if (byte_length_arg >= 0) {
+      if (static_cast<uint64_t>(byte_length_arg) > view.size) {
+        ThrowRangeError(env, what + ": byteLength " +
+                                 std::to_string(byte_length_arg) +
                                  " exceeds its data (" +
                                  std::to_string(view.size) + " bytes)");
       }
-      byte_length = static_cast<size_t>(n);
+      byte_length = static_cast<size_t>(byte_length_arg);
     }
     Check(env, api.TRITONSERVER_InferenceRequestAddInput(r, name.c_str(), dtype,
                                                          shape, dims));
@@ -390,60 +362,91 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   }
 
   // Requested outputs and their placement.
-  v = GetProp(env, req, keys[kKeyOutputs]);
-  if (!IsUndefined(env, v)) {
-    bool outputs_array = false;
-    napi_is_array(env, v, &outputs_array);
-    if (!outputs_array) ThrowTypeError(env, "outputs must be an array");
-    uint32_t n = 0;
-    napi_get_array_length(env, v, &n);
-    if (ctx->placements.size() < n) ctx->placements.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      napi_value out = nullptr;
-      napi_get_element(env, v, i, &out);
-      napi_valuetype ot;
-      napi_typeof(env, out, &ot);
-      if (ot != napi_object) {
-        ThrowTypeError(env,
-                       "outputs[" + std::to_string(i) + "] must be an object");
+  if (ctx->placements.size() < output_count) {
+    ctx->placements.resize(output_count);
+  }
+  for (uint32_t i = 0; i < output_count; ++i, arg += 2) {
+    Utf8 name(env, info[arg], "output name");
+    std::string what = std::string("output '") + name.c_str() + "'";
+    OutputPlacement& p = ctx->placements[i];
+    p.name.assign(name.c_str(), name.size());
+    p.kind = ctx->default_kind;
+    p.device = ctx->default_device;
+    p.has_into = false;
+    p.into_ref = nullptr;
+    ctx->placement_count = i + 1;
+    int mem = nums.Enum(nums.Next(), kMemGpu, "output memory");
+    if (mem >= 0) {
+      p.kind = mem;
+      RequireCudaFor(env, p.kind, what);
+    }
+    int64_t dev = nums.Optional(nums.Next(), "output device");
+    if (dev >= 0) p.device = static_cast<int>(dev);
+    napi_value into = info[arg + 1];
+    if (!IsUndefined(env, into)) {
+      if (!ResolveMemView(env, data, into, what + " destination", &p.into)) {
+        ThrowTypeError(env, what +
+                                ": into must be an ArrayBufferView, "
+                                "HostBuffer or CudaBuffer");
       }
-      Utf8 name(env, GetProp(env, out, keys[kKeyName]), "output name");
-      std::string what = std::string("output '") + name.c_str() + "'";
-      OutputPlacement& p = ctx->placements[i];
-      p.name.assign(name.c_str(), name.size());
-      p.kind = ctx->default_kind;
-      p.device = ctx->default_device;
-      p.has_into = false;
-      p.into_ref = nullptr;
-      ctx->placement_count = i + 1;
-      napi_value mem = GetProp(env, out, keys[kKeyMemory]);
-      if (!IsUndefined(env, mem)) {
-        p.kind = ParseMemKind(env, mem, what + " memory");
-        RequireCudaFor(env, p.kind, what);
+      p.has_into = true;
+      p.into_tag.owner = OutputBuffer::kCaller;
+      p.into_tag.kind = p.into.kind;
+      p.into_tag.device = p.into.device;
+      p.into_tag.ptr = p.into.ptr;
+      p.into_tag.capacity = p.into.size;
+      p.into_tag.placement = static_cast<int>(i);
+      KeepAlive(env, ctx, p.into);
+      p.into_ref = ctx->refs.back();
+    }
+    Check(env,
+          api.TRITONSERVER_InferenceRequestAddRequestedOutput(r, name.c_str()));
+  }
+
+  // Parameters: name and value, typed by the TS layer.
+  for (uint32_t i = 0; i < param_count; ++i, arg += 2) {
+    Utf8 name(env, info[arg], "parameter name");
+    napi_value value = info[arg + 1];
+    std::string what = std::string("parameter '") + name.c_str() + "'";
+    switch (nums.Enum(nums.Next(), kParamBool, "parameter type")) {
+      case kParamString: {
+        Utf8 s(env, value, what.c_str());
+        Check(env, api.TRITONSERVER_InferenceRequestSetStringParameter(
+                       r, name.c_str(), s.c_str()));
+        break;
       }
-      napi_value dev = GetProp(env, out, keys[kKeyDevice]);
-      if (!IsUndefined(env, dev)) {
-        p.device = static_cast<int>(ToUint64(env, dev, what + " device"));
-      }
-      napi_value into = GetProp(env, out, keys[kKeyInto]);
-      if (!IsUndefined(env, into)) {
-        if (!ResolveMemView(env, data, into, what + " destination", &p.into)) {
-          ThrowTypeError(env, what +
-                                  ": into must be an ArrayBufferView, "
-                                  "HostBuffer or CudaBuffer");
+      case kParamInt: {
+        int64_t iv = 0;
+        napi_valuetype vt;
+        napi_typeof(env, value, &vt);
+        if (vt == napi_bigint) {
+          bool lossless = false;
+          napi_get_value_bigint_int64(env, value, &iv, &lossless);
+          if (!lossless) ThrowRangeError(env, what + " is out of int64 range");
+        } else {
+          double d = ToNumber(env, value, what);
+          if (!IsInteger(d)) ThrowRangeError(env, what + " must be an integer");
+          iv = static_cast<int64_t>(d);
         }
-        p.has_into = true;
-        p.into_tag.owner = OutputBuffer::kCaller;
-        p.into_tag.kind = p.into.kind;
-        p.into_tag.device = p.into.device;
-        p.into_tag.ptr = p.into.ptr;
-        p.into_tag.capacity = p.into.size;
-        p.into_tag.placement = static_cast<int>(i);
-        KeepAlive(env, ctx, p.into);
-        p.into_ref = ctx->refs.back();
+        Check(env, api.TRITONSERVER_InferenceRequestSetIntParameter(
+                       r, name.c_str(), iv));
+        break;
       }
-      Check(env, api.TRITONSERVER_InferenceRequestAddRequestedOutput(
-                     r, name.c_str()));
+      case kParamDouble:
+        Check(env, api.TRITONSERVER_InferenceRequestSetDoubleParameter(
+                       r, name.c_str(), ToNumber(env, value, what)));
+        break;
+      case kParamBool: {
+        bool b = false;
+        if (napi_get_value_bool(env, value, &b) != napi_ok) {
+          ThrowTypeError(env, what + " must be a boolean");
+        }
+        Check(env, api.TRITONSERVER_InferenceRequestSetBoolParameter(
+                       r, name.c_str(), b));
+        break;
+      }
+      default:
+        ThrowTypeError(env, what + ": missing type");
     }
   }
 
@@ -452,10 +455,7 @@ void BuildRequest(Napi::Env env, TRITONSERVER_Server* server,
   Check(env, api.TRITONSERVER_InferenceRequestSetResponseCallback(
                  r, allocator, ctx, OnResponseComplete, ctx));
 
-  v = GetProp(env, req, keys[kKeyTiming]);
-  bool timing = false;
-  if (!IsUndefined(env, v)) napi_get_value_bool(env, v, &timing);
-  if (timing) {
+  if (nums.At(kSlotTiming) != 0) {
     Check(env, api.TRITONSERVER_InferenceTraceNew(
                    &ctx->trace, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0,
                    OnTraceActivity, OnTraceRelease, ctx));

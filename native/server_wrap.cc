@@ -886,7 +886,8 @@ void ServerCore::Teardown(bool env_alive) {
 
 // ---- requests --------------------------------------------------------------
 
-uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
+uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     if (state_ != kRunning) ThrowStopped(env);
@@ -909,9 +910,7 @@ uint64_t ServerCore::Submit(Napi::Env env, Napi::Object request) {
   ++ctx->generation;
   ctx->token = (ctx->generation << kTokenIndexBits) | ctx->index;
   try {
-    napi_value keys[kRequestKeyCount];
-    js_cache_.Keys(env, keys);
-    BuildRequest(env, server_, allocator_.handle(), request, keys, ctx);
+    BuildRequest(info, server_, allocator_.handle(), ctx);
   } catch (...) {
     ResetContext(env, ctx);
     free_contexts_.push_back(ctx);
@@ -1350,12 +1349,9 @@ Napi::Value ServerWrap::Metrics(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value ServerWrap::Submit(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) {
-    ThrowTypeError(env, "submit(request) expects a request object");
-  }
-  uint64_t token = core_->Submit(env, info[0].As<Napi::Object>());
-  return Napi::Number::New(env, static_cast<double>(token));
+  // The arguments are read in BuildRequest (positional layout: request.h).
+  uint64_t token = core_->Submit(info);
+  return Napi::Number::New(info.Env(), static_cast<double>(token));
 }
 
 void ServerWrap::Cancel(const Napi::CallbackInfo& info) {

@@ -64,7 +64,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void Teardown(bool env_alive);
 
   // JS thread.
-  uint64_t Submit(Napi::Env env, Napi::Object request);
+  uint64_t Submit(const Napi::CallbackInfo& info);
   void Cancel(uint64_t token);
   int64_t Inflight();
   void RecycleContext(napi_env env, RequestContext* ctx);

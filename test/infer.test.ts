@@ -226,6 +226,39 @@ describe('inference', () => {
     expect(err.message).toContain('OUTPUT0');
   });
 
+  it("keeps the caller's stack on rejections: Triton's errors, aborts and validation", async () => {
+    // Named async callers: the stack must lead back to them (V8 appends the
+    // awaiting functions to errors made after the inference's own await).
+    async function inferTooSmall(): Promise<unknown> {
+      return await server().infer('identity_nobatch', {
+        inputs: { INPUT0: new Float32Array([1, 2, 3]) },
+        outputs: { OUTPUT0: { into: new Float32Array(2) } },
+      });
+    }
+    async function inferAborted(): Promise<unknown> {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 5);
+      return await server().infer('identity_delay', {
+        inputs: { INPUT0: new Float32Array([1]) },
+        signal: controller.signal,
+      });
+    }
+    async function inferInvalid(): Promise<unknown> {
+      return await server().infer('identity_fp32', { inputs: { INPUT0: new Int32Array([1]) } });
+    }
+    for (const [caller, code] of [
+      [inferTooSmall, 'INVALID_ARG'],
+      [inferAborted, 'CANCELLED'],
+      [inferInvalid, 'INVALID_ARG'],
+    ] as const) {
+      const err = (await rejection(caller())) as TritonError;
+      expect(err).toBeInstanceOf(TritonError);
+      expect(err.code).toBe(code);
+      expect(err.stack).toContain(`${err.name}: ${err.message}`);
+      expect(err.stack).toMatch(new RegExp(`at (async )?${caller.name} \\(.*infer\\.test\\.ts`));
+    }
+  });
+
   it('tensor.dispose() gives a large output back to the pool at once and detaches it', async () => {
     const native = addon();
     const input = { inputs: { INPUT0: Float32Array.from({ length: 1024 }, (_, i) => i) } };
@@ -243,6 +276,33 @@ describe('inference', () => {
     expect(native.addonStats().liveOutputBuffers).toBe(live - 1);
     // Only the addon's own ArrayBuffers are released.
     expect(native.releaseOutput(new ArrayBuffer(8))).toBe(false);
+  });
+
+  it('result.dispose() disposes every output tensor; [Symbol.dispose] is the same', async () => {
+    const native = addon();
+    const n = 1024; // 4 KiB per output: pooled memory, not a copy
+    const request = {
+      inputs: {
+        INPUT0: Float32Array.from({ length: n }, (_, i) => i),
+        INPUT1: Int32Array.from({ length: n }, (_, i) => -i),
+        INPUT2: ['x'],
+      },
+      outputs: ['OUTPUT0', 'OUTPUT1'],
+    };
+    for (const how of ['dispose', 'Symbol.dispose'] as const) {
+      const result = await server().infer('identity_multi', request);
+      expect(values(result.outputs.OUTPUT1)).toEqual(Array.from(request.inputs.INPUT1));
+      const live = native.addonStats().liveOutputBuffers;
+      if (how === 'dispose') result.dispose();
+      else result[Symbol.dispose]();
+      for (const name of ['OUTPUT0', 'OUTPUT1']) {
+        expect(result.outputs[name]!.disposed).toBe(true);
+        expect((result.outputs[name]!.data as Float32Array).length).toBe(0);
+      }
+      expect(native.addonStats().liveOutputBuffers).toBe(live - 2);
+      result.dispose(); // a second call does nothing
+      expect(native.addonStats().liveOutputBuffers).toBe(live - 2);
+    }
   });
 
   it('tensor.dispose() leaves caller-provided destinations and small outputs alone', async () => {
