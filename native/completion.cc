@@ -611,10 +611,30 @@ void JsCache::Deliver(napi_env env, napi_value on_events) {
   napi_value argv[5] = {on_events, nums, vals, strings, slab};
   // Whatever happens next, this drain's scratch is spent.
   BeginDrain();
+  CallJs(env, decoder, 5, argv);
+}
+
+void CallJs(napi_env env, napi_value fn, size_t argc, const napi_value* argv) {
+  napi_value undefined = nullptr;
+  napi_get_undefined(env, &undefined);
   napi_value result = nullptr;
-  napi_status status =
-      napi_call_function(env, e.Undefined(), decoder, 5, argv, &result);
-  if (status != napi_ok) throw Napi::Error::New(e);
+  if (napi_call_function(env, undefined, fn, argc, argv, &result) == napi_ok) {
+    return;
+  }
+  // Not Napi::Error::New(env): a JS run cut short by termination leaves a
+  // non-object exception pending, which it would wrap through a JS call
+  // that fails, a fatal error.
+  napi_value exception = nullptr;
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && pending) {
+    napi_get_and_clear_last_exception(env, &exception);
+  }
+  napi_valuetype type = napi_undefined;
+  if (exception != nullptr) napi_typeof(env, exception, &type);
+  if (type == napi_object || type == napi_function) {
+    throw Napi::Error(env, exception);
+  }
+  throw JsUnavailable();
 }
 
 void DrainCompletions(Napi::Env env, ServerCore* core) {

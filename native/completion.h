@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -162,6 +163,16 @@ void OnTraceActivity(TRITONSERVER_InferenceTrace* trace,
                      TRITONSERVER_InferenceTraceActivity activity,
                      uint64_t timestamp_ns, void* userp);
 void OnTraceRelease(TRITONSERVER_InferenceTrace* trace, void* userp);
+
+// Thrown instead of a Napi::Error when a call into JS failed without an
+// exception object: JS cannot run (the environment is terminating).
+struct JsUnavailable : std::exception {
+  const char* what() const noexcept override { return "JS cannot run"; }
+};
+
+// JS thread: calls `fn` with undefined as `this`. Throws Napi::Error for a JS
+// exception, JsUnavailable when JS cannot run; never a fatal error.
+void CallJs(napi_env env, napi_value fn, size_t argc, const napi_value* argv);
 
 // JS thread: converts everything queued for `core` into NativeEvents and
 // hands them to its onEvents callback in one call.

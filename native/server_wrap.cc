@@ -612,8 +612,11 @@ void ServerCore::OnWake(Napi::Env env) {
   // An exception from onEvents must not skip the bookkeeping below; it is
   // rethrown (as an uncaught exception) at the end.
   std::exception_ptr pending;
+  bool js_usable = true;
   try {
     DrainCompletions(env, this);
+  } catch (const JsUnavailable&) {
+    js_usable = false;
   } catch (...) {
     pending = std::current_exception();
   }
@@ -622,7 +625,8 @@ void ServerCore::OnWake(Napi::Env env) {
     std::lock_guard<std::mutex> lock(state_mu_);
     finish = state_ == kStopped && !stop_finished_js_;
   }
-  if (finish) {
+  // Terminating: the cleanup hook (Teardown) finishes the stop natively.
+  if (finish && js_usable) {
     try {
       FinishStopOnJsThread(env);
     } catch (...) {
@@ -767,7 +771,8 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
         events.Set(n++, ev);
       }
       if (n > 0 && !on_events_.IsEmpty()) {
-        on_events_.Call({events});
+        napi_value argv[1] = {events};
+        CallJs(env, on_events_.Value(), 1, argv);
       }
     } catch (...) {
       if (!pending) pending = std::current_exception();
