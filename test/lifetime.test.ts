@@ -1,0 +1,81 @@
+/**
+ * Triton calls back after stop(): decoupled backends send responses (and release traces) from
+ * their own threads past the exit timeout and past ServerDelete. Nothing those callbacks touch
+ * may be freed first, and teardown (exit, worker termination) must not crash on them.
+ */
+import { spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { Server } from '../lib/index.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, library, serverOptions } from './helpers.js';
+
+function runChild(mode: string) {
+  return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/late-callbacks.ts`], {
+    env: { ...process.env, TEST_LIBRARY: LIBRARY_PATH, TEST_MODELS: MODELS, TEST_MODE: mode },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('callbacks after stop', () => {
+  it('stop() with open decoupled streams, server collected: late responses crash nothing and free everything', () => {
+    const child = runChild('stop-streams');
+    expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called/);
+    expect(child.signal).toBeNull();
+    expect(child.status).toBe(0);
+    const lines = child.stdout.trim().split('\n');
+    expect(lines.at(-1)).toBe('done');
+    const report = JSON.parse(lines.at(-2)!) as {
+      stopped: string;
+      codes: string[];
+      live: Record<string, number> | null;
+    };
+    // stop() settles (the exit timeout of 1 s expires with the streams still running: a warning).
+    expect(report.stopped).toBe('ok');
+    expect(report.codes).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE']);
+    if (library().isFake) {
+      // Every request, response, trace, allocator and the server itself are gone.
+      expect(report.live).toMatchObject({
+        requests: 0,
+        responses: 0,
+        traces: 0,
+        allocators: 0,
+        servers: 0,
+        outputBuffers: 0,
+      });
+    }
+  });
+
+  it('process.exit(0) while stream responses wait in the queue exits cleanly', () => {
+    const child = runChild('exit-queued');
+    expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called/);
+    expect(child.signal).toBeNull();
+    expect(child.stdout.trim()).toBe('done');
+    expect(child.status).toBe(0);
+  });
+
+  it('workers terminated with open decoupled streams leave this process working', async () => {
+    for (let round = 0; round < 2; round++) {
+      const worker = new Worker(`${FIXTURES}/worker-streams.mjs`, {
+        workerData: { models: MODELS, library: LIBRARY_PATH, backends: BACKEND_DIR },
+      });
+      const ready = await new Promise<{ holding?: boolean }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      expect(ready.holding).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(typeof (await worker.terminate())).toBe('number');
+    }
+    // The streams' backend threads still call back into the terminated workers' servers.
+    await new Promise((r) => setTimeout(r, 2500));
+    const main = await Server.create(serverOptions());
+    try {
+      await main.loadModel('identity_nobatch');
+      const r = await main.infer('identity_nobatch', { inputs: { INPUT0: new Float32Array([3]) } });
+      expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([3]);
+    } finally {
+      await main.stop();
+    }
+  });
+});
