@@ -60,6 +60,11 @@ bool CompletionQueue::Poke() {
   return true;
 }
 
+void CompletionQueue::BeginWake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_pending_ = false;
+}
+
 void CompletionQueue::TakeAll(std::vector<Completion*>* out) {
   out->clear();
   std::lock_guard<std::mutex> lock(mu_);

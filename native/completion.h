@@ -78,6 +78,11 @@ class CompletionQueue {
   void Push(Completion* c);
   // Wakes the JS thread (for non-completion work). False once closed.
   bool Poke();
+  // JS thread, first thing in a wake-up: later Push/Poke calls wake again.
+  // Without it, work handed over between the start of a wake-up and its
+  // TakeAll (a finished op, say) would find a wake-up "pending" that has
+  // already looked, and wait for the next unrelated one.
+  void BeginWake();
   // Takes everything queued (JS thread).
   void TakeAll(std::vector<Completion*>* out);
   void Recycle(std::vector<Completion*>* items);

@@ -599,6 +599,7 @@ void ServerCore::SettleOps(Napi::Env env, std::vector<PendingOp*>* ops) {
 
 void ServerCore::OnWake(Napi::Env env) {
   Napi::HandleScope scope(env);
+  queue_.BeginWake();  // before taking ops: a later FinishOp wakes again
   std::vector<PendingOp*> ops;
   {
     std::lock_guard<std::mutex> lock(ops_mu_);

@@ -150,6 +150,18 @@ describe('model control', () => {
     expect(ready).toEqual(names.map(() => true));
   });
 
+  it('stress: concurrent loads and queries settle, round after round', async () => {
+    // A lost wake-up once left a query's Promise pending forever when its
+    // result landed while the JS thread was settling an earlier one.
+    const names = ['identity_multi', 'identity_optional', 'identity_fixed', 'square_int32'];
+    for (let round = 0; round < 25; round++) {
+      await Promise.all(names.map((n) => server().loadModel(n)));
+      const ready = await Promise.all(names.map((n) => server().model(n).isReady()));
+      expect(ready).toEqual(names.map(() => true));
+      await Promise.all(names.map((n) => server().unloadModel(n, { wait: true })));
+    }
+  });
+
   it('reports model metadata and config', async () => {
     await server().loadModel('identity_fp32');
     const meta = await server().model('identity_fp32').metadata();
