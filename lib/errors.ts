@@ -68,6 +68,24 @@ export class TritonError extends Error {
   }
 }
 
+/**
+ * A fresh copy of `err` for one caller, with that caller's context: an error
+ * shared by several waiting calls (one failed model-config fetch) must not
+ * have its stack or request id rewritten by each of them.
+ */
+export function copyError(err: TritonError, context: ErrorContext): TritonError {
+  const copy = new TritonError(err.message, {
+    code: err.code,
+    model: context.model ?? err.model,
+    version: context.version ?? err.version,
+    requestId: context.requestId,
+    attempts: err.attempts,
+    cause: err.cause,
+  });
+  copy.name = err.name;
+  return copy;
+}
+
 /** Where a native call came from: the model, version and request it was for. */
 export interface ErrorContext {
   model?: string;

@@ -14,6 +14,7 @@ import {
   TritonError,
   abortError,
   captureStack,
+  copyError,
   fromErrorInfo,
   fromNativeError,
   optionError,
@@ -848,7 +849,14 @@ export class Server implements AsyncDisposable {
       const signal = request.signal;
       if (signal?.aborted) throw abortError(ctx, signal.reason);
       const cached = this.#spec(name, version);
-      const spec = cached instanceof Promise ? await cached : cached;
+      // The first calls to a model share one config fetch; each gets its own
+      // copy of a failure (its stack and request id are rewritten below).
+      const spec =
+        cached instanceof Promise
+          ? await cached.catch((e: unknown) => {
+              throw e instanceof TritonError ? copyError(e, ctx) : e;
+            })
+          : cached;
       if (spec.decoupled) {
         throw tritonError(
           'UNSUPPORTED',

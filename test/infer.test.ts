@@ -226,6 +226,21 @@ describe('inference', () => {
     expect(err.message).toContain('OUTPUT0');
   });
 
+  it('gives concurrent first calls to a missing model each their own error', async () => {
+    const input = { INPUT0: new Float32Array(4) };
+    const [a, b] = await Promise.allSettled([
+      server().infer('never_loaded_model', { id: 'first', inputs: input }),
+      server().infer('never_loaded_model', { id: 'second', inputs: input }),
+    ]);
+    expect(a.status).toBe('rejected');
+    expect(b.status).toBe('rejected');
+    const ea = (a as PromiseRejectedResult).reason as TritonError;
+    const eb = (b as PromiseRejectedResult).reason as TritonError;
+    expect(ea).not.toBe(eb);
+    expect(ea.code).toBe('NOT_FOUND');
+    expect([ea.requestId, eb.requestId]).toEqual(['first', 'second']);
+  });
+
   it("keeps the caller's stack on rejections: Triton's errors, aborts and validation", async () => {
     // Named async callers: the stack must lead back to them (V8 appends the
     // awaiting functions to errors made after the inference's own await).
