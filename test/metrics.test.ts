@@ -379,8 +379,11 @@ describe('the metrics option', () => {
     }
     expect(texts['object on']).toContain('nv_inference_request_success');
     expect(texts.default).toContain('nv_inference_request_success');
-    expect(texts['object off']).not.toContain('nv_inference_request_success');
-    expect(texts['boolean off']).not.toContain('nv_inference_request_success');
+    // Off, Triton still lists its families and series but counts nothing.
+    const success = /^nv_inference_request_success\{model="square_int32",version="1"\} (\S+)$/m;
+    expect(texts['object off']).toMatch(success);
+    expect(texts['object off']?.match(success)?.[1]).toBe('0');
+    expect(texts['boolean off']?.match(success)?.[1]).toBe('0');
     expect(texts['object off']).toContain(STREAM_FIRST_RESPONSE_METRIC);
     expect(texts['object on']).not.toContain(STREAM_FIRST_RESPONSE_METRIC);
   });

@@ -565,8 +565,28 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetrics(
   FAKE_REQUIRE(server, "server");
   FAKE_REQUIRE(metrics, "metrics");
   auto* m = new TRITONSERVER_Metrics();
-  if (server->core->options.metrics)
-    m->text = PrometheusText(server->core.get());
+  m->text = PrometheusText(server->core.get());
+  if (!server->core->options.metrics) {
+    // With metrics off, real Triton still prints its families and each
+    // model's series, but counts nothing: every per-model value stays 0.
+    std::string zeroed;
+    size_t start = 0;
+    while (start < m->text.size()) {
+      size_t end = m->text.find('\n', start);
+      if (end == std::string::npos) end = m->text.size();
+      std::string line = m->text.substr(start, end - start);
+      const size_t space = line.rfind(' ');
+      if (!line.empty() && line[0] != '#' &&
+          line.find("model=\"") != std::string::npos &&
+          space != std::string::npos) {
+        line = line.substr(0, space) + " 0";
+      }
+      zeroed += line;
+      zeroed += '\n';
+      start = end + 1;
+    }
+    m->text = std::move(zeroed);
+  }
   m->text += CustomMetricsText();
   *metrics = m;
   return nullptr;
