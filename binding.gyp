@@ -18,7 +18,7 @@
         "native/triton_api.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native/include"],
-      "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_CPP_EXCEPTIONS"],
+      "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions", "-fno-rtti"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
       "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
