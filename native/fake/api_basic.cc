@@ -32,39 +32,9 @@ const char* CodeString(TRITONSERVER_Error_Code code) {
   return "Unknown";
 }
 
+// One table of names for the whole engine (model_config.cc).
 const char* DataTypeName(TRITONSERVER_DataType dt) {
-  switch (dt) {
-    case TRITONSERVER_TYPE_BOOL:
-      return "BOOL";
-    case TRITONSERVER_TYPE_UINT8:
-      return "UINT8";
-    case TRITONSERVER_TYPE_UINT16:
-      return "UINT16";
-    case TRITONSERVER_TYPE_UINT32:
-      return "UINT32";
-    case TRITONSERVER_TYPE_UINT64:
-      return "UINT64";
-    case TRITONSERVER_TYPE_INT8:
-      return "INT8";
-    case TRITONSERVER_TYPE_INT16:
-      return "INT16";
-    case TRITONSERVER_TYPE_INT32:
-      return "INT32";
-    case TRITONSERVER_TYPE_INT64:
-      return "INT64";
-    case TRITONSERVER_TYPE_FP16:
-      return "FP16";
-    case TRITONSERVER_TYPE_FP32:
-      return "FP32";
-    case TRITONSERVER_TYPE_FP64:
-      return "FP64";
-    case TRITONSERVER_TYPE_BYTES:
-      return "BYTES";
-    case TRITONSERVER_TYPE_BF16:
-      return "BF16";
-    default:
-      return "<invalid>";
-  }
+  return ApiNameFromDataType(dt);
 }
 
 uint32_t DataTypeSize(TRITONSERVER_DataType dt) {
