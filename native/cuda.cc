@@ -457,24 +457,32 @@ Napi::Value HostBufferWrap::ArrayBuffer(const Napi::CallbackInfo& info) {
   return Napi::Value(env, ab);
 }
 
+// copyFrom(src, offset) / copyTo(dst, offset) of a HostBuffer or CudaBuffer
+// whose memory is [ptr, ptr + size) of `kind`: the whole source goes to
+// `offset` bytes into the destination.
+void CopyWithBuffer(const Napi::CallbackInfo& info, uint8_t* ptr, size_t size,
+                    MemKind kind, bool into_buffer) {
+  MemView self;
+  self.ptr = ptr;
+  self.size = size;
+  self.kind = kind;
+  MemView other = RequireView(
+      info, 0, into_buffer ? "copyFrom source" : "copyTo destination");
+  if (into_buffer) {
+    CopyInto(info.Env(), self, other, ParseOffset(info, 1));
+  } else {
+    CopyInto(info.Env(), other, self, ParseOffset(info, 1));
+  }
+}
+
 void HostBufferWrap::CopyFrom(const Napi::CallbackInfo& info) {
   if (disposed_) ThrowTypeError(info.Env(), "HostBuffer was disposed");
-  MemView src = RequireView(info, 0, "copyFrom source");
-  MemView self;
-  self.ptr = ptr_;
-  self.size = size_;
-  self.kind = kMemPinned;
-  CopyInto(info.Env(), self, src, ParseOffset(info, 1));
+  CopyWithBuffer(info, ptr_, size_, kMemPinned, true);
 }
 
 void HostBufferWrap::CopyTo(const Napi::CallbackInfo& info) {
   if (disposed_) ThrowTypeError(info.Env(), "HostBuffer was disposed");
-  MemView dst = RequireView(info, 0, "copyTo destination");
-  MemView self;
-  self.ptr = ptr_;
-  self.size = size_;
-  self.kind = kMemPinned;
-  CopyInto(info.Env(), dst, self, ParseOffset(info, 1));
+  CopyWithBuffer(info, ptr_, size_, kMemPinned, false);
 }
 
 void HostBufferWrap::Dispose(const Napi::CallbackInfo& info) {
@@ -560,22 +568,12 @@ Napi::Value CudaBufferWrap::Imported(const Napi::CallbackInfo& info) {
 
 void CudaBufferWrap::CopyFrom(const Napi::CallbackInfo& info) {
   if (disposed_) ThrowTypeError(info.Env(), "CudaBuffer was disposed");
-  MemView src = RequireView(info, 0, "copyFrom source");
-  MemView self;
-  self.ptr = ptr_;
-  self.size = size_;
-  self.kind = kMemGpu;
-  CopyInto(info.Env(), self, src, ParseOffset(info, 1));
+  CopyWithBuffer(info, ptr_, size_, kMemGpu, true);
 }
 
 void CudaBufferWrap::CopyTo(const Napi::CallbackInfo& info) {
   if (disposed_) ThrowTypeError(info.Env(), "CudaBuffer was disposed");
-  MemView dst = RequireView(info, 0, "copyTo destination");
-  MemView self;
-  self.ptr = ptr_;
-  self.size = size_;
-  self.kind = kMemGpu;
-  CopyInto(info.Env(), dst, self, ParseOffset(info, 1));
+  CopyWithBuffer(info, ptr_, size_, kMemGpu, false);
 }
 
 Napi::Value CudaBufferWrap::IpcHandle(const Napi::CallbackInfo& info) {
