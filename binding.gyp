@@ -11,6 +11,7 @@
         "native/completion.cc",
         "native/cuda.cc",
         "native/errors.cc",
+        "native/js_memory.cc",
         "native/metrics.cc",
         "native/request.cc",
         "native/server_wrap.cc",

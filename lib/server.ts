@@ -315,7 +315,9 @@ interface Pending {
 const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
 
 function modelNameCheck(name: unknown): string {
-  if (typeof name !== 'string' || name === '') throw optionError('model name', 'a non-empty string', name);
+  if (typeof name !== 'string' || name === '' || name.includes('\0')) {
+    throw optionError('model name', 'a non-empty string without NUL characters', name);
+  }
   return name;
 }
 
@@ -419,6 +421,9 @@ export class Server implements AsyncDisposable {
       for (let i = 0; i < src.length; i++) nums[i] = src[i]!;
       token = this.#native.submit(nums, ...built.args);
     } catch (err) {
+      // The addon's argument errors (a NUL in a name, a resizable destination)
+      // stay TypeErrors/RangeErrors, as the same mistakes caught in TS are.
+      if (err instanceof TypeError || err instanceof RangeError) throw err;
       throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
     } finally {
       early = this.#early;
@@ -988,7 +993,15 @@ export class Server implements AsyncDisposable {
           return;
         }
         if (ev.outputs !== undefined) {
-          stream._push(this.#result(name, version, ev, request.id, built.destinations), performance.now());
+          let result: InferResult;
+          try {
+            result = this.#result(name, version, ev, request.id, built.destinations);
+          } catch (err) {
+            if (!ev.final) this.#cancel(token);
+            stream._fail(err as TritonError, false);
+            return;
+          }
+          stream._push(result, performance.now());
         }
         if (ev.final) stream._end();
       },

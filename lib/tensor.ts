@@ -81,6 +81,7 @@ export class Tensor<T extends TensorData = TensorData> {
 
   /** BYTES tensors: each element decoded as UTF-8. */
   strings(): string[] {
+    if (this.#disposed) throw new TypeError(`Tensor '${this.name}' was disposed`);
     if (this.datatype !== 'BYTES' || !Array.isArray(this.data)) {
       throw new TypeError(`Tensor '${this.name}' is ${this.datatype}, not a BYTES tensor in CPU memory`);
     }
@@ -111,6 +112,12 @@ export function toTensor(out: NativeOutput, into: OutputDestination | undefined)
   const datatype: DataType = isDataType(out.datatype) ? out.datatype : 'BYTES';
   const shape = out.shape;
   const data = out.data as unknown;
+  if (ArrayBuffer.isView(into) && into.byteLength === 0 && out.byteLength > 0) {
+    // Triton wrote into memory the addon held; the caller's view of it is gone.
+    throw new TypeError(
+      `output '${out.name}': its destination (into) was detached while the request was in flight, so the output is lost`,
+    );
+  }
   if (
     data instanceof ArrayBuffer ||
     (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)

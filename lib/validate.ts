@@ -19,6 +19,7 @@ import {
   type TypedArray,
   arrayFits,
   arrayNameOf,
+  arrayTypeOf,
   countBytesElements,
   defaultDataType,
   elementSize,
@@ -565,7 +566,10 @@ export function buildRequest(
     args.push(name, n.data);
     inputCount++;
   }
-  const missing = [...spec.inputs.values()].filter((io) => !io.optional && !(io.name in request.inputs));
+  // Own properties only: an input inherited through the prototype is not sent.
+  const missing = [...spec.inputs.values()].filter(
+    (io) => !io.optional && !Object.hasOwn(request.inputs, io.name),
+  );
   if (missing.length > 0) {
     const list = missing.map((io) => `'${io.name}'`).join(', ');
     throw invalid(
@@ -595,8 +599,14 @@ export function buildRequest(
               `Expected an array or object for request.outputs but received ${describe(request.outputs)}`,
             );
           })();
+    if (entries.length === 0) {
+      throw new TypeError(
+        'request.outputs names no output: list at least one, or leave it out to get every output',
+      );
+    }
     for (const [name, options] of entries) {
-      if (!spec.outputs.has(name)) {
+      const io = spec.outputs.get(name);
+      if (io === undefined) {
         throw invalid(
           ctx,
           `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
@@ -622,6 +632,11 @@ export function buildRequest(
         if (place.device !== undefined) device = place.device;
         if (options.into !== undefined) {
           into = nativeDestination(`request.outputs.${name}.into`, options.into);
+          if (ArrayBuffer.isView(options.into) && !arrayFits(options.into, io.datatype)) {
+            throw new TypeError(
+              `Expected a ${io.datatype === 'BYTES' ? 'Uint8Array' : arrayTypeOf(io.datatype)!.name} for request.outputs.${name}.into (output '${name}' is ${io.datatype}) but received ${describe(options.into)}`,
+            );
+          }
           destinations ??= new Map();
           destinations.set(name, options.into);
         }

@@ -5,6 +5,7 @@
 
 #include "completion.h"
 #include "errors.h"
+#include "js_memory.h"
 #include "tensor.h"
 #include "triton_api.h"
 
@@ -25,6 +26,7 @@ class Utf8 {
     if (length + 1 < sizeof(inline_)) {
       data_ = inline_;
       length_ = length;
+      RejectNul(env, what);
       return;
     }
     napi_get_value_string_utf8(env, value, nullptr, 0, &length);
@@ -32,11 +34,20 @@ class Utf8 {
     napi_get_value_string_utf8(env, value, &heap_[0], length + 1, &length);
     data_ = heap_.c_str();
     length_ = length;
+    RejectNul(env, what);
   }
   const char* c_str() const { return data_; }
   size_t size() const { return length_; }
 
  private:
+  // Triton takes C strings: a NUL would silently cut the value.
+  void RejectNul(Napi::Env env, const char* what) const {
+    if (std::memchr(data_, '\0', length_) != nullptr) {
+      ThrowTypeError(env,
+                     std::string(what) + " must not contain a NUL character");
+    }
+  }
+
   char inline_[128];
   std::string heap_;
   const char* data_ = nullptr;
@@ -160,14 +171,84 @@ void RequireCudaFor(Napi::Env env, int kind, const std::string& what) {
 
 void Check(Napi::Env env, TRITONSERVER_Error* err) { ThrowIfError(env, err); }
 
-void KeepAlive(Napi::Env env, RequestContext* ctx, const MemView& view) {
-  napi_ref ref = nullptr;
-  napi_create_reference(env, view.owner, 1, &ref);
-  ctx->refs.push_back(ref);
-  if (view.use != nullptr) {
+// Inputs: the memory must stay alive and in place until RELEASE_ALL, whatever
+// the caller does with its buffer. HostBuffer/CudaBuffer memory is ours (its
+// use count defers a dispose()); an ArrayBuffer's memory is held through its
+// backing store, and a resizable one, which could shrink under the request,
+// is copied first (`view` then points at the copy).
+void KeepInput(Napi::Env env, RequestContext* ctx, MemView* view) {
+  if (view->use != nullptr) {
+    napi_ref ref = nullptr;
+    napi_create_reference(env, view->owner, 1, &ref);
+    ctx->refs.push_back(ref);
+    view->use->Acquire();
+    ctx->buffer_uses.push_back(view->use);
+    return;
+  }
+  JsMemoryKind kind = JsMemoryKind::kFixed;
+  std::shared_ptr<void> hold = HoldJsMemory(view->array_buffer, &kind);
+  if (hold == nullptr) {
+    throw MakeError(env, "INTERNAL", "input memory has no ArrayBuffer");
+  }
+  if (kind == JsMemoryKind::kResizable) {
+    std::shared_ptr<uint8_t> copy(new uint8_t[view->size > 0 ? view->size : 1],
+                                  std::default_delete<uint8_t[]>());
+    if (view->size > 0) std::memcpy(copy.get(), view->ptr, view->size);
+    view->ptr = copy.get();
+    hold = std::move(copy);
+  }
+  ctx->holds.push_back(std::move(hold));
+}
+
+// Destinations (`into`): held like inputs, plus a reference to the caller's
+// object, which the result hands back. A resizable ArrayBuffer could shrink
+// before Triton writes, so it is refused.
+void KeepDestination(Napi::Env env, RequestContext* ctx, const MemView& view,
+                     const std::string& what) {
+  if (view.use == nullptr) {
+    JsMemoryKind kind = JsMemoryKind::kFixed;
+    std::shared_ptr<void> hold = HoldJsMemory(view.array_buffer, &kind);
+    if (hold == nullptr) {
+      throw MakeError(env, "INTERNAL", what + " has no ArrayBuffer");
+    }
+    if (kind == JsMemoryKind::kResizable) {
+      ThrowTypeError(env, what +
+                              ": a resizable ArrayBuffer cannot be a "
+                              "destination (it could shrink before Triton "
+                              "writes); use a fixed-length one");
+    }
+    ctx->holds.push_back(std::move(hold));
+  } else {
     view.use->Acquire();
     ctx->buffer_uses.push_back(view.use);
   }
+  napi_ref ref = nullptr;
+  napi_create_reference(env, view.owner, 1, &ref);
+  ctx->refs.push_back(ref);
+}
+
+// A device input goes in with its buffer attributes (memory type, device,
+// size and, for memory opened from another process, its CUDA IPC handle).
+void AppendDeviceInput(Napi::Env env, RequestContext* ctx, const char* name,
+                       const MemView& view, size_t byte_length) {
+  const TritonApi& api = Api();
+  const bool ipc = view.ipc != nullptr;
+  TRITONSERVER_BufferAttributes*& slot =
+      ipc ? ctx->ipc_attributes : ctx->attributes;
+  if (slot == nullptr) Check(env, api.TRITONSERVER_BufferAttributesNew(&slot));
+  TRITONSERVER_BufferAttributes* attrs = slot;
+  Check(env, api.TRITONSERVER_BufferAttributesSetMemoryType(
+                 attrs, TRITONSERVER_MEMORY_GPU));
+  Check(env,
+        api.TRITONSERVER_BufferAttributesSetMemoryTypeId(attrs, view.device));
+  Check(env, api.TRITONSERVER_BufferAttributesSetByteSize(attrs, byte_length));
+  if (ipc) {
+    Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(
+                   attrs, const_cast<unsigned char*>(view.ipc->bytes)));
+  }
+  Check(env,
+        api.TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
+            ctx->request, name, view.ptr, attrs));
 }
 
 }  // namespace
@@ -198,6 +279,7 @@ void ResetContext(napi_env env, RequestContext* ctx) {
   ReleaseBufferUses(&ctx->buffer_uses);
   for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);
   ctx->refs.clear();
+  ctx->holds.clear();
   for (size_t i = 0; i < ctx->placement_count; ++i) {
     ctx->placements[i].has_into = false;
     ctx->placements[i].into_ref = nullptr;
@@ -334,31 +416,14 @@ void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
     }
     Check(env, api.TRITONSERVER_InferenceRequestAddInput(r, name.c_str(), dtype,
                                                          shape, dims));
+    KeepInput(env, ctx, &view);
     if (view.kind == kMemGpu) {
-      if (ctx->attributes == nullptr) {
-        Check(env, api.TRITONSERVER_BufferAttributesNew(&ctx->attributes));
-      }
-      TRITONSERVER_BufferAttributes* attrs = ctx->attributes;
-      Check(env, api.TRITONSERVER_BufferAttributesSetMemoryType(
-                     attrs, TRITONSERVER_MEMORY_GPU));
-      Check(env, api.TRITONSERVER_BufferAttributesSetMemoryTypeId(attrs,
-                                                                  view.device));
-      Check(env,
-            api.TRITONSERVER_BufferAttributesSetByteSize(attrs, byte_length));
-      Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(
-                     attrs, view.ipc != nullptr
-                                ? const_cast<unsigned char*>(view.ipc->bytes)
-                                : nullptr));
-      Check(
-          env,
-          api.TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
-              r, name.c_str(), view.ptr, attrs));
+      AppendDeviceInput(env, ctx, name.c_str(), view, byte_length);
     } else {
       Check(env, api.TRITONSERVER_InferenceRequestAppendInputData(
                      r, name.c_str(), view.ptr, byte_length,
                      static_cast<TRITONSERVER_MemoryType>(view.kind), 0));
     }
-    KeepAlive(env, ctx, view);
   }
 
   // Requested outputs and their placement.
@@ -396,7 +461,7 @@ void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
       p.into_tag.ptr = p.into.ptr;
       p.into_tag.capacity = p.into.size;
       p.into_tag.placement = static_cast<int>(i);
-      KeepAlive(env, ctx, p.into);
+      KeepDestination(env, ctx, p.into, what + " destination");
       p.into_ref = ctx->refs.back();
     }
     Check(env,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,13 +50,23 @@ struct RequestContext {
   std::deque<OutputPlacement> placements;
   size_t placement_count = 0;
 
-  // JS owners of input memory (dropped at recycle, on the JS thread).
+  // JS owners of HostBuffer/CudaBuffer inputs and of destinations (dropped
+  // at recycle, on the JS thread).
   std::vector<napi_ref> refs;
+  // Holds on ArrayBuffer memory (js_memory.h) and copies of resizable
+  // inputs: Triton's pointers into them stay valid until recycle.
+  std::vector<std::shared_ptr<void>> holds;
   // Buffers among them whose dispose() must wait for this request (released
   // with the references).
   std::vector<BufferUse*> buffer_uses;
-  // Reused for GPU inputs (Triton copies the attributes on append).
+  // Reused for GPU inputs: Triton copies an attributes object on append, so
+  // one object serves every input, as long as no field of one input can
+  // reach the next. The C API can set a CUDA IPC handle but never clear it
+  // (and copies 64 bytes from the pointer it is given, null included), so
+  // `attributes` never carries a handle and `ipc_attributes` gets its
+  // handle overwritten before each use.
   TRITONSERVER_BufferAttributes* attributes = nullptr;
+  TRITONSERVER_BufferAttributes* ipc_attributes = nullptr;
 
   // Timing.
   bool timing = false;

@@ -92,7 +92,12 @@ struct ServerOptionsData {
 
 std::string GetString(Napi::Env env, Napi::Value v, const std::string& what) {
   if (!v.IsString()) ThrowTypeError(env, what + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
+  std::string s = v.As<Napi::String>().Utf8Value();
+  // Triton takes C strings: a NUL would silently cut the name.
+  if (s.find('\0') != std::string::npos) {
+    ThrowTypeError(env, what + " must not contain a NUL character");
+  }
+  return s;
 }
 
 double GetNumber(Napi::Env env, Napi::Value v, const std::string& what) {
@@ -375,9 +380,11 @@ ServerCore::~ServerCore() {
   // References in contexts belong to the environment; when it is gone they
   // are gone with it, so they are not deleted here.
   for (RequestContext* ctx : contexts_) {
-    if (ctx->attributes != nullptr && LoadedApi() != nullptr) {
+    for (TRITONSERVER_BufferAttributes* attrs :
+         {ctx->attributes, ctx->ipc_attributes}) {
+      if (attrs == nullptr || LoadedApi() == nullptr) continue;
       TRITONSERVER_Error* err =
-          Api().TRITONSERVER_BufferAttributesDelete(ctx->attributes);
+          Api().TRITONSERVER_BufferAttributesDelete(attrs);
       if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
     }
     // A context Triton may still call back for belongs to Triton: leak it.
@@ -1007,6 +1014,7 @@ void ServerCore::RecycleContext(napi_env env, RequestContext* ctx) {
   ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer
   for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);
   ctx->refs.clear();
+  ctx->holds.clear();  // may free memory the caller detached meanwhile
   if (ctx->held_final_event != nullptr) {
     napi_delete_reference(env, ctx->held_final_event);
     ctx->held_final_event = nullptr;
