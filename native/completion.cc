@@ -234,7 +234,12 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
     }
     c->parameter_count = kept;
     count = 0;
-    e = api.TRITONSERVER_InferenceResponseOutputCount(response, &count);
+    // An error response's outputs are not read: a backend that failed to
+    // get an output buffer (a destination too small, say) still leaves the
+    // output in the response, with no memory behind it.
+    e = c->has_error
+            ? nullptr
+            : api.TRITONSERVER_InferenceResponseOutputCount(response, &count);
     if (e != nullptr) {
       api.TRITONSERVER_ErrorDelete(e);
       count = 0;
@@ -251,6 +256,7 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
         api.TRITONSERVER_ErrorDelete(e);
         continue;
       }
+      if (o.byte_size > 0 && o.base == nullptr) continue;  // no memory
       o.buffer = static_cast<OutputBuffer*>(userp_out);
       ++kept;
     }

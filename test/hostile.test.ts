@@ -16,7 +16,9 @@ const ELEMENTS = 2 * 1024 * 1024; // 8 MiB of FP32, within identity_delay's batc
 /** Compares big arrays bytewise (a deep equal of millions of elements is slow). */
 function sameBytes(actual: unknown, expected: Float32Array): boolean {
   const a = actual as Float32Array;
-  return Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(expected.buffer)) === 0;
+  return (
+    Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(expected.buffer)) === 0
+  );
 }
 
 function pattern(n: number, seed: number): Float32Array {
@@ -62,12 +64,14 @@ describe('memory that moves under an in-flight request', () => {
 
   it('an `into` destination detached while in flight rejects with a TypeError naming the output', async () => {
     const into = new Float32Array(ELEMENTS);
-    const p = server()
-      .model('identity_delay')
-      .infer({ inputs: { INPUT0: pattern(ELEMENTS, 2) }, outputs: { OUTPUT0: { into } } });
+    const p = settle(
+      server()
+        .model('identity_delay')
+        .infer({ inputs: { INPUT0: pattern(ELEMENTS, 2) }, outputs: { OUTPUT0: { into } } }),
+    );
     detach(into.buffer as ArrayBuffer);
     await collectGarbage();
-    const err = await settle(p);
+    const err = await p;
     expect(err).toBeInstanceOf(TypeError);
     expect((err as Error).message).toMatch(/output 'OUTPUT0'.*detached while the request was in flight/);
     // The server goes on serving.
@@ -95,7 +99,10 @@ describe('memory that moves under an in-flight request', () => {
     const err = await settle(
       server()
         .model('identity_fp32')
-        .infer({ inputs: { INPUT0: new Float32Array(4) }, outputs: { OUTPUT0: { into: new Float32Array(rab) } } }),
+        .infer({
+          inputs: { INPUT0: new Float32Array(4) },
+          outputs: { OUTPUT0: { into: new Float32Array(rab) } },
+        }),
     );
     expect(err).toBeInstanceOf(TypeError);
     expect((err as Error).message).toMatch(/output 'OUTPUT0'.*resizable ArrayBuffer/);
@@ -104,7 +111,11 @@ describe('memory that moves under an in-flight request', () => {
   it('a detached input is refused before submission', async () => {
     const input = new Float32Array(4);
     detach(input.buffer as ArrayBuffer);
-    const err = await settle(server().model('identity_fp32').infer({ inputs: { INPUT0: input } }));
+    const err = await settle(
+      server()
+        .model('identity_fp32')
+        .infer({ inputs: { INPUT0: input } }),
+    );
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/INPUT0/);
   });

@@ -104,8 +104,11 @@ describe('per-request timing', () => {
     );
     const timings = results.map((r) => checkShape(r.timing));
     const queues = timings.map((t) => t.queueUs).sort((a, b) => a - b);
-    // One instance, no dynamic batching: the last one waited for two executions.
-    expect(queues[2]).toBeGreaterThanOrEqual(2 * DELAY_US * 0.9);
+    // One instance, no dynamic batching: the last one waited for two
+    // executions, less however long the submissions were spread out (a busy
+    // machine can spread them by milliseconds): at least one whole execution.
+    expect(queues[2]).toBeGreaterThanOrEqual(DELAY_US * 0.99);
+    expect(queues[2]).toBeGreaterThan(queues[0]!);
     for (const t of timings) expect(t.computeInferUs).toBeGreaterThanOrEqual(DELAY_US * 0.99);
   });
 
