@@ -330,6 +330,8 @@ export interface NativeAddon {
   /** Addon-side counters for leak tests: live output buffers handed to JS,
    * pooled bytes, requests awaiting release. */
   addonStats(): { liveOutputBuffers: number; pooledBytes: number; pendingRequests: number };
+  /** Records the code the process exits with (main thread, from its exit event). */
+  noteExitCode(code: number): void;
   /** Gives the pooled memory under an output's external ArrayBuffer back
    * now: detaches the ArrayBuffer and returns its buffer to the pool. False
    * (nothing done) for any other ArrayBuffer or one already released. */

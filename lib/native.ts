@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 import type { NativeAddon, NativeLibraryInfo } from './binding.js';
 import { type LoadAttempt, TritonError } from './errors.js';
 
@@ -59,6 +60,15 @@ export function addon(): NativeAddon {
   try {
     const load = require('node-gyp-build') as (dir: string) => unknown;
     addonCache = load(root) as NativeAddon;
+    if (isMainThread) {
+      // The addon ends the process itself when exit() would otherwise crash
+      // in Triton's static destructors (a stop that timed out with requests
+      // still in a backend); it needs the code the process is exiting with.
+      const native = addonCache;
+      process.on('exit', (code) => {
+        native.noteExitCode(typeof process.exitCode === 'number' ? process.exitCode : code);
+      });
+    }
   } catch (err) {
     throw new TritonError(
       `triton-node: the native addon could not be loaded from ${root}: ${(err as Error).message}\n` +

@@ -2,6 +2,8 @@
 // NativeAddon, and the cleanup that stops servers left running.
 #include "addon.h"
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -32,7 +34,21 @@ Napi::Object LibraryInfoObject(Napi::Env env, const TritonApi& api) {
   return info;
 }
 
-void AtProcessExit() { TeardownAllCoresAtExit(); }
+// The exit code the process is ending with, as the JS 'exit' event saw it
+// (lib/native.ts); -1 until then.
+std::atomic<int> g_exit_code{-1};
+
+// Runs in exit(), before the Triton library's static destructors. A server
+// that could not be deleted (its stop timed out with a request still in a
+// backend) leaves backend threads running, and Triton's static objects (its
+// pinned memory manager) would be destroyed under them: SIGSEGV, and the
+// process loses its exit code. Then the process ends here, with its code.
+void AtProcessExit() {
+  if (!TeardownAllCoresAtExit()) return;
+  int code = g_exit_code.load();
+  std::fflush(nullptr);
+  std::_Exit(code >= 0 ? code : 1);
+}
 
 class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
  public:
@@ -56,6 +72,7 @@ class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
          InstanceMethod<&TritonNodeAddon::CopyOutputs>("copyOutputs"),
          InstanceMethod<&TritonNodeAddon::SetCopyOutputs>("setCopyOutputs"),
          InstanceMethod<&TritonNodeAddon::AddonStats>("addonStats"),
+         InstanceMethod<&TritonNodeAddon::NoteExitCode>("noteExitCode"),
          InstanceValue("releaseOutput",
                        Napi::Function::New(env, ReleaseOutput, "releaseOutput"),
                        napi_enumerable),
@@ -175,6 +192,13 @@ class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
       ThrowTypeError(info.Env(), "setCopyOutputs(enabled) expects a boolean");
     }
     data_->copy_outputs_forced = info[0].As<Napi::Boolean>();
+  }
+
+  // Called from the 'exit' event of the main thread (lib/native.ts).
+  void NoteExitCode(const Napi::CallbackInfo& info) {
+    if (info.Length() > 0 && info[0].IsNumber()) {
+      g_exit_code.store(info[0].As<Napi::Number>().Int32Value());
+    }
   }
 
   Napi::Value AddonStats(const Napi::CallbackInfo& info) {

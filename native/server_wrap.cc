@@ -346,7 +346,7 @@ void UnregisterCore(ServerCore* core) {
           v.end());
 }
 
-void TeardownAllCoresAtExit() {
+bool TeardownAllCoresAtExit() {
   std::vector<std::shared_ptr<ServerCore>> cores;
   {
     std::lock_guard<std::mutex> lock(g_cores_mu);
@@ -357,7 +357,12 @@ void TeardownAllCoresAtExit() {
   for (auto& core : cores) core->Teardown(false);
   // Keep the cores alive: static destruction must not run their
   // destructors (they would touch N-API).
-  for (auto& core : cores) new std::shared_ptr<ServerCore>(core);
+  bool triton_running = false;
+  for (auto& core : cores) {
+    new std::shared_ptr<ServerCore>(core);
+    if (!core->ServerDeleted()) triton_running = true;
+  }
+  return triton_running;
 }
 
 // ---- ServerCore ------------------------------------------------------------
@@ -1003,6 +1008,11 @@ void ServerCore::Cancel(uint64_t token) {
     err = Api().TRITONSERVER_InferenceRequestDelete(request);
     if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
   }
+}
+
+bool ServerCore::ServerDeleted() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return server_deleted_;
 }
 
 int64_t ServerCore::Inflight() {

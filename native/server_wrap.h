@@ -62,6 +62,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void Stop(Napi::Env env, Napi::Promise::Deferred* deferred);
   // Cleanup hook / process exit: stop and delete without touching JS.
   void Teardown(bool env_alive);
+  // Whether ServerDelete has returned (any thread).
+  bool ServerDeleted();
 
   // JS thread.
   uint64_t Submit(const Napi::CallbackInfo& info);
@@ -184,7 +186,9 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
 // Every server core still able to reach Triton, for process exit.
 void RegisterCore(const std::shared_ptr<ServerCore>& core);
 void UnregisterCore(ServerCore* core);
-void TeardownAllCoresAtExit();
+// Returns true when a server could not be deleted (a stop that timed out with
+// requests still in a backend): Triton's threads may then still run.
+bool TeardownAllCoresAtExit();
 
 }  // namespace triton_node
 

@@ -70,3 +70,28 @@ describe('process and thread hygiene', () => {
     }
   });
 });
+
+describe('exit after a stop that timed out with a request still in its backend', () => {
+  function run(env: Record<string, string>) {
+    return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-after-timed-out-stop.ts`], {
+      env: { ...process.env, TEST_LIBRARY: LIBRARY_PATH, TEST_MODELS: MODELS, ...env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  }
+
+  it('process.exit(n) ends the process with n, not a signal', () => {
+    const child = run({ TEST_EXIT_CODE: '7' });
+    expect(child.stderr).not.toMatch(/static objects/);
+    expect(child.signal).toBeNull();
+    expect(child.stdout).toMatch(/^stopped; stream error/m);
+    expect(child.status).toBe(7);
+  });
+
+  it('a natural end keeps process.exitCode', () => {
+    const child = run({ TEST_EXIT_CODE: '5', TEST_NATURAL: '1' });
+    expect(child.signal).toBeNull();
+    expect(child.stdout).toMatch(/^stopped; stream error/m);
+    expect(child.status).toBe(5);
+  });
+});

@@ -12,6 +12,9 @@
 // Like the real backends, every decoupled request gets its own stream
 // thread, so streams of one instance run at the same time and responses
 // keep coming after RELEASE_ALL.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -136,6 +139,26 @@ void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
   trace->Report(TRITONSERVER_TRACE_COMPUTE_END, end);
 }
 
+// Backend work running on Triton's threads (executions, stream threads).
+std::atomic<int> g_backend_work{0};
+
+// Real Triton has static objects (its pinned memory manager among them) whose
+// destructors run in exit(); a backend thread still running then crashes the
+// process (SIGSEGV, r25.07 CPU build: a stop that timed out with a decoupled
+// request in its backend, then exit). The fake fails as loudly.
+struct ExitGuard {
+  ~ExitGuard() {
+    int n = g_backend_work.load();
+    if (n == 0) return;
+    std::fprintf(stderr,
+                 "triton fake: exit() destroys the library's static objects "
+                 "while %d backend thread(s) still run; real Triton crashes "
+                 "here (SIGSEGV in its pinned memory manager's destructor)\n",
+                 n);
+    std::abort();
+  }
+} g_exit_guard;
+
 // Runs a stream on its own detached thread, as the real backends do. The
 // job holds the model (shared_ptr and a reference), so the model cannot be
 // finalized or destroyed before the thread has sent FINAL; after that the
@@ -143,12 +166,15 @@ void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
 void PushStream(StreamJob* job, bool inline_mode) {
   if (!inline_mode) {
     try {
+      BackendWorkBegin();
       std::thread([job] {
         RunStream(job);
         delete job;
+        BackendWorkEnd();
       }).detach();
       return;
     } catch (const std::system_error& e) {
+      BackendWorkEnd();
       LogError(std::string("cannot start a stream thread (") + e.what() +
                "); answering on the instance thread");
     }
@@ -424,5 +450,8 @@ void RunStream(StreamJob* job) {
   DeliverResponse(t, nullptr, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
   m->Release();
 }
+
+void BackendWorkBegin() { g_backend_work.fetch_add(1); }
+void BackendWorkEnd() { g_backend_work.fetch_sub(1); }
 
 }  // namespace fake

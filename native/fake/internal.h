@@ -49,6 +49,10 @@ enum LiveKind {
   kLiveKindCount
 };
 void LiveAdd(LiveKind kind, int64_t delta);
+// Backend work running on an engine thread (an execution, a stream thread):
+// the library's static objects must outlive it (backends.cc).
+void BackendWorkBegin();
+void BackendWorkEnd();
 
 template <LiveKind K>
 struct Counted {

@@ -177,7 +177,11 @@ void Model::InstanceLoop(size_t instance) {
                                   "Request timeout expired"),
                   true);
     }
-    if (!batch.empty()) Execute(batch, instance, false);
+    if (!batch.empty()) {
+      BackendWorkBegin();
+      Execute(batch, instance, false);
+      BackendWorkEnd();
+    }
     lock.lock();
     --busy_instances;
   }
