@@ -21,6 +21,13 @@ function sameBytes(actual: unknown, expected: Float32Array): boolean {
   );
 }
 
+/** A resizable ArrayBuffer (ES2024; Node 20 has it, TypeScript's ES2023 lib does not). */
+type Resizable = ArrayBuffer & { resize(byteLength: number): void };
+function resizable(byteLength: number, maxByteLength: number): Resizable {
+  const Ctor = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => Resizable;
+  return new Ctor(byteLength, { maxByteLength });
+}
+
 function pattern(n: number, seed: number): Float32Array {
   const a = new Float32Array(n);
   for (let i = 0; i < n; i += 1) a[i] = (i * 7 + seed) % 1000;
@@ -82,7 +89,7 @@ describe('memory that moves under an in-flight request', () => {
   });
 
   it('an input on a resizable ArrayBuffer shrunk right after infer() still reaches Triton intact', async () => {
-    const rab = new ArrayBuffer(ELEMENTS * 4, { maxByteLength: ELEMENTS * 4 });
+    const rab = resizable(ELEMENTS * 4, ELEMENTS * 4);
     const input = new Float32Array(rab, 0, ELEMENTS);
     input.set(pattern(ELEMENTS, 3));
     const expected = input.slice();
@@ -95,7 +102,7 @@ describe('memory that moves under an in-flight request', () => {
   });
 
   it('refuses a resizable ArrayBuffer as a destination, naming the output', async () => {
-    const rab = new ArrayBuffer(16, { maxByteLength: 64 });
+    const rab = resizable(16, 64);
     const err = await settle(
       server()
         .model('identity_fp32')
