@@ -6,7 +6,7 @@
 // Inputs are 8 MiB so that freed memory goes back to the system (a read of
 // it then faults) instead of staying in the heap.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TritonError } from '../lib/index.js';
+import { type InferRequest, TritonError } from '../lib/index.js';
 import { collectGarbage, useServer } from './helpers.js';
 
 const server = useServer(['identity_delay', 'identity_fp32', 'identity_bytes']);
@@ -133,7 +133,7 @@ describe('strings and objects that would be cut or skipped', () => {
     const m = server().model('identity_fp32');
     const inputs = { INPUT0: new Float32Array([1]) };
     expect(() => server().model('identity_fp32\0')).toThrow(/NUL/);
-    for (const request of [
+    for (const request of <InferRequest[]>[
       { inputs, id: 'a\0b' },
       { inputs, parameters: { 'p\0q': 1 } },
       { inputs, parameters: { p: 'x\0y' } },
