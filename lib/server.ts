@@ -341,6 +341,8 @@ export class Server implements AsyncDisposable {
   readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
   #stopping: Promise<void> | undefined;
   #streamMetrics: StreamMetrics | undefined;
+  /** Per model: the end of its last load or unload (see #serialized). */
+  readonly #control = new Map<string, Promise<void>>();
 
   private constructor(native: NativeServer, repositories: string[], library: LibraryInfo) {
     this.#native = native;
@@ -622,11 +624,49 @@ export class Server implements AsyncDisposable {
       config = { ...base, version_policy: { specific: { versions: [...v] } } };
     }
     const text = config === undefined ? undefined : JSON.stringify(config);
-    this.#forget(name);
-    try {
-      await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, files));
-    } finally {
+    await this.#serialized(name, async () => {
       this.#forget(name);
+      try {
+        await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, files));
+      } finally {
+        this.#forget(name);
+      }
+    });
+  }
+
+  /**
+   * Runs a load or unload of `name` once the previous one has finished,
+   * an unload included (Triton unloads in the background, once the model's
+   * requests are done). Loads and unloads of one model overlapping while
+   * requests run crash real Triton r25.07 (its model deleter thread against
+   * a new model's creation); inferences are never held back. `settled`
+   * resolves when the next one may start; the returned promise when the
+   * caller's own call is done.
+   */
+  #serialized(name: string, work: () => Promise<void>, settled?: () => Promise<void>): Promise<void> {
+    const previous = this.#control.get(name) ?? Promise.resolve();
+    const run = previous.then(work);
+    const tail = run.then(settled ?? (() => undefined)).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#control.set(name, tail);
+    void tail.then(() => {
+      if (this.#control.get(name) === tail) this.#control.delete(name);
+    });
+    return run;
+  }
+
+  /** Resolves once no version of `name` is loaded, loading or unloading. */
+  async #unloaded(name: string, holder: Error): Promise<void> {
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      if (this.#stopping !== undefined) return;
+      const index = await this.#index(false, holder);
+      const busy = index.some(
+        (e) => e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
+      );
+      if (!busy) return;
+      await new Promise((r) => setTimeout(r, delay));
     }
   }
 
@@ -638,17 +678,20 @@ export class Server implements AsyncDisposable {
       throw optionError('unloadModel options', 'an object', options);
     const dependents = bool('unloadDependents', options.unloadDependents, false);
     const wait = bool('wait', options.wait, false);
-    this.#forget(name);
-    await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
-    if (!wait) return;
-    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const index = await this.#index(false, holder);
-      const busy = index.some(
-        (e) => e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
-      );
-      if (!busy) return;
-      await new Promise((r) => setTimeout(r, delay));
-    }
+    let done: Promise<void> | undefined;
+    const unloaded = () => {
+      done ??= this.#unloaded(name, holder);
+      return done;
+    };
+    await this.#serialized(
+      name,
+      async () => {
+        this.#forget(name);
+        await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
+      },
+      unloaded,
+    );
+    if (wait) await unloaded();
   }
 
   async #index(readyOnly: boolean, holder: Error): Promise<ModelIndexEntry[]> {
