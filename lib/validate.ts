@@ -443,6 +443,8 @@ export interface BuiltRequest {
   destinations: Map<string, OutputDestination> | undefined;
 }
 
+const OUTPUT_OPTION_KEYS: ReadonlySet<string> = new Set(['into', 'memory', 'device']);
+
 const REQUEST_KEYS: ReadonlySet<string> = new Set([
   'inputs',
   'outputs',
@@ -611,6 +613,14 @@ export function buildRequest(
           throw new TypeError(
             `Expected true or { into, memory, device } for request.outputs.${name} but received ${describe(options)}`,
           );
+        }
+        // A misspelt option ('intoo') would otherwise be ignored in silence.
+        for (const key of Object.keys(options)) {
+          if (!OUTPUT_OPTION_KEYS.has(key)) {
+            throw new TypeError(
+              `Unknown option '${key}' in request.outputs.${name} (expected into, memory or device)`,
+            );
+          }
         }
         const place = placement(
           `request.outputs.${name}.memory`,

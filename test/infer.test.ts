@@ -530,6 +530,16 @@ describe('validation before native', () => {
         outputs: { OUTPUT0: { memory: 'disk' } },
       } as never),
     ).rejects.toThrow(/memory/);
+    // A misspelt output option is refused, not ignored (found by test/fuzz.test.ts).
+    const err = await rejection(
+      s.infer('identity_fp32', {
+        inputs: { INPUT0: fp32([1]) },
+        outputs: { OUTPUT0: { intoo: new Float32Array(1) } },
+      } as never),
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toContain("'intoo'");
+    expect(err.message).toContain('request.outputs.OUTPUT0');
   });
 
   it('a detached input buffer is a TypeError at submission', async () => {
