@@ -546,6 +546,16 @@ export function buildRequest(
     }
     if (batching) {
       const size = shape[0]!;
+      // Triton takes the batch size from the first dimension and reads 0 as
+      // "not set": an empty batch then fails on byte sizes or comes back
+      // without its batch dimension.
+      if (size === 0) {
+        throw invalid(
+          ctx,
+          `input '${name}' of model '${spec.name}': batch size 0; a batching model takes 1 to ${spec.maxBatchSize} (max_batch_size)`,
+          holder,
+        );
+      }
       if (size > spec.maxBatchSize) {
         throw invalid(
           ctx,
