@@ -209,11 +209,11 @@ function checkResponse(
   }
   const got = Object.keys(result.outputs).sort();
   const want = [...e.outputs.keys()].sort();
-  const unexpected = got.filter((n) => !e.outputs.has(n));
-  const lacking = want.filter((n) => !(n in result.outputs) && !e.mayLack.has(n));
+  const unexpected = got.filter((n) => !e.outputs.has(n) && !e.optional.has(n));
+  const lacking = want.filter((n) => !(n in result.outputs) && !e.optional.has(n));
   if (unexpected.length > 0 || lacking.length > 0) return `${at}: outputs [${got}], expected [${want}]`;
   for (const [name, tensor] of e.outputs) {
-    if (!(name in result.outputs) && e.mayLack.has(name)) continue;
+    if (!(name in result.outputs) && e.optional.has(name)) continue;
     const problem = checkTensor(result.outputs[name], tensor);
     if (problem !== undefined) return `${at}: ${problem}`;
   }
