@@ -347,7 +347,7 @@ function program(): Command {
     .option('--samples <n>', 'samples per phase', arg(positive('--samples')), 40)
     .option(
       '--max-growth <MiB>',
-      "most RSS growth in the last quarter of a phase (its peak over the middle half's peak)",
+      "most RSS growth in a phase: median of its last quarter over the middle half's",
       arg(positive('--max-growth')),
       32,
     )

@@ -7,8 +7,8 @@
  * `soak: PASS ...` or `soak: FAIL <reason>` (exit code 0 or 1).
  *
  * PASS: every request and stream gave the right answer (zero errors), every
- * Promise settled, RSS levelled off (its peak in the last quarter of each
- * phase is at most --max-growth MiB above its peak in the middle half), and
+ * Promise settled, RSS levelled off (in each phase, the median RSS of the
+ * last quarter is at most --max-growth MiB above the middle half's), and
  * after stop() nothing of a request is left alive.
  */
 import v8 from 'node:v8';
@@ -22,7 +22,7 @@ export interface SoakOptions {
   streamConcurrency: number;
   /** Samples per phase (about). */
   samples: number;
-  /** Most RSS growth allowed in the last quarter of a phase (peak over the middle half's peak), MiB. */
+  /** Most RSS growth allowed in a phase (median of the last quarter over the middle half's), MiB. */
   maxGrowthMiB: number;
   /** A phase that makes no progress for this long fails, s. */
   stallSeconds: number;
@@ -290,12 +290,12 @@ async function run(options: SoakOptions): Promise<number> {
   const limit = options.maxGrowthMiB * MiB;
   if (requestGrowth > limit) {
     reasons.push(
-      `RSS peaked ${mib(requestGrowth)} MiB higher in the last quarter of the requests than in the middle half (limit ${options.maxGrowthMiB})`,
+      `RSS rose ${mib(requestGrowth)} MiB from the middle half of the requests to their last quarter (medians; limit ${options.maxGrowthMiB})`,
     );
   }
   if (streamGrowth > limit) {
     reasons.push(
-      `RSS peaked ${mib(streamGrowth)} MiB higher in the last quarter of the streams than in the middle half (limit ${options.maxGrowthMiB})`,
+      `RSS rose ${mib(streamGrowth)} MiB from the middle half of the streams to their last quarter (medians; limit ${options.maxGrowthMiB})`,
     );
   }
   if (end.pendingRequests !== 0) reasons.push(`${end.pendingRequests} request(s) still pending after stop()`);
@@ -316,7 +316,7 @@ async function run(options: SoakOptions): Promise<number> {
   const summary =
     `requests=${completed} streams=${streamsDone}x${options.responses} errors=${errorCount} ` +
     `rss=${mib(baseline.rss)}->${mib(end.rss)} MiB peak=${mib(peak)} MiB ` +
-    `last-quarter peak growth: requests ${mib(requestGrowth)} MiB, streams ${mib(streamGrowth)} MiB ` +
+    `last-quarter growth: requests ${mib(requestGrowth)} MiB, streams ${mib(streamGrowth)} MiB ` +
     `live after stop: pending=${end.pendingRequests} outputBuffers=${end.liveOutputBuffers}` +
     (end.fake === null ? '' : ` fake=${end.fake.requests}/${end.fake.responses}/${end.fake.outputBuffers}`) +
     ` ${seconds} s`;
@@ -329,18 +329,26 @@ async function run(options: SoakOptions): Promise<number> {
 }
 
 /**
- * How much higher RSS peaked in the last quarter of a phase than in its
- * middle half. RSS swings by tens of MiB from sample to sample (malloc arenas
- * of Triton's threads, V8's heap), so two single samples say little; a leak
- * shows as peaks that keep rising. The first quarter is warm-up. 0 with too
- * few samples.
+ * How much RSS rose from the middle half of a phase to its last quarter:
+ * the median of the last quarter's samples minus the median of the middle
+ * half's. RSS swings by tens of MiB from one sample to the next (malloc
+ * arenas of Triton's threads, V8's heap), so single samples, even peaks,
+ * say little; a leak lifts every sample, and the medians with them (by
+ * 37.5% of the phase's total leak: the windows' centres are that far
+ * apart). The first quarter is warm-up. 0 with too few samples.
  */
 function lastQuarterGrowth(list: Sample[]): number {
   const total = list.at(-1)?.done ?? 0;
   const middle = list.filter((s) => s.done >= total * 0.25 && s.done < total * 0.75).map((s) => s.rss);
   const last = list.filter((s) => s.done >= total * 0.75).map((s) => s.rss);
   if (middle.length === 0 || last.length === 0) return 0;
-  return Math.max(...last) - Math.max(...middle);
+  return median(last) - median(middle);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function mib(bytes: number): string {
