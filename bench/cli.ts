@@ -49,6 +49,39 @@ interface BenchOptions {
   progress: boolean;
 }
 
+interface SoakCliOptions {
+  requests: number;
+  concurrency: number;
+  streams: number;
+  responses: number;
+  streamConcurrency: number;
+  samples: number;
+  maxGrowth: number;
+  stall: number;
+  library: string;
+  repository: string;
+  backendDir?: string;
+}
+
+/** A whole number >= 0 (`count`) or >= 1 (`positive`) for `option`. */
+function count(option: string): (text: string) => number {
+  return (text) => {
+    const n = Number(text);
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new TypeError(`Expected a whole number for ${option} but received '${text}'`);
+    }
+    return n;
+  };
+}
+
+function positive(option: string): (text: string) => number {
+  return (text) => {
+    const n = count(option)(text);
+    if (n === 0) throw new TypeError(`Expected a number above 0 for ${option} but received '${text}'`);
+    return n;
+  };
+}
+
 /** Commander parsers that turn our TypeErrors into its usage errors. */
 function arg<T>(parse: (text: string) => T): (text: string) => T {
   return (text) => {
@@ -298,6 +331,57 @@ function program(): Command {
     .option('--no-progress', 'no progress bar')
     .action(async (opts: BenchOptions) => {
       process.exitCode = await bench(opts);
+    });
+  cmd
+    .command('soak')
+    .description(
+      'A long run that must keep memory and live objects flat: 1,000,000 small identity requests\n' +
+        'then 200 streams of 1,000 responses (square), RSS and live objects sampled. Prints a table\n' +
+        'and one line, soak: PASS or soak: FAIL <reason> (exit code 0 or 1).',
+    )
+    .option('--requests <n>', 'identity requests', arg(count('--requests')), 1_000_000)
+    .option('--concurrency <n>', 'requests in flight', arg(positive('--concurrency')), 64)
+    .option('--streams <n>', 'square streams', arg(count('--streams')), 200)
+    .option('--responses <n>', 'responses per stream', arg(positive('--responses')), 1000)
+    .option('--stream-concurrency <n>', 'streams at a time', arg(positive('--stream-concurrency')), 8)
+    .option('--samples <n>', 'samples per phase', arg(positive('--samples')), 40)
+    .option(
+      '--max-growth <MiB>',
+      "most RSS growth in a phase: median of its last quarter over the middle half's",
+      arg(positive('--max-growth')),
+      32,
+    )
+    .option('--stall <s>', 'fail when nothing moves for this long', arg(positive('--stall')), 60)
+    .option(
+      '--library <path>',
+      'libtritonserver.so to use (default: TRITON_SERVER_LIB, else the fake engine)',
+      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'build/fake/libtritonserver.so'),
+    )
+    .option(
+      '--repository <dir>',
+      'model repository (identity_fp32, square_int32)',
+      path.join(ROOT, 'bench/models'),
+    )
+    .option(
+      '--backend-dir <dir>',
+      "Triton backend directory (default: TRITON_BACKEND_DIR, else the library's own)",
+      process.env.TRITON_BACKEND_DIR,
+    )
+    .action(async (opts: SoakCliOptions) => {
+      const { soak } = await import('./soak.js');
+      process.exitCode = await soak({
+        requests: opts.requests,
+        concurrency: opts.concurrency,
+        streams: opts.streams,
+        responses: opts.responses,
+        streamConcurrency: opts.streamConcurrency,
+        samples: opts.samples,
+        maxGrowthMiB: opts.maxGrowth,
+        stallSeconds: opts.stall,
+        library: path.resolve(opts.library),
+        repository: path.resolve(opts.repository),
+        backendDir: opts.backendDir === undefined ? undefined : path.resolve(opts.backendDir),
+      });
     });
   return cmd;
 }

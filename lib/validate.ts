@@ -444,6 +444,8 @@ export interface BuiltRequest {
   destinations: Map<string, OutputDestination> | undefined;
 }
 
+const OUTPUT_OPTION_KEYS: ReadonlySet<string> = new Set(['into', 'memory', 'device']);
+
 const REQUEST_KEYS: ReadonlySet<string> = new Set([
   'inputs',
   'outputs',
@@ -545,6 +547,16 @@ export function buildRequest(
     }
     if (batching) {
       const size = shape[0]!;
+      // Triton takes the batch size from the first dimension and reads 0 as
+      // "not set": an empty batch then fails on byte sizes or comes back
+      // without its batch dimension.
+      if (size === 0) {
+        throw invalid(
+          ctx,
+          `input '${name}' of model '${spec.name}': batch size 0; a batching model takes 1 to ${spec.maxBatchSize} (max_batch_size)`,
+          holder,
+        );
+      }
       if (size > spec.maxBatchSize) {
         throw invalid(
           ctx,
@@ -621,6 +633,14 @@ export function buildRequest(
           throw new TypeError(
             `Expected true or { into, memory, device } for request.outputs.${name} but received ${describe(options)}`,
           );
+        }
+        // A misspelt option ('intoo') would otherwise be ignored in silence.
+        for (const key of Object.keys(options)) {
+          if (!OUTPUT_OPTION_KEYS.has(key)) {
+            throw new TypeError(
+              `Unknown option '${key}' in request.outputs.${name} (expected into, memory or device)`,
+            );
+          }
         }
         const place = placement(
           `request.outputs.${name}.memory`,

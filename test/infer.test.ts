@@ -499,6 +499,22 @@ describe('validation before native', () => {
       'batch size 9',
       'max_batch_size 8',
     );
+    // An empty batch: Triton r25.07 reads batch 0 as "no batch size" (a byte size error for
+    // [0,3], an output of shape [0] for [0,0]); refused the same way on every library.
+    for (const shape of [
+      [0, 3],
+      [0, 0],
+    ]) {
+      await invalid(
+        server().infer('identity_fp32', { inputs: { INPUT0: { data: new Float32Array(0), shape } } }),
+        "input 'INPUT0'",
+        'batch size 0',
+      );
+    }
+    await invalid(
+      server().infer('identity_fixed', { inputs: { INPUT0: { data: new Int32Array(0), shape: [0, 2, 3] } } }),
+      'batch size 0',
+    );
   });
 
   it('unknown output', async () => {
@@ -530,6 +546,16 @@ describe('validation before native', () => {
         outputs: { OUTPUT0: { memory: 'disk' } },
       } as never),
     ).rejects.toThrow(/memory/);
+    // A misspelt output option is refused, not ignored (found by test/fuzz.test.ts).
+    const err = await rejection(
+      s.infer('identity_fp32', {
+        inputs: { INPUT0: fp32([1]) },
+        outputs: { OUTPUT0: { intoo: new Float32Array(1) } },
+      } as never),
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toContain("'intoo'");
+    expect(err.message).toContain('request.outputs.OUTPUT0');
   });
 
   it('a detached input buffer is a TypeError at submission', async () => {

@@ -1,0 +1,389 @@
+/**
+ * `triton-node soak` (`npm run soak`): a long run that shows whether memory
+ * and live objects stay flat. 1,000,000 small identity requests with 64 in
+ * flight, then 200 streams of 1,000 responses (square), sampling RSS, the V8
+ * heap, ArrayBuffer memory and the live-object counters (the addon's on any
+ * library, the fake engine's too on the fake) as it goes. Ends with one line:
+ * `soak: PASS ...` or `soak: FAIL <reason>` (exit code 0 or 1).
+ *
+ * PASS: every request and stream gave the right answer (zero errors), every
+ * Promise settled, RSS levelled off (in each phase, the median RSS of the
+ * last quarter is at most --max-growth MiB above the middle half's), and
+ * after stop() nothing of a request is left alive.
+ */
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+export interface SoakOptions {
+  requests: number;
+  concurrency: number;
+  streams: number;
+  responses: number;
+  streamConcurrency: number;
+  /** Samples per phase (about). */
+  samples: number;
+  /** Most RSS growth allowed in a phase (median of the last quarter over the middle half's), MiB. */
+  maxGrowthMiB: number;
+  /** A phase that makes no progress for this long fails, s. */
+  stallSeconds: number;
+  library: string;
+  repository: string;
+  backendDir?: string;
+}
+
+interface Sample {
+  phase: 'requests' | 'streams' | 'stopped';
+  done: number;
+  seconds: number;
+  rate: number;
+  rss: number;
+  heapUsed: number;
+  arrayBuffers: number;
+  external: number;
+  pendingRequests: number;
+  liveOutputBuffers: number;
+  fake: { requests: number; responses: number; outputBuffers: number } | null;
+}
+
+/** The part of the API the soak uses (imported lazily: the CLI's other commands do not load the addon). */
+type Api = typeof import('../lib/index.js');
+type Testing = typeof import('../lib/testing.js');
+type Native = typeof import('../lib/native.js');
+
+const MiB = 1024 * 1024;
+
+function exposeGc(): () => void {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (existing) return existing;
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+/** Counts issued and settled Promises, and notices a phase that stops moving. */
+class Progress {
+  issued = 0;
+  settled = 0;
+  /** Anything that shows life: a settled Promise or a stream response. */
+  moved = 0;
+  #last = -1;
+  #still = 0;
+
+  /** Rejects when nothing moved for `seconds`. */
+  watch(seconds: number, what: string): { stalled: Promise<never>; stop(): void } {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setInterval(() => {
+        if (this.moved !== this.#last) {
+          this.#last = this.moved;
+          this.#still = 0;
+          return;
+        }
+        if (++this.#still >= seconds) {
+          reject(
+            new Error(`${what} stalled: ${this.issued - this.settled} Promise(s) unsettled for ${seconds} s`),
+          );
+        }
+      }, 1000);
+    });
+    stalled.catch(() => {});
+    return { stalled, stop: () => clearInterval(timer) };
+  }
+}
+
+/** Runs the soak; a setup failure (library, models) is a FAIL too. Returns the exit code. */
+export async function soak(options: SoakOptions): Promise<number> {
+  try {
+    return await run(options);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    process.stdout.write(`soak: FAIL ${err.code ?? err.name}: ${err.message.split('\n')[0]}\n`);
+    return 1;
+  }
+}
+
+async function run(options: SoakOptions): Promise<number> {
+  const gc = exposeGc();
+  const api: Api = await import('../lib/index.js');
+  const testing: Testing = await import('../lib/testing.js');
+  const native: Native = await import('../lib/native.js');
+  const info = api.loadLibrary(options.library);
+  let errorCount = 0;
+  const firstErrors: string[] = [];
+  const error = (message: string) => {
+    if (++errorCount <= 5) firstErrors.push(message);
+  };
+  const samples: Sample[] = [];
+  const start = performance.now();
+  let phaseStart = start;
+  let lastDone = 0;
+  let lastAt = start;
+
+  const sample = (phase: Sample['phase'], done: number): Sample => {
+    gc();
+    const mem = process.memoryUsage();
+    const stats = native.addon().addonStats();
+    const live = testing.fakeEngine.liveObjects();
+    const now = performance.now();
+    const s: Sample = {
+      phase,
+      done,
+      seconds: (now - start) / 1000,
+      rate: now > lastAt ? ((done - lastDone) * 1000) / (now - lastAt) : 0,
+      rss: mem.rss,
+      heapUsed: mem.heapUsed,
+      arrayBuffers: mem.arrayBuffers,
+      external: mem.external,
+      pendingRequests: stats.pendingRequests,
+      liveOutputBuffers: stats.liveOutputBuffers,
+      fake:
+        live === null
+          ? null
+          : { requests: live.requests, responses: live.responses, outputBuffers: live.outputBuffers },
+    };
+    lastDone = done;
+    lastAt = now;
+    samples.push(s);
+    return s;
+  };
+
+  const server = await api.Server.create({
+    modelRepository: options.repository,
+    library: options.library,
+    ...(options.backendDir === undefined ? {} : { backendDirectory: options.backendDir }),
+    exitTimeoutSeconds: 30,
+  });
+  try {
+    await server.loadModel('identity_fp32');
+    await server.loadModel('square_int32');
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  const identity = server.model('identity_fp32');
+  const square = server.model('square_int32');
+  process.stdout.write(
+    `soak: ${info.isFake ? 'fake engine' : 'Triton'} ${info.path}, ${options.requests} requests ` +
+      `(${options.concurrency} in flight), ${options.streams} streams of ${options.responses} responses ` +
+      `(${options.streamConcurrency} at a time)\n`,
+  );
+
+  // Warm-up (JIT, pools, lazily created objects), then the baseline.
+  for (let i = 0; i < 2000; i++) await identity.infer({ inputs: { INPUT0: new Float32Array([i]) } });
+  const baseline = sample('requests', 0);
+  phaseStart = performance.now();
+  lastAt = phaseStart;
+
+  const progress = new Progress();
+  let failure: string | undefined;
+
+  // ---- 1. requests: closed loop, `concurrency` in flight, each answer checked.
+  const every = Math.max(1, Math.ceil(options.requests / options.samples));
+  let next = 0;
+  let completed = 0;
+  const worker = async () => {
+    while (next < options.requests) {
+      const i = next++;
+      const input = new Float32Array([i, -i, i / 2, 7]);
+      progress.issued++;
+      try {
+        const r = await identity.infer({ inputs: { INPUT0: input } });
+        const out = r.outputs.OUTPUT0?.data as Float32Array | undefined;
+        if (out === undefined || out.length !== 4 || out[0] !== i || out[1] !== -i || out[2] !== i / 2) {
+          error(`request ${i}: wrong output ${out === undefined ? 'none' : `[${Array.from(out)}]`}`);
+        }
+      } catch (e) {
+        error(`request ${i}: ${(e as Error).name}: ${(e as Error).message}`);
+      } finally {
+        progress.settled++;
+        progress.moved++;
+      }
+      if (++completed % every === 0) sample('requests', completed);
+    }
+  };
+  const requestWatch = progress.watch(options.stallSeconds, 'the request phase');
+  try {
+    await Promise.race([
+      Promise.all(Array.from({ length: options.concurrency }, worker)),
+      requestWatch.stalled,
+    ]);
+  } catch (e) {
+    failure = (e as Error).message;
+  } finally {
+    requestWatch.stop();
+  }
+  if (samples.at(-1)?.done !== completed) sample('requests', completed);
+  const requestSamples = samples.filter((s) => s.phase === 'requests');
+
+  // ---- 2. streams: `streamConcurrency` streams at a time, each counted and checked.
+  lastDone = 0;
+  lastAt = performance.now();
+  const streamEvery = Math.max(1, Math.ceil(options.streams / options.samples));
+  let nextStream = 0;
+  let streamsDone = 0;
+  const streamWorker = async () => {
+    while (nextStream < options.streams && failure === undefined) {
+      const s = nextStream++;
+      progress.issued++;
+      let got = 0;
+      try {
+        for await (const r of square.stream({ inputs: { IN: new Int32Array([options.responses]) } })) {
+          const out = r.outputs.OUT?.data as Int32Array | undefined;
+          if (out?.[0] !== options.responses) error(`stream ${s}: response ${got} is ${out?.[0]}`);
+          got++;
+          progress.moved++;
+        }
+        if (got !== options.responses) error(`stream ${s}: ${got} responses, expected ${options.responses}`);
+      } catch (e) {
+        error(`stream ${s}: ${(e as Error).name}: ${(e as Error).message} after ${got} responses`);
+      } finally {
+        progress.settled++;
+        progress.moved++;
+      }
+      if (++streamsDone % streamEvery === 0) sample('streams', streamsDone);
+    }
+  };
+  if (failure === undefined) {
+    const streamWatch = progress.watch(options.stallSeconds, 'the stream phase');
+    try {
+      await Promise.race([
+        Promise.all(Array.from({ length: options.streamConcurrency }, streamWorker)),
+        streamWatch.stalled,
+      ]);
+    } catch (e) {
+      failure = (e as Error).message;
+    } finally {
+      streamWatch.stop();
+    }
+    if (samples.at(-1)?.phase !== 'streams' || samples.at(-1)?.done !== streamsDone) {
+      sample('streams', streamsDone);
+    }
+  }
+  const streamSamples = samples.filter((s) => s.phase === 'streams');
+
+  // ---- 3. stop, and what is left.
+  await server.stop();
+  const drainEnd = performance.now() + 30_000;
+  while (native.addon().addonStats().pendingRequests > 0 && performance.now() < drainEnd) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  for (let i = 0; i < 4; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  const end = sample('stopped', streamsDone);
+
+  process.stdout.write(`\n${formatSamples(samples)}\n\n`);
+
+  // ---- verdict
+  const reasons: string[] = [];
+  if (failure !== undefined) reasons.push(failure);
+  if (progress.issued !== progress.settled) {
+    reasons.push(`${progress.issued - progress.settled} Promise(s) never settled`);
+  }
+  if (errorCount > 0) reasons.push(`${errorCount} error(s), first: ${firstErrors.join('; ')}`);
+  if (completed !== options.requests) reasons.push(`${completed} of ${options.requests} requests completed`);
+  if (failure === undefined && streamsDone !== options.streams) {
+    reasons.push(`${streamsDone} of ${options.streams} streams completed`);
+  }
+  const requestGrowth = lastQuarterGrowth(requestSamples);
+  const streamGrowth = lastQuarterGrowth(streamSamples);
+  const limit = options.maxGrowthMiB * MiB;
+  if (requestGrowth > limit) {
+    reasons.push(
+      `RSS rose ${mib(requestGrowth)} MiB from the middle half of the requests to their last quarter (medians; limit ${options.maxGrowthMiB})`,
+    );
+  }
+  if (streamGrowth > limit) {
+    reasons.push(
+      `RSS rose ${mib(streamGrowth)} MiB from the middle half of the streams to their last quarter (medians; limit ${options.maxGrowthMiB})`,
+    );
+  }
+  if (end.pendingRequests !== 0) reasons.push(`${end.pendingRequests} request(s) still pending after stop()`);
+  if (end.liveOutputBuffers > baseline.liveOutputBuffers) {
+    reasons.push(
+      `${end.liveOutputBuffers} output buffer(s) alive after stop(), baseline ${baseline.liveOutputBuffers}`,
+    );
+  }
+  if (
+    end.fake !== null &&
+    (end.fake.requests !== 0 || end.fake.responses !== 0 || end.fake.outputBuffers !== 0)
+  ) {
+    reasons.push(`the fake engine still holds ${JSON.stringify(end.fake)} after stop()`);
+  }
+
+  const peak = Math.max(...samples.map((s) => s.rss));
+  const seconds = ((performance.now() - start) / 1000).toFixed(1);
+  const summary =
+    `requests=${completed} streams=${streamsDone}x${options.responses} errors=${errorCount} ` +
+    `rss=${mib(baseline.rss)}->${mib(end.rss)} MiB peak=${mib(peak)} MiB ` +
+    `last-quarter growth: requests ${mib(requestGrowth)} MiB, streams ${mib(streamGrowth)} MiB ` +
+    `live after stop: pending=${end.pendingRequests} outputBuffers=${end.liveOutputBuffers}` +
+    (end.fake === null ? '' : ` fake=${end.fake.requests}/${end.fake.responses}/${end.fake.outputBuffers}`) +
+    ` ${seconds} s`;
+  if (reasons.length === 0) {
+    process.stdout.write(`soak: PASS ${summary}\n`);
+    return 0;
+  }
+  process.stdout.write(`soak: FAIL ${reasons.join('; ')} (${summary})\n`);
+  return 1;
+}
+
+/**
+ * How much RSS rose from the middle half of a phase to its last quarter:
+ * the median of the last quarter's samples minus the median of the middle
+ * half's. RSS swings by tens of MiB from one sample to the next (malloc
+ * arenas of Triton's threads, V8's heap), so single samples, even peaks,
+ * say little; a leak lifts every sample, and the medians with them (by
+ * 37.5% of the phase's total leak: the windows' centres are that far
+ * apart). The first quarter is warm-up. 0 with too few samples.
+ */
+function lastQuarterGrowth(list: Sample[]): number {
+  const total = list.at(-1)?.done ?? 0;
+  const middle = list.filter((s) => s.done >= total * 0.25 && s.done < total * 0.75).map((s) => s.rss);
+  const last = list.filter((s) => s.done >= total * 0.75).map((s) => s.rss);
+  if (middle.length === 0 || last.length === 0) return 0;
+  return median(last) - median(middle);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function mib(bytes: number): string {
+  return (bytes / MiB).toFixed(1);
+}
+
+function formatSamples(samples: Sample[]): string {
+  const head = [
+    'phase',
+    'done',
+    's',
+    'per s',
+    'RSS MiB',
+    'heap MiB',
+    'arrayBuf MiB',
+    'external MiB',
+    'pending',
+    'outBufs',
+    'fake req/resp/buf',
+  ];
+  const rows = samples.map((s) => [
+    s.phase,
+    s.phase === 'stopped' ? '-' : String(s.done),
+    s.seconds.toFixed(1),
+    s.phase === 'stopped' ? '-' : s.rate.toFixed(0),
+    mib(s.rss),
+    mib(s.heapUsed),
+    mib(s.arrayBuffers),
+    mib(s.external),
+    String(s.pendingRequests),
+    String(s.liveOutputBuffers),
+    s.fake === null ? '-' : `${s.fake.requests}/${s.fake.responses}/${s.fake.outputBuffers}`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
