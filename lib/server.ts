@@ -487,8 +487,10 @@ export class Server implements AsyncDisposable {
    * Stops the server: in-flight requests finish or fail, open streams end
    * with an error, then the server is deleted. Idempotent; every later call
    * on this server rejects with a TritonError 'UNAVAILABLE'. Resolves once
-   * the server is gone; a problem Triton reports while stopping (an expired
-   * exit timeout) is emitted as a process warning.
+   * Triton's stop returned (after `exitTimeoutSeconds` at most; requests
+   * still in flight then are cancelled, and the server is deleted once
+   * Triton released them); the expired exit timeout is emitted as a process
+   * warning.
    */
   stop(): Promise<void> {
     if (this.#stopping === undefined) {

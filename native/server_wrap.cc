@@ -669,6 +669,10 @@ bool ServerCore::DeleteServerOnce() {
       std::lock_guard<std::mutex> lock(ctx_mu_);
       deferred = inflight_ > 0;
     }
+    // The exit timeout passed with requests still in flight: cancel them, so
+    // that backends which honour cancellation end them now rather than run
+    // the queue out after stop() has returned.
+    if (deferred) CancelInflight();
     // A stop that timed out leaves the models of the requests still in
     // flight alive, and a model destroyed after ServerDelete crashes Triton
     // (its backend thread uses the deleted server): delete later, once they
@@ -875,6 +879,9 @@ void ServerCore::Teardown(bool env_alive) {
     if (state_ == kCreating || state_ == kRunning) state_ = kStopping;
     state_cv_.wait(lock, [this] { return active_threads_ == 0; });
   }
+  // Nobody can receive these results any more (the environment or the
+  // process is ending): cancel them so the stop need not wait them out.
+  CancelInflight();
   bool deferred = DeleteServerOnce();
   {
     std::unique_lock<std::mutex> lock(state_mu_);
@@ -979,12 +986,20 @@ uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
 void ServerCore::Cancel(uint64_t token) {
   uint64_t index = token & kTokenIndexMask;
   if (index >= contexts_.size()) return;
-  RequestContext* ctx = contexts_[index];
+  CancelContext(contexts_[index], &token);
+}
+
+void ServerCore::CancelInflight() {
+  // contexts_ grows only in Submit, which is refused once stopping began.
+  for (RequestContext* ctx : contexts_) CancelContext(ctx, nullptr);
+}
+
+void ServerCore::CancelContext(RequestContext* ctx, const uint64_t* token) {
   TRITONSERVER_InferenceRequest* request;
   {
     std::lock_guard<std::mutex> lock(ctx_mu_);
     // Once released and final, the request is deleted (or about to be).
-    if (ctx->token != token || !ctx->submitted ||
+    if ((token != nullptr && ctx->token != *token) || !ctx->submitted ||
         (ctx->released && ctx->final_seen)) {
       return;
     }

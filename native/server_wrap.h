@@ -68,6 +68,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   // JS thread.
   uint64_t Submit(const Napi::CallbackInfo& info);
   void Cancel(uint64_t token);
+  // Any thread once stopping began: cancels every request still in flight.
+  void CancelInflight();
   int64_t Inflight();
   void RecycleContext(napi_env env, RequestContext* ctx);
   bool IsStopped();  // stopping or stopped
@@ -113,6 +115,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   // after the stop (it timed out): then returns true and the caller either
   // runs DeleteServerWhenSettled (blocks) or leaves the server undeleted.
   bool DeleteServerOnce();
+  // Cancels ctx's request if it is in flight (and, with `token`, still that
+  // request).
+  void CancelContext(RequestContext* ctx, const uint64_t* token);
   void DeleteServerWhenSettled();
 
   napi_env env_;

@@ -199,3 +199,50 @@ describe('server lifecycle', () => {
     }
   });
 });
+
+describe('a stop that times out', () => {
+  it('cancels the requests still in flight, which then settle instead of running the queue out', async () => {
+    const server = await Server.create(serverOptions({ exitTimeoutSeconds: 1 }));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      // One instance, one request per execution, 20 ms each: 150 requests
+      // queue for ~3 s, longer than the exit timeout.
+      await server.loadModel('identity_delay', {
+        config: {
+          name: 'identity_delay',
+          backend: 'identity',
+          max_batch_size: 1,
+          input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+          output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+          instance_group: [{ count: 1, kind: 'KIND_CPU' }],
+          dynamic_batching: {
+            default_queue_policy: { timeout_action: 'REJECT', allow_timeout_override: true },
+          },
+          parameters: { execute_delay_ms: { string_value: '20' } },
+        },
+      });
+      const m = server.model('identity_delay');
+      await m.infer({ inputs: { INPUT0: new Float32Array([0]) } });
+      const outcomes = Array.from({ length: 150 }, (_, i) =>
+        m.infer({ inputs: { INPUT0: new Float32Array([i]) } }).then(
+          () => 'ok',
+          (e: TritonError) => e.code,
+        ),
+      );
+      await server.stop();
+      const settled = await Promise.all(outcomes);
+      const ok = settled.filter((o) => o === 'ok').length;
+      // ~50 ran within the exit timeout; the cancelled rest did not run.
+      expect(ok).toBeGreaterThan(0);
+      expect(ok).toBeLessThan(120);
+      for (const o of settled) expect(['ok', 'CANCELLED', 'UNAVAILABLE']).toContain(o);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on a later tick
+      expect(warnings.some((w) => /timeout/i.test(w))).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+      await server.stop();
+    }
+  });
+});
