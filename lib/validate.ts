@@ -652,7 +652,9 @@ export function buildRequest(
         if (place.device !== undefined) device = place.device;
         if (options.into !== undefined) {
           into = nativeDestination(`request.outputs.${name}.into`, options.into);
-          if (ArrayBuffer.isView(options.into) && !arrayFits(options.into, io.datatype)) {
+          // A DataView is raw bytes for any datatype; a TypedArray must be the output's own kind.
+          const view = options.into;
+          if (ArrayBuffer.isView(view) && !(view instanceof DataView) && !arrayFits(view, io.datatype)) {
             throw new TypeError(
               `Expected a ${io.datatype === 'BYTES' ? 'Uint8Array' : arrayTypeOf(io.datatype)!.name} for request.outputs.${name}.into (output '${name}' is ${io.datatype}) but received ${describe(options.into)}`,
             );

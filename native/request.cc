@@ -42,10 +42,17 @@ class Utf8 {
  private:
   // Triton takes C strings: a NUL would silently cut the value.
   void RejectNul(Napi::Env env, const char* what) const {
-    if (std::memchr(data_, '\0', length_) != nullptr) {
-      ThrowTypeError(env,
-                     std::string(what) + " must not contain a NUL character");
+    if (std::memchr(data_, '\0', length_) == nullptr) return;
+    std::string shown;
+    for (size_t i = 0; i < length_; ++i) {
+      if (data_[i] == '\0') {
+        shown += "\\u0000";
+      } else {
+        shown += data_[i];
+      }
     }
+    ThrowTypeError(env, std::string(what) + " \"" + shown +
+                            "\" must not contain a NUL character");
   }
 
   char inline_[128];
@@ -338,7 +345,7 @@ void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
 
   napi_value v = info[2];
   if (!IsUndefined(env, v)) {
-    Utf8 id(env, v, "id");
+    Utf8 id(env, v, "request id");
     Check(env, api.TRITONSERVER_InferenceRequestSetId(r, id.c_str()));
   }
   int64_t n = nums.Optional(kSlotPriority, "priority");
