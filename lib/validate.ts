@@ -544,6 +544,14 @@ export function buildRequest(
     }
     if (batching) {
       const size = shape[0]!;
+      if (size === 0) {
+        // Triton itself takes batch size 0 as "no batch dimension": it
+        // rejects [0, 5] with a byte size mismatch and answers [0, 0] with a
+        // [0]-shaped output. Neither is what a caller means.
+        throw new RangeError(
+          `input '${name}' of model '${spec.name}': batch size 0 in shape ${shapeText(shape)}; the model batches (max_batch_size ${spec.maxBatchSize}), so the first dimension must be 1 to ${spec.maxBatchSize}`,
+        );
+      }
       if (size > spec.maxBatchSize) {
         throw invalid(
           ctx,
