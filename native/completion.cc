@@ -242,6 +242,12 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
       api.TRITONSERVER_ErrorDelete(e);
       count = 0;
     }
+    // A failed response may carry the output whose allocation failed, and
+    // Triton never initializes such an output's buffer_userp (r25.07
+    // InferenceResponse::Output): reading it crashed the addon. A failed
+    // response's outputs are of no use to the caller: leave them all (the
+    // buffers that were allocated are still released with the response).
+    if (c->has_error) count = 0;
     if (c->outputs.size() < count) c->outputs.resize(count);
     kept = 0;
     for (uint32_t i = 0; i < count; ++i) {

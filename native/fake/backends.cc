@@ -21,6 +21,10 @@
 namespace fake {
 namespace {
 
+// What the fake hands out for Triton's uninitialized buffer_userp: an
+// address in the first page, which is never mapped.
+void* const kUninitializedUserp = reinterpret_cast<void*>(uintptr_t{0x34});
+
 TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
                                             const ResponseTarget& t) {
   auto* resp = new TRITONSERVER_InferenceResponse();
@@ -61,7 +65,14 @@ TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
   TRITONSERVER_Error* err =
       a->alloc_fn(a, cfg->name.c_str(), bytes, TRITONSERVER_MEMORY_CPU, 0,
                   t.alloc_userp, &buffer, &tag, &type, &id);
-  if (err != nullptr) return err;
+  if (err != nullptr) {
+    // Triton never initializes the buffer_userp of an output whose
+    // allocation failed, and InferenceResponseOutput hands it out as it is:
+    // the fake hands out an address that faults, so a caller that reads
+    // through it crashes here as it may on the real library.
+    o.buffer_userp = kUninitializedUserp;
+    return err;
+  }
   if (a->buffer_attributes_fn != nullptr) {
     TRITONSERVER_BufferAttributes attrs;
     attrs.memory_type = type;
