@@ -40,6 +40,7 @@
         "native/fake/metrics.cc",
         "native/fake/model_config.cc",
         "native/fake/model_repository.cc",
+        "native/fake/precondition.cc",
         "native/fake/scheduler.cc",
         "native/fake/server.cc",
         "native/fake/statistics.cc",
@@ -70,7 +71,8 @@
         "native/fake/model_config.cc",
         "native/fake/test/config_tests.cc",
         "native/fake/test/engine_tests.cc",
-        "native/fake/test/fake_engine_tests.cc"
+        "native/fake/test/fake_engine_tests.cc",
+        "native/fake/test/precondition_tests.cc"
       ],
       "include_dirs": ["native/include"],
       "cflags!": ["-fno-exceptions", "-fno-rtti"],

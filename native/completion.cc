@@ -200,11 +200,14 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
   c->parameter_count = 0;
   if (response != nullptr) {
     const TritonApi& api = Api();
-    // The response owns this error: read it, do not delete it.
+    // Triton's header says the response owns this error, but every Triton
+    // release (r23.01 to r25.07 and main) returns a new copy on each call
+    // (tritonserver.cc: RETURN_IF_STATUS_ERROR on the response's status):
+    // not deleting it leaks one error per failed response.
     TRITONSERVER_Error* err = api.TRITONSERVER_InferenceResponseError(response);
     if (err != nullptr) {
       c->has_error = true;
-      c->error = PeekError(err);
+      c->error = TakeError(err);
     }
     TRITONSERVER_Error* e = api.TRITONSERVER_InferenceResponseModel(
         response, &c->model, &c->version);
@@ -234,9 +237,11 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
     }
     c->parameter_count = kept;
     count = 0;
-    // An error response's outputs are not read: a backend that failed to
-    // get an output buffer (a destination too small, say) still leaves the
-    // output in the response, with no memory behind it.
+    // A failed response may carry the output whose allocation failed, and
+    // Triton never initializes such an output's buffer_userp (r25.07
+    // InferenceResponse::Output): reading it crashed the addon. A failed
+    // response's outputs are of no use to the caller: leave them all (the
+    // buffers that were allocated are still released with the response).
     e = c->has_error
             ? nullptr
             : api.TRITONSERVER_InferenceResponseOutputCount(response, &count);

@@ -166,6 +166,27 @@ describe('inference', () => {
     expect(values(r.outputs.OUTPUT0)).toEqual([9]);
   });
 
+  it('a string correlationId: identity rejects it (its ID is read as an integer), INVALID_ARG', async () => {
+    const err = (await rejection(
+      server().infer('identity_fp32', {
+        inputs: { INPUT0: new Float32Array([1]) },
+        id: 'corr-str',
+        correlationId: 'session-1',
+      }),
+    )) as TritonError;
+    expect(err).toBeInstanceOf(TritonError);
+    expect(err.code).toBe('INVALID_ARG');
+    expect(err.message).toContain('[request id: corr-str] correlation ID in request is not an unsigned int');
+    // An integer one (number or bigint) is fine.
+    for (const correlationId of [5, 2n ** 64n - 1n]) {
+      const ok = await server().infer('identity_fp32', {
+        inputs: { INPUT0: new Float32Array([2]) },
+        correlationId,
+      });
+      expect(values(ok.outputs.OUTPUT0)).toEqual([2]);
+    }
+  });
+
   it('batches along the first dimension up to max_batch_size', async () => {
     const data = Float32Array.from({ length: 24 }, (_, i) => i);
     const r = await server().infer('identity_fp32', { inputs: { INPUT0: { data, shape: [8, 3] } } });
@@ -450,6 +471,16 @@ describe('validation before native', () => {
       .model('identity_optional')
       .infer({ inputs: { INPUT0: fp32([5]) }, outputs: ['OUTPUT0'] });
     expect(values(r.outputs.OUTPUT0)).toEqual([5]);
+    // Asking for the output of the optional input that was left out: Triton's
+    // identity answers zeros of the input's config shape (-1 read as 1).
+    const all = await server()
+      .model('identity_optional')
+      .infer({ inputs: { INPUT0: fp32([5, 6]) } });
+    expect(Object.keys(all.outputs)).toEqual(['OUTPUT0', 'OUTPUT1']);
+    expect(values(all.outputs.OUTPUT0)).toEqual([5, 6]);
+    expect(all.outputs.OUTPUT1!.shape).toEqual([1]);
+    expect(all.outputs.OUTPUT1!.datatype).toBe('FP32');
+    expect(values(all.outputs.OUTPUT1)).toEqual([0]);
   });
 
   it('datatype mismatch (array type or explicit datatype)', async () => {
@@ -515,6 +546,28 @@ describe('validation before native', () => {
       server().infer('identity_fixed', { inputs: { INPUT0: { data: new Int32Array(0), shape: [0, 2, 3] } } }),
       'batch size 0',
     );
+  });
+
+  it('a zero batch dimension is INVALID_ARG naming the input, before Triton sees it', async () => {
+    // Triton itself would reject [0,5] with a byte size mismatch and answer
+    // [0,0] with a [0]-shaped output: neither means what the caller meant.
+    const cases: Array<[string, number[], ArrayLike<number>]> = [
+      ['identity_fp32', [0, 5], new Float32Array(0)],
+      ['identity_fp32', [0, 0], new Float32Array(0)],
+      ['identity_fixed', [0, 2, 3], new Int32Array(0)],
+    ];
+    for (const [model, shape, data] of cases) {
+      const err = await rejection(server().infer(model, { inputs: { INPUT0: { data, shape } } } as never));
+      expect(err).toBeInstanceOf(TritonError);
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect(err.message).toContain("input 'INPUT0'");
+      expect(err.message).toContain('batch size 0');
+    }
+    // Zero elements in a batch of one are fine.
+    const empty = await server().infer('identity_fp32', {
+      inputs: { INPUT0: { data: new Float32Array(0), shape: [1, 0] } },
+    });
+    expect(empty.outputs.OUTPUT0!.shape).toEqual([1, 0]);
   });
 
   it('unknown output', async () => {

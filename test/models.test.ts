@@ -224,6 +224,30 @@ describe('model control', () => {
     }
   });
 
+  it('a failed reload keeps the serving version READY and serving (Triton swaps only a complete load)', async () => {
+    const s = server();
+    const model = s.model('identity_bytes');
+    await s.loadModel('identity_bytes');
+    const input = { inputs: { INPUT0: ['kept'] } };
+    // A version set naming a version that does not exist.
+    const missing = await rejection(s.loadModel('identity_bytes', { versions: [7] }));
+    expect(missing.code).toBe('INVALID_ARG');
+    expect(missing.message).toContain('at least one version must be available');
+    // A config override naming a backend that does not exist.
+    const config = await model.config();
+    const unknown = await rejection(
+      s.loadModel('identity_bytes', { config: { ...config, backend: 'no_such_backend' } }),
+    );
+    expect(unknown.code).toBe('INVALID_ARG');
+    expect(unknown.message).toContain('no_such_backend');
+    for (const probe of [model.isReady(), s.model('identity_bytes', 1).isReady()]) {
+      expect(await probe).toBe(true);
+    }
+    expect(await states('identity_bytes')).toEqual([{ name: 'identity_bytes', version: 1, state: 'READY' }]);
+    expect((await model.config()).backend).toBe('identity');
+    expect((await model.infer(input)).outputs.OUTPUT0!.strings()).toEqual(['kept']);
+  });
+
   it('option mistakes are TypeErrors naming the option', async () => {
     await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(TypeError);
     await expect(server().loadModel('identity_fp32', { versions: [] })).rejects.toThrow(/versions/);

@@ -69,6 +69,25 @@ describe('streams from decoupled models', () => {
     expect(stream.stats.meanTimeBetweenResponsesMs).toBeNull();
   });
 
+  it('a string correlationId reaches repeat, which never reads it', async () => {
+    const got = await collect(
+      server()
+        .model('repeat_int32')
+        .stream({ ...repeat([7, 8], 0), correlationId: 'session-1' }),
+    );
+    expect(got.map((r) => first(r, 'OUT'))).toEqual([7, 8]);
+  });
+
+  it('repeat answers OUT and IDX in every response, whichever outputs were asked for', async () => {
+    const got = await collect(
+      server()
+        .model('repeat_int32')
+        .stream({ ...repeat([3], 0), outputs: ['OUT'] }),
+    );
+    expect(got.length).toBe(1);
+    expect(Object.keys(got[0]!.outputs).sort()).toEqual(['IDX', 'OUT']);
+  });
+
   it('repeat with 1,000 responses and per-response delays, in order', async () => {
     const values = Array.from({ length: 1000 }, (_, i) => i * 3 - 500);
     const delays = values.map((_, i) => (i % 100 === 0 ? 2 : 0));

@@ -100,8 +100,8 @@ using namespace fake;
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ApiVersion(uint32_t* major,
                                                         uint32_t* minor) {
-  FAKE_REQUIRE(major, "major");
-  FAKE_REQUIRE(minor, "minor");
+  FAKE_NOT_NULL(major);
+  FAKE_NOT_NULL(minor);
   *major = 1;
   *minor = 34;
   return nullptr;
@@ -114,7 +114,8 @@ FAKE_EXPORT const char* TRITONSERVER_DataTypeString(
 
 FAKE_EXPORT TRITONSERVER_DataType
 TRITONSERVER_StringToDataType(const char* dtype) {
-  if (dtype == nullptr) return TRITONSERVER_TYPE_INVALID;
+  // Triton takes strlen() of it first.
+  FAKE_NOT_NULL(dtype);
   for (int t = 1; t <= 14; ++t) {
     if (std::strcmp(dtype,
                     DataTypeName(static_cast<TRITONSERVER_DataType>(t))) == 0) {
@@ -145,7 +146,17 @@ FAKE_EXPORT const char* TRITONSERVER_MemoryTypeString(
 FAKE_EXPORT TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(
     const char* name, const TRITONSERVER_ParameterType type,
     const void* value) {
-  if (name == nullptr || value == nullptr) return nullptr;
+  // Triton answers nullptr for BYTES (use ParameterBytesNew) and for
+  // unknown types, before looking at the arguments; for the other types it
+  // copies the name and reads the value.
+  if (type != TRITONSERVER_PARAMETER_STRING &&
+      type != TRITONSERVER_PARAMETER_INT &&
+      type != TRITONSERVER_PARAMETER_BOOL &&
+      type != TRITONSERVER_PARAMETER_DOUBLE) {
+    return nullptr;
+  }
+  FAKE_NOT_NULL(name);
+  FAKE_NOT_NULL(value);
   auto* p = new TRITONSERVER_Parameter();
   p->name = name;
   p->type = type;
@@ -159,21 +170,22 @@ FAKE_EXPORT TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(
     case TRITONSERVER_PARAMETER_BOOL:
       p->b = *static_cast<const bool*>(value);
       break;
-    case TRITONSERVER_PARAMETER_DOUBLE:
+    default:
       p->d = *static_cast<const double*>(value);
       break;
-    default:
-      // Triton answers nullptr for BYTES (use ParameterBytesNew) and for
-      // unknown types.
-      delete p;
-      return nullptr;
   }
   return p;
 }
 
 FAKE_EXPORT TRITONSERVER_Parameter* TRITONSERVER_ParameterBytesNew(
     const char* name, const void* byte_ptr, const uint64_t size) {
-  if (name == nullptr || (byte_ptr == nullptr && size > 0)) return nullptr;
+  FAKE_NOT_NULL(name);
+  // Triton keeps the pointer (no copy) and reads `size` bytes from it
+  // wherever the parameter is used; the fake copies, but a null pointer
+  // with a size is a crash either way.
+  FAKE_EXPECT(byte_ptr != nullptr || size == 0,
+              "byte_ptr is null with size " + std::to_string(size) +
+                  "; the real library reads that many bytes from it (crash)");
   auto* p = new TRITONSERVER_Parameter();
   p->name = name;
   p->type = TRITONSERVER_PARAMETER_BYTES;
@@ -183,30 +195,37 @@ FAKE_EXPORT TRITONSERVER_Parameter* TRITONSERVER_ParameterBytesNew(
 
 FAKE_EXPORT void TRITONSERVER_ParameterDelete(
     TRITONSERVER_Parameter* parameter) {
+  FAKE_DELETABLE(kParameter, parameter);
   delete parameter;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ErrorNew(
     TRITONSERVER_Error_Code code, const char* msg) {
-  return new TRITONSERVER_Error(code, msg == nullptr ? "" : msg);
+  // The message is copied into a std::string.
+  FAKE_NOT_NULL(msg);
+  return new TRITONSERVER_Error(code, msg);
 }
 
 FAKE_EXPORT void TRITONSERVER_ErrorDelete(TRITONSERVER_Error* error) {
+  FAKE_DELETABLE(kError, error);
   delete error;
 }
 
 FAKE_EXPORT TRITONSERVER_Error_Code
 TRITONSERVER_ErrorCode(TRITONSERVER_Error* error) {
-  return error == nullptr ? TRITONSERVER_ERROR_UNKNOWN : error->code;
+  FAKE_LIVE(kError, error);
+  return error->code;
 }
 
 FAKE_EXPORT const char* TRITONSERVER_ErrorCodeString(
     TRITONSERVER_Error* error) {
-  return error == nullptr ? "Unknown" : CodeString(error->code);
+  FAKE_LIVE(kError, error);
+  return CodeString(error->code);
 }
 
 FAKE_EXPORT const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error) {
-  return error == nullptr ? "" : error->msg.c_str();
+  FAKE_LIVE(kError, error);
+  return error->msg.c_str();
 }
 
 // ---- response allocator -----------------------------------------------------
@@ -216,9 +235,10 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ResponseAllocatorNew(
     TRITONSERVER_ResponseAllocatorAllocFn_t alloc_fn,
     TRITONSERVER_ResponseAllocatorReleaseFn_t release_fn,
     TRITONSERVER_ResponseAllocatorStartFn_t start_fn) {
-  FAKE_REQUIRE(allocator, "allocator");
-  FAKE_REQUIRE(alloc_fn, "alloc_fn");
-  FAKE_REQUIRE(release_fn, "release_fn");
+  FAKE_NOT_NULL(allocator);
+  // Null alloc_fn / release_fn are stored as they are: Triton calls them
+  // without a check when an output is allocated or released, which is where
+  // the fake checks them (backends.cc, inference.cc).
   auto* a = new TRITONSERVER_ResponseAllocator();
   a->alloc_fn = alloc_fn;
   a->release_fn = release_fn;
@@ -231,7 +251,7 @@ FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_ResponseAllocatorSetBufferAttributesFunction(
     TRITONSERVER_ResponseAllocator* allocator,
     TRITONSERVER_ResponseAllocatorBufferAttributesFn_t buffer_attributes_fn) {
-  FAKE_REQUIRE(allocator, "allocator");
+  FAKE_LIVE(kAllocator, allocator);
   allocator->buffer_attributes_fn = buffer_attributes_fn;
   return nullptr;
 }
@@ -239,14 +259,22 @@ TRITONSERVER_ResponseAllocatorSetBufferAttributesFunction(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ResponseAllocatorSetQueryFunction(
     TRITONSERVER_ResponseAllocator* allocator,
     TRITONSERVER_ResponseAllocatorQueryFn_t query_fn) {
-  FAKE_REQUIRE(allocator, "allocator");
+  FAKE_LIVE(kAllocator, allocator);
   allocator->query_fn = query_fn;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ResponseAllocatorDelete(
     TRITONSERVER_ResponseAllocator* allocator) {
-  FAKE_REQUIRE(allocator, "allocator");
+  FAKE_DELETABLE(kAllocator, allocator);
+  if (allocator != nullptr) {
+    const int64_t users = allocator->users.load();
+    FAKE_EXPECT(users == 0,
+                "allocator is still used by " + std::to_string(users) +
+                    " in-flight request(s) or allocated output buffer(s) "
+                    "of undeleted responses; the real library calls its "
+                    "functions later (use after free)");
+  }
   delete allocator;
   return nullptr;
 }
@@ -255,32 +283,30 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ResponseAllocatorDelete(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(
     TRITONSERVER_Message** message, const char* base, size_t byte_size) {
-  FAKE_REQUIRE(message, "message");
-  if (base == nullptr && byte_size > 0) return ErrArg("base must not be null");
-  std::string text(base == nullptr ? "" : base, byte_size);
-  Json parsed;
-  std::string error;
-  if (!Json::Parse(text, &parsed, &error)) {
-    return ErrArg("failed to parse the request JSON buffer: " + error);
-  }
+  FAKE_NOT_NULL(message);
+  FAKE_EXPECT(base != nullptr || byte_size == 0,
+              "base is null with byte_size " + std::to_string(byte_size) +
+                  "; the real library copies that many bytes from it "
+                  "(crash)");
+  // Triton keeps the bytes as they are: it does not parse them here.
   auto* m = new TRITONSERVER_Message();
-  m->json = std::move(text);
+  if (byte_size > 0) m->json.assign(base, byte_size);
   *message = m;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MessageDelete(
     TRITONSERVER_Message* message) {
-  FAKE_REQUIRE(message, "message");
+  FAKE_DELETABLE(kMessage, message);
   delete message;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(
     TRITONSERVER_Message* message, const char** base, size_t* byte_size) {
-  FAKE_REQUIRE(message, "message");
-  FAKE_REQUIRE(base, "base");
-  FAKE_REQUIRE(byte_size, "byte_size");
+  FAKE_LIVE(kMessage, message);
+  FAKE_NOT_NULL(base);
+  FAKE_NOT_NULL(byte_size);
   *base = message->json.c_str();
   *byte_size = message->json.size();
   return nullptr;
@@ -290,74 +316,86 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesNew(
     TRITONSERVER_BufferAttributes** buffer_attributes) {
-  FAKE_REQUIRE(buffer_attributes, "buffer_attributes");
+  FAKE_NOT_NULL(buffer_attributes);
   *buffer_attributes = new TRITONSERVER_BufferAttributes();
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesDelete(
     TRITONSERVER_BufferAttributes* buffer_attributes) {
-  FAKE_REQUIRE(buffer_attributes, "buffer_attributes");
+  FAKE_DELETABLE(kBufferAttributes, buffer_attributes);
   delete buffer_attributes;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesSetMemoryTypeId(
-    TRITONSERVER_BufferAttributes* a, int64_t memory_type_id) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  a->memory_type_id = memory_type_id;
+    TRITONSERVER_BufferAttributes* buffer_attributes, int64_t memory_type_id) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  buffer_attributes->memory_type_id = memory_type_id;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesSetMemoryType(
-    TRITONSERVER_BufferAttributes* a, TRITONSERVER_MemoryType memory_type) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  a->memory_type = memory_type;
+    TRITONSERVER_BufferAttributes* buffer_attributes,
+    TRITONSERVER_MemoryType memory_type) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  buffer_attributes->memory_type = memory_type;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesSetCudaIpcHandle(
-    TRITONSERVER_BufferAttributes* a, void* cuda_ipc_handle) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  a->cuda_ipc_handle = cuda_ipc_handle;
+    TRITONSERVER_BufferAttributes* buffer_attributes, void* cuda_ipc_handle) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  // Triton copies a CUDA IPC handle (64 bytes) from the pointer with no
+  // null check; there is no way to clear a handle once set.
+  FAKE_EXPECT(cuda_ipc_handle != nullptr,
+              "cuda_ipc_handle is null; the real library copies 64 bytes "
+              "from it (crash)");
+  std::memcpy(buffer_attributes->cuda_ipc_handle, cuda_ipc_handle,
+              sizeof(buffer_attributes->cuda_ipc_handle));
+  buffer_attributes->has_cuda_ipc_handle = true;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesSetByteSize(
-    TRITONSERVER_BufferAttributes* a, size_t byte_size) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  a->byte_size = byte_size;
+    TRITONSERVER_BufferAttributes* buffer_attributes, size_t byte_size) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  buffer_attributes->byte_size = byte_size;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesMemoryTypeId(
-    TRITONSERVER_BufferAttributes* a, int64_t* memory_type_id) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  FAKE_REQUIRE(memory_type_id, "memory_type_id");
-  *memory_type_id = a->memory_type_id;
+    TRITONSERVER_BufferAttributes* buffer_attributes, int64_t* memory_type_id) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  FAKE_NOT_NULL(memory_type_id);
+  *memory_type_id = buffer_attributes->memory_type_id;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesMemoryType(
-    TRITONSERVER_BufferAttributes* a, TRITONSERVER_MemoryType* memory_type) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  FAKE_REQUIRE(memory_type, "memory_type");
-  *memory_type = a->memory_type;
+    TRITONSERVER_BufferAttributes* buffer_attributes,
+    TRITONSERVER_MemoryType* memory_type) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  FAKE_NOT_NULL(memory_type);
+  *memory_type = buffer_attributes->memory_type;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesCudaIpcHandle(
-    TRITONSERVER_BufferAttributes* a, void** cuda_ipc_handle) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  FAKE_REQUIRE(cuda_ipc_handle, "cuda_ipc_handle");
-  *cuda_ipc_handle = a->cuda_ipc_handle;
+    TRITONSERVER_BufferAttributes* buffer_attributes, void** cuda_ipc_handle) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  FAKE_NOT_NULL(cuda_ipc_handle);
+  // The attributes' own copy, or null when none was set.
+  *cuda_ipc_handle = buffer_attributes->has_cuda_ipc_handle
+                         ? buffer_attributes->cuda_ipc_handle
+                         : nullptr;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_BufferAttributesByteSize(
-    TRITONSERVER_BufferAttributes* a, size_t* byte_size) {
-  FAKE_REQUIRE(a, "buffer_attributes");
-  FAKE_REQUIRE(byte_size, "byte_size");
-  *byte_size = a->byte_size;
+    TRITONSERVER_BufferAttributes* buffer_attributes, size_t* byte_size) {
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  FAKE_NOT_NULL(byte_size);
+  *byte_size = buffer_attributes->byte_size;
   return nullptr;
 }

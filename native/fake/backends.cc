@@ -24,6 +24,10 @@
 namespace fake {
 namespace {
 
+// What the fake hands out for Triton's uninitialized buffer_userp: an
+// address in the first page, which is never mapped.
+void* const kUninitializedUserp = reinterpret_cast<void*>(uintptr_t{0x34});
+
 TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
                                             const ResponseTarget& t) {
   auto* resp = new TRITONSERVER_InferenceResponse();
@@ -31,6 +35,8 @@ TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
   resp->model = model;
   resp->id = t.id;
   resp->allocator = t.allocator;
+  // Triton calls the start function (when set) for every response it
+  // creates, reading the allocator each time.
   if (t.allocator->start_fn != nullptr) {
     delete t.allocator->start_fn(t.allocator, t.alloc_userp);
   }
@@ -53,10 +59,23 @@ TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
   TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
   int64_t id = 0;
   TRITONSERVER_ResponseAllocator* a = t.allocator;
+  if (a->alloc_fn == nullptr) {
+    Violation("TRITONSERVER_ResponseAllocatorNew",
+              "the response allocator's alloc_fn is null; the real library "
+              "calls it for output '" +
+                  cfg->name + "' (crash)");
+  }
   TRITONSERVER_Error* err =
       a->alloc_fn(a, cfg->name.c_str(), bytes, TRITONSERVER_MEMORY_CPU, 0,
                   t.alloc_userp, &buffer, &tag, &type, &id);
-  if (err != nullptr) return err;
+  if (err != nullptr) {
+    // Triton never initializes the buffer_userp of an output whose
+    // allocation failed, and InferenceResponseOutput hands it out as it is:
+    // the fake hands out an address that faults, so a caller that reads
+    // through it crashes here as it may on the real library.
+    o.buffer_userp = kUninitializedUserp;
+    return err;
+  }
   if (a->buffer_attributes_fn != nullptr) {
     TRITONSERVER_BufferAttributes attrs;
     attrs.memory_type = type;
@@ -74,6 +93,7 @@ TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
   o.memory_type_id = id;
   if (buffer != nullptr) {
     o.owned = true;
+    a->users.fetch_add(1);  // released when the response is deleted
     LiveAdd(kLiveOutputBuffer, 1);
   } else if (bytes > 0) {
     return Err(TRITONSERVER_ERROR_INTERNAL,
@@ -95,6 +115,19 @@ std::string ReadInput(const RequestInput& in, std::vector<char>* out) {
     off += d.size;
   }
   return "";
+}
+
+// The outputs a decoupled backend creates in every response, by name, in
+// its order (those the config lacks are left out).
+std::vector<const TensorConfig*> BackendOutputs(
+    const Model* m, std::initializer_list<const char*> names) {
+  std::vector<const TensorConfig*> out;
+  for (const char* n : names) {
+    for (const auto& t : m->config.output) {
+      if (t.name == n) out.push_back(&t);
+    }
+  }
+  return out;
 }
 
 void Sleep(uint64_t ns) {
@@ -164,6 +197,7 @@ struct ExitGuard {
 // finalized or destroyed before the thread has sent FINAL; after that the
 // thread touches nothing but its own job.
 void PushStream(StreamJob* job, bool inline_mode) {
+  job->model->core->active_inferences.fetch_add(1);  // until its FINAL
   if (!inline_mode) {
     try {
       BackendWorkBegin();
@@ -187,6 +221,11 @@ void PushStream(StreamJob* job, bool inline_mode) {
 
 void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
                      uint32_t flags) {
+  // After the FINAL callback Triton creates no more responses for the
+  // request (only the responses already made still hold buffers).
+  if ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
+    t.allocator->users.fetch_sub(1);
+  }
   t.response_fn(r, flags, t.response_userp);
 }
 
@@ -195,7 +234,8 @@ void ReleaseRequest(TRITONSERVER_InferenceRequest* r) {
   // everything first and never touch it afterwards.
   auto fn = r->release_fn;
   void* userp = r->release_userp;
-  r->in_flight.store(false);
+  r->model->core->active_inferences.fetch_sub(1);
+  r->state.store(RequestState::kReleased);
   fn(r, TRITONSERVER_REQUEST_RELEASE_ALL, userp);
 }
 
@@ -227,6 +267,97 @@ void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
   ReleaseRequest(r);
 }
 
+namespace {
+
+// Triton's backend sees a request's inputs in the order of a second
+// unordered_map filled from the first in its iteration order; identity
+// takes the batch dimension from the first of them.
+const RequestInput* FirstBackendInput(const TRITONSERVER_InferenceRequest* r) {
+  std::unordered_map<std::string, const RequestInput*> backend_view;
+  for (const auto& kv : r->inputs) backend_view.emplace(kv.first, &kv.second);
+  return backend_view.empty() ? nullptr : backend_view.begin()->second;
+}
+
+// One request of an identity execution, as Triton's identity backend
+// answers it: OUTPUTn copies INPUTn (shape as the backend sees it); a
+// requested output whose optional input was left out is zeros of the
+// input's config shape (-1 dims as 1, with the batch dimension when there
+// is one); an error ends the response (outputs made so far stay on it).
+void IdentityRespond(Model* m, TRITONSERVER_InferenceRequest* r,
+                     TRITONSERVER_InferenceResponse* resp) {
+  const ModelConfig& c = m->config;
+  // Identity reads the correlation ID as an integer first.
+  if (r->corr_is_string) {
+    resp->error = ErrArg(r->Prefix() +
+                         "correlation ID in request is not an unsigned int");
+    return;
+  }
+  int64_t batch_dim = 0;
+  if (c.max_batch_size > 0) {
+    const RequestInput* first = FirstBackendInput(r);
+    if (first != nullptr && !first->batch_shape.empty()) {
+      batch_dim = first->batch_shape[0];
+    }
+  }
+  for (const TensorConfig* oc : r->outputs_to_send) {
+    const std::string index = oc->name.substr(6);
+    const std::string in_name = "INPUT" + index;
+    const RequestInput* in = r->FindInput(in_name);
+    if (in == nullptr) {
+      const TensorConfig* ic = nullptr;
+      for (const auto& t : c.input) {
+        if (t.name == in_name) ic = &t;
+      }
+      if (ic == nullptr || !ic->optional) {
+        resp->error = Err(TRITONSERVER_ERROR_UNSUPPORTED,
+                          "failed to get input '" + in_name + "'");
+        return;
+      }
+      std::vector<int64_t> shape = ic->has_reshape ? ic->reshape : ic->dims;
+      for (int64_t& d : shape) d = d == -1 ? 1 : d;
+      if (batch_dim != 0) shape.insert(shape.begin(), batch_dim);
+      int64_t elements = 1;
+      for (int64_t d : shape) elements *= d;
+      const size_t bytes =
+          static_cast<size_t>(elements) * DataTypeSize(ic->datatype);
+      ResponseOutput* o = nullptr;
+      TRITONSERVER_Error* err =
+          AllocateOutput(resp, r->target, oc, shape, bytes, &o);
+      if (err == nullptr && o->memory_type == TRITONSERVER_MEMORY_GPU) {
+        err = Err(TRITONSERVER_ERROR_UNSUPPORTED,
+                  "failed to create CPU output buffer");
+      }
+      if (err != nullptr) {
+        resp->error = err;
+        return;
+      }
+      if (bytes > 0) std::memset(o->buffer, 0, bytes);
+      continue;
+    }
+    ResponseOutput* o = nullptr;
+    TRITONSERVER_Error* err =
+        AllocateOutput(resp, r->target, oc, in->batch_shape, in->total, &o);
+    if (err != nullptr) {
+      resp->error = err;
+      return;
+    }
+    size_t off = 0;
+    for (const auto& d : in->data) {
+      std::string e = CopyBuffer(static_cast<char*>(o->buffer) + off,
+                                 o->memory_type, o->memory_type_id, d.base,
+                                 d.type, d.type_id, d.size, in->name);
+      if (!e.empty()) {
+        resp->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
+        return;
+      }
+      off += d.size;
+    }
+  }
+  resp->identity_params = true;
+}
+
+}  // namespace
+
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                      bool inline_mode) {
   (void)inline_mode;
@@ -244,44 +375,13 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
     resps[i] = NewResponse(b[i]->model, b[i]->target);
     batch += b[i]->batch_size;
-    for (const auto& in : b[i]->inputs) in_bytes += in.total;
+    for (const auto& kv : b[i]->inputs) in_bytes += kv.second.total;
   }
   const uint64_t input_end = SteadyNs();
   Sleep(m->execute_delay_ms * 1000000ull);
   const uint64_t output_start = SteadyNs();
   for (size_t i = 0; i < n; ++i) {
-    TRITONSERVER_InferenceRequest* r = b[i];
-    TRITONSERVER_InferenceResponse* resp = resps[i];
-    for (const TensorConfig* oc : r->outputs_to_send) {
-      std::string in_name = "INPUT" + oc->name.substr(6);
-      const RequestInput* in = r->FindInput(in_name.c_str());
-      if (in == nullptr) {
-        resp->error = Err(TRITONSERVER_ERROR_INTERNAL,
-                          "identity: no input '" + in_name + "' for output '" +
-                              oc->name + "'");
-        break;
-      }
-      ResponseOutput* o = nullptr;
-      TRITONSERVER_Error* err =
-          AllocateOutput(resp, r->target, oc, in->shape, in->total, &o);
-      if (err != nullptr) {
-        resp->error = err;
-        break;
-      }
-      size_t off = 0;
-      for (const auto& d : in->data) {
-        std::string e = CopyBuffer(static_cast<char*>(o->buffer) + off,
-                                   o->memory_type, o->memory_type_id, d.base,
-                                   d.type, d.type_id, d.size, in->name);
-        if (!e.empty()) {
-          resp->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
-          break;
-        }
-        off += d.size;
-      }
-      if (resp->error != nullptr) break;
-    }
-    resp->identity_params = resp->error == nullptr;
+    IdentityRespond(m, b[i], resps[i]);
   }
   const uint64_t end = SteadyNs();
   {
@@ -345,7 +445,8 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
   job->model = r->model;
   job->target = r->target;
   job->cancelled = r->cancelled;
-  job->outputs = r->outputs_to_send;
+  // Real repeat makes OUT and IDX in every response, requested or not.
+  job->outputs = BackendOutputs(m, {"OUT", "IDX"});
   job->in.resize(in_raw.size() / 4);
   std::memcpy(job->in.data(), in_raw.data(), job->in.size() * 4);
   job->delay.resize(delay_raw.size() / 4);
@@ -384,7 +485,7 @@ void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
   job->model = r->model;
   job->target = r->target;
   job->cancelled = r->cancelled;
-  job->outputs = r->outputs_to_send;
+  job->outputs = BackendOutputs(m, {"OUT"});
   job->square_n = count;
   m->AddRef();
   if (r->trace != nullptr) {
@@ -448,6 +549,7 @@ void RunStream(StreamJob* job) {
     if (failed) break;
   }
   DeliverResponse(t, nullptr, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+  m->core->active_inferences.fetch_sub(1);
   m->Release();
 }
 

@@ -5,6 +5,23 @@
 #include "internal.h"
 
 namespace fake {
+
+const char* RequestStateName(RequestState s) {
+  switch (s) {
+    case RequestState::kInitialized:
+      return "INITIALIZED";
+    case RequestState::kPending:
+      return "PENDING";
+    case RequestState::kExecuting:
+      return "EXECUTING";
+    case RequestState::kReleased:
+      return "RELEASED";
+    case RequestState::kFailedEnqueue:
+      return "FAILED_ENQUEUE";
+  }
+  return "UNKNOWN";
+}
+
 namespace {
 
 const TensorConfig* FindTensor(const std::vector<TensorConfig>& list,
@@ -15,74 +32,175 @@ const TensorConfig* FindTensor(const std::vector<TensorConfig>& list,
   return nullptr;
 }
 
-// The bracketed name lists of Triton's input-count message.
-std::string NameList(const std::vector<std::string>& names) {
-  std::string s = "[";
-  for (const auto& n : names) s += "'" + n + "',";
-  s.back() = ']';
-  return s;
-}
-
-bool ElementCount(const std::vector<int64_t>& shape, uint64_t* out) {
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return false;
-    if (d != 0 && n > UINT64_MAX / static_cast<uint64_t>(d)) return false;
-    n *= static_cast<uint64_t>(d);
+// Triton's element count: 0 for no dimensions, -1 when a dimension is -1
+// (variable), else the product (other negative values included).
+int64_t ElementCount(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d == -1) return -1;
+    n *= d;
   }
-  *out = n;
-  return true;
+  return n;
 }
 
-TRITONSERVER_Error* ValidateBytes(TRITONSERVER_InferenceRequest* r,
-                                  const RequestInput& in, uint64_t expected,
+// Triton's byte size of a shape: -1 when unknown (BYTES or a -1 dimension).
+int64_t ByteSize(TRITONSERVER_DataType dt, const std::vector<int64_t>& dims) {
+  const int64_t es = DataTypeSize(dt);
+  if (es == 0) return -1;
+  const int64_t n = ElementCount(dims);
+  if (n == -1) return -1;
+  return n * es;
+}
+
+std::string ModelInputLookupError(const std::string& name,
                                   const std::string& model) {
-  uint64_t count = 0;
-  for (const auto& d : in.data) {
-    if (d.type == TRITONSERVER_MEMORY_GPU) return nullptr;  // not host-readable
-    const char* p = static_cast<const char*>(d.base);
-    size_t left = d.size;
-    while (left > 0) {
+  return "unexpected inference input '" + name + "' for model '" + model + "'";
+}
+
+// Walks a BYTES input's buffers as Triton does: each element is a 4-byte
+// length and that many bytes, an element may continue into the next buffer
+// but a length may not be split; host memory only (a GPU buffer ends the
+// check, Triton leaves those to the backend).
+TRITONSERVER_Error* ValidateBytes(TRITONSERVER_InferenceRequest* r,
+                                  const std::string& name,
+                                  const RequestInput& in,
+                                  const std::string& model) {
+  const int64_t expected = ElementCount(in.batch_shape);
+  int64_t checked = 0;
+  size_t element_left = 0;
+  size_t next = 0;
+  const char* p = nullptr;
+  size_t left = 0;
+  while (left > 0 || next < in.data.size()) {
+    if (left == 0) {
+      const InputData& d = in.data[next++];
+      if (d.type == TRITONSERVER_MEMORY_GPU) return nullptr;
+      p = static_cast<const char*>(d.base);
+      left = d.size;
+    }
+    if (element_left == 0) {
       if (left < 4) {
         return ErrArg(r->Prefix() +
                       "incomplete string length indicator for inference "
                       "input '" +
-                      in.name + "' for model '" + model +
+                      name + "' for model '" + model +
                       "', expecting 4 bytes but only " + std::to_string(left) +
                       " bytes available. Please make sure the string length "
                       "indicator is in one buffer.");
       }
       uint32_t len;
       std::memcpy(&len, p, 4);
-      p += 4;
-      left -= 4;
-      size_t skip = len < left ? len : left;
-      p += skip;
-      left -= skip;
-      ++count;
-      if (count > expected) {
+      element_left = len;
+      ++checked;
+      if (checked > expected) {
         return ErrArg(r->Prefix() + "unexpected number of string elements " +
-                      std::to_string(count) + " for inference input '" +
-                      in.name + "' for model '" + model + "', expecting " +
+                      std::to_string(checked) + " for inference input '" +
+                      name + "' for model '" + model + "', expecting " +
                       std::to_string(expected));
       }
+      p += 4;
+      left -= 4;
+    }
+    if (left >= element_left) {
+      p += element_left;
+      left -= element_left;
+      element_left = 0;
+    } else {
+      element_left -= left;
+      left = 0;
     }
   }
-  if (count != expected) {
+  if (checked != expected) {
     return ErrArg(r->Prefix() + "expected " + std::to_string(expected) +
-                  " string elements for inference input '" + in.name +
-                  "' for model '" + model + "', got " + std::to_string(count));
+                  " string elements for inference input '" + name +
+                  "' for model '" + model + "', got " +
+                  std::to_string(checked));
   }
   return nullptr;
 }
 
-// Triton's checks at submission, in Triton's order and words.
+// The name lists of Triton's input-count message: "['A','B']", and what
+// Triton's string handling makes of an empty list ("]").
+std::string NameList(const std::vector<std::string>& names) {
+  std::string s = "[";
+  for (const auto& n : names) s += "'" + n + "',";
+  s.pop_back();
+  return s + "]";
+}
+
+// Fills a raw input's datatype and shape from the model's only input, as
+// Triton does at submission.
+TRITONSERVER_Error* NormalizeRawInput(TRITONSERVER_InferenceRequest* r,
+                                      Model* m) {
+  const ModelConfig& c = m->config;
+  if (r->inputs.size() != 1 || c.input.size() != 1) {
+    return ErrArg(r->Prefix() + "Raw request must only have 1 input (found " +
+                  std::to_string(r->inputs.size()) +
+                  ") to be deduced but got " + std::to_string(c.input.size()) +
+                  " inputs in '" + m->name + "' model configuration");
+  }
+  auto it = r->inputs.begin();
+  if (r->raw_input_name != it->first) {
+    return ErrArg(r->Prefix() + "Unexpected reference name for raw input '" +
+                  r->raw_input_name + "' got '" + it->first + "'");
+  }
+  const TensorConfig& t = c.input[0];
+  RequestInput& in = it->second;
+  std::vector<int64_t> shape;
+  if (c.max_batch_size != 0) shape.push_back(1);
+  int64_t dynamic_axis = -1;
+  uint64_t known = 1;
+  for (int64_t d : t.dims) {
+    if (d == -1) {
+      if (dynamic_axis != -1) {
+        return ErrArg(r->Prefix() + "The shape of the raw input '" + t.name +
+                      "' can not be deduced because there are more than one "
+                      "variable-sized dimension");
+      }
+      dynamic_axis = static_cast<int64_t>(shape.size());
+    } else {
+      known *= static_cast<uint64_t>(d);
+    }
+    shape.push_back(d);
+  }
+  if (t.datatype == TRITONSERVER_TYPE_BYTES) {
+    if (dynamic_axis != -1 || known != 1) {
+      return ErrArg(r->Prefix() + "For BYTE datatype raw input '" + t.name +
+                    "', the model must have input shape [1]");
+    }
+    // Triton prepends the element's length; the fake does not support
+    // that case.
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+               "raw BYTES inputs are not supported by the fake engine");
+  }
+  if (dynamic_axis != -1 && known > 0) {
+    shape[dynamic_axis] =
+        static_cast<int64_t>(in.total / known / DataTypeSize(t.datatype));
+  }
+  in.name = t.name;
+  in.datatype = t.datatype;
+  in.shape = shape;
+  return nullptr;
+}
+
+// Triton's checks at submission (InferenceRequest::Normalize), in its order
+// and words.
 TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
   const ModelConfig& c = m->config;
   const std::string& model = m->name;
+  if (!r->raw_input_name.empty()) {
+    if (auto* e = NormalizeRawInput(r, m)) return e;
+  }
+
+  // Requested outputs: every output of the model when none is named.
   r->outputs_to_send.clear();
   if (r->requested_outputs.empty()) {
-    for (const auto& o : c.output) r->outputs_to_send.push_back(&o);
+    std::set<std::string> all;
+    for (const auto& o : c.output) all.insert(o.name);
+    for (const auto& n : all) {
+      r->outputs_to_send.push_back(FindTensor(c.output, n));
+    }
   } else {
     for (const auto& n : r->requested_outputs) {
       const TensorConfig* o = FindTensor(c.output, n);
@@ -90,82 +208,90 @@ TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
         return ErrArg("unexpected inference output '" + n + "' for model '" +
                       model + "'");
       }
-      bool dup = false;
-      for (auto* x : r->outputs_to_send) dup |= x == o;
-      if (!dup) r->outputs_to_send.push_back(o);
+      r->outputs_to_send.push_back(o);
     }
   }
 
+  // Only the number of inputs is checked here.
   size_t required = 0;
-  std::vector<std::string> missing;
-  for (const auto& t : c.input) {
-    if (t.optional) continue;
-    ++required;
-    if (r->FindInput(t.name.c_str()) == nullptr) missing.push_back(t.name);
-  }
-  bool unknown = false;
-  for (const auto& in : r->inputs) {
-    unknown |= FindTensor(c.input, in.name) == nullptr;
-  }
-  if (unknown || !missing.empty()) {
-    std::vector<std::string> got;
-    for (auto it = r->inputs.rbegin(); it != r->inputs.rend(); ++it) {
-      got.push_back(it->name);
-    }
-    return ErrArg(r->Prefix() + "expected " + std::to_string(required) +
-                  " inputs but got " + std::to_string(r->inputs.size()) +
-                  " inputs for model '" + model + "'. Got input(s) " +
-                  NameList(got) + ", but missing required input(s) " +
-                  NameList(missing) +
-                  ". Please provide all required input(s).");
-  }
-
-  int64_t batch = -1;
-  for (auto& in : r->inputs) {
-    const TensorConfig* t = FindTensor(c.input, in.name);
-    if (in.raw) {
-      in.datatype = t->datatype;
-      uint32_t es = DataTypeSize(t->datatype);
-      int64_t known = 1;
-      for (int64_t d : t->dims) known *= d > 0 ? d : 1;
-      in.shape.clear();
-      if (c.max_batch_size > 0) in.shape.push_back(1);
-      for (int64_t d : t->dims) {
-        in.shape.push_back(d >= 0 ? d
-                           : (es == 0 || known == 0)
-                               ? 1
-                               : static_cast<int64_t>(in.total / es / known));
+  for (const auto& t : c.input) required += t.optional ? 0 : 1;
+  if (r->inputs.size() > c.input.size() || r->inputs.size() < required) {
+    std::vector<std::string> missing, got;
+    for (const auto& t : c.input) {
+      if (!t.optional && r->FindInput(t.name) == nullptr) {
+        missing.push_back(t.name);
       }
     }
+    for (const auto& kv : r->inputs) got.push_back(kv.first);
+    std::string got_list = got.empty() ? "[]" : NameList(got);
+    std::string tail = " but got " + std::to_string(r->inputs.size()) +
+                       " inputs for model '" + model + "'. Got input(s) " +
+                       got_list + ", but missing required input(s) " +
+                       NameList(missing) +
+                       ". Please provide all required input(s).";
+    if (c.input.size() == required) {
+      return ErrArg(r->Prefix() + "expected " + std::to_string(c.input.size()) +
+                    " inputs" + tail);
+    }
+    return ErrArg(r->Prefix() + "expected number of inputs between " +
+                  std::to_string(required) + " and " +
+                  std::to_string(c.input.size()) + tail);
+  }
+
+  // The batch size: the first dimension of the inputs of a batching model
+  // (Triton keeps it in a uint32_t; the first input with a non-zero one
+  // sets it).
+  uint32_t batch = 0;
+  std::map<std::string, std::vector<int64_t>> shapes;  // without batch dim
+  for (auto& kv : r->inputs) {
+    RequestInput& in = kv.second;
+    if (FindTensor(c.input, in.name) == nullptr) {
+      return ErrArg(ModelInputLookupError(in.name, model));
+    }
+    std::vector<int64_t>& shape = shapes[kv.first];
+    shape = in.shape;
+    if (c.max_batch_size == 0) continue;
+    if (in.shape.empty()) {
+      return ErrArg(r->Prefix() + "input '" + in.name +
+                    "' has no shape but model requires batch dimension for '" +
+                    model + "'");
+    }
+    if (batch == 0) {
+      batch = static_cast<uint32_t>(in.shape[0]);
+    } else if (in.shape[0] != static_cast<int64_t>(batch)) {
+      return ErrArg(r->Prefix() + "input '" + in.name +
+                    "' batch size does not match other inputs for '" + model +
+                    "'");
+    }
+    shape.erase(shape.begin());
+  }
+  if (static_cast<int64_t>(batch) > c.max_batch_size) {
+    return ErrArg(r->Prefix() + "inference request batch-size must be <= " +
+                  std::to_string(c.max_batch_size) + " for '" + model + "'");
+  }
+
+  for (auto& kv : r->inputs) {
+    const std::string& name = kv.first;
+    RequestInput& in = kv.second;
+    const TensorConfig* t = FindTensor(c.input, in.name);
+    std::vector<int64_t>& shape = shapes[name];
     if (in.datatype != t->datatype) {
-      return ErrArg(r->Prefix() + "inference input '" + in.name +
+      return ErrArg(r->Prefix() + "inference input '" + name +
                     "' data-type is '" + DataTypeName(in.datatype) +
                     "', but model '" + model + "' expects '" +
                     DataTypeName(t->datatype) + "'");
     }
-    std::vector<int64_t> dims = in.shape;
-    if (c.max_batch_size > 0 && !in.shape.empty()) {
-      int64_t b = in.shape[0];
-      if (batch == -1) {
-        batch = b;
-      } else if (b != batch) {
-        return ErrArg(r->Prefix() + "input '" + in.name +
-                      "' batch size does not match other inputs for '" + model +
-                      "'");
+    bool match = shape.size() == t->dims.size();
+    for (size_t i = 0; match && i < shape.size(); ++i) {
+      if (shape[i] == -1) {
+        return ErrArg(r->Prefix() +
+                      "All input dimensions should be specified for input '" +
+                      name + "' for model '" + model + "', got " +
+                      ShapeString(in.shape));
       }
-      if (b > c.max_batch_size) {
-        return ErrArg(r->Prefix() + "inference request batch-size must be <= " +
-                      std::to_string(c.max_batch_size) + " for '" + model +
-                      "'");
-      }
-      dims.erase(dims.begin());
+      if (t->dims[i] != -1 && t->dims[i] != shape[i]) match = false;
     }
-    bool ok = c.max_batch_size == 0 || !in.shape.empty();
-    ok = ok && dims.size() == t->dims.size();
-    for (size_t i = 0; ok && i < dims.size(); ++i) {
-      ok = dims[i] >= 0 && (t->dims[i] == -1 || t->dims[i] == dims[i]);
-    }
-    if (!ok) {
+    if (!match) {
       std::vector<int64_t> full;
       if (c.max_batch_size > 0) full.push_back(-1);
       full.insert(full.end(), t->dims.begin(), t->dims.end());
@@ -178,35 +304,56 @@ TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
                 "max_batch_size to zero. See the model configuration docs for "
                 "more info on max_batch_size."
               : "";
-      return ErrArg(r->Prefix() + "unexpected shape for input '" + in.name +
+      return ErrArg(r->Prefix() + "unexpected shape for input '" + name +
                     "' for model '" + model + "'. Expected " +
                     ShapeString(full) + ", got " + ShapeString(in.shape) +
                     ". " + note);
     }
-  }
-  r->batch_size = c.max_batch_size > 0 ? static_cast<uint64_t>(batch) : 1;
-
-  for (auto& in : r->inputs) {
-    uint64_t elements = 0;
-    if (!ElementCount(in.shape, &elements)) {
-      return ErrArg(
-          r->Prefix() + "input '" + in.name + "' for model '" + model +
-          "' has a shape whose size overflows: " + ShapeString(in.shape));
+    if (t->has_reshape) {
+      std::vector<int64_t> variable;
+      for (size_t i = 0; i < t->dims.size(); ++i) {
+        if (t->dims[i] == -1) variable.push_back(shape[i]);
+      }
+      size_t next = 0;
+      shape.clear();
+      for (int64_t d : t->reshape) {
+        shape.push_back(d == -1 && next < variable.size() ? variable[next++]
+                                                          : d);
+      }
     }
+    in.batch_shape.clear();
+    if (batch != 0) in.batch_shape.push_back(batch);
+    in.batch_shape.insert(in.batch_shape.end(), shape.begin(), shape.end());
     if (in.datatype == TRITONSERVER_TYPE_BYTES) {
-      if (auto* e = ValidateBytes(r, in, elements, model)) return e;
+      if (auto* e = ValidateBytes(r, name, in, model)) return e;
       continue;
     }
-    uint64_t es = DataTypeSize(in.datatype);
-    if (elements > UINT64_MAX / (es == 0 ? 1 : es) ||
-        elements * es != in.total) {
+    const int64_t expected = ByteSize(in.datatype, in.batch_shape);
+    if (in.total > static_cast<size_t>(INT64_MAX) ||
+        static_cast<int64_t>(in.total) != expected) {
       return ErrArg(r->Prefix() + "input byte size mismatch for input '" +
-                    in.name + "' for model '" + model + "'. Expected " +
-                    std::to_string(elements * es) + ", got " +
+                    name + "' for model '" + model + "'. Expected " +
+                    std::to_string(expected) + ", got " +
                     std::to_string(in.total));
     }
   }
+  r->batch_size = batch == 0 ? 1 : batch;
   return nullptr;
+}
+
+// A request Triton owns (between a successful ServerInferAsync and its
+// RELEASE_ALL) must not be changed or deleted: Triton's threads read it.
+void ExpectNotInFlight(const char* entry_point,
+                       const TRITONSERVER_InferenceRequest* r) {
+  if (r->InFlight()) {
+    Violation(entry_point,
+              "inference_request belongs to Triton (state " +
+                  std::string(RequestStateName(r->state.load())) +
+                  ") from a successful TRITONSERVER_ServerInferAsync until "
+                  "its release callback with TRITONSERVER_REQUEST_RELEASE_ALL; "
+                  "the real library's threads use it meanwhile (use after "
+                  "free or a data race)");
+  }
 }
 
 const char* kParamString = "an example string parameter";
@@ -224,10 +371,17 @@ TRITONSERVER_InferenceResponse::~TRITONSERVER_InferenceResponse() {
   // buffer it handed out (never for a null buffer).
   for (auto& o : outputs) {
     if (!o.owned) continue;
+    if (allocator->release_fn == nullptr) {
+      Violation("TRITONSERVER_InferenceResponseDelete",
+                "the response allocator's release_fn is null; the real "
+                "library calls it for output '" +
+                    o.config->name + "' (crash)");
+    }
     TRITONSERVER_Error* e =
         allocator->release_fn(allocator, o.buffer, o.buffer_userp, o.byte_size,
                               o.memory_type, o.memory_type_id);
     delete e;
+    allocator->users.fetch_sub(1);
     LiveAdd(kLiveOutputBuffer, -1);
   }
   if (trace != nullptr) trace->Release();
@@ -237,19 +391,18 @@ TRITONSERVER_InferenceResponse::~TRITONSERVER_InferenceResponse() {
   if (model != nullptr) model->Release();
 }
 
-#define REQ_CHECK(r) FAKE_REQUIRE(r, "inference_request");
-
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestNew(
     TRITONSERVER_InferenceRequest** inference_request,
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version) {
-  FAKE_REQUIRE(inference_request, "inference_request");
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m)) {
     return e;
   }
+  // Triton stores the new request only after finding the model.
+  FAKE_NOT_NULL(inference_request);
   auto* r = new TRITONSERVER_InferenceRequest();
   m->AddRef();
   r->model = std::move(m);
@@ -258,145 +411,148 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestNew(
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestDelete(
-    TRITONSERVER_InferenceRequest* r) {
-  REQ_CHECK(r);
-  if (r->in_flight.load()) {
-    return Err(TRITONSERVER_ERROR_INTERNAL,
-               r->Prefix() +
-                   "cannot delete an inference request before its release "
-                   "callback with TRITONSERVER_REQUEST_RELEASE_ALL");
-  }
-  std::shared_ptr<Model> m = std::move(r->model);
-  delete r;
+    TRITONSERVER_InferenceRequest* inference_request) {
+  FAKE_DELETABLE(kRequest, inference_request);
+  if (inference_request == nullptr) return nullptr;
+  ExpectNotInFlight(__func__, inference_request);
+  std::shared_ptr<Model> m = std::move(inference_request->model);
+  delete inference_request;
   if (m != nullptr) m->Release();
   return nullptr;
 }
 
+// The request setters: a live request that Triton does not own right now.
+#define REQUEST_SETTER_CHECKS(r) \
+  FAKE_LIVE(kRequest, r);        \
+  ExpectNotInFlight(__func__, r)
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetId(
-    TRITONSERVER_InferenceRequest* r, const char* id) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(id, "id");
-  r->id = id;
+    TRITONSERVER_InferenceRequest* inference_request, const char* id) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(id);
+  inference_request->id = id;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetFlags(
-    TRITONSERVER_InferenceRequest* r, uint32_t flags) {
-  REQ_CHECK(r);
-  r->flags = flags;
+    TRITONSERVER_InferenceRequest* inference_request, uint32_t flags) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->flags = flags;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetCorrelationId(
-    TRITONSERVER_InferenceRequest* r, uint64_t correlation_id) {
-  REQ_CHECK(r);
-  r->corr_is_string = false;
-  r->corr_id = correlation_id;
+    TRITONSERVER_InferenceRequest* inference_request, uint64_t correlation_id) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->corr_is_string = false;
+  inference_request->corr_id = correlation_id;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestSetCorrelationIdString(
-    TRITONSERVER_InferenceRequest* r, const char* correlation_id) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(correlation_id, "correlation_id");
-  r->corr_is_string = true;
-  r->corr_str = correlation_id;
+    TRITONSERVER_InferenceRequest* inference_request,
+    const char* correlation_id) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(correlation_id);
+  if (std::strlen(correlation_id) > 128) {
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+               "string correlation ID cannot be longer than 128 characters");
+  }
+  inference_request->corr_is_string = true;
+  inference_request->corr_str = correlation_id;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestCancel(
-    TRITONSERVER_InferenceRequest* r) {
-  REQ_CHECK(r);
-  if (!r->submitted.load()) {
+    TRITONSERVER_InferenceRequest* inference_request) {
+  FAKE_LIVE(kRequest, inference_request);
+  if (!inference_request->has_factory.load()) {
     return Err(TRITONSERVER_ERROR_INTERNAL,
                "It is not possible to cancel an inference request before "
                "calling TRITONSERVER_InferAsync.");
   }
-  r->cancelled->store(true);
+  inference_request->cancelled->store(true);
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestIsCancelled(
-    TRITONSERVER_InferenceRequest* r, bool* is_cancelled) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(is_cancelled, "is_cancelled");
-  if (!r->submitted.load()) {
+    TRITONSERVER_InferenceRequest* inference_request, bool* is_cancelled) {
+  FAKE_LIVE(kRequest, inference_request);
+  if (!inference_request->has_factory.load()) {
     return Err(TRITONSERVER_ERROR_INTERNAL,
                "It is not possible to query cancellation status before "
                "calling TRITONSERVER_InferAsync.");
   }
-  *is_cancelled = r->cancelled->load();
+  FAKE_NOT_NULL(is_cancelled);
+  *is_cancelled = inference_request->cancelled->load();
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetPriorityUInt64(
-    TRITONSERVER_InferenceRequest* r, uint64_t priority) {
-  REQ_CHECK(r);
-  r->priority = priority;
+    TRITONSERVER_InferenceRequest* inference_request, uint64_t priority) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->priority = priority;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
-    TRITONSERVER_InferenceRequest* r, uint64_t timeout_us) {
-  REQ_CHECK(r);
-  r->timeout_us = timeout_us;
-  return nullptr;
-}
-
-static TRITONSERVER_Error* AddInputCommon(TRITONSERVER_InferenceRequest* r,
-                                          const char* name, RequestInput in) {
-  if (r->FindInput(name) != nullptr) {
-    return ErrArg(r->Prefix() + "input '" + name +
-                  "' already exists in request");
-  }
-  in.name = name;
-  r->inputs.push_back(std::move(in));
+    TRITONSERVER_InferenceRequest* inference_request, uint64_t timeout_us) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->timeout_us = timeout_us;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddInput(
-    TRITONSERVER_InferenceRequest* r, const char* name,
+    TRITONSERVER_InferenceRequest* inference_request, const char* name,
     const TRITONSERVER_DataType datatype, const int64_t* shape,
     uint64_t dim_count) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(name, "name");
-  if (shape == nullptr && dim_count > 0)
-    return ErrArg("shape must not be null");
-  if (dim_count > 64) {
-    return ErrArg(r->Prefix() + "input '" + name + "' has " +
-                  std::to_string(dim_count) + " dimensions (at most 64)");
-  }
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  // Triton copies dim_count dimensions from `shape`.
+  FAKE_EXPECT(shape != nullptr || dim_count == 0,
+              "shape is null with dim_count " + std::to_string(dim_count) +
+                  "; the real library copies that many dimensions from it "
+                  "(crash)");
+  TRITONSERVER_InferenceRequest* r = inference_request;
   RequestInput in;
+  in.name = name;
   in.datatype = datatype;
   if (dim_count > 0) in.shape.assign(shape, shape + dim_count);
-  return AddInputCommon(r, name, std::move(in));
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRawInput(
-    TRITONSERVER_InferenceRequest* r, const char* name) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(name, "name");
-  if (r->model->config.input.size() != 1) {
-    return ErrArg(r->Prefix() + "raw input '" + std::string(name) +
-                  "' requires a model with exactly one input; model '" +
-                  r->model->name + "' has " +
-                  std::to_string(r->model->config.input.size()));
+  if (!r->inputs.emplace(name, std::move(in)).second) {
+    return ErrArg(r->Prefix() + "input '" + name +
+                  "' already exists in request");
   }
-  RequestInput in;
-  in.raw = true;
-  return AddInputCommon(r, name, std::move(in));
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestRemoveAllInputs(
-    TRITONSERVER_InferenceRequest* r) {
-  REQ_CHECK(r);
-  r->inputs.clear();
   return nullptr;
 }
 
-static TRITONSERVER_Error* AppendData(TRITONSERVER_InferenceRequest* r,
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRawInput(
+    TRITONSERVER_InferenceRequest* inference_request, const char* name) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  TRITONSERVER_InferenceRequest* r = inference_request;
+  if (!r->inputs.empty()) {
+    return ErrArg(r->Prefix() + "raw input '" + name +
+                  "' can't be added to request with other inputs");
+  }
+  RequestInput in;
+  in.name = name;
+  r->inputs.emplace(name, std::move(in));
+  r->raw_input_name = name;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestRemoveAllInputs(
+    TRITONSERVER_InferenceRequest* inference_request) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->inputs.clear();
+  inference_request->raw_input_name.clear();
+  return nullptr;
+}
+
+static TRITONSERVER_Error* AppendData(const char* entry_point,
+                                      TRITONSERVER_InferenceRequest* r,
                                       const char* name, const void* base,
                                       size_t size, TRITONSERVER_MemoryType type,
                                       int64_t id) {
@@ -405,76 +561,91 @@ static TRITONSERVER_Error* AppendData(TRITONSERVER_InferenceRequest* r,
     return ErrArg(r->Prefix() + "input '" + name +
                   "' does not exist in request");
   }
+  // Triton keeps the pointer and reads `size` bytes from it when the
+  // request runs (BYTES inputs already at submission).
   if (base == nullptr && size > 0) {
-    return ErrArg(r->Prefix() + "input '" + name + "': base must not be null");
+    Violation(entry_point, "base is null for input '" + std::string(name) +
+                               "' with byte size " + std::to_string(size) +
+                               "; the real library reads that many bytes "
+                               "from it when the request runs (crash)");
   }
   if (type != TRITONSERVER_MEMORY_CPU &&
       type != TRITONSERVER_MEMORY_CPU_PINNED &&
       type != TRITONSERVER_MEMORY_GPU) {
-    return ErrArg(r->Prefix() + "input '" + name + "': unknown memory type " +
-                  std::to_string(static_cast<int>(type)));
+    Violation(entry_point,
+              "memory_type " + std::to_string(static_cast<int>(type)) +
+                  " for input '" + name +
+                  "' is not a TRITONSERVER_MemoryType; the real library "
+                  "stores it and its copies then treat the memory "
+                  "as whatever type they guess");
   }
+  if (size == 0) return nullptr;  // Triton drops empty buffers
   in->data.push_back(InputData{base, size, type, id});
   in->total += size;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAppendInputData(
-    TRITONSERVER_InferenceRequest* r, const char* name, const void* base,
-    size_t byte_size, TRITONSERVER_MemoryType memory_type,
+    TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const void* base, size_t byte_size, TRITONSERVER_MemoryType memory_type,
     int64_t memory_type_id) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(name, "name");
-  return AppendData(r, name, base, byte_size, memory_type, memory_type_id);
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  return AppendData(__func__, inference_request, name, base, byte_size,
+                    memory_type, memory_type_id);
 }
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
-    TRITONSERVER_InferenceRequest* r, const char* name, const void* base,
-    TRITONSERVER_BufferAttributes* a) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(name, "name");
-  FAKE_REQUIRE(a, "buffer_attributes");
-  return AppendData(r, name, base, a->byte_size, a->memory_type,
-                    a->memory_type_id);
+    TRITONSERVER_InferenceRequest* inference_request, const char* name,
+    const void* base, TRITONSERVER_BufferAttributes* buffer_attributes) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  FAKE_LIVE(kBufferAttributes, buffer_attributes);
+  // Triton copies the attributes (IPC handle included) into the request:
+  // the attributes object may be changed or deleted afterwards.
+  return AppendData(
+      __func__, inference_request, name, base, buffer_attributes->byte_size,
+      buffer_attributes->memory_type, buffer_attributes->memory_type_id);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRequestedOutput(
-    TRITONSERVER_InferenceRequest* r, const char* name) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(name, "name");
-  r->requested_outputs.push_back(name);
+    TRITONSERVER_InferenceRequest* inference_request, const char* name) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  inference_request->requested_outputs.insert(name);
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
-    TRITONSERVER_InferenceRequest* r) {
-  REQ_CHECK(r);
-  r->requested_outputs.clear();
+    TRITONSERVER_InferenceRequest* inference_request) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  inference_request->requested_outputs.clear();
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetReleaseCallback(
-    TRITONSERVER_InferenceRequest* r,
+    TRITONSERVER_InferenceRequest* inference_request,
     TRITONSERVER_InferenceRequestReleaseFn_t request_release_fn,
     void* request_release_userp) {
-  REQ_CHECK(r);
-  r->release_fn = request_release_fn;
-  r->release_userp = request_release_userp;
+  REQUEST_SETTER_CHECKS(inference_request);
+  // A null function is stored as is; ServerInferAsync checks it.
+  inference_request->release_fn = request_release_fn;
+  inference_request->release_userp = request_release_userp;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_InferenceRequestSetResponseCallback(
-    TRITONSERVER_InferenceRequest* r,
+    TRITONSERVER_InferenceRequest* inference_request,
     TRITONSERVER_ResponseAllocator* response_allocator,
     void* response_allocator_userp,
     TRITONSERVER_InferenceResponseCompleteFn_t response_fn,
     void* response_userp) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(response_allocator, "response_allocator");
-  FAKE_REQUIRE(response_fn, "response_fn");
+  REQUEST_SETTER_CHECKS(inference_request);
+  // Stored as they are; ServerInferAsync checks them.
+  TRITONSERVER_InferenceRequest* r = inference_request;
   r->has_response_callback = true;
   r->target.allocator = response_allocator;
   r->target.alloc_userp = response_allocator_userp;
@@ -483,92 +654,132 @@ TRITONSERVER_InferenceRequestSetResponseCallback(
   return nullptr;
 }
 
-static TRITONSERVER_Error* AddParam(TRITONSERVER_InferenceRequest* r,
-                                    const char* key,
-                                    TRITONSERVER_Parameter* p) {
-  FAKE_REQUIRE(key, "key");
+static void AddParam(TRITONSERVER_InferenceRequest* r, const char* key,
+                     TRITONSERVER_Parameter* p) {
   p->name = key;
   r->parameters.emplace_back(p);
-  return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetStringParameter(
-    TRITONSERVER_InferenceRequest* r, const char* key, const char* value) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(key, "key");
-  FAKE_REQUIRE(value, "value");
+    TRITONSERVER_InferenceRequest* request, const char* key,
+    const char* value) {
+  REQUEST_SETTER_CHECKS(request);
+  FAKE_NOT_NULL(key);
+  FAKE_NOT_NULL(value);
   auto* p = new TRITONSERVER_Parameter();
   p->type = TRITONSERVER_PARAMETER_STRING;
   p->str = value;
-  return AddParam(r, key, p);
+  AddParam(request, key, p);
+  return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetIntParameter(
-    TRITONSERVER_InferenceRequest* r, const char* key, const int64_t value) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(key, "key");
+    TRITONSERVER_InferenceRequest* request, const char* key,
+    const int64_t value) {
+  REQUEST_SETTER_CHECKS(request);
+  FAKE_NOT_NULL(key);
   auto* p = new TRITONSERVER_Parameter();
   p->type = TRITONSERVER_PARAMETER_INT;
   p->i = value;
-  return AddParam(r, key, p);
+  AddParam(request, key, p);
+  return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetBoolParameter(
-    TRITONSERVER_InferenceRequest* r, const char* key, const bool value) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(key, "key");
+    TRITONSERVER_InferenceRequest* request, const char* key, const bool value) {
+  REQUEST_SETTER_CHECKS(request);
+  FAKE_NOT_NULL(key);
   auto* p = new TRITONSERVER_Parameter();
   p->type = TRITONSERVER_PARAMETER_BOOL;
   p->b = value;
-  return AddParam(r, key, p);
+  AddParam(request, key, p);
+  return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetDoubleParameter(
-    TRITONSERVER_InferenceRequest* r, const char* key, const double value) {
-  REQ_CHECK(r);
-  FAKE_REQUIRE(key, "key");
+    TRITONSERVER_InferenceRequest* request, const char* key,
+    const double value) {
+  REQUEST_SETTER_CHECKS(request);
+  FAKE_NOT_NULL(key);
   auto* p = new TRITONSERVER_Parameter();
   p->type = TRITONSERVER_PARAMETER_DOUBLE;
   p->d = value;
-  return AddParam(r, key, p);
+  AddParam(request, key, p);
+  return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
-    TRITONSERVER_Server* server, TRITONSERVER_InferenceRequest* r,
+    TRITONSERVER_Server* server,
+    TRITONSERVER_InferenceRequest* inference_request,
     TRITONSERVER_InferenceTrace* trace) {
-  FAKE_REQUIRE(server, "server");
-  REQ_CHECK(r);
+  FAKE_LIVE(kRequest, inference_request);
+  TRITONSERVER_InferenceRequest* r = inference_request;
   Model* m = r->model.get();
+  // Triton (re)makes the response factory first, then validates the
+  // request unless it is unchanged since it last passed, then moves it to
+  // INITIALIZED, which fails for a request it still owns.
+  // (A request Triton owns cannot have changed, the setters check that,
+  // so Triton skips the validation; so does the fake, which must not touch
+  // a request its backends are reading.)
+  r->has_factory.store(true);
+  const RequestState state = r->state.load();
+  if (state == RequestState::kPending || state == RequestState::kExecuting) {
+    return Err(TRITONSERVER_ERROR_INTERNAL,
+               r->Prefix() + "Invalid request state transition from " +
+                   RequestStateName(state) + " to INITIALIZED");
+  }
+  if (auto* e = Validate(r, m)) return e;
+  r->state.store(RequestState::kInitialized);
+  if (trace != nullptr) {
+    FAKE_LIVE(kTrace, trace);
+    FAKE_EXPECT(!trace->attached.load(),
+                "trace is already used by a request in flight; the real "
+                "library releases it once per request (use after free)");
+  }
+  FAKE_LIVE(kServer, server);
   if (server->core->stopping.load()) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE,
                r->Prefix() +
                    "Server is stopping, scheduler for model has stopped "
                    "accepting new inference requests");
   }
-  // Real Triton crashes on these two; the fake refuses them instead.
-  if (r->release_fn == nullptr) {
-    return ErrArg(r->Prefix() + "inference request for model '" + m->name +
-                  "' has no release callback: set one with "
-                  "TRITONSERVER_InferenceRequestSetReleaseCallback");
+  // From here the request runs: everything Triton will call must exist.
+  FAKE_EXPECT(r->release_fn != nullptr,
+              "inference_request has no release callback "
+              "(TRITONSERVER_InferenceRequestSetReleaseCallback); the real "
+              "library calls it without a check when it releases the "
+              "request (crash)");
+  FAKE_EXPECT(r->has_response_callback && r->target.response_fn != nullptr,
+              "inference_request has no response callback "
+              "(TRITONSERVER_InferenceRequestSetResponseCallback); the real "
+              "library calls it without a check for every response (crash)");
+  FAKE_EXPECT(r->target.allocator != nullptr,
+              "inference_request's response allocator is null; the real "
+              "library calls its functions for every response (crash)");
+  if (!HandleLive(Handle::kAllocator,
+                  Tracked<Handle::kAllocator>::Of(r->target.allocator))) {
+    Violation(__func__,
+              "inference_request's response allocator was deleted; the real "
+              "library calls its functions for every response (use after "
+              "free)");
   }
-  if (!r->has_response_callback) {
-    return ErrArg(r->Prefix() + "inference request for model '" + m->name +
-                  "' has no response callback: set one with "
-                  "TRITONSERVER_InferenceRequestSetResponseCallback");
+  if (trace != nullptr) {
+    FAKE_EXPECT(trace->release_fn != nullptr,
+                "trace has no release function; the real library calls it "
+                "without a check when the request is done (crash)");
+    FAKE_EXPECT((trace->level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) == 0 ||
+                    trace->activity_fn != nullptr,
+                "trace has the TIMESTAMPS level but no activity function; "
+                "the real library calls it without a check (crash)");
+    FAKE_EXPECT((trace->level & TRITONSERVER_TRACE_LEVEL_TENSORS) == 0,
+                "trace has the TENSORS level but no tensor activity function "
+                "(TRITONSERVER_InferenceTraceNew sets none); the real "
+                "library calls it for the request's tensors (crash)");
   }
-  if (r->in_flight.load()) {
-    return ErrArg(r->Prefix() +
-                  "inference request is already in flight (wait for its "
-                  "RELEASE_ALL before submitting it again)");
-  }
-  if (m->core != server->core) {
-    return ErrArg(r->Prefix() +
-                  "inference request was created for another server");
-  }
-  if (auto* e = Validate(r, m)) return e;
 
   r->target.id = r->id;
   r->trace = trace;
+  if (trace != nullptr) trace->attached.store(true);
   r->request_start_ns = SteadyNs();
   r->queue_start_ns = r->request_start_ns;
   r->deadline_ns = 0;
@@ -580,8 +791,9 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
     if (t > 0) r->deadline_ns = r->request_start_ns + t * 1000;
   }
   r->cancelled->store(false);
-  r->in_flight.store(true);
-  r->submitted.store(true);
+  r->state.store(RequestState::kPending);
+  r->target.allocator->users.fetch_add(1);
+  m->core->active_inferences.fetch_add(1);
   m->stats.pending.fetch_add(1, std::memory_order_relaxed);
   if (trace != nullptr) {
     trace->Report(TRITONSERVER_TRACE_REQUEST_START, r->request_start_ns);
@@ -593,7 +805,11 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
   }
   if (auto* e = m->Enqueue(r)) {
     m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
-    r->in_flight.store(false);
+    m->core->active_inferences.fetch_sub(1);
+    r->target.allocator->users.fetch_sub(1);
+    if (trace != nullptr) trace->attached.store(false);
+    r->trace = nullptr;
+    r->state.store(RequestState::kFailedEnqueue);
     return e;
   }
   return nullptr;
@@ -603,58 +819,62 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseDelete(
     TRITONSERVER_InferenceResponse* inference_response) {
-  FAKE_REQUIRE(inference_response, "inference_response");
+  FAKE_DELETABLE(kResponse, inference_response);
   delete inference_response;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseError(
     TRITONSERVER_InferenceResponse* inference_response) {
-  if (inference_response == nullptr) {
-    return ErrArg("inference_response must not be null");
-  }
-  return inference_response->error;
+  FAKE_LIVE(kResponse, inference_response);
+  // Triton returns a new error object on every call (its header says the
+  // response owns it, but the implementation makes a fresh copy): the
+  // caller must delete it, or it leaks.
+  const TRITONSERVER_Error* e = inference_response->error;
+  return e == nullptr ? nullptr : Err(e->code, e->msg);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseModel(
-    TRITONSERVER_InferenceResponse* resp, const char** model_name,
+    TRITONSERVER_InferenceResponse* inference_response, const char** model_name,
     int64_t* model_version) {
-  FAKE_REQUIRE(resp, "inference_response");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(model_version, "model_version");
-  *model_name = resp->model->name.c_str();
-  *model_version = resp->model->version;
+  FAKE_LIVE(kResponse, inference_response);
+  FAKE_NOT_NULL(model_name);
+  FAKE_NOT_NULL(model_version);
+  *model_name = inference_response->model->name.c_str();
+  *model_version = inference_response->model->version;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseId(
-    TRITONSERVER_InferenceResponse* resp, const char** request_id) {
-  FAKE_REQUIRE(resp, "inference_response");
-  FAKE_REQUIRE(request_id, "request_id");
-  *request_id = resp->id.c_str();
+    TRITONSERVER_InferenceResponse* inference_response,
+    const char** request_id) {
+  FAKE_LIVE(kResponse, inference_response);
+  FAKE_NOT_NULL(request_id);
+  *request_id = inference_response->id.c_str();
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameterCount(
-    TRITONSERVER_InferenceResponse* resp, uint32_t* count) {
-  FAKE_REQUIRE(resp, "inference_response");
-  FAKE_REQUIRE(count, "count");
-  *count = resp->identity_params ? 4 : 0;
+    TRITONSERVER_InferenceResponse* inference_response, uint32_t* count) {
+  FAKE_LIVE(kResponse, inference_response);
+  FAKE_NOT_NULL(count);
+  *count = inference_response->identity_params ? 4 : 0;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameter(
-    TRITONSERVER_InferenceResponse* resp, const uint32_t index,
+    TRITONSERVER_InferenceResponse* inference_response, const uint32_t index,
     const char** name, TRITONSERVER_ParameterType* type, const void** vvalue) {
-  FAKE_REQUIRE(resp, "inference_response");
-  FAKE_REQUIRE(name, "name");
-  FAKE_REQUIRE(type, "type");
-  FAKE_REQUIRE(vvalue, "vvalue");
+  FAKE_LIVE(kResponse, inference_response);
+  TRITONSERVER_InferenceResponse* resp = inference_response;
   if (!resp->identity_params || index >= 4) {
     return ErrArg("out of bounds index " + std::to_string(index) +
                   std::string(": response has ") +
                   (resp->identity_params ? "4" : "0") + " parameters");
   }
+  FAKE_NOT_NULL(name);
+  FAKE_NOT_NULL(type);
+  FAKE_NOT_NULL(vvalue);
   switch (index) {
     case 0:
       *name = "param0";
@@ -681,34 +901,45 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameter(
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseOutputCount(
-    TRITONSERVER_InferenceResponse* resp, uint32_t* count) {
-  FAKE_REQUIRE(resp, "inference_response");
-  FAKE_REQUIRE(count, "count");
-  *count = static_cast<uint32_t>(resp->outputs.size());
+    TRITONSERVER_InferenceResponse* inference_response, uint32_t* count) {
+  FAKE_LIVE(kResponse, inference_response);
+  FAKE_NOT_NULL(count);
+  *count = static_cast<uint32_t>(inference_response->outputs.size());
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseOutput(
-    TRITONSERVER_InferenceResponse* resp, const uint32_t index,
+    TRITONSERVER_InferenceResponse* inference_response, const uint32_t index,
     const char** name, TRITONSERVER_DataType* datatype, const int64_t** shape,
     uint64_t* dim_count, const void** base, size_t* byte_size,
     TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id,
     void** userp) {
-  FAKE_REQUIRE(resp, "inference_response");
+  FAKE_LIVE(kResponse, inference_response);
+  TRITONSERVER_InferenceResponse* resp = inference_response;
   if (index >= resp->outputs.size()) {
     return ErrArg("out of bounds index " + std::to_string(index) +
                   ": response has " + std::to_string(resp->outputs.size()) +
                   " outputs");
   }
+  // Triton writes every one of them.
+  FAKE_NOT_NULL(name);
+  FAKE_NOT_NULL(datatype);
+  FAKE_NOT_NULL(shape);
+  FAKE_NOT_NULL(dim_count);
+  FAKE_NOT_NULL(base);
+  FAKE_NOT_NULL(byte_size);
+  FAKE_NOT_NULL(memory_type);
+  FAKE_NOT_NULL(memory_type_id);
+  FAKE_NOT_NULL(userp);
   const ResponseOutput& o = resp->outputs[index];
-  if (name) *name = o.config->name.c_str();
-  if (datatype) *datatype = o.config->datatype;
-  if (shape) *shape = o.shape.data();
-  if (dim_count) *dim_count = o.shape.size();
-  if (base) *base = o.buffer;
-  if (byte_size) *byte_size = o.byte_size;
-  if (memory_type) *memory_type = o.memory_type;
-  if (memory_type_id) *memory_type_id = o.memory_type_id;
-  if (userp) *userp = o.buffer_userp;
+  *name = o.config->name.c_str();
+  *datatype = o.config->datatype;
+  *shape = o.shape.data();
+  *dim_count = o.shape.size();
+  *base = o.buffer;
+  *byte_size = o.byte_size;
+  *memory_type = o.memory_type;
+  *memory_type_id = o.memory_type_id;
+  *userp = o.buffer_userp;
   return nullptr;
 }

@@ -22,13 +22,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "../include/triton_capi.h"
 #include "model_config.h"
+#include "precondition.h"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -93,7 +96,8 @@ struct Model;
 
 // ---- C API handles ----------------------------------------------------------
 
-struct TRITONSERVER_Error : fake::Counted<fake::kLiveError> {
+struct TRITONSERVER_Error : fake::Counted<fake::kLiveError>,
+                            fake::Tracked<fake::Handle::kError> {
   TRITONSERVER_Error_Code code;
   std::string msg;
   TRITONSERVER_Error(TRITONSERVER_Error_Code c, std::string m)
@@ -109,22 +113,18 @@ inline TRITONSERVER_Error* ErrArg(std::string m) {
 }
 }  // namespace fake
 
-#define FAKE_REQUIRE(ptr, what)                                     \
-  do {                                                              \
-    if ((ptr) == nullptr) {                                         \
-      return fake::ErrArg(std::string(what) + " must not be null"); \
-    }                                                               \
-  } while (0)
-
-struct TRITONSERVER_Message : fake::Counted<fake::kLiveMessage> {
+struct TRITONSERVER_Message : fake::Counted<fake::kLiveMessage>,
+                              fake::Tracked<fake::Handle::kMessage> {
   std::string json;
 };
 
-struct TRITONSERVER_Metrics : fake::Counted<fake::kLiveMetrics> {
+struct TRITONSERVER_Metrics : fake::Counted<fake::kLiveMetrics>,
+                              fake::Tracked<fake::Handle::kMetrics> {
   std::string text;
 };
 
-struct TRITONSERVER_Parameter : fake::Counted<fake::kLiveParameter> {
+struct TRITONSERVER_Parameter : fake::Counted<fake::kLiveParameter>,
+                                fake::Tracked<fake::Handle::kParameter> {
   std::string name;
   TRITONSERVER_ParameterType type = TRITONSERVER_PARAMETER_STRING;
   std::string str;  // STRING value or BYTES content
@@ -148,37 +148,52 @@ struct TRITONSERVER_Parameter : fake::Counted<fake::kLiveParameter> {
   }
 };
 
-struct TRITONSERVER_BufferAttributes {
+struct TRITONSERVER_BufferAttributes
+    : fake::Tracked<fake::Handle::kBufferAttributes> {
   TRITONSERVER_MemoryType memory_type = TRITONSERVER_MEMORY_CPU;
   int64_t memory_type_id = 0;
   size_t byte_size = 0;
-  void* cuda_ipc_handle = nullptr;
+  // A copy of the 64-byte CUDA IPC handle, as Triton keeps one.
+  unsigned char cuda_ipc_handle[64] = {};
+  bool has_cuda_ipc_handle = false;
 };
 
-struct TRITONSERVER_ResponseAllocator : fake::Counted<fake::kLiveAllocator> {
+struct TRITONSERVER_ResponseAllocator
+    : fake::Counted<fake::kLiveAllocator>,
+      fake::Tracked<fake::Handle::kAllocator> {
   TRITONSERVER_ResponseAllocatorAllocFn_t alloc_fn = nullptr;
   TRITONSERVER_ResponseAllocatorReleaseFn_t release_fn = nullptr;
   TRITONSERVER_ResponseAllocatorStartFn_t start_fn = nullptr;
   TRITONSERVER_ResponseAllocatorQueryFn_t query_fn = nullptr;
   TRITONSERVER_ResponseAllocatorBufferAttributesFn_t buffer_attributes_fn =
       nullptr;
+  // In-flight requests that may still create responses with this allocator
+  // and output buffers it handed out that are not yet released: while any
+  // exist Triton still calls its functions, so it must not be deleted.
+  std::atomic<int64_t> users{0};
 };
 
-struct TRITONSERVER_InferenceTrace : fake::Counted<fake::kLiveTrace> {
+struct TRITONSERVER_InferenceTrace : fake::Counted<fake::kLiveTrace>,
+                                     fake::Tracked<fake::Handle::kTrace> {
   uint64_t id = 0;
   uint64_t parent_id = 0;
   TRITONSERVER_InferenceTraceLevel level = TRITONSERVER_TRACE_LEVEL_DISABLED;
   TRITONSERVER_InferenceTraceActivityFn_t activity_fn = nullptr;
   TRITONSERVER_InferenceTraceReleaseFn_t release_fn = nullptr;
   void* userp = nullptr;
+  // Set while a request in flight uses the trace (from ServerInferAsync to
+  // the trace's release): deleting it then is a use after free.
+  std::atomic<bool> attached{false};
+  // Both functions are called without a null check, as Triton does;
+  // ServerInferAsync checks them before a request takes the trace.
   void Report(TRITONSERVER_InferenceTraceActivity a, uint64_t ns) {
-    if (activity_fn != nullptr &&
-        (level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) != 0) {
+    if ((level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) != 0) {
       activity_fn(this, a, ns, userp);
     }
   }
   void Release() {
-    if (release_fn != nullptr) release_fn(this, userp);
+    attached.store(false);
+    release_fn(this, userp);
   }
 };
 
@@ -194,11 +209,24 @@ struct InputData {
 struct RequestInput {
   std::string name;
   TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
-  std::vector<int64_t> shape;
-  bool raw = false;
-  std::vector<InputData> data;
+  std::vector<int64_t> shape;  // as given (Triton's original shape)
+  // Filled at submission: the shape the backend sees (Triton's shape with
+  // the batch dimension; without it when the request's batch size is 0).
+  std::vector<int64_t> batch_shape;
+  std::vector<InputData> data;  // zero-byte appends are dropped, as Triton
   size_t total = 0;
 };
+
+// Triton's request states (InferenceRequest::State), named as Triton logs
+// them; a request in PENDING or EXECUTING belongs to Triton.
+enum class RequestState {
+  kInitialized,
+  kPending,
+  kExecuting,
+  kReleased,
+  kFailedEnqueue
+};
+const char* RequestStateName(RequestState s);
 
 // What a response needs to reach the caller, copied out of the request so
 // decoupled backends can keep answering after the request was released.
@@ -212,7 +240,8 @@ struct ResponseTarget {
 
 }  // namespace fake
 
-struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest> {
+struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest>,
+                                       fake::Tracked<fake::Handle::kRequest> {
   std::shared_ptr<fake::Model> model;
   std::string id;
   uint32_t flags = 0;
@@ -221,8 +250,13 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest> {
   std::string corr_str;
   uint64_t priority = 0;
   uint64_t timeout_us = 0;
-  std::vector<fake::RequestInput> inputs;  // in AddInput order
-  std::vector<std::string> requested_outputs;
+  // Triton keeps the inputs in a std::unordered_map and validates them in
+  // its iteration order, which shows in which error a request with several
+  // bad inputs gets: the same container with the same operations gives the
+  // same order.
+  std::unordered_map<std::string, fake::RequestInput> inputs;
+  std::string raw_input_name;               // set by AddRawInput
+  std::set<std::string> requested_outputs;  // a set in Triton too (sorted)
   std::vector<std::unique_ptr<TRITONSERVER_Parameter>> parameters;
   TRITONSERVER_InferenceRequestReleaseFn_t release_fn = nullptr;
   void* release_userp = nullptr;
@@ -232,23 +266,28 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest> {
   // a cancel after the release still reaches a running decoupled backend.
   std::shared_ptr<std::atomic<bool>> cancelled =
       std::make_shared<std::atomic<bool>>(false);
-  std::atomic<bool> in_flight{false};
-  // Cancellation works from the first submission on, even after the
-  // release (a decoupled backend may still be answering).
-  std::atomic<bool> submitted{false};
+  std::atomic<fake::RequestState> state{fake::RequestState::kInitialized};
+  // Triton makes the request's response factory at the start of every
+  // ServerInferAsync (even one that then fails): from then on Cancel and
+  // IsCancelled work.
+  std::atomic<bool> has_factory{false};
   // Filled at submission.
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t request_start_ns = 0;
   uint64_t queue_start_ns = 0;
   uint64_t batch_size = 1;   // batch elements (1 for non-batching models)
   uint64_t deadline_ns = 0;  // 0 = none (queue policy timeout)
+  // The outputs the backend is asked for, in Triton's (sorted) order.
   std::vector<const fake::TensorConfig*> outputs_to_send;
 
-  fake::RequestInput* FindInput(const char* n) {
-    for (auto& in : inputs) {
-      if (in.name == n) return &in;
-    }
-    return nullptr;
+  fake::RequestInput* FindInput(const std::string& n) {
+    auto it = inputs.find(n);
+    return it == inputs.end() ? nullptr : &it->second;
+  }
+  bool InFlight() const {
+    fake::RequestState s = state.load();
+    return s == fake::RequestState::kPending ||
+           s == fake::RequestState::kExecuting;
   }
   std::string Prefix() const {
     return "[request id: " + (id.empty() ? std::string("<id_unknown>") : id) +
@@ -269,7 +308,8 @@ struct ResponseOutput {
 };
 }  // namespace fake
 
-struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse> {
+struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse>,
+                                        fake::Tracked<fake::Handle::kResponse> {
   std::shared_ptr<fake::Model> model;
   std::string id;
   TRITONSERVER_Error* error = nullptr;  // owned by the response
@@ -283,12 +323,13 @@ struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse> {
 
 struct TRITONSERVER_MetricFamily;
 struct TRITONSERVER_Metric;
-struct TRITONSERVER_MetricArgs {
+struct TRITONSERVER_MetricArgs : fake::Tracked<fake::Handle::kMetricArgs> {
   bool histogram = false;
   std::vector<double> buckets;
 };
 
-struct TRITONSERVER_ServerOptions {
+struct TRITONSERVER_ServerOptions
+    : fake::Tracked<fake::Handle::kServerOptions> {
   std::string server_id = "triton";
   std::vector<std::string> repo_paths;
   TRITONSERVER_ModelControlMode mode = TRITONSERVER_MODEL_CONTROL_NONE;
@@ -456,6 +497,10 @@ struct ServerCore {
   std::condition_variable cv;
   std::map<std::string, ModelEntry> models;
   std::atomic<bool> stopping{false};
+  // Inference Triton still works on: requests between ServerInferAsync and
+  // their release, and decoupled streams until their FINAL. Deleting the
+  // server while any exist crashes Triton's backend threads.
+  std::atomic<int64_t> active_inferences{0};
   std::atomic<bool> sync_callbacks{false};
   std::mutex load_mu;  // serializes loads and unloads
   uint64_t created_ns = 0;
@@ -486,7 +531,8 @@ extern std::atomic<bool> g_sync_callbacks;
 
 }  // namespace fake
 
-struct TRITONSERVER_Server : fake::Counted<fake::kLiveServer> {
+struct TRITONSERVER_Server : fake::Counted<fake::kLiveServer>,
+                             fake::Tracked<fake::Handle::kServer> {
   std::shared_ptr<fake::ServerCore> core;
 };
 

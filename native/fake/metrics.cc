@@ -126,12 +126,17 @@ std::string CustomMetricsText() {
 
 }  // namespace fake
 
-struct TRITONSERVER_MetricFamily {
+struct TRITONSERVER_MetricFamily : fake::Tracked<fake::Handle::kMetricFamily> {
+  TRITONSERVER_MetricFamily(std::shared_ptr<fake::Family> f)
+      : family(std::move(f)) {}
   std::shared_ptr<fake::Family> family;
   int live_metrics = 0;  // guarded by the registry mutex
 };
 
-struct TRITONSERVER_Metric {
+struct TRITONSERVER_Metric : fake::Tracked<fake::Handle::kMetric> {
+  TRITONSERVER_Metric(TRITONSERVER_MetricFamily* f,
+                      std::shared_ptr<fake::Series> s)
+      : family(f), series(std::move(s)) {}
   TRITONSERVER_MetricFamily* family;
   std::shared_ptr<fake::Series> series;
 };
@@ -141,8 +146,9 @@ using namespace fake;
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(
     TRITONSERVER_MetricFamily** family, const TRITONSERVER_MetricKind kind,
     const char* name, const char* description) {
-  FAKE_REQUIRE(family, "family");
-  FAKE_REQUIRE(name, "name");
+  FAKE_NOT_NULL(family);
+  FAKE_NOT_NULL(name);
+  FAKE_NOT_NULL(description);
   if (kind != TRITONSERVER_METRIC_KIND_COUNTER &&
       kind != TRITONSERVER_METRIC_KIND_GAUGE &&
       kind != TRITONSERVER_METRIC_KIND_HISTOGRAM) {
@@ -164,18 +170,18 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(
   if (f == nullptr) {
     f = std::make_shared<Family>();
     f->name = name;
-    f->description = description == nullptr ? "" : description;
+    f->description = description;
     f->kind = kind;
     reg.families.push_back(f);
   }
   ++f->handles;
-  *family = new TRITONSERVER_MetricFamily{f, 0};
+  *family = new TRITONSERVER_MetricFamily(f);
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(
     TRITONSERVER_MetricFamily* family) {
-  FAKE_REQUIRE(family, "family");
+  FAKE_LIVE(kMetricFamily, family);
   Registry& reg = Reg();
   {
     std::lock_guard<std::mutex> lock(reg.mu);
@@ -199,7 +205,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsNew(
     TRITONSERVER_MetricArgs** args) {
-  FAKE_REQUIRE(args, "args");
+  FAKE_NOT_NULL(args);
   *args = new TRITONSERVER_MetricArgs();
   return nullptr;
 }
@@ -207,10 +213,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsNew(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsSetHistogram(
     TRITONSERVER_MetricArgs* args, const double* buckets,
     const uint64_t buckets_count) {
-  FAKE_REQUIRE(args, "args");
-  if (buckets == nullptr && buckets_count > 0) {
-    return ErrArg("buckets must not be null");
-  }
+  FAKE_LIVE(kMetricArgs, args);
+  FAKE_EXPECT(buckets != nullptr || buckets_count == 0,
+              "buckets is null with buckets_count " +
+                  std::to_string(buckets_count) +
+                  "; the real library reads that many doubles from it "
+                  "(crash)");
   args->histogram = true;
   args->buckets.assign(buckets, buckets + buckets_count);
   return nullptr;
@@ -218,7 +226,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsSetHistogram(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsDelete(
     TRITONSERVER_MetricArgs* args) {
-  FAKE_REQUIRE(args, "args");
+  FAKE_DELETABLE(kMetricArgs, args);
   delete args;
   return nullptr;
 }
@@ -227,11 +235,16 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
     TRITONSERVER_Metric** metric, TRITONSERVER_MetricFamily* family,
     const TRITONSERVER_Parameter** labels, const uint64_t label_count,
     const TRITONSERVER_MetricArgs* args) {
-  FAKE_REQUIRE(metric, "metric");
-  FAKE_REQUIRE(family, "family");
-  if (labels == nullptr && label_count > 0) {
-    return ErrArg("labels must not be null");
+  FAKE_NOT_NULL(metric);
+  FAKE_LIVE(kMetricFamily, family);
+  FAKE_EXPECT(labels != nullptr || label_count == 0,
+              "labels is null with label_count " + std::to_string(label_count) +
+                  "; the real library reads that many parameters from it "
+                  "(crash)");
+  for (uint64_t i = 0; i < label_count; ++i) {
+    FAKE_LIVE(kParameter, labels[i]);
   }
+  if (args != nullptr) FAKE_LIVE(kMetricArgs, args);
   Family& f = *family->family;
   switch (f.kind) {
     case TRITONSERVER_METRIC_KIND_HISTOGRAM:
@@ -261,7 +274,6 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
   std::map<std::string, std::string> sorted;
   for (uint64_t i = 0; i < label_count; ++i) {
     const TRITONSERVER_Parameter* p = labels[i];
-    if (p == nullptr) return ErrArg("label must not be null");
     if (p->type != TRITONSERVER_PARAMETER_STRING) {
       return ErrArg("Parameter [" + p->name +
                     "] must have a type of TRITONSERVER_PARAMETER_STRING to "
@@ -301,7 +313,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
   }
   ++s->refs;
   ++family->live_metrics;
-  *metric = new TRITONSERVER_Metric{family, s};
+  *metric = new TRITONSERVER_Metric(family, s);
   return nullptr;
 }
 
@@ -314,7 +326,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNew(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricDelete(
     TRITONSERVER_Metric* metric) {
-  FAKE_REQUIRE(metric, "metric");
+  FAKE_LIVE(kMetric, metric);
   Registry& reg = Reg();
   {
     std::lock_guard<std::mutex> lock(reg.mu);
@@ -329,8 +341,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricDelete(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricValue(
     TRITONSERVER_Metric* metric, double* value) {
-  FAKE_REQUIRE(metric, "metric");
-  FAKE_REQUIRE(value, "value");
+  FAKE_LIVE(kMetric, metric);
+  FAKE_NOT_NULL(value);
   TRITONSERVER_MetricKind k = metric->family->family->kind;
   if (k == TRITONSERVER_METRIC_KIND_HISTOGRAM) {
     return Err(TRITONSERVER_ERROR_UNSUPPORTED,
@@ -343,7 +355,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricValue(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricIncrement(
     TRITONSERVER_Metric* metric, double value) {
-  FAKE_REQUIRE(metric, "metric");
+  FAKE_LIVE(kMetric, metric);
   TRITONSERVER_MetricKind k = metric->family->family->kind;
   if (k == TRITONSERVER_METRIC_KIND_HISTOGRAM) {
     return Err(TRITONSERVER_ERROR_UNSUPPORTED,
@@ -361,7 +373,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricIncrement(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricSet(
     TRITONSERVER_Metric* metric, double value) {
-  FAKE_REQUIRE(metric, "metric");
+  FAKE_LIVE(kMetric, metric);
   TRITONSERVER_MetricKind k = metric->family->family->kind;
   if (k != TRITONSERVER_METRIC_KIND_GAUGE) {
     return Err(TRITONSERVER_ERROR_UNSUPPORTED,
@@ -375,7 +387,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricSet(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricObserve(
     TRITONSERVER_Metric* metric, double value) {
-  FAKE_REQUIRE(metric, "metric");
+  FAKE_LIVE(kMetric, metric);
   TRITONSERVER_MetricKind k = metric->family->family->kind;
   if (k != TRITONSERVER_METRIC_KIND_HISTOGRAM) {
     return Err(TRITONSERVER_ERROR_UNSUPPORTED,
@@ -562,9 +574,17 @@ std::string PrometheusText(ServerCore* core) {
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetrics(
     TRITONSERVER_Server* server, TRITONSERVER_Metrics** metrics) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(metrics, "metrics");
+  // Triton does not read the server here (it prints the process-wide
+  // registry later); the fake reads its models, so a given server must be
+  // live.
+  if (server != nullptr) FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(metrics);
   auto* m = new TRITONSERVER_Metrics();
+  if (server == nullptr) {
+    m->text = CustomMetricsText();
+    *metrics = m;
+    return nullptr;
+  }
   m->text = PrometheusText(server->core.get());
   if (!server->core->options.metrics) {
     // With metrics off, real Triton still prints its families and each
@@ -594,7 +614,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetrics(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricsDelete(
     TRITONSERVER_Metrics* metrics) {
-  FAKE_REQUIRE(metrics, "metrics");
+  FAKE_DELETABLE(kMetrics, metrics);
   delete metrics;
   return nullptr;
 }
@@ -602,13 +622,13 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricsDelete(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricsFormatted(
     TRITONSERVER_Metrics* metrics, TRITONSERVER_MetricFormat format,
     const char** base, size_t* byte_size) {
-  FAKE_REQUIRE(metrics, "metrics");
-  FAKE_REQUIRE(base, "base");
-  FAKE_REQUIRE(byte_size, "byte_size");
+  FAKE_LIVE(kMetrics, metrics);
   if (format != TRITONSERVER_METRIC_PROMETHEUS) {
-    return ErrArg("unknown metrics format " +
-                  std::to_string(static_cast<int>(format)));
+    return ErrArg("unknown metrics format '" +
+                  std::to_string(static_cast<int>(format)) + "'");
   }
+  FAKE_NOT_NULL(base);
+  FAKE_NOT_NULL(byte_size);
   *base = metrics->text.c_str();
   *byte_size = metrics->text.size();
   return nullptr;

@@ -305,11 +305,11 @@ TRITONSERVER_Error* ServerCore::Load(
     chosen.assign(dirs.begin() + start, dirs.end());
   }
   if (chosen.empty()) {
+    // Triton refuses the load before touching any version: versions being
+    // served stay READY and serving.
     std::lock_guard<std::mutex> lock(mu);
     auto it = models.find(name);
     if (it != models.end()) {
-      UnloadEntry(&it->second);
-      RemoveTempDir(&it->second.temp_dir);
       bool any_live = false;
       for (auto& kv : it->second.versions)
         any_live |= kv.second.model != nullptr;
@@ -365,24 +365,38 @@ TRITONSERVER_Error* ServerCore::Load(
     }
     if (same && ready == chosen.size()) return nullptr;
   }
+
+  if (!fail.empty()) {
+    // Triton loads a version that is being served in the background and
+    // swaps it in only when every version loaded: after a failure the
+    // served versions stay READY and serving (with their config and
+    // files); a version that was not served records the failure.
+    std::string msg = "load failed for model '" + name + "': ";
+    const std::string reason = std::string(CodeString(fail_code)) + ": " + fail;
+    bool serving = false;
+    for (int64_t v : chosen) {
+      VersionSlot& slot = entry.versions[v];
+      if (slot.state != VersionState::kReady) {
+        slot.state = VersionState::kUnavailable;
+        slot.reason = reason;
+      }
+      msg += "version " + std::to_string(v) +
+             " is at UNAVAILABLE state: " + reason + ";";
+      LogError("failed to load '" + name + "' version " + std::to_string(v) +
+               ": " + reason);
+    }
+    for (auto& kv : entry.versions) {
+      serving |= kv.second.state == VersionState::kReady;
+    }
+    if (!serving) {
+      entry.config_json.clear();
+      RemoveTempDir(&entry.temp_dir);
+    }
+    return Err(fail_code, msg + "\n");
+  }
   UnloadEntry(&entry);
   // The versions that used the previous files are unloading.
   RemoveTempDir(&entry.temp_dir);
-
-  if (!fail.empty()) {
-    std::string msg = "load failed for model '" + name + "': ";
-    for (int64_t v : chosen) {
-      VersionSlot& slot = entry.versions[v];
-      if (slot.model == nullptr) slot.state = VersionState::kUnavailable;
-      slot.reason = std::string(CodeString(fail_code)) + ": " + fail;
-      msg += "version " + std::to_string(v) +
-             " is at UNAVAILABLE state: " + slot.reason + ";";
-      LogError("failed to load '" + name + "' version " + std::to_string(v) +
-               ": " + slot.reason);
-    }
-    entry.config_json.clear();
-    return Err(fail_code, msg + "\n");
-  }
 
   uint64_t delay_ms = 0, square_ns = 0;
   auto pit = cfg.parameters.find("execute_delay_ms");
@@ -499,8 +513,8 @@ static TRITONSERVER_Error* ModelControlAllowed(TRITONSERVER_Server* server) {
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
     TRITONSERVER_Server* server, const char* model_name) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
   return server->core->Load(model_name, nullptr);
@@ -509,11 +523,17 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
     TRITONSERVER_Server* server, const char* model_name,
     const TRITONSERVER_Parameter** parameters, const uint64_t parameter_count) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  if (parameters == nullptr && parameter_count > 0) {
-    return ErrArg("parameters must not be null");
+  // Checked before anything else, server included.
+  if (parameters == nullptr && parameter_count != 0) {
+    return ErrArg(
+        "load parameters are not provided while parameter count is "
+        "non-zero");
   }
+  FAKE_LIVE(kServer, server);
+  for (uint64_t i = 0; i < parameter_count; ++i) {
+    FAKE_LIVE(kParameter, parameters[i]);
+  }
+  FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
   // Triton's order: with any "file:" parameter (an in-memory model), the
@@ -523,9 +543,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
   std::vector<std::pair<std::string, std::string>> files;
   bool file_override = false;
   for (uint64_t i = 0; i < parameter_count; ++i) {
-    const TRITONSERVER_Parameter* p = parameters[i];
-    if (p == nullptr) return ErrArg("parameter must not be null");
-    if (p->name.rfind("file:", 0) == 0) file_override = true;
+    if (parameters[i]->name.rfind("file:", 0) == 0) file_override = true;
   }
   const std::string name = model_name;
   if (file_override) {
@@ -572,8 +590,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
     TRITONSERVER_Server* server, const char* model_name) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
   return server->core->Unload(model_name);
@@ -581,16 +599,20 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
     TRITONSERVER_Server* server, const char* model_name) {
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   // No ensembles in the fake, so a model has no dependents to unload.
-  return TRITONSERVER_ServerUnloadModel(server, model_name);
+  if (auto* e = NotReadyAfterStop(server)) return e;
+  if (auto* e = ModelControlAllowed(server)) return e;
+  return server->core->Unload(model_name);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
     TRITONSERVER_Server* server, uint32_t flags,
     TRITONSERVER_Message** model_index) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_index, "model_index");
+  FAKE_LIVE(kServer, server);
   if (auto* e = NotReadyAfterStop(server)) return e;
+  FAKE_NOT_NULL(model_index);
   auto* m = new TRITONSERVER_Message();
   m->json =
       server->core->IndexJson((flags & TRITONSERVER_INDEX_FLAG_READY) != 0);
@@ -601,9 +623,11 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIsReady(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, bool* ready) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(ready, "ready");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
+  FAKE_NOT_NULL(ready);
+  *ready = false;
+  if (auto* e = NotReadyAfterStop(server)) return e;
   std::shared_ptr<Model> m;
   TRITONSERVER_Error* e =
       server->core->FindReady(model_name, model_version, &m);
@@ -615,42 +639,44 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIsReady(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelBatchProperties(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, uint32_t* flags, void** voidp) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(flags, "flags");
+  FAKE_LIVE(kServer, server);
+  if (voidp != nullptr) *voidp = nullptr;
+  FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))
     return e;
+  FAKE_NOT_NULL(flags);
   *flags = m->config.max_batch_size > 0 ? TRITONSERVER_BATCH_FIRST_DIM
                                         : TRITONSERVER_BATCH_UNKNOWN;
-  if (voidp != nullptr) *voidp = nullptr;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelTransactionProperties(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, uint32_t* txn_flags, void** voidp) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(txn_flags, "txn_flags");
+  FAKE_LIVE(kServer, server);
+  if (voidp != nullptr) *voidp = nullptr;
+  // Triton writes 0 to it before looking the model up.
+  FAKE_NOT_NULL(txn_flags);
+  *txn_flags = 0;
+  FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))
     return e;
   *txn_flags = m->config.decoupled ? TRITONSERVER_TXN_DECOUPLED
                                    : TRITONSERVER_TXN_ONE_TO_ONE;
-  if (voidp != nullptr) *voidp = nullptr;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, TRITONSERVER_Message** model_metadata) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(model_metadata, "model_metadata");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))
     return e;
+  if (auto* e = NotReadyAfterStop(server)) return e;
   std::vector<int64_t> ready;
   {
     std::lock_guard<std::mutex> lock(server->core->mu);
@@ -661,6 +687,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
       }
     }
   }
+  FAKE_NOT_NULL(model_metadata);
   auto* msg = new TRITONSERVER_Message();
   msg->json = ModelMetadataJson(m->config, ready);
   *model_metadata = msg;
@@ -671,9 +698,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, const uint32_t config_version,
     TRITONSERVER_Message** model_config) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(model_config, "model_config");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))
     return e;
@@ -682,6 +708,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
                   std::to_string(config_version) +
                   " not supported, supported versions are: 1");
   }
+  FAKE_NOT_NULL(model_config);
   auto* msg = new TRITONSERVER_Message();
   msg->json = ModelConfigToJson(m->config);
   *model_config = msg;

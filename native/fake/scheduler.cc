@@ -61,6 +61,7 @@ TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
 }
 
 void Model::ExecuteInline(TRITONSERVER_InferenceRequest* r) {
+  r->state.store(RequestState::kExecuting);
   std::vector<TRITONSERVER_InferenceRequest*> batch{r};
   Execute(batch, 0, true);
 }
@@ -70,18 +71,14 @@ namespace {
 bool SameShapes(const TRITONSERVER_InferenceRequest* a,
                 const TRITONSERVER_InferenceRequest* b) {
   if (a->inputs.size() != b->inputs.size()) return false;
-  for (const auto& in : a->inputs) {
-    const RequestInput* other = nullptr;
-    for (const auto& x : b->inputs) {
-      if (x.name == in.name) other = &x;
-    }
-    if (other == nullptr || other->shape.size() != in.shape.size()) {
-      return false;
-    }
-    if (!std::equal(in.shape.begin() + 1, in.shape.end(),
-                    other->shape.begin() + 1)) {
-      return false;
-    }
+  for (const auto& kv : a->inputs) {
+    auto it = b->inputs.find(kv.first);
+    if (it == b->inputs.end()) return false;
+    const std::vector<int64_t>& x = kv.second.batch_shape;
+    const std::vector<int64_t>& y = it->second.batch_shape;
+    if (x.size() != y.size()) return false;
+    if (x.empty()) continue;
+    if (!std::equal(x.begin() + 1, x.end(), y.begin() + 1)) return false;
   }
   return true;
 }
@@ -157,6 +154,7 @@ void Model::InstanceLoop(size_t instance) {
       }
     }
     ++busy_instances;
+    for (auto* r : batch) r->state.store(RequestState::kExecuting);
     lock.unlock();
     for (auto& rj : rejected) {
       TRITONSERVER_InferenceRequest* r = rj.first;

@@ -146,36 +146,46 @@ FAKE_EXPORT void TRITONFAKE_SetSyncCallbacks(bool enabled) {
 // ---- options
 // ------------------------------------------------------------------
 
+// Every options setter reads the options object (the logging ones
+// excepted, below); the string ones copy their argument into a std::string.
 #define OPT_SETTER(name, type, body)                                \
   FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptions##name( \
       TRITONSERVER_ServerOptions* options, type value) {            \
-    FAKE_REQUIRE(options, "options");                               \
+    FAKE_LIVE(kServerOptions, options);                             \
+    body;                                                           \
+    return nullptr;                                                 \
+  }
+// Triton's logging setters change its process-wide logger and never read
+// the options object; the fake keeps the settings in the options it is
+// given (a null one is accepted and ignored).
+#define LOG_SETTER(name, type, body)                                \
+  FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptions##name( \
+      TRITONSERVER_ServerOptions* options, type value) {            \
+    if (options == nullptr) return nullptr;                         \
+    FAKE_LIVE(kServerOptions, options);                             \
     body;                                                           \
     return nullptr;                                                 \
   }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsNew(
     TRITONSERVER_ServerOptions** options) {
-  FAKE_REQUIRE(options, "options");
+  FAKE_NOT_NULL(options);
   *options = new TRITONSERVER_ServerOptions();
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsDelete(
     TRITONSERVER_ServerOptions* options) {
-  FAKE_REQUIRE(options, "options");
+  FAKE_DELETABLE(kServerOptions, options);
   delete options;
   return nullptr;
 }
 
-OPT_SETTER(SetServerId, const char*, FAKE_REQUIRE(value, "server_id");
+OPT_SETTER(SetServerId, const char*, FAKE_NOT_NULL(value);
            options->server_id = value)
-OPT_SETTER(SetModelRepositoryPath, const char*,
-           FAKE_REQUIRE(value, "model_repository_path");
+OPT_SETTER(SetModelRepositoryPath, const char*, FAKE_NOT_NULL(value);
            options->repo_paths.push_back(value))
-OPT_SETTER(SetModelControlMode, TRITONSERVER_ModelControlMode,
-           options->mode = value)
-OPT_SETTER(SetStartupModel, const char*, FAKE_REQUIRE(value, "model_name");
+OPT_SETTER(SetStartupModel, const char*, FAKE_NOT_NULL(value);
            options->startup_models.push_back(value))
 OPT_SETTER(SetStrictModelConfig, bool, options->strict_config = value)
 OPT_SETTER(SetPinnedMemoryPoolByteSize, uint64_t, options->pinned_pool = value)
@@ -185,27 +195,39 @@ OPT_SETTER(SetStrictReadiness, bool, options->strict_readiness = value)
 OPT_SETTER(SetExitTimeout, unsigned int, options->exit_timeout_s = value)
 OPT_SETTER(SetModelLoadThreadCount, unsigned int, (void)value)
 OPT_SETTER(SetModelLoadRetryCount, unsigned int, (void)value)
-OPT_SETTER(SetLogFile, const char*, options->log_file = value ? value : "")
-OPT_SETTER(SetLogInfo, bool, options->log_info = value)
-OPT_SETTER(SetLogWarn, bool, options->log_warn = value)
-OPT_SETTER(SetLogError, bool, options->log_error = value)
-OPT_SETTER(SetLogVerbose, int, options->log_verbose = value)
+LOG_SETTER(SetLogFile, const char*, options->log_file = value ? value : "")
+LOG_SETTER(SetLogInfo, bool, options->log_info = value)
+LOG_SETTER(SetLogWarn, bool, options->log_warn = value)
+LOG_SETTER(SetLogError, bool, options->log_error = value)
+LOG_SETTER(SetLogVerbose, int, options->log_verbose = value)
 OPT_SETTER(SetMetrics, bool, options->metrics = value)
 OPT_SETTER(SetGpuMetrics, bool, (void)value)
 OPT_SETTER(SetCpuMetrics, bool, (void)value)
 OPT_SETTER(SetMetricsInterval, uint64_t, (void)value)
-OPT_SETTER(SetBackendDirectory, const char*, FAKE_REQUIRE(value, "backend_dir");
+OPT_SETTER(SetBackendDirectory, const char*, FAKE_NOT_NULL(value);
            options->backend_dir = value)
-OPT_SETTER(SetRepoAgentDirectory, const char*, (void)value)
-OPT_SETTER(SetModelConfigName, const char*,
-           FAKE_REQUIRE(value, "model_config_name");
+OPT_SETTER(SetRepoAgentDirectory, const char*, FAKE_NOT_NULL(value))
+OPT_SETTER(SetModelConfigName, const char*, FAKE_NOT_NULL(value);
            options->model_config_name = value)
 OPT_SETTER(SetEnablePeerAccess, bool, (void)value)
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetModelControlMode(
+    TRITONSERVER_ServerOptions* options, TRITONSERVER_ModelControlMode mode) {
+  FAKE_LIVE(kServerOptions, options);
+  if (mode != TRITONSERVER_MODEL_CONTROL_NONE &&
+      mode != TRITONSERVER_MODEL_CONTROL_POLL &&
+      mode != TRITONSERVER_MODEL_CONTROL_EXPLICIT) {
+    return ErrArg("unknown control mode '" +
+                  std::to_string(static_cast<int>(mode)) + "'");
+  }
+  options->mode = mode;
+  return nullptr;
+}
 
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
     TRITONSERVER_ServerOptions* options, int gpu_device, uint64_t size) {
-  FAKE_REQUIRE(options, "options");
+  FAKE_LIVE(kServerOptions, options);
   (void)gpu_device;
   (void)size;
   return nullptr;
@@ -214,10 +236,10 @@ TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetBackendConfig(
     TRITONSERVER_ServerOptions* options, const char* backend_name,
     const char* setting, const char* value) {
-  FAKE_REQUIRE(options, "options");
-  FAKE_REQUIRE(backend_name, "backend_name");
-  FAKE_REQUIRE(setting, "setting");
-  FAKE_REQUIRE(value, "value");
+  FAKE_LIVE(kServerOptions, options);
+  FAKE_NOT_NULL(backend_name);
+  FAKE_NOT_NULL(setting);
+  FAKE_NOT_NULL(value);
   return nullptr;
 }
 
@@ -226,17 +248,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetBackendConfig(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
     TRITONSERVER_Server** server, TRITONSERVER_ServerOptions* options) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(options, "options");
+  FAKE_LIVE(kServerOptions, options);
+  FAKE_NOT_NULL(server);
   *server = nullptr;
   if (options->mode == TRITONSERVER_MODEL_CONTROL_POLL) {
     return Err(TRITONSERVER_ERROR_UNSUPPORTED,
                "model control mode POLL is not supported by the fake engine");
-  }
-  if (options->mode != TRITONSERVER_MODEL_CONTROL_NONE &&
-      options->mode != TRITONSERVER_MODEL_CONTROL_EXPLICIT) {
-    return ErrArg("unknown model control mode " +
-                  std::to_string(static_cast<int>(options->mode)));
   }
   if (options->repo_paths.empty()) {
     return ErrArg("at least one model repository path must be set");
@@ -296,22 +313,34 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
     TRITONSERVER_Server* server) {
-  FAKE_REQUIRE(server, "server");
-  TRITONSERVER_Error* e = StopCore(server->core.get());
-  if (e != nullptr) delete e;  // deleting goes on regardless, as Triton does
+  // Triton stops the server first (a null server is accepted) and deletes
+  // it only when the stop succeeds; a failed stop is returned and the
+  // server stays (a second delete then finds it stopped and deletes it).
+  FAKE_DELETABLE(kServer, server);
+  if (server == nullptr) return nullptr;
+  if (TRITONSERVER_Error* e = StopCore(server->core.get())) return e;
+  const int64_t active = server->core->active_inferences.load();
+  FAKE_EXPECT(active == 0,
+              std::to_string(active) +
+                  " inference request(s) or decoupled stream(s) of this "
+                  "server are still running (a stop that timed out leaves "
+                  "them); the real library's backend threads use the "
+                  "deleted server (crash)");
   delete server;
   return nullptr;
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerStop(
     TRITONSERVER_Server* server) {
-  FAKE_REQUIRE(server, "server");
+  if (server == nullptr) return nullptr;  // as Triton
+  FAKE_LIVE(kServer, server);
   return StopCore(server->core.get());
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerSetExitTimeout(
     TRITONSERVER_Server* server, unsigned int timeout) {
-  FAKE_REQUIRE(server, "server");
+  if (server == nullptr) return nullptr;  // as Triton
+  FAKE_LIVE(kServer, server);
   std::lock_guard<std::mutex> lock(server->core->mu);
   server->core->options.exit_timeout_s = timeout;
   return nullptr;
@@ -319,8 +348,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerSetExitTimeout(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsLive(
     TRITONSERVER_Server* server, bool* live) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(live, "live");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(live);
   if (server->core->stopping) {
     *live = false;
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
@@ -331,8 +360,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsLive(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
     TRITONSERVER_Server* server, bool* ready) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(ready, "ready");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(ready);
   if (server->core->stopping) {
     *ready = false;
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
@@ -343,8 +372,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
     TRITONSERVER_Server* server, TRITONSERVER_Message** server_metadata) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(server_metadata, "server_metadata");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(server_metadata);
   auto* m = new TRITONSERVER_Message();
   m->json =
       "{\"name\":\"triton-node-fake-engine\",\"version\":\"0.1.0\","

@@ -86,9 +86,9 @@ using namespace fake;
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelStatistics(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, TRITONSERVER_Message** model_stats) {
-  FAKE_REQUIRE(server, "server");
-  FAKE_REQUIRE(model_name, "model_name");
-  FAKE_REQUIRE(model_stats, "model_stats");
+  FAKE_LIVE(kServer, server);
+  FAKE_NOT_NULL(model_name);
+  FAKE_NOT_NULL(model_stats);
   ServerCore* core = server->core.get();
   std::string name = model_name;
   // Collect the models under the lock, render outside it.

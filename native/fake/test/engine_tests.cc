@@ -2,297 +2,9 @@
 // dlopen the built library (TRITON_FAKE_LIB, default
 // build/fake/libtritonserver.so), write a temporary model repository and
 // drive the C API the way the addon does.
-#include <dlfcn.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "engine_support.h"
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <mutex>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
-
-#include "../../include/triton_capi.h"
-#include "harness.h"
-
-namespace {
-
-struct Api {
-#define FAKE_TEST_FIELD(ret, name, params) ret(*name) params = nullptr;
-  TRITON_CAPI_REQUIRED(FAKE_TEST_FIELD)
-  TRITON_CAPI_OPTIONAL(FAKE_TEST_FIELD)
-#undef FAKE_TEST_FIELD
-  TRITONFAKE_LiveObjectsFn_t live = nullptr;
-  TRITONFAKE_SetSyncCallbacksFn_t set_sync = nullptr;
-  bool ok = false;
-};
-
-const Api& A() {
-  static Api api = [] {
-    Api a;
-    const char* path = std::getenv("TRITON_FAKE_LIB");
-    void* h = ::dlopen(path ? path : "build/fake/libtritonserver.so",
-                       RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      std::cerr << "cannot open the fake engine: " << ::dlerror() << "\n";
-      return a;
-    }
-#define FAKE_TEST_LOAD(ret, name, params) \
-  a.name = reinterpret_cast<ret(*) params>(::dlsym(h, #name));
-    TRITON_CAPI_REQUIRED(FAKE_TEST_LOAD)
-    TRITON_CAPI_OPTIONAL(FAKE_TEST_LOAD)
-#undef FAKE_TEST_LOAD
-    a.live = reinterpret_cast<TRITONFAKE_LiveObjectsFn_t>(
-        ::dlsym(h, "TRITONFAKE_LiveObjects"));
-    a.set_sync = reinterpret_cast<TRITONFAKE_SetSyncCallbacksFn_t>(
-        ::dlsym(h, "TRITONFAKE_SetSyncCallbacks"));
-    a.ok = a.live != nullptr && a.TRITONSERVER_ServerNew != nullptr;
-    return a;
-  }();
-  return api;
-}
-
-// Takes an error: returns "" for success, else "<code>: <message>".
-std::string E(TRITONSERVER_Error* e) {
-  if (e == nullptr) return "";
-  std::string s = std::to_string(A().TRITONSERVER_ErrorCode(e)) + ": " +
-                  A().TRITONSERVER_ErrorMessage(e);
-  A().TRITONSERVER_ErrorDelete(e);
-  return s;
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
-std::string MakeRepo() {
-  char tmpl[] = "/tmp/fake-engine-test-XXXXXX";
-  std::string root = ::mkdtemp(tmpl);
-  auto model = [&](const std::string& name, const std::string& cfg,
-                   std::vector<std::string> versions) {
-    ::mkdir((root + "/" + name).c_str(), 0755);
-    WriteFile(root + "/" + name + "/config.pbtxt", cfg);
-    for (auto& v : versions)
-      ::mkdir((root + "/" + name + "/" + v).c_str(), 0755);
-  };
-  model("identity_fp32",
-        "name: \"identity_fp32\" backend: \"identity\" max_batch_size: 8\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "instance_group [ { count: 1 kind: KIND_CPU } ]\n",
-        {"1"});
-  model("identity_dyn",
-        "name: \"identity_dyn\" backend: \"identity\" max_batch_size: 8\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "dynamic_batching { max_queue_delay_microseconds: 2000 }\n"
-        "instance_group [ { count: 1 kind: KIND_CPU } ]\n"
-        "parameters { key: \"execute_delay_ms\" value: { string_value: \"5\" } "
-        "}\n",
-        {"1"});
-  model("identity_slow",
-        "name: \"identity_slow\" backend: \"identity\" max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "parameters { key: \"execute_delay_ms\" value: { string_value: \"100\" "
-        "} }\n",
-        {"1"});
-  model("repeat_int32",
-        "name: \"repeat_int32\" backend: \"repeat\" max_batch_size: 0\n"
-        "model_transaction_policy { decoupled: true }\n"
-        "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] },\n"
-        "        { name: \"DELAY\" data_type: TYPE_UINT32 dims: [ -1 ] },\n"
-        "        { name: \"WAIT\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n"
-        "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] },\n"
-        "         { name: \"IDX\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n",
-        {"1"});
-  model("square_int32",
-        "name: \"square_int32\" backend: \"square\" max_batch_size: 0\n"
-        "model_transaction_policy { decoupled: true }\n"
-        "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n"
-        "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n",
-        {"1"});
-  model("unknown_backend",
-        "name: \"unknown_backend\" backend: \"no_such_backend\"\n"
-        "max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
-        {"1"});
-  model("no_version",
-        "name: \"no_version\" backend: \"identity\" max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
-        {});
-  return root;
-}
-
-TRITONSERVER_Server* NewServer(const std::string& repo,
-                               unsigned exit_timeout = 5) {
-  TRITONSERVER_ServerOptions* o = nullptr;
-  E(A().TRITONSERVER_ServerOptionsNew(&o));
-  E(A().TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, repo.c_str()));
-  E(A().TRITONSERVER_ServerOptionsSetModelControlMode(
-      o, TRITONSERVER_MODEL_CONTROL_EXPLICIT));
-  E(A().TRITONSERVER_ServerOptionsSetExitTimeout(o, exit_timeout));
-  E(A().TRITONSERVER_ServerOptionsSetLogInfo(o, false));
-  E(A().TRITONSERVER_ServerOptionsSetLogError(o, false));
-  TRITONSERVER_Server* s = nullptr;
-  std::string err = E(A().TRITONSERVER_ServerNew(&s, o));
-  CHECK_EQ(err, std::string());
-  E(A().TRITONSERVER_ServerOptionsDelete(o));
-  for (const char* m : {"identity_fp32", "identity_dyn", "identity_slow",
-                        "repeat_int32", "square_int32"}) {
-    CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, m)), std::string());
-  }
-  return s;
-}
-
-// Records every callback of one request, in order.
-struct Probe {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::string> events;
-  int finals = 0, releases = 0, responses = 0;
-  std::vector<TRITONSERVER_InferenceResponse*> kept;
-  std::vector<std::vector<float>> outputs;
-  std::vector<std::string> errors;
-  void Add(const std::string& e) {
-    std::lock_guard<std::mutex> l(mu);
-    events.push_back(e);
-  }
-  bool WaitDone(int ms = 5000) {
-    std::unique_lock<std::mutex> l(mu);
-    return cv.wait_for(l, std::chrono::milliseconds(ms),
-                       [&] { return finals >= 1 && releases >= 1; });
-  }
-};
-
-TRITONSERVER_Error* AllocFn(TRITONSERVER_ResponseAllocator*, const char* name,
-                            size_t size, TRITONSERVER_MemoryType, int64_t,
-                            void* userp, void** buffer, void** buffer_userp,
-                            TRITONSERVER_MemoryType* type, int64_t* id) {
-  auto* p = static_cast<Probe*>(userp);
-  p->Add(std::string("alloc:") + name);
-  *buffer = size == 0 ? nullptr : std::malloc(size);
-  *buffer_userp = p;
-  *type = TRITONSERVER_MEMORY_CPU;
-  *id = 0;
-  return nullptr;
-}
-TRITONSERVER_Error* ReleaseFn(TRITONSERVER_ResponseAllocator*, void* buffer,
-                              void* buffer_userp, size_t,
-                              TRITONSERVER_MemoryType, int64_t) {
-  static_cast<Probe*>(buffer_userp)->Add("buffer-release");
-  std::free(buffer);
-  return nullptr;
-}
-TRITONSERVER_Error* StartFn(TRITONSERVER_ResponseAllocator*, void* userp) {
-  static_cast<Probe*>(userp)->Add("start");
-  return nullptr;
-}
-void ResponseFn(TRITONSERVER_InferenceResponse* resp, const uint32_t flags,
-                void* userp) {
-  auto* p = static_cast<Probe*>(userp);
-  std::lock_guard<std::mutex> l(p->mu);
-  p->events.push_back(
-      std::string("response") + (resp ? "" : "(null)") +
-      ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) ? ":FINAL" : ""));
-  if (resp != nullptr) {
-    ++p->responses;
-    TRITONSERVER_Error* err = A().TRITONSERVER_InferenceResponseError(resp);
-    p->errors.push_back(err ? A().TRITONSERVER_ErrorMessage(err) : "");
-    uint32_t n = 0;
-    A().TRITONSERVER_InferenceResponseOutputCount(resp, &n);
-    std::vector<float> values;
-    for (uint32_t i = 0; i < n; ++i) {
-      const char* name;
-      TRITONSERVER_DataType dt;
-      const int64_t* shape;
-      uint64_t dims;
-      const void* base;
-      size_t size;
-      TRITONSERVER_MemoryType mt;
-      int64_t id;
-      void* up;
-      A().TRITONSERVER_InferenceResponseOutput(
-          resp, i, &name, &dt, &shape, &dims, &base, &size, &mt, &id, &up);
-      if (dt == TRITONSERVER_TYPE_FP32) {
-        const float* f = static_cast<const float*>(base);
-        values.assign(f, f + size / 4);
-      } else if (dt == TRITONSERVER_TYPE_INT32 && size == 4) {
-        values.push_back(
-            static_cast<float>(*static_cast<const int32_t*>(base)));
-      }
-    }
-    p->outputs.push_back(values);
-    p->kept.push_back(resp);
-  }
-  if (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) ++p->finals;
-  p->cv.notify_all();
-}
-void ReleaseCb(TRITONSERVER_InferenceRequest*, const uint32_t flags,
-               void* userp) {
-  auto* p = static_cast<Probe*>(userp);
-  std::lock_guard<std::mutex> l(p->mu);
-  p->events.push_back(flags == TRITONSERVER_REQUEST_RELEASE_ALL ? "release:ALL"
-                                                                : "release:?");
-  ++p->releases;
-  p->cv.notify_all();
-}
-
-TRITONSERVER_ResponseAllocator* NewAllocator() {
-  TRITONSERVER_ResponseAllocator* a = nullptr;
-  E(A().TRITONSERVER_ResponseAllocatorNew(&a, AllocFn, ReleaseFn, StartFn));
-  return a;
-}
-
-TRITONSERVER_InferenceRequest* IdentityRequest(
-    TRITONSERVER_Server* s, const char* model, const float* data, int64_t n,
-    TRITONSERVER_ResponseAllocator* a, Probe* p, bool batched = true) {
-  TRITONSERVER_InferenceRequest* r = nullptr;
-  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestNew(&r, s, model, -1)),
-           std::string());
-  if (r == nullptr) return nullptr;
-  int64_t shape[2] = {1, n};
-  E(A().TRITONSERVER_InferenceRequestAddInput(
-      r, "INPUT0", TRITONSERVER_TYPE_FP32, batched ? shape : shape + 1,
-      batched ? 2 : 1));
-  E(A().TRITONSERVER_InferenceRequestAppendInputData(
-      r, "INPUT0", data, n * 4, TRITONSERVER_MEMORY_CPU, 0));
-  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, p));
-  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, p, ResponseFn,
-                                                         p));
-  return r;
-}
-
-void DeleteResponses(Probe* p) {
-  for (auto* r : p->kept) E(A().TRITONSERVER_InferenceResponseDelete(r));
-  p->kept.clear();
-}
-
-bool AllZero() {
-  uint64_t c[TRITONFAKE_LIVE_OBJECT_KINDS] = {};
-  for (int i = 0; i < 100; ++i) {
-    A().live(c, TRITONFAKE_LIVE_OBJECT_KINDS);
-    bool zero = true;
-    for (auto v : c) zero &= v == 0;
-    if (zero) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (auto v : c) std::cerr << v << " ";
-  std::cerr << "\n";
-  return false;
-}
-
-}  // namespace
+using namespace fake_engine_test;
 
 TEST(EngineIdentityCallbackOrder) {
   if (!A().ok) {
@@ -372,9 +84,10 @@ TEST(EngineValidationErrorsInTritonWords) {
       E(A().TRITONSERVER_InferenceRequestNew(&none, s, "no_such_model", -1)),
       std::string(
           "2: Request for unknown model: 'no_such_model' is not found"));
-  CHECK_EQ(
-      E(A().TRITONSERVER_InferenceRequestNew(nullptr, s, "identity_fp32", -1)),
-      std::string("3: inference_request must not be null"));
+  // Real Triton stores the new request through the pointer: null crashes.
+  CHECK_DEATH(
+      A().TRITONSERVER_InferenceRequestNew(nullptr, s, "identity_fp32", -1),
+      "TRITONSERVER_InferenceRequestNew: inference_request is null");
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
@@ -601,8 +314,17 @@ TEST(EngineStopWithRequestsInFlight) {
   E(A().TRITONSERVER_InferenceRequestNew(&held, s2, "identity_fp32", -1));
   CHECK_EQ(E(A().TRITONSERVER_ServerStop(s2)),
            std::string("1: Exit timeout expired. Exiting immediately."));
-  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s2, held, nullptr)).substr(0, 2),
-           std::string("4:"));
+  // A valid request reaches the stopped scheduler (an invalid one would
+  // fail validation first, as in Triton).
+  int64_t shape[2] = {1, 4};
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      held, "INPUT0", TRITONSERVER_TYPE_FP32, shape, 2));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      held, "INPUT0", in, sizeof(in), TRITONSERVER_MEMORY_CPU, 0));
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s2, held, nullptr)),
+           std::string("4: [request id: <id_unknown>] Server is stopping, "
+                       "scheduler for model has stopped accepting new "
+                       "inference requests"));
   E(A().TRITONSERVER_InferenceRequestDelete(held));
   E(A().TRITONSERVER_ServerDelete(s2));
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
@@ -643,9 +365,13 @@ TEST(EngineCancelBeforeSubmitIsInternal) {
   CHECK_EQ(E(A().TRITONSERVER_InferenceRequestCancel(r)),
            std::string("1: It is not possible to cancel an inference request "
                        "before calling TRITONSERVER_InferAsync."));
-  // Without callbacks the fake refuses the request rather than crashing.
+  // Triton validates before anything calls back: a request without inputs
+  // (and without callbacks) is refused, no crash.
   CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)).substr(0, 2),
            std::string("3:"));
+  // That submission made the request's response factory: cancelling now
+  // succeeds (and has no effect, the next submission starts afresh).
+  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestCancel(r)), std::string());
   E(A().TRITONSERVER_InferenceRequestDelete(r));
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
@@ -857,7 +583,10 @@ void StreamResponseFn(TRITONSERVER_InferenceResponse* resp,
   if (resp != nullptr) {
     std::lock_guard<std::mutex> l(c->mu);
     TRITONSERVER_Error* err = A().TRITONSERVER_InferenceResponseError(resp);
-    if (err != nullptr) c->error = A().TRITONSERVER_ErrorMessage(err);
+    if (err != nullptr) {
+      c->error = A().TRITONSERVER_ErrorMessage(err);
+      A().TRITONSERVER_ErrorDelete(err);
+    }
     c->kept.push_back(resp);
   }
   c->log->Add(

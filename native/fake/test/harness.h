@@ -21,6 +21,12 @@ struct TestCase {
 std::vector<TestCase>& Registry();
 void RecordFailure(const char* file, int line, const std::string& what);
 
+// Runs `fn` in a forked child process. True when the child was killed by
+// SIGABRT and wrote `expect` to stderr; `output` gets what it wrote and how
+// it ended. The child is killed (and the check fails) after 20 seconds.
+bool DiesWith(const std::function<void()>& fn, const std::string& expect,
+              std::string* output);
+
 struct Registrar {
   Registrar(const char* name, std::function<void()> fn) {
     Registry().push_back({name, std::move(fn)});
@@ -54,6 +60,19 @@ struct Registrar {
                    << fake_test_b << ")";                                 \
       ::fake_test::RecordFailure(__FILE__, __LINE__, fake_test_os.str()); \
     }                                                                     \
+  } while (0)
+
+// The statement must abort the process (in a forked child) with `expect`
+// in its message: the fake's check of a precondition whose violation
+// crashes real Triton.
+#define CHECK_DEATH(stmt, expect)                                        \
+  do {                                                                   \
+    std::string fake_test_out;                                           \
+    if (!::fake_test::DiesWith([&] { stmt; }, (expect), &fake_test_out)) \
+      ::fake_test::RecordFailure(                                        \
+          __FILE__, __LINE__,                                            \
+          std::string("expected an abort with \"") + (expect) +          \
+              "\" from: " #stmt "\n      child said: " + fake_test_out); \
   } while (0)
 
 #endif  // TRITON_NODE_FAKE_TEST_HARNESS_H_
