@@ -51,6 +51,7 @@ import {
   buildRequest,
   checkRequestShape,
   parseModelSpec,
+  withPlacementHint,
 } from './validate.js';
 
 export interface LogOptions {
@@ -943,7 +944,7 @@ export class Server implements AsyncDisposable {
             finish();
             if (error !== undefined) {
               const info = error;
-              return settle(() => fromErrorInfo(info, ctx));
+              return settle(() => fromErrorInfo(withPlacementHint(info, built), ctx));
             }
             settle(response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing });
           },
@@ -1034,7 +1035,7 @@ export class Server implements AsyncDisposable {
         if (stream.ended) return;
         if (ev.error !== undefined) {
           if (!ev.final) this.#cancel(token);
-          stream._fail(fromErrorInfo(ev.error, ctx, holder), false);
+          stream._fail(fromErrorInfo(withPlacementHint(ev.error, built), ctx, holder), false);
           return;
         }
         if (ev.outputs !== undefined) {

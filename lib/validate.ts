@@ -442,6 +442,8 @@ export interface BuiltRequest {
     ...rest: NativeSubmitArg[],
   ];
   destinations: Map<string, OutputDestination> | undefined;
+  /** Outputs asked for in GPU memory (the request's outputMemory or an output's). */
+  gpuOutputs: boolean;
 }
 
 const OUTPUT_OPTION_KEYS: ReadonlySet<string> = new Set(['into', 'memory', 'device']);
@@ -709,5 +711,30 @@ export function buildRequest(
   if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
   if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
   if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
-  return { model: spec.name, version, id: request.id, nums, args, destinations };
+  const gpuCode = NATIVE_MEMORY_CODES.gpu;
+  let gpuOutputs = nums[SUBMIT_SLOTS.outputMemory] === gpuCode;
+  if (!gpuOutputs && request.outputs !== undefined && !Array.isArray(request.outputs)) {
+    for (const options of Object.values(request.outputs as Record<string, OutputOptions | true>)) {
+      if (options !== true && (options.memory === 'gpu' || options.into instanceof CudaBuffer))
+        gpuOutputs = true;
+    }
+  }
+  return { model: spec.name, version, id: request.id, nums, args, destinations, gpuOutputs };
+}
+
+/**
+ * Triton's error for a response, with a hint when the likely cause is the
+ * output placement: a backend that writes its outputs with a plain memcpy
+ * (repeat, square, many custom ones) fails "failed to create ... output
+ * buffer in CPU memory" when the allocator hands it GPU memory.
+ */
+export function withPlacementHint<T extends { code: string; message: string }>(
+  info: T,
+  built: BuiltRequest,
+): T {
+  if (!built.gpuOutputs || !/failed to create .*output buffer/.test(info.message)) return info;
+  return {
+    ...info,
+    message: `${info.message} (outputs were asked for in GPU memory (outputMemory 'gpu'), which this model's backend cannot write: ask for 'cpu' or 'pinned' and copy to the device)`,
+  };
 }

@@ -674,7 +674,11 @@ void DrainCompletions(Napi::Env env, ServerCore* core) {
         switch (c->type) {
           case Completion::kResponse: {
             bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
-            if (final && ctx->timing) {
+            // A failed FINAL is not held for the trace: a backend that fails
+            // a response may leak it (r25.07 repeat and square do, on GPU
+            // output memory), and with it the trace, which is then never
+            // released; the caller must get the error all the same.
+            if (final && ctx->timing && !c->has_error) {
               // Rare: built as an object, held until the trace is released.
               Napi::Object ev;
               try {
