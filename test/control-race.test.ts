@@ -44,6 +44,10 @@ describe('model control racing inference on one model', () => {
     })();
     const infers = (async () => {
       for (let i = 0; control; i++) {
+        // A request that fails at once (the model is away) settles in
+        // microtasks: without a turn of the event loop, this loop would
+        // starve the loads and unloads it races.
+        await new Promise((r) => setImmediate(r));
         const input = new Float32Array([i, i + 1]);
         await settleWithin(
           server()
