@@ -12,6 +12,7 @@
 // Like the real backends, every decoupled request gets its own stream
 // thread, so streams of one instance run at the same time and responses
 // keep coming after RELEASE_ALL.
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -201,6 +202,47 @@ void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
   ReleaseRequest(r);
 }
 
+// An echo_request model's response parameters, each a string "<type>:<value>"
+// so that JS sees the type the request gave (an int 3 and a double 3 are
+// both 3 in JS): the request's own parameters as "request.<name>", then its
+// correlation id ("uint:" or "string:"), priority and timeout.
+void EchoRequest(const TRITONSERVER_InferenceRequest& r,
+                 TRITONSERVER_InferenceResponse* resp) {
+  auto add = [resp](const std::string& name, const std::string& value) {
+    resp->echoed.push_back(std::make_unique<TRITONSERVER_Parameter>());
+    TRITONSERVER_Parameter* p = resp->echoed.back().get();
+    p->name = "request." + name;
+    p->type = TRITONSERVER_PARAMETER_STRING;
+    p->str = value;
+  };
+  for (const auto& in : r.parameters) {
+    switch (in->type) {
+      case TRITONSERVER_PARAMETER_STRING:
+        add(in->name, "string:" + in->str);
+        break;
+      case TRITONSERVER_PARAMETER_INT:
+        add(in->name, "int:" + std::to_string(in->i));
+        break;
+      case TRITONSERVER_PARAMETER_BOOL:
+        add(in->name, in->b ? "bool:true" : "bool:false");
+        break;
+      case TRITONSERVER_PARAMETER_DOUBLE: {
+        char text[40];
+        std::snprintf(text, sizeof(text), "double:%.17g", in->d);
+        add(in->name, text);
+        break;
+      }
+      default:
+        add(in->name, "bytes:" + std::to_string(in->str.size()));
+        break;
+    }
+  }
+  add("correlation_id", r.corr_is_string ? "string:" + r.corr_str
+                                         : "uint:" + std::to_string(r.corr_id));
+  add("priority", "uint:" + std::to_string(r.priority));
+  add("timeout_us", "uint:" + std::to_string(r.timeout_us));
+}
+
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                      bool inline_mode) {
   (void)inline_mode;
@@ -226,7 +268,14 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
   for (size_t i = 0; i < n; ++i) {
     TRITONSERVER_InferenceRequest* r = b[i];
     TRITONSERVER_InferenceResponse* resp = resps[i];
+    if (r->corr_is_string) {
+      // Real identity reads the correlation id as an unsigned integer
+      // (TRITONBACKEND_RequestCorrelationId), which a string one fails.
+      resp->error = ErrArg(r->Prefix() +
+                           "correlation ID in request is not an unsigned int");
+    }
     for (const TensorConfig* oc : r->outputs_to_send) {
+      if (resp->error != nullptr) break;
       std::string in_name = "INPUT" + oc->name.substr(6);
       const RequestInput* in = r->FindInput(in_name.c_str());
       if (in == nullptr) {
@@ -256,6 +305,7 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
       if (resp->error != nullptr) break;
     }
     resp->identity_params = resp->error == nullptr;
+    if (m->echo_request && resp->error == nullptr) EchoRequest(*r, resp);
   }
   const uint64_t end = SteadyNs();
   {

@@ -639,7 +639,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameterCount(
     TRITONSERVER_InferenceResponse* resp, uint32_t* count) {
   FAKE_REQUIRE(resp, "inference_response");
   FAKE_REQUIRE(count, "count");
-  *count = resp->identity_params ? 4 : 0;
+  *count = (resp->identity_params ? 4 : 0) +
+           static_cast<uint32_t>(resp->echoed.size());
   return nullptr;
 }
 
@@ -650,10 +651,18 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameter(
   FAKE_REQUIRE(name, "name");
   FAKE_REQUIRE(type, "type");
   FAKE_REQUIRE(vvalue, "vvalue");
-  if (!resp->identity_params || index >= 4) {
-    return ErrArg("out of bounds index " + std::to_string(index) +
-                  std::string(": response has ") +
-                  (resp->identity_params ? "4" : "0") + " parameters");
+  const uint32_t fixed = resp->identity_params ? 4 : 0;
+  if (index >= fixed) {
+    if (index - fixed >= resp->echoed.size()) {
+      return ErrArg(
+          "out of bounds index " + std::to_string(index) + ": response has " +
+          std::to_string(fixed + resp->echoed.size()) + " parameters");
+    }
+    const TRITONSERVER_Parameter& p = *resp->echoed[index - fixed];
+    *name = p.name.c_str();
+    *type = p.type;
+    *vvalue = p.ValuePtr();
+    return nullptr;
   }
   switch (index) {
     case 0:
