@@ -64,6 +64,8 @@ CudaRuntime* LoadCuda() {
       dlsym(handle, "cudaHostGetFlags"));
   rt->cudaMemGetInfo = reinterpret_cast<decltype(rt->cudaMemGetInfo)>(
       dlsym(handle, "cudaMemGetInfo"));
+  rt->cudaGetLastError = reinterpret_cast<decltype(rt->cudaGetLastError)>(
+      dlsym(handle, "cudaGetLastError"));
   if (!missing.empty()) {
     rt->reason = "CUDA runtime found but lacks: " + missing + tried;
     return rt;
@@ -699,11 +701,18 @@ Napi::Value PointerAttributes(const Napi::CallbackInfo& info) {
   out.Set("memoryType", Napi::String::New(env, PointerMemoryTypeName(type)));
   out.Set("device", Napi::Number::New(env, device));
   unsigned int flags = 0;
-  if (rt.cudaHostGetFlags != nullptr &&
-      rt.cudaHostGetFlags(&flags, view.ptr) == 0) {
+  int flags_rc = rt.cudaHostGetFlags != nullptr
+                     ? rt.cudaHostGetFlags(&flags, view.ptr)
+                     : -1;
+  if (flags_rc == 0) {
     out.Set("hostFlags", Napi::Number::New(env, flags));
   } else {
     out.Set("hostFlags", env.Null());
+  }
+  // A refused probe (pageable memory) leaves its error as the thread's last
+  // CUDA error; clear it so nothing later mistakes it for its own.
+  if ((rc != 0 || flags_rc > 0) && rt.cudaGetLastError != nullptr) {
+    rt.cudaGetLastError();
   }
   return out;
 }

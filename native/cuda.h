@@ -39,6 +39,7 @@ struct CudaRuntime {
   int (*cudaPointerGetAttributes)(void*, const void*) = nullptr;
   int (*cudaHostGetFlags)(unsigned int*, void*) = nullptr;
   int (*cudaMemGetInfo)(size_t*, size_t*) = nullptr;
+  int (*cudaGetLastError)() = nullptr;
 
   bool available = false;
   int device_count = 0;

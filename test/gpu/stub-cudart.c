@@ -298,6 +298,7 @@ int cudaIpcCloseMemHandle(void* p) {
   pthread_mutex_unlock(&mu);
   return 0;
 }
+int cudaGetLastError(void) { return 0; }
 const char* cudaGetErrorString(int e) {
   static __thread char buf[32];
   snprintf(buf, sizeof buf, "stub error %d", e);
