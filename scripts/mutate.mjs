@@ -189,7 +189,12 @@ function runTests(files, gpu) {
     for (const file of json.testResults ?? []) {
       const name = file.name.startsWith(work) ? file.name.slice(work.length + 1) : file.name;
       for (const t of file.assertionResults ?? []) {
-        if (t.status === 'failed') failures.push([name, ...(t.ancestorTitles ?? []), t.title].join(' > '));
+        if (t.status !== 'failed') continue;
+        const why = String(t.failureMessages?.[0] ?? '')
+          .split('\n')[0]
+          .replace(/\x1b\[[0-9;]*m/g, '')
+          .slice(0, 160);
+        failures.push(`${[name, ...(t.ancestorTitles ?? []), t.title].join(' > ')}${why ? ` (${why})` : ''}`);
       }
       if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
         failures.push(`${name}: ${(file.message || 'the file failed').split('\n')[0]}`);
