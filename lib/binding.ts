@@ -294,6 +294,18 @@ export interface NativeCuda {
   allocHost(byteLength: number): NativeHostBuffer;
   alloc(byteLength: number, device: number): NativeCudaBuffer;
   openIpcHandle(handle: Uint8Array, byteLength: number, device: number): NativeCudaBuffer;
+  /** Tests: what CUDA says the memory is (cudaPointerGetAttributes); hostFlags
+   * from cudaHostGetFlags, null where the memory is not page-locked. */
+  pointerAttributes(buffer: ArrayBufferView | NativeHostBuffer | NativeCudaBuffer): {
+    memoryType: 'unregistered' | 'host' | 'device' | 'managed' | 'unknown';
+    device: number;
+    hostFlags: number | null;
+  };
+  /** Tests: cudaMemGetInfo on a device, bytes. */
+  memGetInfo(device: number): { free: number; total: number };
+  /** cudaFree/cudaFreeHost calls that failed since the process started (each
+   * also reported on stderr). */
+  freeFailures(): number;
 }
 
 export interface NativeAddon {
@@ -328,8 +340,15 @@ export interface NativeAddon {
   copyOutputs(): boolean;
   setCopyOutputs(enabled: boolean): void;
   /** Addon-side counters for leak tests: live output buffers handed to JS,
-   * pooled bytes, requests awaiting release. */
-  addonStats(): { liveOutputBuffers: number; pooledBytes: number; pendingRequests: number };
+   * pooled bytes, requests awaiting release (all environments), and requests
+   * of this environment's running servers not yet settled (released, FINAL
+   * and trace released: a decoupled stream outlives its release). */
+  addonStats(): {
+    liveOutputBuffers: number;
+    pooledBytes: number;
+    pendingRequests: number;
+    inflightRequests: number;
+  };
   /** Records the code the process exits with (main thread, from its exit event). */
   noteExitCode(code: number): void;
   /** Gives the pooled memory under an output's external ArrayBuffer back

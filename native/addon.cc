@@ -213,6 +213,13 @@ class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
     out.Set(
         "pendingRequests",
         Napi::Number::New(env, static_cast<double>(g_pending_requests.load())));
+    // Requests of this environment's running servers that Triton has not
+    // finished with (released, FINAL and, when traced, the trace released):
+    // a decoupled backend may answer long after it released the request.
+    int64_t inflight = 0;
+    for (const auto& core : data_->servers) inflight += core->Inflight();
+    out.Set("inflightRequests",
+            Napi::Number::New(env, static_cast<double>(inflight)));
     return out;
   }
 

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -55,6 +57,15 @@ CudaRuntime* LoadCuda() {
   TRITON_NODE_CUDA_SYM(cudaIpcCloseMemHandle)
   TRITON_NODE_CUDA_SYM(cudaGetErrorString)
 #undef TRITON_NODE_CUDA_SYM
+  rt->cudaPointerGetAttributes =
+      reinterpret_cast<decltype(rt->cudaPointerGetAttributes)>(
+          dlsym(handle, "cudaPointerGetAttributes"));
+  rt->cudaHostGetFlags = reinterpret_cast<decltype(rt->cudaHostGetFlags)>(
+      dlsym(handle, "cudaHostGetFlags"));
+  rt->cudaMemGetInfo = reinterpret_cast<decltype(rt->cudaMemGetInfo)>(
+      dlsym(handle, "cudaMemGetInfo"));
+  rt->cudaGetLastError = reinterpret_cast<decltype(rt->cudaGetLastError)>(
+      dlsym(handle, "cudaGetLastError"));
   if (!missing.empty()) {
     rt->reason = "CUDA runtime found but lacks: " + missing + tried;
     return rt;
@@ -200,8 +211,27 @@ void* CudaAllocHost(size_t bytes, std::string* error) {
   return ptr;
 }
 
+namespace {
+
+std::atomic<int64_t> g_free_failures{0};
+
+// Runs on any thread (frees come from Triton's threads and finalizers).
+void ReportFreeFailure(const char* call, const void* ptr, int rc) {
+  g_free_failures.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr, "triton-node: %s(%p) failed: %s\n", call, ptr,
+               CudaErrorText(rc).c_str());
+}
+
+}  // namespace
+
+int64_t CudaFreeFailures() {
+  return g_free_failures.load(std::memory_order_relaxed);
+}
+
 void CudaFreeHost(void* ptr) {
-  if (ptr != nullptr) Cuda().cudaFreeHost(ptr);
+  if (ptr == nullptr) return;
+  int rc = Cuda().cudaFreeHost(ptr);
+  if (rc != 0) ReportFreeFailure("cudaFreeHost", ptr, rc);
 }
 
 void* CudaAllocDevice(size_t bytes, int device, std::string* error) {
@@ -234,7 +264,8 @@ void* CudaAllocDevice(size_t bytes, int device, std::string* error) {
 void CudaFreeDevice(void* ptr, int device) {
   if (ptr == nullptr) return;
   DeviceGuard guard(device);
-  Cuda().cudaFree(ptr);
+  int rc = Cuda().cudaFree(ptr);
+  if (rc != 0) ReportFreeFailure("cudaFree", ptr, rc);
 }
 
 bool ResolveMemView(Napi::Env env, EnvData* data, napi_value value,
@@ -628,6 +659,92 @@ int ParseDevice(Napi::Env env, Napi::Value v) {
   return device;
 }
 
+// cudaMemoryType values.
+const char* PointerMemoryTypeName(int type) {
+  switch (type) {
+    case 0:
+      return "unregistered";
+    case 1:
+      return "host";
+    case 2:
+      return "device";
+    case 3:
+      return "managed";
+    default:
+      return "unknown";
+  }
+}
+
+// Internal (tests): what CUDA says the memory behind a HostBuffer,
+// CudaBuffer or TypedArray is. { memoryType, device, hostFlags }, hostFlags
+// null where cudaHostGetFlags refuses the pointer (not page-locked).
+Napi::Value PointerAttributes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  MemView view = RequireView(info, 0, "pointerAttributes(buffer)");
+  RequireCuda(env, "pointerAttributes");
+  const CudaRuntime& rt = Cuda();
+  if (rt.cudaPointerGetAttributes == nullptr) {
+    throw MakeError(env, "UNSUPPORTED",
+                    "the CUDA runtime lacks cudaPointerGetAttributes");
+  }
+  // cudaPointerAttributes starts { int type; int device; ... }; the
+  // runtime's struct is smaller than this buffer in every version.
+  alignas(16) unsigned char attributes[256] = {};
+  int rc = rt.cudaPointerGetAttributes(attributes, view.ptr);
+  int type = 0;
+  int device = -1;
+  if (rc == 0) {
+    std::memcpy(&type, attributes, sizeof(int));
+    std::memcpy(&device, attributes + sizeof(int), sizeof(int));
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("memoryType", Napi::String::New(env, PointerMemoryTypeName(type)));
+  out.Set("device", Napi::Number::New(env, device));
+  unsigned int flags = 0;
+  int flags_rc = rt.cudaHostGetFlags != nullptr
+                     ? rt.cudaHostGetFlags(&flags, view.ptr)
+                     : -1;
+  if (flags_rc == 0) {
+    out.Set("hostFlags", Napi::Number::New(env, flags));
+  } else {
+    out.Set("hostFlags", env.Null());
+  }
+  // A refused probe (pageable memory) leaves its error as the thread's last
+  // CUDA error; clear it so nothing later mistakes it for its own.
+  if ((rc != 0 || flags_rc > 0) && rt.cudaGetLastError != nullptr) {
+    rt.cudaGetLastError();
+  }
+  return out;
+}
+
+// Internal (tests): cudaMemGetInfo on `device`: { free, total } bytes.
+Napi::Value MemGetInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  RequireCuda(env, "memGetInfo");
+  int device = ParseDevice(env, info[0]);
+  const CudaRuntime& rt = Cuda();
+  if (rt.cudaMemGetInfo == nullptr) {
+    throw MakeError(env, "UNSUPPORTED",
+                    "the CUDA runtime lacks cudaMemGetInfo");
+  }
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  int rc;
+  {
+    DeviceGuard guard(device);
+    rc = guard.rc() != 0 ? guard.rc()
+                         : rt.cudaMemGetInfo(&free_bytes, &total_bytes);
+  }
+  if (rc != 0) {
+    throw MakeError(env, "INTERNAL",
+                    "cudaMemGetInfo failed: " + CudaErrorText(rc));
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("free", Napi::Number::New(env, static_cast<double>(free_bytes)));
+  out.Set("total", Napi::Number::New(env, static_cast<double>(total_bytes)));
+  return out;
+}
+
 }  // namespace
 
 Napi::Object CreateCudaObject(Napi::Env env) {
@@ -709,6 +826,13 @@ Napi::Object CreateCudaObject(Napi::Env env) {
                                         Cuda().cudaIpcCloseMemHandle(ptr);
                                       });
       }));
+  cuda.Set("pointerAttributes", Napi::Function::New(env, PointerAttributes));
+  cuda.Set("memGetInfo", Napi::Function::New(env, MemGetInfo));
+  cuda.Set("freeFailures",
+           Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+             return Napi::Number::New(info.Env(),
+                                      static_cast<double>(CudaFreeFailures()));
+           }));
   return cuda;
 }
 

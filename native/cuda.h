@@ -34,6 +34,12 @@ struct CudaRuntime {
   int (*cudaIpcOpenMemHandle)(void**, CudaIpcHandle, unsigned int) = nullptr;
   int (*cudaIpcCloseMemHandle)(void*) = nullptr;
   const char* (*cudaGetErrorString)(int) = nullptr;
+  // Optional (tests look through them at what memory really is): null when
+  // the runtime lacks them.
+  int (*cudaPointerGetAttributes)(void*, const void*) = nullptr;
+  int (*cudaHostGetFlags)(unsigned int*, void*) = nullptr;
+  int (*cudaMemGetInfo)(size_t*, size_t*) = nullptr;
+  int (*cudaGetLastError)() = nullptr;
 
   bool available = false;
   int device_count = 0;
@@ -49,10 +55,13 @@ std::string CudaErrorText(int code);
 // Allocation helpers usable from any thread; return null and set `error`
 // on failure. Device allocations select `device` for the call and restore
 // the caller's current device.
+// A failed free is reported on stderr and counted (CudaFreeFailures): it
+// means memory was freed twice or was never CUDA's, a bug worth seeing.
 void* CudaAllocHost(size_t bytes, std::string* error);
 void CudaFreeHost(void* ptr);
 void* CudaAllocDevice(size_t bytes, int device, std::string* error);
 void CudaFreeDevice(void* ptr, int device);
+int64_t CudaFreeFailures();
 
 // Counts the in-flight requests that borrow a HostBuffer's or CudaBuffer's
 // memory (as an input or an `into` destination), so that dispose() during a

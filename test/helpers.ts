@@ -4,8 +4,9 @@
  * model repository, and one server per test file.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll } from 'vitest';
+import { type TestContext, afterAll, beforeAll, beforeEach } from 'vitest';
 import { type LibraryInfo, Server, type ServerOptions, loadLibrary } from '../lib/index.js';
+import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
@@ -24,9 +25,23 @@ export function library(): LibraryInfo {
   return info;
 }
 
-/** Reason to skip a fake-only test, or false on the fake engine. */
-export function fakeOnly(): string | false {
-  return library().isFake ? false : 'fake engine only (needs its live-object counters or switches)';
+/** Reason to skip a fake-only test (`why`: what it needs of the fake), or false on the fake engine. */
+export function fakeOnly(why = 'needs its live-object counters or switches'): string | false {
+  return library().isFake ? false : `fake engine only (${why})`;
+}
+
+/**
+ * Skips the running test when `reason` is a string, with the reason shown by
+ * the reporter (`it.skipIf(cond)` shows none). Call it first in the test:
+ * `it('...', (ctx) => { skipIf(ctx, fakeOnly()); ... })`.
+ */
+export function skipIf(ctx: TestContext, reason: string | false | undefined): void {
+  if (typeof reason === 'string') ctx.skip(reason);
+}
+
+/** Skips every test of the enclosing describe() when `reason` is a string, each with the reason shown. */
+export function skipAllIf(reason: string | false | undefined): void {
+  if (typeof reason === 'string') beforeEach((ctx) => ctx.skip(reason));
 }
 
 /** Options for a server on the test repository. */
@@ -40,10 +55,18 @@ export function serverOptions(extra: Partial<ServerOptions> = {}): ServerOptions
   };
 }
 
-/** Starts a server with `models` loaded before the file's tests, and stops it after. */
-export function useServer(models: string[], extra: Partial<ServerOptions> = {}): () => Server {
+/**
+ * Starts a server with `models` loaded before the file's tests, and stops it
+ * after. With a `skipReason` (the tests skip) no server is started.
+ */
+export function useServer(
+  models: string[],
+  extra: Partial<ServerOptions> = {},
+  skipReason: string | false = false,
+): () => Server {
   let server: Server | undefined;
   beforeAll(async () => {
+    if (skipReason !== false) return;
     library();
     server = await Server.create(serverOptions(extra));
     await Promise.all(models.map((m) => server!.loadModel(m)));
@@ -88,4 +111,16 @@ export async function collectGarbage(rounds = 4): Promise<void> {
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * Waits until nothing of this environment's requests is left in the addon:
+ * every one released by Triton (pendingRequests, all environments) and
+ * settled (inflightRequests: released, FINAL, trace). Works on any library.
+ */
+export async function requestsSettled(timeoutMs = 15_000): Promise<boolean> {
+  return eventually(() => {
+    const s = addon().addonStats();
+    return s.pendingRequests === 0 && s.inflightRequests === 0;
+  }, timeoutMs);
 }

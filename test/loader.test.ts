@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Server, type ServerOptions, TritonError, libraryInfo } from '../lib/index.js';
 import { DEFAULT_LIBRARY_PATH } from '../lib/native.js';
-import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
+import { fakeEngine } from '../lib/testing.js';
+import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions, skipIf } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -66,18 +67,19 @@ describe('loading the Triton library', () => {
     expect(err.attempts).toEqual([expect.objectContaining({ path, outcome: 'symbols' })]);
   });
 
-  it.skipIf(existsSync(DEFAULT_LIBRARY_PATH))(
-    'without a library option: TRITON_SERVER_LIB, then the default path',
-    async () => {
-      process.env.TRITON_SERVER_LIB = '/nonexistent/env/libtritonserver.so';
-      const err = await loadError({});
-      expect(err.attempts?.map((a) => [a.path, a.outcome])).toEqual([
-        ['/nonexistent/env/libtritonserver.so', 'missing'],
-        [DEFAULT_LIBRARY_PATH, 'missing'],
-      ]);
-      expect(libraryInfo()).toBeNull();
-    },
-  );
+  it('without a library option: TRITON_SERVER_LIB, then the default path', async (ctx) => {
+    skipIf(
+      ctx,
+      existsSync(DEFAULT_LIBRARY_PATH) && `a library exists at ${DEFAULT_LIBRARY_PATH}, which would load`,
+    );
+    process.env.TRITON_SERVER_LIB = '/nonexistent/env/libtritonserver.so';
+    const err = await loadError({});
+    expect(err.attempts?.map((a) => [a.path, a.outcome])).toEqual([
+      ['/nonexistent/env/libtritonserver.so', 'missing'],
+      [DEFAULT_LIBRARY_PATH, 'missing'],
+    ]);
+    expect(libraryInfo()).toBeNull();
+  });
 
   it('then the right library loads, and libraryInfo() describes it', async () => {
     const server = await Server.create(serverOptions());
@@ -87,7 +89,9 @@ describe('loading the Triton library', () => {
       expect(info.apiMajor).toBe(1);
       expect(info.apiMinor).toBeGreaterThanOrEqual(34);
       expect(server.library.path).toBe(info.path);
-      expect(typeof info.isFake).toBe('boolean');
+      // isFake is true exactly when the library loaded is the fake engine's.
+      expect(info.isFake).toBe(realpathSync(info.path) === realpathSync(fakeEngine.libraryPath));
+      expect(server.library.isFake).toBe(info.isFake);
     } finally {
       await server.stop();
     }

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { Server } from '../lib/index.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
+import { addon } from '../lib/native.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, serverOptions } from './helpers.js';
 
 function runChild(extraEnv: Record<string, string>) {
   return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-without-stop.ts`], {
@@ -57,8 +58,13 @@ describe('process and thread hygiene', () => {
       worker.once('error', reject);
     });
     expect(ready.holding).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(typeof (await worker.terminate())).toBe('number');
+    // Requests are in flight (the counter is process-wide) when it is terminated...
+    expect(await eventually(() => addon().addonStats().pendingRequests > 0)).toBe(true);
+    // ... which ends it as a termination does (exit code 1), not in a crash.
+    expect(await worker.terminate()).toBe(1);
+    // Its server is stopped by the addon's cleanup: Triton releases every one
+    // of those requests.
+    expect(await eventually(() => addon().addonStats().pendingRequests === 0, 15_000)).toBe(true);
     // The addon in this environment is unaffected.
     const main = await Server.create(serverOptions());
     try {

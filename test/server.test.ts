@@ -79,18 +79,30 @@ describe('server lifecycle', () => {
     expect(server.stopped).toBe(true);
   });
 
-  it('stop() while a load is running settles both, never hangs', async () => {
+  it('stop() while a load is running: the load finishes or fails UNAVAILABLE, before stop() resolves', async () => {
     const server = await Server.create(serverOptions());
+    const order: string[] = [];
     const load = server.loadModel('identity_delay').then(
-      () => 'loaded',
-      (e: unknown) => e,
+      () => {
+        order.push('load');
+        return 'loaded';
+      },
+      (e: unknown) => {
+        order.push('load');
+        return e;
+      },
     );
-    const stop = server.stop();
-    await stop;
+    await server.stop();
+    order.push('stop');
     const outcome = await load;
+    // The stop waited for the load (no operation outlives the server) ...
+    expect(order).toEqual(['load', 'stop']);
+    // ... which either completed or was refused because the server stopped.
     if (outcome !== 'loaded') {
       expect(outcome).toBeInstanceOf(TritonError);
+      expect((outcome as TritonError).code).toBe('UNAVAILABLE');
     }
+    await expect(server.model('identity_delay').isReady()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 
   it('stress: 50 rounds of loads and queries racing stop() all settle', async () => {
@@ -130,9 +142,12 @@ describe('server lifecycle', () => {
     }
   });
 
-  it('stop() with inferences in flight: each one completes or fails, none hangs', async () => {
+  it('stop() with inferences in flight: within the exit timeout each one completes with its own result', async () => {
+    // 40 requests of 20 ms on one instance: ~0.8 s of work, well inside the
+    // exit timeout (5 s), so stop() lets every one finish.
     const server = await Server.create(serverOptions());
     await server.loadModel('identity_delay');
+    await server.infer('identity_delay', { inputs: { INPUT0: new Float32Array([0]) } });
     const calls = Array.from({ length: 40 }, (_, i) =>
       server.infer('identity_delay', { inputs: { INPUT0: new Float32Array([i]) } }).then(
         (r) => (r.outputs.OUTPUT0!.data as Float32Array)[0],
@@ -140,11 +155,29 @@ describe('server lifecycle', () => {
       ),
     );
     await server.stop();
+    expect(await Promise.all(calls)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  it('stop() with inferences in flight past the exit timeout: the rest fail UNAVAILABLE, none hangs', async () => {
+    // 60 requests of 20 ms (1.2 s) against an exit timeout of 0 s.
+    const server = await Server.create(serverOptions({ exitTimeoutSeconds: 0 }));
+    await server.loadModel('identity_delay');
+    await server.infer('identity_delay', { inputs: { INPUT0: new Float32Array([0]) } });
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      server.infer('identity_delay', { inputs: { INPUT0: new Float32Array([i]) } }).then(
+        (r) => (r.outputs.OUTPUT0!.data as Float32Array)[0],
+        (e: unknown) => e,
+      ),
+    );
+    await server.stop();
     const outcomes = await Promise.all(calls);
+    const failed = outcomes.filter((o) => typeof o !== 'number');
     outcomes.forEach((o, i) => {
       if (typeof o === 'number') expect(o).toBe(i);
-      else expect(o).toBeInstanceOf(TritonError);
+      else expect(o).toMatchObject({ name: 'TritonError', code: 'UNAVAILABLE' });
     });
+    // Not everything can have finished in no time at all.
+    expect(failed.length).toBeGreaterThan(0);
   });
 
   it('a server with a missing repository fails to start with a TritonError', async () => {

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type InferTiming, TritonError } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
-import { collectGarbage, eventually, fakeOnly, useServer } from './helpers.js';
+import { collectGarbage, eventually, fakeOnly, skipIf, useServer } from './helpers.js';
 
 const server = useServer(['identity_nobatch', 'identity_delay']);
 
@@ -143,7 +143,8 @@ describe('per-request timing', () => {
     checkShape(r.timing);
   });
 
-  it.skipIf(fakeOnly())('releases every trace (fake engine live-object count)', async () => {
+  it('releases every trace (fake engine live-object count)', async (ctx) => {
+    skipIf(ctx, fakeOnly());
     await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         server().infer('identity_nobatch', { inputs: { INPUT0: new Float32Array([i]) }, timing: true }),

@@ -356,6 +356,47 @@ void IdentityRespond(Model* m, TRITONSERVER_InferenceRequest* r,
   resp->identity_params = true;
 }
 
+// An echo_request model's response parameters, each a string "<type>:<value>"
+// so that JS sees the type the request gave (an int 3 and a double 3 are
+// both 3 in JS): the request's own parameters as "request.<name>", then its
+// correlation id ("uint:" or "string:"), priority and timeout.
+void EchoRequest(const TRITONSERVER_InferenceRequest& r,
+                 TRITONSERVER_InferenceResponse* resp) {
+  auto add = [resp](const std::string& name, const std::string& value) {
+    resp->echoed.push_back(std::make_unique<TRITONSERVER_Parameter>());
+    TRITONSERVER_Parameter* p = resp->echoed.back().get();
+    p->name = "request." + name;
+    p->type = TRITONSERVER_PARAMETER_STRING;
+    p->str = value;
+  };
+  for (const auto& in : r.parameters) {
+    switch (in->type) {
+      case TRITONSERVER_PARAMETER_STRING:
+        add(in->name, "string:" + in->str);
+        break;
+      case TRITONSERVER_PARAMETER_INT:
+        add(in->name, "int:" + std::to_string(in->i));
+        break;
+      case TRITONSERVER_PARAMETER_BOOL:
+        add(in->name, in->b ? "bool:true" : "bool:false");
+        break;
+      case TRITONSERVER_PARAMETER_DOUBLE: {
+        char text[40];
+        std::snprintf(text, sizeof(text), "double:%.17g", in->d);
+        add(in->name, text);
+        break;
+      }
+      default:
+        add(in->name, "bytes:" + std::to_string(in->str.size()));
+        break;
+    }
+  }
+  add("correlation_id", r.corr_is_string ? "string:" + r.corr_str
+                                         : "uint:" + std::to_string(r.corr_id));
+  add("priority", "uint:" + std::to_string(r.priority));
+  add("timeout_us", "uint:" + std::to_string(r.timeout_us));
+}
+
 }  // namespace
 
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
@@ -382,6 +423,9 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
   const uint64_t output_start = SteadyNs();
   for (size_t i = 0; i < n; ++i) {
     IdentityRespond(m, b[i], resps[i]);
+    if (m->echo_request && resps[i]->error == nullptr) {
+      EchoRequest(*b[i], resps[i]);
+    }
   }
   const uint64_t end = SteadyNs();
   {

@@ -858,7 +858,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameterCount(
     TRITONSERVER_InferenceResponse* inference_response, uint32_t* count) {
   FAKE_LIVE(kResponse, inference_response);
   FAKE_NOT_NULL(count);
-  *count = inference_response->identity_params ? 4 : 0;
+  *count = (inference_response->identity_params ? 4 : 0) +
+           static_cast<uint32_t>(inference_response->echoed.size());
   return nullptr;
 }
 
@@ -866,11 +867,22 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameter(
     TRITONSERVER_InferenceResponse* inference_response, const uint32_t index,
     const char** name, TRITONSERVER_ParameterType* type, const void** vvalue) {
   FAKE_LIVE(kResponse, inference_response);
+  FAKE_NOT_NULL(name);
+  FAKE_NOT_NULL(type);
+  FAKE_NOT_NULL(vvalue);
   TRITONSERVER_InferenceResponse* resp = inference_response;
-  if (!resp->identity_params || index >= 4) {
-    return ErrArg("out of bounds index " + std::to_string(index) +
-                  std::string(": response has ") +
-                  (resp->identity_params ? "4" : "0") + " parameters");
+  const uint32_t fixed = resp->identity_params ? 4 : 0;
+  if (index >= fixed) {
+    if (index - fixed >= resp->echoed.size()) {
+      return ErrArg(
+          "out of bounds index " + std::to_string(index) + ": response has " +
+          std::to_string(fixed + resp->echoed.size()) + " parameters");
+    }
+    const TRITONSERVER_Parameter& p = *resp->echoed[index - fixed];
+    *name = p.name.c_str();
+    *type = p.type;
+    *vvalue = p.ValuePtr();
+    return nullptr;
   }
   FAKE_NOT_NULL(name);
   FAKE_NOT_NULL(type);

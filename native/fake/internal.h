@@ -315,6 +315,8 @@ struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse>,
   TRITONSERVER_Error* error = nullptr;  // owned by the response
   std::vector<fake::ResponseOutput> outputs;
   bool identity_params = false;  // param0..param3 as the identity backend
+  // After those: what an echo_request model echoes.
+  std::vector<std::unique_ptr<TRITONSERVER_Parameter>> echoed;
   TRITONSERVER_ResponseAllocator* allocator = nullptr;
   // The trace of a one-to-one request is released when its response goes.
   TRITONSERVER_InferenceTrace* trace = nullptr;
@@ -393,7 +395,12 @@ struct Model {
   ModelConfig config;
   BackendKind backend = BackendKind::kIdentity;
   uint64_t execute_delay_ms = 0;  // identity
-  uint64_t square_delay_ns = 0;   // square CUSTOM_INFER_DELAY_NS
+  // identity, config parameter echo_request "true": the fake's own test
+  // aid (no Triton backend does this) answering with what the request
+  // carried: its parameters as "request.<name>", its correlation id,
+  // priority and timeout.
+  bool echo_request = false;
+  uint64_t square_delay_ns = 0;  // square CUSTOM_INFER_DELAY_NS
   double load_seconds = 0;
   ModelStats stats;
 

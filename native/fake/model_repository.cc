@@ -407,6 +407,9 @@ TRITONSERVER_Error* ServerCore::Load(
   if (pit != cfg.parameters.end()) {
     square_ns = std::strtoull(pit->second.c_str(), nullptr, 10);
   }
+  pit = cfg.parameters.find("echo_request");
+  const bool echo_request =
+      pit != cfg.parameters.end() && pit->second == "true";
   for (int64_t v : chosen) {
     uint64_t t0 = SteadyNs();
     auto m = std::make_shared<Model>();
@@ -418,6 +421,7 @@ TRITONSERVER_Error* ServerCore::Load(
     m->backend = kind;
     m->execute_delay_ms = delay_ms;
     m->square_delay_ns = square_ns;
+    m->echo_request = echo_request;
     m->Start();
     m->load_seconds = (SteadyNs() - t0) / 1e9;
     VersionSlot& slot = entry.versions[v];

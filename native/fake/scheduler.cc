@@ -54,7 +54,24 @@ TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
       return Err(TRITONSERVER_ERROR_UNAVAILABLE,
                  r->Prefix() + "Exceeds maximum queue size");
     }
-    queue.push_back(r);
+    const DynamicBatchingConfig& db = config.dynamic_batching;
+    if (db.present && db.priority_levels > 0) {
+      // Priority queues: level 1 first; 0 or beyond the levels means the
+      // default level; FIFO within a level.
+      auto level = [&db](const TRITONSERVER_InferenceRequest* q) {
+        uint64_t p = q->priority;
+        return (p == 0 || p > db.priority_levels) ? db.default_priority_level
+                                                  : p;
+      };
+      const uint64_t mine = level(r);
+      auto at = std::find_if(queue.begin(), queue.end(),
+                             [&](const TRITONSERVER_InferenceRequest* q) {
+                               return level(q) > mine;
+                             });
+      queue.insert(at, r);
+    } else {
+      queue.push_back(r);
+    }
   }
   cv.notify_one();
   return nullptr;

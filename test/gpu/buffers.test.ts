@@ -2,12 +2,13 @@
 // direction for several datatypes, offsets, validation, disposal.
 import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/cuda.js';
-import { collectGarbage } from '../helpers.js';
-import { SAMPLES, gpuAvailable, gpuTitle } from './gpu-env.js';
+import { collectGarbage, skipAllIf } from '../helpers.js';
+import { SAMPLES, gpuSkipReason } from './gpu-env.js';
 
 type Sample = (typeof SAMPLES)[keyof typeof SAMPLES];
 
-describe.skipIf(!gpuAvailable)(gpuTitle('HostBuffer and CudaBuffer'), () => {
+describe('HostBuffer and CudaBuffer', () => {
+  skipAllIf(gpuSkipReason);
   it('sees at least one device', () => {
     expect(cuda.deviceCount()).toBeGreaterThan(0);
     expect(cuda.unavailableReason()).toBe('');

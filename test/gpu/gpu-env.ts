@@ -3,10 +3,10 @@ import { cuda } from '../../lib/cuda.js';
 
 export const gpuAvailable = cuda.isAvailable();
 
-/** A describe() title that carries the skip reason where there is no GPU. */
-export function gpuTitle(title: string): string {
-  return gpuAvailable ? title : `${title} (skipped: no usable CUDA device: ${cuda.unavailableReason()})`;
-}
+/** Why GPU tests skip here, or false where they run. */
+export const gpuSkipReason: string | false = gpuAvailable
+  ? false
+  : `no usable CUDA device: ${cuda.unavailableReason()}`;
 
 /** Datatypes the round trips cover, as TypedArray constructors and sample values. */
 export const SAMPLES = {

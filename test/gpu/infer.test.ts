@@ -5,11 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, type Tensor, TritonError, cuda } from '../../lib/index.js';
 import { addon } from '../../lib/native.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { collectGarbage, eventually, fakeOnly, useServer } from '../helpers.js';
-import { gpuAvailable, gpuTitle } from './gpu-env.js';
+import { collectGarbage, eventually, fakeOnly, skipAllIf, useServer } from '../helpers.js';
+import { gpuSkipReason } from './gpu-env.js';
 
-describe.skipIf(!gpuAvailable)(gpuTitle('inference with GPU memory'), () => {
-  const server = useServer(['identity_nobatch', 'identity_multi', 'identity_fp32', 'identity_delay']);
+describe('inference with GPU memory', () => {
+  skipAllIf(gpuSkipReason);
+  const server = useServer(
+    ['identity_nobatch', 'identity_multi', 'identity_fp32', 'identity_delay'],
+    {},
+    gpuSkipReason,
+  );
   const data = Float32Array.from({ length: 4096 }, (_, i) => i * 0.5 - 7);
 
   function onDevice(values: ArrayBufferView, device = 0): CudaBuffer {

@@ -6,8 +6,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CudaBuffer, TritonError, cuda } from '../../lib/index.js';
-import { useServer } from '../helpers.js';
-import { gpuAvailable, gpuTitle } from './gpu-env.js';
+import { skipAllIf, useServer } from '../helpers.js';
+import { gpuSkipReason } from './gpu-env.js';
 
 const CHILD = fileURLToPath(new URL('./ipc-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,8 +59,9 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.proc.exitCode === null) c.proc.kill();
 });
 
-describe.skipIf(!gpuAvailable)(gpuTitle('CUDA IPC between processes'), () => {
-  const server = useServer(['identity_nobatch']);
+describe('CUDA IPC between processes', () => {
+  skipAllIf(gpuSkipReason);
+  const server = useServer(['identity_nobatch'], {}, gpuSkipReason);
   const n = 1024;
 
   it("a child opens the parent's buffer by handle, writes, and the parent reads the change", async () => {

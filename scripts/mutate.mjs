@@ -1,0 +1,267 @@
+#!/usr/bin/env node
+// npm run mutate [-- --only name1,name2] [--list] [--keep]
+//
+// Mutation check: applies each mutation of scripts/mutations.mjs, one at a
+// time, to a copy of the repository (tracked and untracked, not ignored,
+// files; node_modules linked), rebuilds the addon when the mutation is in
+// native code, runs the mutation's test files, and reports whether a test
+// failed (KILLED) or all passed (SURVIVED). Exit code 0 only when every
+// mutation was killed.
+//
+// The suite is first run unmutated on the same files (a failing baseline
+// makes every kill meaningless). TypeScript mutations run first, on the
+// unmutated build; native ones are grouped by file so each rebuild compiles
+// one file (and the previous file's restored text) on 2 cores. GPU
+// mutations run the GPU project on the CUDA stub (test/gpu/stub-cudart.c),
+// which needs gcc. Set TRITON_SERVER_LIB / TRITON_BACKEND_DIR to run the
+// conformance files against a real Triton instead of the fake engine.
+import { spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MUTATIONS } from './mutations.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TEST_TIMEOUT_MS = 30_000;
+const RUN_LIMIT_MS = 10 * 60_000;
+
+function usage(message) {
+  if (message) console.error(message);
+  console.error('usage: npm run mutate [-- --only name1,name2] [--list] [--keep]');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const out = { only: undefined, list: false, keep: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--list') out.list = true;
+    else if (a === '--keep') out.keep = true;
+    else if (a === '--only' || a.startsWith('--only=')) {
+      out.only = a === '--only' ? (argv[++i] ?? '') : a.slice('--only='.length);
+      if (out.only === '') usage('--only needs a comma-separated list of names');
+    } else usage(`unknown argument '${a}'`);
+  }
+  return out;
+}
+
+const args = parseArgs(process.argv.slice(2));
+
+if (args.list) {
+  for (const m of MUTATIONS) console.log(`${m.name.padEnd(28)} ${m.file.padEnd(24)} ${m.why}`);
+  process.exit(0);
+}
+
+let selected = MUTATIONS;
+if (args.only !== undefined) {
+  const names = args.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !MUTATIONS.some((m) => m.name === n));
+  if (unknown.length > 0) usage(`unknown mutation(s): ${unknown.join(', ')} (see --list)`);
+  selected = MUTATIONS.filter((m) => names.includes(m.name));
+}
+
+const isNative = (m) => m.file.startsWith('native/');
+// TypeScript first (they need no build), then native grouped by file.
+const order = [
+  ...selected.filter((m) => !isNative(m)),
+  ...selected.filter(isNative).sort((a, b) => a.file.localeCompare(b.file)),
+];
+
+const started = Date.now();
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+
+function run(cmd, argv, options = {}) {
+  return spawnSync(cmd, argv, {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    ...options,
+  });
+}
+
+// ---- the copy ---------------------------------------------------------------
+
+const work = mkdtempSync(join(tmpdir(), 'triton-node-mutate-'));
+function cleanup() {
+  if (!args.keep) rmSync(work, { recursive: true, force: true });
+}
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+
+const listed = run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT });
+if (listed.status !== 0) {
+  console.error(`git ls-files failed: ${listed.stderr}`);
+  process.exit(2);
+}
+for (const rel of listed.stdout.split('\0').filter(Boolean)) {
+  const from = join(ROOT, rel);
+  if (!existsSync(from) || rel === 'node_modules') continue;
+  mkdirSync(dirname(join(work, rel)), { recursive: true });
+  cpSync(from, join(work, rel), { preserveTimestamps: true });
+}
+symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(work, 'node_modules'));
+
+const nodeGyp = join(work, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+const vitest = join(work, 'node_modules', 'vitest', 'vitest.mjs');
+
+function build(kind) {
+  const r = run(process.execPath, [nodeGyp, kind, '-j', '2'], { cwd: work });
+  return { ok: r.status === 0, log: `${r.stdout}${r.stderr}` };
+}
+
+console.log(`mutate: ${order.length} mutation(s) in ${work}`);
+if (order.some(isNative)) {
+  const t = Date.now();
+  const b = build('rebuild');
+  if (!b.ok) {
+    console.error(b.log.slice(-4000));
+    console.error('mutate: the unmutated copy does not build');
+    cleanup();
+    process.exit(2);
+  }
+  console.log(`mutate: built the addon and the fake engine (${seconds(t)})`);
+} else {
+  const built = join(ROOT, 'build');
+  if (!existsSync(join(built, 'Release', 'triton_node.node'))) {
+    console.error('mutate: no build/ here; run `npx node-gyp rebuild -j 2` first');
+    cleanup();
+    process.exit(2);
+  }
+  cpSync(built, join(work, 'build'), { recursive: true, preserveTimestamps: true });
+}
+
+let stubEnv = {};
+if (order.some((m) => m.gpu)) {
+  const dir = join(work, '.stubcuda');
+  mkdirSync(dir, { recursive: true });
+  const lib = join(dir, 'libcudart.so');
+  const r = run('gcc', ['-shared', '-fPIC', '-o', lib, join(work, 'test/gpu/stub-cudart.c'), '-lpthread', '-lrt']);
+  if (r.status !== 0) {
+    console.error(`mutate: cannot build the CUDA stub: ${r.stderr}`);
+    cleanup();
+    process.exit(2);
+  }
+  stubEnv = { LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'), TRITON_NODE_CUDART: lib };
+}
+
+// ---- running tests ----------------------------------------------------------
+
+/** Runs test files of one project; returns { passed, failures: string[], output }. */
+function runTests(files, gpu) {
+  const report = join(work, '.mutate-report.json');
+  rmSync(report, { force: true });
+  const r = run(
+    process.execPath,
+    [
+      vitest,
+      'run',
+      '--project',
+      gpu ? 'gpu' : 'conformance',
+      ...files,
+      '--bail=1',
+      `--testTimeout=${TEST_TIMEOUT_MS}`,
+      '--reporter=json',
+      `--outputFile=${report}`,
+    ],
+    { cwd: work, env: { ...process.env, ...(gpu ? stubEnv : {}) }, timeout: RUN_LIMIT_MS },
+  );
+  const output = `${r.stdout}${r.stderr}`;
+  if (r.error?.code === 'ETIMEDOUT' || r.signal === 'SIGTERM') {
+    return { passed: false, failures: [`no result within ${RUN_LIMIT_MS / 60_000} min (hung)`], output };
+  }
+  const failures = [];
+  let ran = 0;
+  try {
+    const json = JSON.parse(readFileSync(report, 'utf8'));
+    ran = json.numPassedTests ?? 0;
+    for (const file of json.testResults ?? []) {
+      const name = file.name.startsWith(work) ? file.name.slice(work.length + 1) : file.name;
+      for (const t of file.assertionResults ?? []) {
+        if (t.status !== 'failed') continue;
+        const why = String(t.failureMessages?.[0] ?? '')
+          .split('\n')[0]
+          .replace(/\x1b\[[0-9;]*m/g, '')
+          .slice(0, 160);
+        failures.push(`${[name, ...(t.ancestorTitles ?? []), t.title].join(' > ')}${why ? ` (${why})` : ''}`);
+      }
+      if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
+        failures.push(`${name}: ${(file.message || 'the file failed').split('\n')[0]}`);
+      }
+    }
+  } catch {
+    failures.push(`vitest exited with ${r.status ?? r.signal} and no report`);
+  }
+  if (r.status !== 0 && failures.length === 0) failures.push(`vitest exited with ${r.status ?? r.signal}`);
+  return { passed: r.status === 0 && failures.length === 0 && ran > 0, failures, output };
+}
+
+// Baseline: the same files, unmutated, must pass.
+for (const gpu of [false, true]) {
+  const files = [...new Set(order.filter((m) => (m.gpu === true) === gpu).flatMap((m) => m.tests))];
+  if (files.length === 0) continue;
+  const t = Date.now();
+  const base = runTests(files, gpu);
+  if (!base.passed) {
+    console.error(base.output.slice(-6000));
+    console.error(`mutate: the unmutated ${gpu ? 'GPU (stub) ' : ''}suite fails: ${base.failures.join('; ')}`);
+    cleanup();
+    process.exit(2);
+  }
+  console.log(`mutate: baseline passes: ${files.join(' ')}${gpu ? ' (CUDA stub)' : ''} (${seconds(t)})`);
+}
+
+// ---- the mutations ----------------------------------------------------------
+
+const originals = new Map();
+const results = [];
+for (const m of order) {
+  const t = Date.now();
+  const path = join(work, m.file);
+  if (!originals.has(m.file)) originals.set(m.file, readFileSync(path, 'utf8'));
+  const text = originals.get(m.file);
+  const count = text.split(m.search).length - 1;
+  let status;
+  let detail;
+  if (count !== 1) {
+    status = 'STALE';
+    detail = `search text found ${count} times in ${m.file} (update scripts/mutations.mjs)`;
+  } else {
+    writeFileSync(path, text.replace(m.search, () => m.replace));
+    const b = isNative(m) ? build('build') : { ok: true };
+    if (!b.ok) {
+      status = 'NO-BUILD';
+      detail = b.log.split('\n').find((l) => /error/.test(l)) ?? 'the build failed';
+    } else {
+      const r = runTests(m.tests, m.gpu === true);
+      status = r.passed ? 'SURVIVED' : 'KILLED';
+      detail = r.passed ? `all of ${m.tests.join(' ')} passed` : `by ${r.failures.slice(0, 2).join('; ')}`;
+    }
+    // Restored; a native file is recompiled with the next native mutation's build.
+    writeFileSync(path, text);
+  }
+  results.push({ m, status });
+  console.log(`${status.padEnd(8)} ${m.name.padEnd(28)} ${m.file.padEnd(22)} ${seconds(t).padStart(7)}  ${detail}`);
+}
+
+const count = (s) => results.filter((r) => r.status === s).length;
+const killed = count('KILLED');
+const bad = results.length - killed;
+console.log(
+  `mutate: ${results.length} mutation(s): ${killed} killed, ${count('SURVIVED')} survived` +
+    `${count('STALE') ? `, ${count('STALE')} stale` : ''}${count('NO-BUILD') ? `, ${count('NO-BUILD')} did not build` : ''}` +
+    ` (${seconds(started)})`,
+);
+cleanup();
+process.exit(bad === 0 ? 0 : 1);

@@ -1,0 +1,227 @@
+// The mutations `npm run mutate` applies, one at a time, to a copy of the
+// repository: each breaks one promise of the library, and at least one of
+// the named test files must then fail (the mutation is "killed").
+//
+// Each is an exact text replacement in one file: `search` must occur exactly
+// once there (test/mutations.test.ts checks it on every `npm test`, so the
+// list cannot silently drift from the code; update a search text when the
+// code it names changes). `gpu: true` runs the GPU project on the CUDA stub
+// (test/gpu/stub-cudart.c), which makes pinned/device memory and early frees
+// visible on a machine without a GPU.
+
+/**
+ * @typedef {object} Mutation
+ * @property {string} name
+ * @property {string} why  the promise it breaks
+ * @property {string} file  path from the repository root
+ * @property {string} search  exact text, found exactly once
+ * @property {string} replace
+ * @property {string[]} tests  test files that must catch it
+ * @property {boolean} [gpu]  run the GPU project on the CUDA stub
+ */
+
+/** @type {Mutation[]} */
+export const MUTATIONS = [
+  {
+    name: 'inputs-copied',
+    why: 'zero copy: every CPU input is copied before submission',
+    file: 'lib/validate.ts',
+    search: '    args.push(name, n.data);\n',
+    replace:
+      '    args.push(\n' +
+      '      name,\n' +
+      '      ArrayBuffer.isView(n.data)\n' +
+      '        ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
+      '        : n.data,\n' +
+      '    );\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'cancel-not-sent',
+    why: 'cancellation: Cancel() no longer calls TRITONSERVER_InferenceRequestCancel',
+    file: 'native/server_wrap.cc',
+    search: '  TRITONSERVER_Error* err = Api().TRITONSERVER_InferenceRequestCancel(request);\n',
+    replace: '  TRITONSERVER_Error* err = nullptr;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'recycle-keeps-references',
+    why: 'no leak: a recycled request context no longer drops the references to inputs and destinations',
+    file: 'native/server_wrap.cc',
+    search:
+      '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n' +
+      '  for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);\n',
+    replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'context-never-recycled',
+    why: 'no leak: the JS side never sees FINAL for a response, so the request context is never recycled',
+    file: 'native/completion.cc',
+    search: '            if (final) ctx->js_final = true;\n',
+    replace: '',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'request-never-deleted',
+    why: 'ownership: a released and final request is never deleted',
+    file: 'native/completion.cc',
+    search: '        to_delete = ctx->request;\n',
+    replace: '        to_delete = nullptr;\n',
+    tests: ['test/infer.test.ts'],
+  },
+  {
+    name: 'response-never-deleted',
+    why: 'ownership: responses are not deleted after their outputs are converted',
+    file: 'native/completion.cc',
+    search:
+      '    TRITONSERVER_Error* err =\n        Api().TRITONSERVER_InferenceResponseDelete(c->response);\n',
+    replace: '    TRITONSERVER_Error* err = nullptr;\n',
+    tests: ['test/infer.test.ts'],
+  },
+  {
+    name: 'finalizer-keeps-output',
+    why: 'no leak: a collected output ArrayBuffer no longer gives its pooled buffer back',
+    file: 'native/tensor.cc',
+    search: '  if (!handle->returned) ReturnExternal(env, handle);\n',
+    replace: '',
+    tests: ['test/promises.test.ts', 'test/infer.test.ts'],
+  },
+  {
+    name: 'outputs-copied',
+    why: 'zero copy: CPU outputs are copied instead of handed over as the allocator buffer',
+    file: 'native/tensor.cc',
+    search: '                   buffer->ptr == out.base && !data->CopyOutputs();\n',
+    replace: '                   buffer->ptr == out.base && false;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'into-ignored',
+    why: 'zero copy: an output destination (`into`) is ignored; the output lands in a pooled buffer',
+    file: 'native/request.cc',
+    search: '      p.has_into = true;\n',
+    replace: '      p.has_into = false;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'dispose-keeps-output',
+    why: 'tensor.dispose() no longer gives the output memory back',
+    file: 'lib/tensor.ts',
+    search: '    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);\n',
+    replace: '    if (owned instanceof ArrayBuffer) void owned;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'stream-final-ignored',
+    why: 'stream end: FINAL no longer ends a stream',
+    file: 'lib/server.ts',
+    search: '        if (ev.final) stream._end();\n',
+    replace: '',
+    tests: ['test/stream.test.ts'],
+  },
+  {
+    name: 'stream-abort-not-cancelling',
+    why: "cancellation: a stream's AbortSignal settles JS but no longer cancels the request",
+    file: 'lib/server.ts',
+    search: '      if (!done && token >= 0) this.#cancel(token);\n      done = true;\n',
+    replace: '      done = true;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'error-code-misnamed',
+    why: "errors: Triton's NOT_FOUND reaches JS as UNAVAILABLE",
+    file: 'native/errors.cc',
+    search: '    case TRITONSERVER_ERROR_NOT_FOUND:\n      return "NOT_FOUND";\n',
+    replace: '    case TRITONSERVER_ERROR_NOT_FOUND:\n      return "UNAVAILABLE";\n',
+    tests: ['test/infer.test.ts'],
+  },
+  {
+    name: 'priority-dropped',
+    why: 'request properties: priority is validated but never sent',
+    file: 'lib/validate.ts',
+    search: "    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);\n",
+    replace: "    nonNegativeInteger('request.priority', request.priority);\n",
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'correlation-id-dropped',
+    why: 'request properties: the correlation id is validated but never sent',
+    file: 'lib/validate.ts',
+    search: '    args[2] = c;\n',
+    replace: '    void c;\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'int-parameter-as-double',
+    why: 'request parameters: integral numbers go to Triton as doubles',
+    file: 'lib/validate.ts',
+    search: "      if (Number.isSafeInteger(value)) out.push([key, 'int', value]);\n",
+    replace: "      if (Number.isSafeInteger(value)) out.push([key, 'double', value]);\n",
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'placement-ignored',
+    why: "allocator placement: outputs go where the backend prefers (CPU), not where the caller asked",
+    file: 'native/allocator.cc',
+    search: '  int kind = placement ? placement->kind : (ctx ? ctx->default_kind : kMemCpu);\n',
+    replace: '  int kind = static_cast<int>(preferred_type);\n',
+    tests: ['test/gpu/infer.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'pinned-from-pageable',
+    why: "pinned memory: 'pinned' output buffers come from malloc, not cudaHostAlloc",
+    file: 'native/allocator.cc',
+    search: '    case kMemPinned:\n      return static_cast<uint8_t*>(CudaAllocHost(bytes, error));\n',
+    replace: '    case kMemPinned:\n      return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));\n',
+    tests: ['test/gpu/memory.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'gpu-output-never-returned',
+    why: 'no leak: a disposed or collected GPU/pinned output never goes back to the pool',
+    file: 'native/tensor.cc',
+    search:
+      '    BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);\n' +
+      '    BufferPool::Return(buffer);\n  };\n',
+    replace: '    BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);\n  };\n',
+    tests: ['test/gpu/memory.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'host-buffer-early-free',
+    why: 'release order: a pinned buffer disposed during a request is freed at once, under the request',
+    file: 'native/cuda.cc',
+    search: '  if (!disposed_) {\n    disposed_ = true;\n    if (users() == 0) ReleaseMemory();\n  }\n',
+    replace: '  if (!disposed_) {\n    disposed_ = true;\n    ReleaseMemory();\n  }\n',
+    tests: ['test/gpu/infer.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'cuda-buffer-early-free',
+    why: 'release order: a device buffer disposed during a request is freed at once, under the request',
+    file: 'native/cuda.cc',
+    search: '  if (disposed_) return;\n  disposed_ = true;\n  if (users() == 0) ReleaseMemory();\n',
+    replace: '  if (disposed_) return;\n  disposed_ = true;\n  ReleaseMemory();\n',
+    tests: ['test/gpu/infer.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'buffer-use-not-counted',
+    why: 'release order: a request no longer counts as a user of the HostBuffer/CudaBuffer it borrows',
+    file: 'native/request.cc',
+    search: '    view.use->Acquire();\n',
+    replace: '',
+    tests: ['test/gpu/infer.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'host-buffer-double-free',
+    why: 'ownership: a disposed pinned buffer is freed again when collected',
+    file: 'native/cuda.cc',
+    search: 'void HostBufferWrap::ReleaseMemory() {\n  if (release_) release_();\n  release_ = nullptr;\n}\n',
+    replace: 'void HostBufferWrap::ReleaseMemory() {\n  if (release_) release_();\n}\n',
+    tests: ['test/gpu/memory.test.ts'],
+    gpu: true,
+  },
+];
