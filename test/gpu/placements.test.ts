@@ -5,14 +5,15 @@
 // each kind. Skips (with the reason) where there is no usable CUDA device.
 import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, type Tensor, cuda } from '../../lib/index.js';
-import { useServer } from '../helpers.js';
-import { gpuAvailable, gpuTitle } from './gpu-env.js';
+import { skipAllIf, useServer } from '../helpers.js';
+import { gpuSkipReason } from './gpu-env.js';
 
 type Placement = 'cpu' | 'pinned' | 'gpu';
 const PLACEMENTS: Placement[] = ['cpu', 'pinned', 'gpu'];
 
-describe.skipIf(!gpuAvailable)(gpuTitle('every placement on CPU and GPU instances'), () => {
-  const server = useServer(['identity_nobatch', 'identity_gpu', 'identity_multi']);
+describe('every placement on CPU and GPU instances', () => {
+  skipAllIf(gpuSkipReason);
+  const server = useServer(['identity_nobatch', 'identity_gpu', 'identity_multi'], {}, gpuSkipReason);
 
   function place(values: Float32Array, where: Placement): Float32Array | HostBuffer | CudaBuffer {
     if (where === 'cpu') return values;
