@@ -50,8 +50,10 @@ export const MUTATIONS = [
     file: 'native/server_wrap.cc',
     search:
       '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n' +
-      '  for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);\n',
-    replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n',
+      '  for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);\n' +
+      '  ctx->refs.clear();\n' +
+      '  ctx->holds.clear();  // may free memory the caller detached meanwhile\n',
+    replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n  ctx->refs.clear();\n',
     tests: ['test/promises.test.ts'],
   },
   {
@@ -223,5 +225,60 @@ export const MUTATIONS = [
     replace: 'void HostBufferWrap::ReleaseMemory() {\n  if (release_) release_();\n}\n',
     tests: ['test/gpu/memory.test.ts'],
     gpu: true,
+  },
+  {
+    name: 'input-memory-not-held',
+    why: 'memory under an in-flight request: an input ArrayBuffer detached while in flight is no longer kept alive',
+    file: 'native/request.cc',
+    search: '    hold = std::move(copy);\n  }\n  ctx->holds.push_back(std::move(hold));\n',
+    replace: '    hold = std::move(copy);\n    ctx->holds.push_back(std::move(hold));\n  }\n',
+    tests: ['test/hostile.test.ts'],
+  },
+  {
+    name: 'resizable-input-not-copied',
+    why: 'memory under an in-flight request: an input on a resizable ArrayBuffer goes in uncopied (it can shrink under the request)',
+    file: 'native/request.cc',
+    search: '  if (kind == JsMemoryKind::kResizable) {\n    std::shared_ptr<uint8_t> copy(',
+    replace: '  if (false) {\n    std::shared_ptr<uint8_t> copy(',
+    tests: ['test/hostile.test.ts'],
+  },
+  {
+    name: 'null-ipc-handle',
+    why: 'real GPU Triton: every device input is appended with a null CUDA IPC handle (Triton copies 64 bytes from it)',
+    file: 'native/request.cc',
+    search:
+      '  if (ipc) {\n' +
+      '    Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(\n' +
+      '                   attrs, const_cast<unsigned char*>(view.ipc->bytes)));\n' +
+      '  }\n',
+    replace:
+      '  Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(\n' +
+      '                 attrs, ipc ? const_cast<unsigned char*>(view.ipc->bytes) : nullptr));\n',
+    tests: ['test/gpu/infer.test.ts', 'test/gpu/placements.test.ts'],
+    gpu: true,
+  },
+  {
+    name: 'exit-code-lost',
+    why: 'exit paths: a process whose stop timed out with a request in a backend goes on into Triton\'s static destructors',
+    file: 'native/addon.cc',
+    search: '  if (!TeardownAllCoresAtExit()) return;\n',
+    replace: '  TeardownAllCoresAtExit();\n  return;\n',
+    tests: ['test/process.test.ts'],
+  },
+  {
+    name: 'timed-out-stop-not-cancelling',
+    why: 'stop: requests still in flight when the exit timeout expires are not cancelled (they run the queue out)',
+    file: 'native/server_wrap.cc',
+    search: '    if (deferred) CancelInflight();\n',
+    replace: '    (void)deferred;\n',
+    tests: ['test/server.test.ts'],
+  },
+  {
+    name: 'nul-accepted',
+    why: 'strings: a NUL in a request id or parameter is passed on, and Triton cuts the string there',
+    file: 'native/request.cc',
+    search: '    if (std::memchr(data_, \'\\0\', length_) == nullptr) return;\n',
+    replace: '    return;\n',
+    tests: ['test/hostile.test.ts'],
   },
 ];

@@ -152,9 +152,11 @@ describe('no growth', () => {
     await collectGarbage(6);
     const after = process.memoryUsage();
     const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
-    // A leak of the inputs alone would be 125 MiB.
+    // A leak of the inputs alone would be 125 MiB. arrayBuffers is exact;
+    // RSS also moves with malloc's per-thread arenas (up to 66 MiB seen on a
+    // 16-core host with no leak), so its bound only catches a leak that size.
     expect(mib(after.arrayBuffers - before.arrayBuffers)).toBeLessThan(16);
-    expect(mib(after.rss - before.rss)).toBeLessThan(48);
+    expect(mib(after.rss - before.rss)).toBeLessThan(100);
   });
 });
 
