@@ -111,7 +111,7 @@ describe('server lifecycle', () => {
       Promise.race([
         p,
         new Promise<T>((_, reject) => {
-          const t = setTimeout(() => reject(new Error(`${what} never settled`)), 10_000);
+          const t = setTimeout(() => reject(new Error(`${what} never settled`)), 30_000);
           t.unref();
         }),
       ]);
