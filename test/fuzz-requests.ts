@@ -13,6 +13,7 @@
  * call succeeds its result must still be right.
  */
 import fc from 'fast-check';
+import { DATATYPES } from '../lib/datatypes.js';
 import type { DataType } from '../lib/index.js';
 
 // ---- the models of test/models the fuzz test loads ---------------------------------
@@ -42,22 +43,7 @@ const io = (name: string, datatype: DataType, dims: number[], optional = false):
   optional,
 });
 
-const ALL_TYPES: DataType[] = [
-  'BOOL',
-  'UINT8',
-  'UINT16',
-  'UINT32',
-  'UINT64',
-  'INT8',
-  'INT16',
-  'INT32',
-  'INT64',
-  'FP16',
-  'FP32',
-  'FP64',
-  'BYTES',
-  'BF16',
-];
+const ALL_TYPES: readonly DataType[] = DATATYPES;
 
 /** As their config.pbtxt files declare them. */
 export const FUZZ_MODELS: Record<string, ModelDef> = {

@@ -35,6 +35,7 @@ import {
   type NativeSubmitArg,
   SUBMIT_SLOTS,
 } from '../../lib/binding.js';
+import { DATATYPES } from '../../lib/datatypes.js';
 import { addon, loadLibrary } from '../../lib/native.js';
 
 /** Bump when the generator changes what it makes: the fixture must then be recorded again. */
@@ -69,22 +70,7 @@ const io = (name: string, datatype: DataType, dims: number[], optional = false):
   optional,
 });
 
-const ALL_TYPES: DataType[] = [
-  'BOOL',
-  'UINT8',
-  'UINT16',
-  'UINT32',
-  'UINT64',
-  'INT8',
-  'INT16',
-  'INT32',
-  'INT64',
-  'FP16',
-  'FP32',
-  'FP64',
-  'BYTES',
-  'BF16',
-];
+const ALL_TYPES: readonly DataType[] = DATATYPES;
 
 /** The test models the cases use (their configs are in test/models). */
 export const MODELS: ModelInfo[] = [
