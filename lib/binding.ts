@@ -356,4 +356,11 @@ export interface NativeAddon {
    * (nothing done) for any other ArrayBuffer or one already released. */
   releaseOutput(buffer: ArrayBuffer): boolean;
   cuda: NativeCuda;
+  /** The shared numbers as the addon defines them (test/contract.test.ts compares them with the ones above). */
+  constants: {
+    submitSlots: Record<keyof typeof SUBMIT_SLOTS, number>;
+    memoryCodes: Record<keyof typeof NATIVE_MEMORY_CODES, number>;
+    parameterCodes: Record<keyof typeof NATIVE_PARAMETER_CODES, number>;
+    datatypeCodes: Record<keyof typeof NATIVE_DATATYPE_CODES, number>;
+  };
 }

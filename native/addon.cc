@@ -12,6 +12,7 @@
 #include "cuda.h"
 #include "errors.h"
 #include "metrics.h"
+#include "request.h"
 #include "server_wrap.h"
 #include "tensor.h"
 #include "triton_api.h"
@@ -50,6 +51,50 @@ void AtProcessExit() {
   std::_Exit(code >= 0 ? code : 1);
 }
 
+// The numbers lib/binding.ts shares with this addon (submit()'s layout and
+// codes), from the C++ definitions: test/contract.test.ts compares them with
+// the TypeScript ones, so neither side can drift alone.
+Napi::Object ConstantsObject(Napi::Env env) {
+  auto table = [env](std::initializer_list<std::pair<const char*, int>> kv) {
+    Napi::Object o = Napi::Object::New(env);
+    for (const auto& e : kv) o.Set(e.first, Napi::Number::New(env, e.second));
+    return o;
+  };
+  Napi::Object c = Napi::Object::New(env);
+  c.Set("submitSlots", table({{"version", kSlotVersion},
+                              {"priority", kSlotPriority},
+                              {"timeoutMicroseconds", kSlotTimeout},
+                              {"flags", kSlotFlags},
+                              {"outputMemory", kSlotOutputMemory},
+                              {"outputDevice", kSlotOutputDevice},
+                              {"timing", kSlotTiming},
+                              {"inputCount", kSlotInputCount},
+                              {"outputCount", kSlotOutputCount},
+                              {"parameterCount", kSlotParameterCount},
+                              {"header", kSubmitHeader}}));
+  c.Set("memoryCodes",
+        table({{"cpu", kMemCpu}, {"pinned", kMemPinned}, {"gpu", kMemGpu}}));
+  c.Set("parameterCodes", table({{"string", kParamString},
+                                 {"int", kParamInt},
+                                 {"double", kParamDouble},
+                                 {"bool", kParamBool}}));
+  c.Set("datatypeCodes", table({{"BOOL", TRITONSERVER_TYPE_BOOL},
+                                {"UINT8", TRITONSERVER_TYPE_UINT8},
+                                {"UINT16", TRITONSERVER_TYPE_UINT16},
+                                {"UINT32", TRITONSERVER_TYPE_UINT32},
+                                {"UINT64", TRITONSERVER_TYPE_UINT64},
+                                {"INT8", TRITONSERVER_TYPE_INT8},
+                                {"INT16", TRITONSERVER_TYPE_INT16},
+                                {"INT32", TRITONSERVER_TYPE_INT32},
+                                {"INT64", TRITONSERVER_TYPE_INT64},
+                                {"FP16", TRITONSERVER_TYPE_FP16},
+                                {"FP32", TRITONSERVER_TYPE_FP32},
+                                {"FP64", TRITONSERVER_TYPE_FP64},
+                                {"BYTES", TRITONSERVER_TYPE_BYTES},
+                                {"BF16", TRITONSERVER_TYPE_BF16}}));
+  return c;
+}
+
 class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
  public:
   TritonNodeAddon(Napi::Env env, Napi::Object exports)
@@ -76,7 +121,8 @@ class TritonNodeAddon : public Napi::Addon<TritonNodeAddon> {
          InstanceValue("releaseOutput",
                        Napi::Function::New(env, ReleaseOutput, "releaseOutput"),
                        napi_enumerable),
-         InstanceValue("cuda", CreateCudaObject(env), napi_enumerable)});
+         InstanceValue("cuda", CreateCudaObject(env), napi_enumerable),
+         InstanceValue("constants", ConstantsObject(env), napi_enumerable)});
     // Runs before the environment's instance data goes away: stop what the
     // program left running, without calling into JS.
     std::shared_ptr<EnvData> data = data_;
