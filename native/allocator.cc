@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda.h"
+#include "errors.h"
 #include "request.h"
 #include "triton_api.h"
 
@@ -288,7 +289,7 @@ void ResponseAllocator::Delete() {
   if (handle_ != nullptr && LoadedApi() != nullptr) {
     TRITONSERVER_Error* err =
         Api().TRITONSERVER_ResponseAllocatorDelete(handle_);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
   }
   handle_ = nullptr;
 }

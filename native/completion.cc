@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 
+#include "errors.h"
 #include "request.h"
 #include "server_wrap.h"
 #include "tensor.h"
@@ -99,7 +100,7 @@ void DisposeCompletion(Completion* c) {
   if (c->type == Completion::kResponse && c->response != nullptr) {
     TRITONSERVER_Error* err =
         Api().TRITONSERVER_InferenceResponseDelete(c->response);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
     c->response = nullptr;
   }
 }
@@ -175,7 +176,7 @@ void RequestSettled(RequestContext* ctx, SettleEvent what) {
   if (to_delete != nullptr) {
     TRITONSERVER_Error* err =
         Api().TRITONSERVER_InferenceRequestDelete(to_delete);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
   }
   if (drop) SettleScope::Defer(std::move(drop));
 }
@@ -211,7 +212,7 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
     }
     TRITONSERVER_Error* e = api.TRITONSERVER_InferenceResponseModel(
         response, &c->model, &c->version);
-    if (e != nullptr) api.TRITONSERVER_ErrorDelete(e);
+    DropError(e);
     e = api.TRITONSERVER_InferenceResponseId(response, &c->id);
     if (e != nullptr) {
       api.TRITONSERVER_ErrorDelete(e);
@@ -302,7 +303,7 @@ void OnTraceRelease(TRITONSERVER_InferenceTrace* trace, void* userp) {
   SettleScope scope;
   // The release function owns the trace.
   TRITONSERVER_Error* err = Api().TRITONSERVER_InferenceTraceDelete(trace);
-  if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+  DropError(err);
   auto* ctx = static_cast<RequestContext*>(userp);
   // It may come after FINAL and RELEASE_ALL (a decoupled backend deletes its
   // response factory, which holds the trace, after sending FINAL).

@@ -27,6 +27,10 @@ const char* ErrorCodeName(int code) {
   }
 }
 
+void DropError(TRITONSERVER_Error* err) {
+  if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+}
+
 ErrorInfo PeekError(TRITONSERVER_Error* err) {
   ErrorInfo info;
   const TritonApi& api = Api();

@@ -25,9 +25,12 @@ const char* ErrorCodeName(int code);
 // non-null and owned by the caller.
 ErrorInfo TakeError(TRITONSERVER_Error* err);
 
-// Reads code and message of an error the caller does not own (e.g. the one
-// a response returns); does not delete it.
+// Reads code and message of an error without deleting it.
 ErrorInfo PeekError(TRITONSERVER_Error* err);
+
+// Deletes an error nobody needs (the failure of a best-effort call); null is
+// fine. Every error the C API returns is the caller's to delete.
+void DropError(TRITONSERVER_Error* err);
 
 // A JS Error with `code` set.
 Napi::Error MakeError(Napi::Env env, const char* code,

@@ -38,7 +38,7 @@ double RequireNumber(const Napi::CallbackInfo& info, const char* what) {
 FamilyHandle::~FamilyHandle() {
   if (family != nullptr) {
     TRITONSERVER_Error* err = Api().TRITONSERVER_MetricFamilyDelete(family);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
   }
 }
 
@@ -133,7 +133,7 @@ Napi::Value MetricFamilyWrap::Metric(const Napi::CallbackInfo& info) {
     }
     if (args != nullptr) {
       TRITONSERVER_Error* e = api.TRITONSERVER_MetricArgsDelete(args);
-      if (e != nullptr) api.TRITONSERVER_ErrorDelete(e);
+      DropError(e);
     }
   } else {
     err = api.TRITONSERVER_MetricNew(
@@ -182,7 +182,7 @@ MetricWrap::MetricWrap(const Napi::CallbackInfo& info)
 MetricWrap::~MetricWrap() {
   if (metric_ != nullptr) {
     TRITONSERVER_Error* err = Api().TRITONSERVER_MetricDelete(metric_);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
     metric_ = nullptr;
   }
 }

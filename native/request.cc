@@ -275,12 +275,12 @@ void ResetContext(napi_env env, RequestContext* ctx) {
   if (ctx->request != nullptr) {
     TRITONSERVER_Error* err =
         api.TRITONSERVER_InferenceRequestDelete(ctx->request);
-    if (err != nullptr) api.TRITONSERVER_ErrorDelete(err);
+    DropError(err);
     ctx->request = nullptr;
   }
   if (ctx->trace != nullptr) {
     TRITONSERVER_Error* err = api.TRITONSERVER_InferenceTraceDelete(ctx->trace);
-    if (err != nullptr) api.TRITONSERVER_ErrorDelete(err);
+    DropError(err);
     ctx->trace = nullptr;
   }
   ReleaseBufferUses(&ctx->buffer_uses);

@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "errors.h"
 #include "metrics.h"
 #include "tensor.h"
 #include "triton_api.h"
@@ -65,7 +66,7 @@ OpResult MessageText(TRITONSERVER_Error* err, TRITONSERVER_Message* message) {
     r.text.assign(base, size);
   }
   TRITONSERVER_Error* del = Api().TRITONSERVER_MessageDelete(message);
-  if (del != nullptr) Api().TRITONSERVER_ErrorDelete(del);
+  DropError(del);
   return r;
 }
 
@@ -322,7 +323,7 @@ OpResult CreateTritonServer(const ServerOptionsData& d,
     }
   }
   TRITONSERVER_Error* del = api.TRITONSERVER_ServerOptionsDelete(opts);
-  if (del != nullptr) api.TRITONSERVER_ErrorDelete(del);
+  DropError(del);
   return c.result();
 }
 
@@ -390,7 +391,7 @@ ServerCore::~ServerCore() {
       if (attrs == nullptr || LoadedApi() == nullptr) continue;
       TRITONSERVER_Error* err =
           Api().TRITONSERVER_BufferAttributesDelete(attrs);
-      if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+      DropError(err);
     }
     // A context Triton may still call back for belongs to Triton: leak it.
     // (While one exists, keepalive_ holds the core; only the process-exit
@@ -714,7 +715,7 @@ void ServerCore::DeleteServerWhenSettled() {
     deferred_deleting_ = true;
   }
   TRITONSERVER_Error* err = Api().TRITONSERVER_ServerDelete(server_);
-  if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+  DropError(err);
   std::lock_guard<std::mutex> lock(state_mu_);
   deferred_deleting_ = false;
   server_deleted_ = true;
@@ -1009,7 +1010,7 @@ void ServerCore::CancelContext(RequestContext* ctx, const uint64_t* token) {
   // No lock across the Triton call: the release callback defers the delete
   // to us while a cancel is in flight.
   TRITONSERVER_Error* err = Api().TRITONSERVER_InferenceRequestCancel(request);
-  if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+  DropError(err);
   bool delete_now = false;
   {
     std::lock_guard<std::mutex> lock(ctx_mu_);
@@ -1021,7 +1022,7 @@ void ServerCore::CancelContext(RequestContext* ctx, const uint64_t* token) {
   }
   if (delete_now) {
     err = Api().TRITONSERVER_InferenceRequestDelete(request);
-    if (err != nullptr) Api().TRITONSERVER_ErrorDelete(err);
+    DropError(err);
   }
 }
 
@@ -1381,7 +1382,7 @@ Napi::Value ServerWrap::Metrics(const Napi::CallbackInfo& info) {
             metrics, TRITONSERVER_METRIC_PROMETHEUS, &base, &size));
         if (r.ok) r.text.assign(base, size);
         TRITONSERVER_Error* del = api.TRITONSERVER_MetricsDelete(metrics);
-        if (del != nullptr) api.TRITONSERVER_ErrorDelete(del);
+        DropError(del);
         return r;
       },
       TextResult);
