@@ -137,8 +137,8 @@ bool ValidateModelConfig(const ModelConfig& cfg, std::string* error);
 bool ValidateForBackend(const ModelConfig& cfg, std::string* error);
 
 // TRITONSERVER_ServerModelConfig JSON (config_version 1), byte-compatible
-// with real Triton's for the fields the fake supports (see
-// ../shared/reference/real-triton-r25.07/model-config.*.json).
+// with real Triton's for the fields the fake supports (the tests in
+// test/config_tests.cc hold what a real r25.07 returned, per model).
 std::string ModelConfigToJson(const ModelConfig& cfg);
 
 // TRITONSERVER_ServerModelMetadata JSON for a model with the given ready

@@ -30,8 +30,7 @@ struct ProbeConfig {
   const char* pbtxt;
 };
 
-// Captured from real Triton r25.07 (shared/reference/real-triton-r25.07):
-// each model's config.pbtxt (probe-models.md) with the
+// Captured from a real Triton r25.07: each model's config.pbtxt with the
 // TRITONSERVER_ServerModelConfig / ServerModelMetadata JSON it returned.
 const ReferenceModel
     kReferenceModels[] =

@@ -503,8 +503,8 @@ TEST(EngineInMemoryModelFiles) {
   std::filesystem::remove_all(tmp);
 }
 
-// ---- fidelity with real Triton r25.07 (callback-sequence.md, server-stop.md,
-// and probes run against a real core): decoupled streams, release timing,
+// ---- fidelity with real Triton r25.07 (probes run against a real core):
+// decoupled streams, release timing,
 // live responses holding their model.
 
 namespace {

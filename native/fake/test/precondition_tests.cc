@@ -524,8 +524,8 @@ TEST(RealBehaviourInputOrderOfTritonsMap) {
   E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
                                                          &p));
   E(A().TRITONSERVER_InferenceRequestSetId(r, "identity_batch8-req"));
-  // Word for word what real r25.07 said (error-messages.md,
-  // infer_unknown_extra_input), the input order included.
+  // Word for word what real r25.07 said for an unknown extra input, the
+  // input order included.
   CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
            std::string("3: [request id: identity_batch8-req] expected 1 inputs "
                        "but got 2 inputs for model 'identity_fp32'. Got "
