@@ -201,7 +201,15 @@ function runTests(files, gpu) {
       }
     }
   } catch {
-    failures.push(`vitest exited with ${r.status ?? r.signal} and no report`);
+    // No report: the test process died (a crash is a kill too); say how.
+    const clean = output.replace(/\x1b\[[0-9;]*m/g, '');
+    const line = clean
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => /Segmentation|SIG[A-Z]+|Abort|double free|terminate called|Error:|FAIL/.test(l));
+    failures.push(
+      `vitest exited with ${r.status ?? r.signal} and no report (a test process died${line ? `: ${line.slice(0, 160)}` : ''})`,
+    );
   }
   if (r.status !== 0 && failures.length === 0) failures.push(`vitest exited with ${r.status ?? r.signal}`);
   return { passed: r.status === 0 && failures.length === 0 && ran > 0, failures, output };
