@@ -39,15 +39,15 @@ export const MUTATIONS = [
   {
     name: 'cancel-not-sent',
     why: 'cancellation: Cancel() no longer calls TRITONSERVER_InferenceRequestCancel',
-    file: 'native/server_wrap.cc',
-    search: '  TRITONSERVER_Error* err = Api().TRITONSERVER_InferenceRequestCancel(request);\n',
-    replace: '  TRITONSERVER_Error* err = nullptr;\n',
+    file: 'native/request/ledger.cc',
+    search: '  DropError(Api().TRITONSERVER_InferenceRequestCancel(request));\n',
+    replace: '  (void)request;\n',
     tests: ['test/promises.test.ts'],
   },
   {
     name: 'recycle-keeps-references',
     why: 'no leak: a recycled request context no longer drops the references to inputs and destinations',
-    file: 'native/server_wrap.cc',
+    file: 'native/request/context.cc',
     search:
       '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n' +
       '  for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);\n' +
@@ -59,23 +59,23 @@ export const MUTATIONS = [
   {
     name: 'context-never-recycled',
     why: 'no leak: the JS side never sees FINAL for a response, so the request context is never recycled',
-    file: 'native/completion.cc',
-    search: '            if (final) ctx->js_final = true;\n',
+    file: 'native/server/drain.cc',
+    search: '  if (final) ctx->js_final = true;\n',
     replace: '',
     tests: ['test/promises.test.ts'],
   },
   {
     name: 'request-never-deleted',
     why: 'ownership: a released and final request is never deleted',
-    file: 'native/completion.cc',
-    search: '        to_delete = ctx->request;\n',
-    replace: '        to_delete = nullptr;\n',
+    file: 'native/request/ledger.cc',
+    search: '      to_delete = ctx->request;\n',
+    replace: '      to_delete = nullptr;\n',
     tests: ['test/infer.test.ts'],
   },
   {
     name: 'response-never-deleted',
     why: 'ownership: responses are not deleted after their outputs are converted',
-    file: 'native/completion.cc',
+    file: 'native/request/completion_queue.cc',
     search:
       '    TRITONSERVER_Error* err =\n        Api().TRITONSERVER_InferenceResponseDelete(c->response);\n',
     replace: '    TRITONSERVER_Error* err = nullptr;\n',
@@ -84,7 +84,7 @@ export const MUTATIONS = [
   {
     name: 'finalizer-keeps-output',
     why: 'no leak: a collected output ArrayBuffer no longer gives its pooled buffer back',
-    file: 'native/tensor.cc',
+    file: 'native/memory/external_outputs.cc',
     search: '  if (!handle->returned) ReturnExternal(env, handle);\n',
     replace: '',
     tests: ['test/promises.test.ts', 'test/infer.test.ts'],
@@ -92,7 +92,7 @@ export const MUTATIONS = [
   {
     name: 'outputs-copied',
     why: 'zero copy: CPU outputs are copied instead of handed over as the allocator buffer',
-    file: 'native/tensor.cc',
+    file: 'native/request/outputs.cc',
     search: '                   buffer->ptr == out.base && !data->CopyOutputs();\n',
     replace: '                   buffer->ptr == out.base && false;\n',
     tests: ['test/promises.test.ts'],
@@ -100,9 +100,9 @@ export const MUTATIONS = [
   {
     name: 'into-ignored',
     why: 'zero copy: an output destination (`into`) is ignored; the output lands in a pooled buffer',
-    file: 'native/request.cc',
-    search: '      p.has_into = true;\n',
-    replace: '      p.has_into = false;\n',
+    file: 'native/request/builder.cc',
+    search: '  p.has_into = true;\n',
+    replace: '  p.has_into = false;\n',
     tests: ['test/promises.test.ts'],
   },
   {
@@ -132,9 +132,9 @@ export const MUTATIONS = [
   {
     name: 'error-code-misnamed',
     why: "errors: Triton's NOT_FOUND reaches JS as UNAVAILABLE",
-    file: 'native/errors.cc',
-    search: '    case TRITONSERVER_ERROR_NOT_FOUND:\n      return "NOT_FOUND";\n',
-    replace: '    case TRITONSERVER_ERROR_NOT_FOUND:\n      return "UNAVAILABLE";\n',
+    file: 'native/triton/errors.cc',
+    search: '    {TRITONSERVER_ERROR_NOT_FOUND, "NOT_FOUND"},\n',
+    replace: '    {TRITONSERVER_ERROR_NOT_FOUND, "UNAVAILABLE"},\n',
     tests: ['test/infer.test.ts'],
   },
   {
@@ -164,8 +164,11 @@ export const MUTATIONS = [
   {
     name: 'placement-ignored',
     why: "allocator placement: outputs go where the backend prefers (CPU), not where the caller asked",
-    file: 'native/allocator.cc',
-    search: '  int kind = placement ? placement->kind : (ctx ? ctx->default_kind : kMemCpu);\n',
+    file: 'native/memory/response_allocator.cc',
+    search:
+      '  int kind = placement    ? placement->kind\n' +
+      '             : placements ? placements->default_kind\n' +
+      '                          : static_cast<int>(kMemCpu);\n',
     replace: '  int kind = static_cast<int>(preferred_type);\n',
     tests: ['test/gpu/infer.test.ts'],
     gpu: true,
@@ -173,7 +176,7 @@ export const MUTATIONS = [
   {
     name: 'pinned-from-pageable',
     why: "pinned memory: 'pinned' output buffers come from malloc, not cudaHostAlloc",
-    file: 'native/allocator.cc',
+    file: 'native/memory/buffer_pool.cc',
     search: '    case kMemPinned:\n      return static_cast<uint8_t*>(CudaAllocHost(bytes, error));\n',
     replace: '    case kMemPinned:\n      return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));\n',
     tests: ['test/gpu/memory.test.ts'],
@@ -182,7 +185,7 @@ export const MUTATIONS = [
   {
     name: 'gpu-output-never-returned',
     why: 'no leak: a disposed or collected GPU/pinned output never goes back to the pool',
-    file: 'native/tensor.cc',
+    file: 'native/memory/external_outputs.cc',
     search:
       '    BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);\n' +
       '    BufferPool::Return(buffer);\n  };\n',
@@ -193,7 +196,7 @@ export const MUTATIONS = [
   {
     name: 'host-buffer-early-free',
     why: 'release order: a pinned buffer disposed during a request is freed at once, under the request',
-    file: 'native/cuda.cc',
+    file: 'native/objects/host_buffer.cc',
     search: '  if (!disposed_) {\n    disposed_ = true;\n    if (users() == 0) ReleaseMemory();\n  }\n',
     replace: '  if (!disposed_) {\n    disposed_ = true;\n    ReleaseMemory();\n  }\n',
     tests: ['test/gpu/infer.test.ts'],
@@ -202,7 +205,7 @@ export const MUTATIONS = [
   {
     name: 'cuda-buffer-early-free',
     why: 'release order: a device buffer disposed during a request is freed at once, under the request',
-    file: 'native/cuda.cc',
+    file: 'native/objects/cuda_buffer.cc',
     search: '  if (disposed_) return;\n  disposed_ = true;\n  if (users() == 0) ReleaseMemory();\n',
     replace: '  if (disposed_) return;\n  disposed_ = true;\n  ReleaseMemory();\n',
     tests: ['test/gpu/infer.test.ts'],
@@ -211,7 +214,7 @@ export const MUTATIONS = [
   {
     name: 'buffer-use-not-counted',
     why: 'release order: a request no longer counts as a user of the HostBuffer/CudaBuffer it borrows',
-    file: 'native/request.cc',
+    file: 'native/request/builder.cc',
     search: '    view.use->Acquire();\n',
     replace: '',
     tests: ['test/gpu/infer.test.ts'],
@@ -220,7 +223,7 @@ export const MUTATIONS = [
   {
     name: 'host-buffer-double-free',
     why: 'ownership: a disposed pinned buffer is freed again when collected',
-    file: 'native/cuda.cc',
+    file: 'native/objects/host_buffer.cc',
     search: 'void HostBufferWrap::ReleaseMemory() {\n  if (release_) release_();\n  release_ = nullptr;\n}\n',
     replace: 'void HostBufferWrap::ReleaseMemory() {\n  if (release_) release_();\n}\n',
     tests: ['test/gpu/memory.test.ts'],
@@ -229,7 +232,7 @@ export const MUTATIONS = [
   {
     name: 'input-memory-not-held',
     why: 'memory under an in-flight request: an input ArrayBuffer detached while in flight is no longer kept alive',
-    file: 'native/request.cc',
+    file: 'native/request/builder.cc',
     search: '    hold = std::move(copy);\n  }\n  ctx->holds.push_back(std::move(hold));\n',
     replace: '    hold = std::move(copy);\n    ctx->holds.push_back(std::move(hold));\n  }\n',
     tests: ['test/hostile.test.ts'],
@@ -237,7 +240,7 @@ export const MUTATIONS = [
   {
     name: 'resizable-input-not-copied',
     why: 'memory under an in-flight request: an input on a resizable ArrayBuffer goes in uncopied (it can shrink under the request)',
-    file: 'native/request.cc',
+    file: 'native/request/builder.cc',
     search: '  if (kind == JsMemoryKind::kResizable) {\n    std::shared_ptr<uint8_t> copy(',
     replace: '  if (false) {\n    std::shared_ptr<uint8_t> copy(',
     tests: ['test/hostile.test.ts'],
@@ -245,7 +248,7 @@ export const MUTATIONS = [
   {
     name: 'null-ipc-handle',
     why: 'real GPU Triton: every device input is appended with a null CUDA IPC handle (Triton copies 64 bytes from it)',
-    file: 'native/request.cc',
+    file: 'native/request/builder.cc',
     search:
       '  if (ipc) {\n' +
       '    Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(\n' +
@@ -260,15 +263,15 @@ export const MUTATIONS = [
   {
     name: 'exit-code-lost',
     why: 'exit paths: a process whose stop timed out with a request in a backend goes on into Triton\'s static destructors',
-    file: 'native/addon.cc',
-    search: '  if (!TeardownAllCoresAtExit()) return;\n',
-    replace: '  TeardownAllCoresAtExit();\n  return;\n',
+    file: 'native/server/exit_registry.cc',
+    search: '  if (!TeardownAllCores()) return;\n',
+    replace: '  TeardownAllCores();\n  return;\n',
     tests: ['test/process.test.ts'],
   },
   {
     name: 'timed-out-stop-not-cancelling',
     why: 'stop: requests still in flight when the exit timeout expires are not cancelled (they run the queue out)',
-    file: 'native/server_wrap.cc',
+    file: 'native/server/stop.cc',
     search: '    if (deferred) CancelInflight();\n',
     replace: '    (void)deferred;\n',
     tests: ['test/server.test.ts'],
@@ -276,9 +279,9 @@ export const MUTATIONS = [
   {
     name: 'nul-accepted',
     why: 'strings: a NUL in a request id or parameter is passed on, and Triton cuts the string there',
-    file: 'native/request.cc',
-    search: '    if (std::memchr(data_, \'\\0\', length_) == nullptr) return;\n',
-    replace: '    return;\n',
+    file: 'native/request/submit_args.cc',
+    search: '  if (std::memchr(data_, \'\\0\', length_) == nullptr) return;\n',
+    replace: '  return;\n',
     tests: ['test/hostile.test.ts'],
   },
 ];

@@ -1,0 +1,405 @@
+#include "request/builder.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/cuda_runtime.h"
+#include "memory/js_memory.h"
+#include "memory/mem_view.h"
+#include "request/callbacks.h"
+#include "request/submit_args.h"
+#include "request/submit_layout.h"
+#include "triton/api.h"
+#include "triton/datatypes.h"
+#include "triton/errors.h"
+
+namespace triton_node {
+namespace {
+
+void RequireCudaFor(Napi::Env env, int kind, const std::string& what) {
+  if (kind == kMemCpu || Cuda().available) return;
+  throw MakeError(env, "UNSUPPORTED",
+                  what + ": " + (kind == kMemGpu ? "GPU" : "pinned") +
+                      " memory needs CUDA, which is not available (" +
+                      Cuda().reason + ")");
+}
+
+void Check(Napi::Env env, TRITONSERVER_Error* err) { ThrowIfError(env, err); }
+
+// Inputs: the memory must stay alive and in place until RELEASE_ALL, whatever
+// the caller does with its buffer. HostBuffer/CudaBuffer memory is ours (its
+// use count defers a dispose()); an ArrayBuffer's memory is held through its
+// backing store, and a resizable one, which could shrink under the request,
+// is copied first (`view` then points at the copy).
+void KeepInput(Napi::Env env, RequestContext* ctx, MemView* view) {
+  if (view->use != nullptr) {
+    napi_ref ref = nullptr;
+    napi_create_reference(env, view->owner, 1, &ref);
+    ctx->refs.push_back(ref);
+    view->use->Acquire();
+    ctx->buffer_uses.push_back(view->use);
+    return;
+  }
+  JsMemoryKind kind = JsMemoryKind::kFixed;
+  std::shared_ptr<void> hold = HoldJsMemory(view->array_buffer, &kind);
+  if (hold == nullptr) {
+    throw MakeError(env, "INTERNAL", "input memory has no ArrayBuffer");
+  }
+  if (kind == JsMemoryKind::kResizable) {
+    std::shared_ptr<uint8_t> copy(new uint8_t[view->size > 0 ? view->size : 1],
+                                  std::default_delete<uint8_t[]>());
+    if (view->size > 0) std::memcpy(copy.get(), view->ptr, view->size);
+    view->ptr = copy.get();
+    hold = std::move(copy);
+  }
+  ctx->holds.push_back(std::move(hold));
+}
+
+// Destinations (`into`): held like inputs, plus a reference to the caller's
+// object, which the result hands back. A resizable ArrayBuffer could shrink
+// before Triton writes, so it is refused.
+void KeepDestination(Napi::Env env, RequestContext* ctx, const MemView& view,
+                     const std::string& what) {
+  if (view.use == nullptr) {
+    JsMemoryKind kind = JsMemoryKind::kFixed;
+    std::shared_ptr<void> hold = HoldJsMemory(view.array_buffer, &kind);
+    if (hold == nullptr) {
+      throw MakeError(env, "INTERNAL", what + " has no ArrayBuffer");
+    }
+    if (kind == JsMemoryKind::kResizable) {
+      ThrowTypeError(env, what +
+                              ": a resizable ArrayBuffer cannot be a "
+                              "destination (it could shrink before Triton "
+                              "writes); use a fixed-length one");
+    }
+    ctx->holds.push_back(std::move(hold));
+  } else {
+    view.use->Acquire();
+    ctx->buffer_uses.push_back(view.use);
+  }
+  napi_ref ref = nullptr;
+  napi_create_reference(env, view.owner, 1, &ref);
+  ctx->refs.push_back(ref);
+}
+
+// A device input goes in with its buffer attributes (memory type, device,
+// size and, for memory opened from another process, its CUDA IPC handle).
+void AppendDeviceInput(Napi::Env env, RequestContext* ctx, const char* name,
+                       const MemView& view, size_t byte_length) {
+  const TritonApi& api = Api();
+  const bool ipc = view.ipc != nullptr;
+  TRITONSERVER_BufferAttributes*& slot =
+      ipc ? ctx->ipc_attributes : ctx->attributes;
+  if (slot == nullptr) Check(env, api.TRITONSERVER_BufferAttributesNew(&slot));
+  TRITONSERVER_BufferAttributes* attrs = slot;
+  Check(env, api.TRITONSERVER_BufferAttributesSetMemoryType(
+                 attrs, TRITONSERVER_MEMORY_GPU));
+  Check(env,
+        api.TRITONSERVER_BufferAttributesSetMemoryTypeId(attrs, view.device));
+  Check(env, api.TRITONSERVER_BufferAttributesSetByteSize(attrs, byte_length));
+  if (ipc) {
+    Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(
+                   attrs, const_cast<unsigned char*>(view.ipc->bytes)));
+  }
+  Check(env,
+        api.TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
+            ctx->request, name, view.ptr, attrs));
+}
+
+struct Counts {
+  uint32_t inputs;
+  uint32_t outputs;
+  uint32_t parameters;
+};
+
+// The counts of the header, checked against the number of arguments.
+Counts ReadCounts(const Napi::CallbackInfo& info, const SubmitNumbers& nums) {
+  Counts n{nums.Count(kSlotInputCount, "input count"),
+           nums.Count(kSlotOutputCount, "output count"),
+           nums.Count(kSlotParameterCount, "parameter count")};
+  const size_t expected =
+      kSubmitFixedArgs +
+      2 * (static_cast<size_t>(n.inputs) + n.outputs + n.parameters);
+  if (info.Length() != expected) {
+    ThrowTypeError(info.Env(),
+                   "submit: expected " + std::to_string(expected) +
+                       " arguments for " + std::to_string(n.inputs) +
+                       " inputs, " + std::to_string(n.outputs) +
+                       " outputs and " + std::to_string(n.parameters) +
+                       " parameters, got " + std::to_string(info.Length()));
+  }
+  return n;
+}
+
+void ResetForBuild(RequestContext* ctx) {
+  ctx->request = nullptr;
+  ctx->trace = nullptr;
+  ctx->placements.count = 0;
+  ctx->placements.default_kind = kMemCpu;
+  ctx->placements.default_device = 0;
+  ctx->refs.clear();
+  ctx->timing = false;
+  std::memset(ctx->timestamps, 0, sizeof(ctx->timestamps));
+}
+
+// Placement defaults: validated before Triton sees anything.
+void ReadPlacementDefaults(Napi::Env env, const SubmitNumbers& nums,
+                           RequestContext* ctx) {
+  int kind = nums.Enum(kSlotOutputMemory, kMemGpu, "outputMemory");
+  if (kind >= 0) {
+    ctx->placements.default_kind = kind;
+    RequireCudaFor(env, kind, "outputMemory");
+  }
+  int64_t device = nums.Optional(kSlotOutputDevice, "outputDevice");
+  if (device >= 0) ctx->placements.default_device = static_cast<int>(device);
+}
+
+void SetCorrelationId(Napi::Env env, TRITONSERVER_InferenceRequest* r,
+                      napi_value v) {
+  const TritonApi& api = Api();
+  napi_valuetype type;
+  napi_typeof(env, v, &type);
+  if (type == napi_string) {
+    Utf8 cid(env, v, "correlationId");
+    Check(env, api.TRITONSERVER_InferenceRequestSetCorrelationIdString(
+                   r, cid.c_str()));
+  } else {
+    Check(env, api.TRITONSERVER_InferenceRequestSetCorrelationId(
+                   r, ToUint64(env, v, "correlationId")));
+  }
+}
+
+// The request itself and its options (id, priority, timeout, correlation
+// id, flags).
+void CreateRequest(const Napi::CallbackInfo& info, const SubmitNumbers& nums,
+                   TRITONSERVER_Server* server, RequestContext* ctx) {
+  const TritonApi& api = Api();
+  Napi::Env env = info.Env();
+  Utf8 model(env, info[1], "model");
+  int64_t version = nums.Optional(kSlotVersion, "version");
+  Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
+                                                  model.c_str(), version));
+  TRITONSERVER_InferenceRequest* r = ctx->request;
+  if (!IsNullish(env, info[2])) {
+    Utf8 id(env, info[2], "request id");
+    Check(env, api.TRITONSERVER_InferenceRequestSetId(r, id.c_str()));
+  }
+  int64_t n = nums.Optional(kSlotPriority, "priority");
+  if (n >= 0) {
+    Check(env, api.TRITONSERVER_InferenceRequestSetPriorityUInt64(
+                   r, static_cast<uint64_t>(n)));
+  }
+  n = nums.Optional(kSlotTimeout, "timeoutMicroseconds");
+  if (n >= 0) {
+    Check(env, api.TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
+                   r, static_cast<uint64_t>(n)));
+  }
+  if (!IsNullish(env, info[3])) SetCorrelationId(env, r, info[3]);
+  n = nums.Optional(kSlotFlags, "flags");
+  if (n >= 0) {
+    if (n > UINT32_MAX) ThrowRangeError(env, "flags is out of range");
+    Check(env, api.TRITONSERVER_InferenceRequestSetFlags(
+                   r, static_cast<uint32_t>(n)));
+  }
+}
+
+// An input's shape from nums (on the stack up to 16 dimensions).
+class Shape {
+ public:
+  Shape(Napi::Env env, SubmitNumbers& nums, const std::string& what) {
+    rank_ = nums.Count(nums.Next(), "rank");
+    if (rank_ > 16) {
+      heap_.resize(rank_);
+      dims_ = heap_.data();
+    }
+    for (uint32_t d = 0; d < rank_; ++d) {
+      double dim = nums.At(nums.Next());
+      if (!IsInteger(dim)) {
+        ThrowTypeError(env, what + ": shape must hold integers");
+      }
+      dims_[d] = static_cast<int64_t>(dim);
+    }
+  }
+  const int64_t* dims() const { return dims_; }
+  uint32_t rank() const { return rank_; }
+
+ private:
+  int64_t inline_[16];
+  std::vector<int64_t> heap_;
+  int64_t* dims_ = inline_;
+  uint32_t rank_ = 0;
+};
+
+// The byte length Triton gets: the whole view, or less when asked.
+size_t InputByteLength(Napi::Env env, int64_t asked, const MemView& view,
+                       const std::string& what) {
+  if (asked < 0) return view.size;
+  if (static_cast<uint64_t>(asked) > view.size) {
+    ThrowRangeError(env, what + ": byteLength " + std::to_string(asked) +
+                             " exceeds its data (" + std::to_string(view.size) +
+                             " bytes)");
+  }
+  return static_cast<size_t>(asked);
+}
+
+// One input, appended as it is (borrowed until RELEASE_ALL).
+void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
+              RequestContext* ctx) {
+  const TritonApi& api = Api();
+  Napi::Env env = info.Env();
+  Utf8 name(env, info[arg], "input name");
+  std::string what = std::string("input '") + name.c_str() + "'";
+  int code = nums.Enum(nums.Next(), kLastDataType, "datatype");
+  if (code <= static_cast<int>(TRITONSERVER_TYPE_INVALID)) {
+    ThrowTypeError(env,
+                   what + ": unknown datatype code " + std::to_string(code));
+  }
+  int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
+  Shape shape(env, nums, what);
+  MemView view;
+  if (!ResolveMemView(env, info[arg + 1], what, &view)) {
+    ThrowTypeError(env, what +
+                            ": data must be an ArrayBufferView, HostBuffer "
+                            "or CudaBuffer");
+  }
+  size_t byte_length = InputByteLength(env, byte_length_arg, view, what);
+  Check(env, api.TRITONSERVER_InferenceRequestAddInput(
+                 ctx->request, name.c_str(),
+                 static_cast<TRITONSERVER_DataType>(code), shape.dims(),
+                 shape.rank()));
+  KeepInput(env, ctx, &view);
+  if (view.kind == kMemGpu) {
+    AppendDeviceInput(env, ctx, name.c_str(), view, byte_length);
+  } else {
+    Check(env, api.TRITONSERVER_InferenceRequestAppendInputData(
+                   ctx->request, name.c_str(), view.ptr, byte_length,
+                   static_cast<TRITONSERVER_MemoryType>(view.kind), 0));
+  }
+}
+
+// An `into` destination for output `index`.
+void SetDestination(Napi::Env env, napi_value into, uint32_t index,
+                    const std::string& what, RequestContext* ctx) {
+  OutputPlacement& p = ctx->placements.items[index];
+  if (!ResolveMemView(env, into, what + " destination", &p.into)) {
+    ThrowTypeError(env, what +
+                            ": into must be an ArrayBufferView, "
+                            "HostBuffer or CudaBuffer");
+  }
+  p.has_into = true;
+  p.into_tag.owner = OutputBuffer::kCaller;
+  p.into_tag.kind = p.into.kind;
+  p.into_tag.device = p.into.device;
+  p.into_tag.ptr = p.into.ptr;
+  p.into_tag.capacity = p.into.size;
+  p.into_tag.placement = static_cast<int>(index);
+  KeepDestination(env, ctx, p.into, what + " destination");
+  p.into_ref = ctx->refs.back();
+}
+
+// One requested output and its placement.
+void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
+               SubmitNumbers& nums, RequestContext* ctx) {
+  Napi::Env env = info.Env();
+  Utf8 name(env, info[arg], "output name");
+  std::string what = std::string("output '") + name.c_str() + "'";
+  OutputPlacement& p = ctx->placements.items[index];
+  p.name.assign(name.c_str(), name.size());
+  p.kind = ctx->placements.default_kind;
+  p.device = ctx->placements.default_device;
+  p.has_into = false;
+  p.into_ref = nullptr;
+  ctx->placements.count = index + 1;
+  int mem = nums.Enum(nums.Next(), kMemGpu, "output memory");
+  if (mem >= 0) {
+    p.kind = mem;
+    RequireCudaFor(env, p.kind, what);
+  }
+  int64_t dev = nums.Optional(nums.Next(), "output device");
+  if (dev >= 0) p.device = static_cast<int>(dev);
+  if (!IsNullish(env, info[arg + 1])) {
+    SetDestination(env, info[arg + 1], index, what, ctx);
+  }
+  Check(env, Api().TRITONSERVER_InferenceRequestAddRequestedOutput(
+                 ctx->request, name.c_str()));
+}
+
+// One parameter: name and value, typed by the TS layer.
+void AddParameter(const Napi::CallbackInfo& info, size_t arg,
+                  SubmitNumbers& nums, TRITONSERVER_InferenceRequest* r) {
+  const TritonApi& api = Api();
+  Napi::Env env = info.Env();
+  Utf8 name(env, info[arg], "parameter name");
+  napi_value value = info[arg + 1];
+  std::string what = std::string("parameter '") + name.c_str() + "'";
+  switch (nums.Enum(nums.Next(), kParamBool, "parameter type")) {
+    case kParamString: {
+      Utf8 s(env, value, what.c_str());
+      Check(env, api.TRITONSERVER_InferenceRequestSetStringParameter(
+                     r, name.c_str(), s.c_str()));
+      break;
+    }
+    case kParamInt:
+      Check(env, api.TRITONSERVER_InferenceRequestSetIntParameter(
+                     r, name.c_str(), ToInt64(env, value, what)));
+      break;
+    case kParamDouble:
+      Check(env, api.TRITONSERVER_InferenceRequestSetDoubleParameter(
+                     r, name.c_str(), ToNumber(env, value, what)));
+      break;
+    case kParamBool:
+      Check(env, api.TRITONSERVER_InferenceRequestSetBoolParameter(
+                     r, name.c_str(), ToBool(env, value, what)));
+      break;
+    default:
+      ThrowTypeError(env, what + ": missing type");
+  }
+}
+
+void SetCallbacks(Napi::Env env, const SubmitNumbers& nums,
+                  TRITONSERVER_ResponseAllocator* allocator,
+                  RequestContext* ctx) {
+  const TritonApi& api = Api();
+  TRITONSERVER_InferenceRequest* r = ctx->request;
+  Check(env, api.TRITONSERVER_InferenceRequestSetReleaseCallback(
+                 r, OnRequestRelease, ctx));
+  Check(env, api.TRITONSERVER_InferenceRequestSetResponseCallback(
+                 r, allocator, &ctx->placements, OnResponseComplete, ctx));
+  if (nums.At(kSlotTiming) != 0) {
+    Check(env, api.TRITONSERVER_InferenceTraceNew(
+                   &ctx->trace, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0,
+                   OnTraceActivity, OnTraceRelease, ctx));
+    ctx->timing = true;
+  }
+}
+
+}  // namespace
+
+void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
+                  TRITONSERVER_ResponseAllocator* allocator,
+                  RequestContext* ctx) {
+  Napi::Env env = info.Env();
+  ResetForBuild(ctx);
+  SubmitNumbers nums(env, info);
+  const Counts counts = ReadCounts(info, nums);
+  ReadPlacementDefaults(env, nums, ctx);
+  CreateRequest(info, nums, server, ctx);
+  size_t arg = kSubmitFixedArgs;
+  for (uint32_t i = 0; i < counts.inputs; ++i, arg += 2) {
+    AddInput(info, arg, nums, ctx);
+  }
+  if (ctx->placements.items.size() < counts.outputs) {
+    ctx->placements.items.resize(counts.outputs);
+  }
+  for (uint32_t i = 0; i < counts.outputs; ++i, arg += 2) {
+    AddOutput(info, arg, i, nums, ctx);
+  }
+  for (uint32_t i = 0; i < counts.parameters; ++i, arg += 2) {
+    AddParameter(info, arg, nums, ctx->request);
+  }
+  SetCallbacks(env, nums, allocator, ctx);
+}
+
+}  // namespace triton_node

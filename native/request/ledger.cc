@@ -1,0 +1,158 @@
+#include "request/ledger.h"
+
+#include <utility>
+
+#include "triton/api.h"
+#include "triton/errors.h"
+
+namespace triton_node {
+namespace {
+
+std::atomic<int64_t> g_pending_requests{0};
+
+}  // namespace
+
+int64_t InflightLedger::PendingRequests() {
+  return g_pending_requests.load(std::memory_order_relaxed);
+}
+
+void InflightLedger::Begin(RequestContext* ctx,
+                           const std::shared_ptr<void>& owner) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ctx->submitted = true;
+    ctx->released = false;
+    ctx->final_seen = false;
+    ctx->trace_pending = ctx->trace != nullptr;
+    ctx->cancel_inflight = 0;
+    ctx->delete_deferred = false;
+    if (inflight_++ == 0) keepalive_ = owner;
+  }
+  g_pending_requests.fetch_add(1, std::memory_order_relaxed);
+}
+
+void InflightLedger::Abort(RequestContext* ctx) {
+  std::shared_ptr<void> drop;  // released outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ctx->submitted = false;
+    ctx->trace_pending = false;
+    if (--inflight_ == 0) drop = std::move(keepalive_);
+  }
+  g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
+}
+
+TRITONSERVER_InferenceRequest* InflightLedger::Record(RequestContext* ctx,
+                                                      SettleEvent what,
+                                                      bool* now_settled) {
+  bool was_done = ctx->released && ctx->final_seen;
+  bool was_settled = was_done && !ctx->trace_pending;
+  *now_settled = false;
+  bool* flag = what == SettleEvent::kFinal     ? &ctx->final_seen
+               : what == SettleEvent::kRelease ? &ctx->released
+                                               : nullptr;
+  if (flag != nullptr) {
+    if (*flag) return nullptr;  // seen already
+    *flag = true;
+  } else {
+    if (!ctx->trace_pending) return nullptr;
+    ctx->trace_pending = false;
+  }
+  TRITONSERVER_InferenceRequest* to_delete = nullptr;
+  if (!was_done && ctx->released && ctx->final_seen) {
+    if (ctx->cancel_inflight == 0) {
+      to_delete = ctx->request;
+    } else {
+      ctx->delete_deferred = true;
+    }
+  }
+  *now_settled = !was_settled && ctx->Settled();
+  return to_delete;
+}
+
+void InflightLedger::Settle(RequestContext* ctx, SettleEvent what) {
+  if (what == SettleEvent::kRelease) {
+    g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
+  }
+  TRITONSERVER_InferenceRequest* to_delete;
+  std::shared_ptr<void> drop;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool now_settled = false;
+    to_delete = Record(ctx, what, &now_settled);
+    if (now_settled && --inflight_ == 0) {
+      drop = std::move(keepalive_);
+      settled_cv_.notify_all();  // a deferred server delete waits
+    }
+  }
+  if (to_delete != nullptr) {
+    DropError(Api().TRITONSERVER_InferenceRequestDelete(to_delete));
+  }
+  if (drop) SettleScope::Defer(std::move(drop));
+}
+
+void InflightLedger::Cancel(RequestContext* ctx, const uint64_t* token) {
+  TRITONSERVER_InferenceRequest* request;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Once released and final, the request is deleted (or about to be).
+    if ((token != nullptr && ctx->token != *token) || !ctx->submitted ||
+        (ctx->released && ctx->final_seen)) {
+      return;
+    }
+    ++ctx->cancel_inflight;
+    request = ctx->request;
+  }
+  // No lock across the Triton call: Settle defers the delete to us while a
+  // cancel is in flight.
+  DropError(Api().TRITONSERVER_InferenceRequestCancel(request));
+  bool delete_now = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --ctx->cancel_inflight;
+    if (ctx->cancel_inflight == 0 && ctx->delete_deferred) {
+      ctx->delete_deferred = false;
+      delete_now = true;
+    }
+  }
+  if (delete_now) {
+    DropError(Api().TRITONSERVER_InferenceRequestDelete(request));
+  }
+}
+
+int64_t InflightLedger::Inflight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return inflight_;
+}
+
+void InflightLedger::WaitSettled() {
+  std::unique_lock<std::mutex> lock(mu_);
+  settled_cv_.wait(lock, [this] { return inflight_ == 0; });
+}
+
+// ---- SettleScope
+// -------------------------------------------------------------
+
+// Frames of ours on this thread, and the owners whose last request settled
+// inside them. An owner freed by its last settling callback must outlive
+// every frame of ours still using it: a trace release can run inside a
+// response or request delete made by an outer frame.
+thread_local int SettleScope::depth_ = 0;
+thread_local std::vector<std::shared_ptr<void>> SettleScope::dropped_;
+
+SettleScope::~SettleScope() {
+  if (--depth_ != 0) return;
+  while (!dropped_.empty()) {
+    std::vector<std::shared_ptr<void>> dropped;
+    dropped.swap(dropped_);
+    ++depth_;  // a destructor that settles more defers to this loop
+    dropped.clear();
+    --depth_;
+  }
+}
+
+void SettleScope::Defer(std::shared_ptr<void> owner) {
+  dropped_.push_back(std::move(owner));
+}
+
+}  // namespace triton_node

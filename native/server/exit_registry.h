@@ -1,0 +1,25 @@
+// Servers at process exit: every server core still able to reach Triton is
+// registered, and an exit handler stops them before Triton's own static
+// objects are destroyed.
+#ifndef TRITON_NODE_SERVER_EXIT_REGISTRY_H_
+#define TRITON_NODE_SERVER_EXIT_REGISTRY_H_
+
+#include <memory>
+
+namespace triton_node {
+
+class ServerCore;
+
+void RegisterCore(const std::shared_ptr<ServerCore>& core);
+void UnregisterCore(ServerCore* core);
+
+// Once the library is loaded: registers the exit handler (after the
+// library's own static objects, so that it runs before their destructors).
+void InstallExitHandler();
+// The exit code the process is ending with, as the JS 'exit' event saw it
+// (lib/native.ts).
+void NoteExitCode(int code);
+
+}  // namespace triton_node
+
+#endif  // TRITON_NODE_SERVER_EXIT_REGISTRY_H_

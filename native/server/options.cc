@@ -1,0 +1,211 @@
+#include "server/options.h"
+
+#include "triton/api.h"
+#include "triton/owners.h"
+
+namespace triton_node {
+namespace {
+
+std::string Str(Napi::Value v) { return v.As<Napi::String>().Utf8Value(); }
+bool Bool(Napi::Value v) { return v.As<Napi::Boolean>().Value(); }
+double Num(Napi::Value v) { return v.As<Napi::Number>().DoubleValue(); }
+unsigned int Uint(Napi::Value v) { return v.As<Napi::Number>().Uint32Value(); }
+
+std::vector<std::string> StrList(Napi::Value v) {
+  Napi::Array a = v.As<Napi::Array>();
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < a.Length(); ++i) out.push_back(Str(a.Get(i)));
+  return out;
+}
+
+void ReadLog(Napi::Object log, ServerOptionsData* d) {
+  d->log_verbose = static_cast<int>(Uint(log.Get("verbose")));
+  d->log_info = Bool(log.Get("info"));
+  d->log_warn = Bool(log.Get("warn"));
+  d->log_error = Bool(log.Get("error"));
+  Napi::Value file = log.Get("file");
+  if (!file.IsUndefined()) d->log_file = Str(file);
+}
+
+// The options that may be absent.
+void ReadOptional(Napi::Object o, ServerOptionsData* d) {
+  Napi::Value v = o.Get("pinnedMemoryPoolBytes");
+  if (!v.IsUndefined()) {
+    d->has_pinned = true;
+    d->pinned_bytes = static_cast<uint64_t>(Num(v));
+  }
+  v = o.Get("cudaMemoryPoolBytes");
+  if (!v.IsUndefined()) {
+    Napi::Array pools = v.As<Napi::Array>();
+    for (uint32_t i = 0; i < pools.Length(); ++i) {
+      Napi::Array pair = pools.Get(i).As<Napi::Array>();
+      d->cuda_pools.emplace_back(static_cast<int>(Num(pair.Get(0u))),
+                                 static_cast<uint64_t>(Num(pair.Get(1u))));
+    }
+  }
+  v = o.Get("minComputeCapability");
+  if (!v.IsUndefined()) {
+    d->has_min_cc = true;
+    d->min_cc = Num(v);
+  }
+  v = o.Get("serverId");
+  if (!v.IsUndefined()) d->server_id = Str(v);
+}
+
+// Records the first failure of a sequence of option calls.
+class FirstError {
+ public:
+  void Check(TRITONSERVER_Error* err, const char* what) {
+    if (err == nullptr) return;
+    ErrorInfo info = TakeError(err);
+    if (ok_) {
+      ok_ = false;
+      error_ = {info.code, std::string(what) + ": " + info.message};
+    }
+  }
+  bool ok() const { return ok_; }
+  const ErrorInfo& error() const { return error_; }
+
+ private:
+  bool ok_ = true;
+  ErrorInfo error_;
+};
+
+void SetModelOptions(TRITONSERVER_ServerOptions* opts,
+                     const ServerOptionsData& d, FirstError* c) {
+  const TritonApi& api = Api();
+  if (!d.server_id.empty()) {
+    c->Check(
+        api.TRITONSERVER_ServerOptionsSetServerId(opts, d.server_id.c_str()),
+        "serverId");
+  }
+  for (const std::string& repo : d.repositories) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetModelRepositoryPath(opts,
+                                                                  repo.c_str()),
+             "modelRepositories");
+  }
+  c->Check(
+      api.TRITONSERVER_ServerOptionsSetModelControlMode(
+          opts, static_cast<TRITONSERVER_ModelControlMode>(d.control_mode)),
+      "modelControlMode");
+  for (const std::string& model : d.startup_models) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetStartupModel(opts, model.c_str()),
+             "startupModels");
+  }
+  c->Check(
+      api.TRITONSERVER_ServerOptionsSetStrictModelConfig(opts, d.strict_config),
+      "strictModelConfig");
+  c->Check(api.TRITONSERVER_ServerOptionsSetExitTimeout(opts, d.exit_timeout),
+           "exitTimeoutSeconds");
+  // Always set: the library leaves this option uninitialised otherwise.
+  c->Check(
+      api.TRITONSERVER_ServerOptionsSetModelLoadRetryCount(opts, d.retry_count),
+      "modelLoadRetryCount");
+}
+
+void SetBackendOptions(TRITONSERVER_ServerOptions* opts,
+                       const ServerOptionsData& d, FirstError* c) {
+  const TritonApi& api = Api();
+  if (!d.backend_dir.empty()) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetBackendDirectory(
+                 opts, d.backend_dir.c_str()),
+             "backendDirectory");
+  }
+  for (const auto& t : d.backend_config) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetBackendConfig(
+                 opts, t[0].c_str(), t[1].c_str(), t[2].c_str()),
+             "backendConfig");
+  }
+}
+
+void SetMemoryOptions(TRITONSERVER_ServerOptions* opts,
+                      const ServerOptionsData& d, FirstError* c) {
+  const TritonApi& api = Api();
+  if (d.has_pinned) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize(
+                 opts, d.pinned_bytes),
+             "pinnedMemoryPoolBytes");
+  }
+  for (const auto& pool : d.cuda_pools) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
+                 opts, pool.first, pool.second),
+             "cudaMemoryPoolBytes");
+  }
+  if (d.has_min_cc) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
+                 opts, d.min_cc),
+             "minComputeCapability");
+  }
+}
+
+void SetLogAndMetricsOptions(TRITONSERVER_ServerOptions* opts,
+                             const ServerOptionsData& d, FirstError* c) {
+  const TritonApi& api = Api();
+  if (!d.log_file.empty()) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetLogFile(opts, d.log_file.c_str()),
+             "log.file");
+  }
+  c->Check(api.TRITONSERVER_ServerOptionsSetLogVerbose(opts, d.log_verbose),
+           "log.verbose");
+  c->Check(api.TRITONSERVER_ServerOptionsSetLogInfo(opts, d.log_info),
+           "log.info");
+  c->Check(api.TRITONSERVER_ServerOptionsSetLogWarn(opts, d.log_warn),
+           "log.warn");
+  c->Check(api.TRITONSERVER_ServerOptionsSetLogError(opts, d.log_error),
+           "log.error");
+  c->Check(api.TRITONSERVER_ServerOptionsSetMetrics(opts, d.metrics),
+           "metrics");
+}
+
+}  // namespace
+
+ServerOptionsData ReadServerOptions(Napi::Object o) {
+  ServerOptionsData d;
+  d.repositories = StrList(o.Get("modelRepositories"));
+  d.control_mode = static_cast<int>(Uint(o.Get("modelControlMode")));
+  d.startup_models = StrList(o.Get("startupModels"));
+  d.strict_config = Bool(o.Get("strictModelConfig"));
+  d.exit_timeout = Uint(o.Get("exitTimeoutSeconds"));
+  d.retry_count = Uint(o.Get("modelLoadRetryCount"));
+  d.backend_dir = Str(o.Get("backendDirectory"));
+  Napi::Array config = o.Get("backendConfig").As<Napi::Array>();
+  for (uint32_t i = 0; i < config.Length(); ++i) {
+    Napi::Array t = config.Get(i).As<Napi::Array>();
+    d.backend_config.push_back(
+        {Str(t.Get(0u)), Str(t.Get(1u)), Str(t.Get(2u))});
+  }
+  ReadLog(o.Get("log").As<Napi::Object>(), &d);
+  d.metrics = Bool(o.Get("metrics"));
+  ReadOptional(o, &d);
+  return d;
+}
+
+TRITONSERVER_Server* NewTritonServer(const ServerOptionsData& d,
+                                     ErrorInfo* error) {
+  const TritonApi& api = Api();
+  TRITONSERVER_ServerOptions* raw = nullptr;
+  TRITONSERVER_Error* err = api.TRITONSERVER_ServerOptionsNew(&raw);
+  if (err != nullptr) {
+    *error = TakeError(err);
+    return nullptr;
+  }
+  ServerOptionsOwner opts(raw);
+  FirstError c;
+  SetModelOptions(raw, d, &c);
+  SetBackendOptions(raw, d, &c);
+  SetMemoryOptions(raw, d, &c);
+  SetLogAndMetricsOptions(raw, d, &c);
+  if (!c.ok()) {
+    *error = c.error();
+    return nullptr;
+  }
+  TRITONSERVER_Server* server = nullptr;
+  err = api.TRITONSERVER_ServerNew(&server, raw);
+  if (err != nullptr) {
+    *error = TakeError(err);
+    return nullptr;
+  }
+  return server;
+}
+
+}  // namespace triton_node

@@ -1,0 +1,52 @@
+// Server options: read from the NativeServerOptions object that lib/ built
+// and checked (lib/binding.ts), and applied to a new Triton server.
+#ifndef TRITON_NODE_SERVER_OPTIONS_H_
+#define TRITON_NODE_SERVER_OPTIONS_H_
+
+#include <napi.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "triton/errors.h"
+#include "triton_capi.h"
+
+namespace triton_node {
+
+struct ServerOptionsData {
+  std::vector<std::string> repositories;
+  int control_mode = 0;
+  std::vector<std::string> startup_models;
+  bool strict_config = true;
+  unsigned int exit_timeout = 30;
+  unsigned int retry_count = 0;
+  std::string backend_dir;
+  bool has_pinned = false;
+  uint64_t pinned_bytes = 0;
+  std::vector<std::pair<int, uint64_t>> cuda_pools;
+  bool has_min_cc = false;
+  double min_cc = 0;
+  std::vector<std::array<std::string, 3>> backend_config;
+  int log_verbose = 0;
+  bool log_info = false, log_warn = true, log_error = true;
+  std::string log_file;
+  bool metrics = true;
+  std::string server_id;
+};
+
+// Plain typed reads: the TS layer checked every field (lib/options.ts), so
+// a value of the wrong type here is a bug of ours, reported as the JS error
+// Node-API raises for it.
+ServerOptionsData ReadServerOptions(Napi::Object o);
+
+// Worker thread: TRITONSERVER_ServerNew with these options (it blocks while
+// startup models load). On failure, `error` says which option or call.
+TRITONSERVER_Server* NewTritonServer(const ServerOptionsData& d,
+                                     ErrorInfo* error);
+
+}  // namespace triton_node
+
+#endif  // TRITON_NODE_SERVER_OPTIONS_H_
