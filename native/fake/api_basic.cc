@@ -32,7 +32,7 @@ const char* CodeString(TRITONSERVER_Error_Code code) {
   return "Unknown";
 }
 
-// One table of names for the whole engine (model_config.cc).
+// One table of names for the whole engine (config_schema.cc).
 const char* DataTypeName(TRITONSERVER_DataType dt) {
   return ApiNameFromDataType(dt);
 }

@@ -278,6 +278,63 @@ const RequestInput* FirstBackendInput(const TRITONSERVER_InferenceRequest* r) {
   return backend_view.empty() ? nullptr : backend_view.begin()->second;
 }
 
+// A requested output whose optional input was left out: zeros of the
+// input's config shape (-1 dims as 1, with the batch dimension when there
+// is one). Null, or the error that ends the response.
+TRITONSERVER_Error* ZerosForMissingInput(Model* m,
+                                         TRITONSERVER_InferenceRequest* r,
+                                         TRITONSERVER_InferenceResponse* resp,
+                                         const TensorConfig* oc,
+                                         const std::string& in_name,
+                                         int64_t batch_dim) {
+  const TensorConfig* ic = nullptr;
+  for (const auto& t : m->config.input) {
+    if (t.name == in_name) ic = &t;
+  }
+  if (ic == nullptr || !ic->optional) {
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+               "failed to get input '" + in_name + "'");
+  }
+  std::vector<int64_t> shape = ic->has_reshape ? ic->reshape : ic->dims;
+  for (int64_t& d : shape) d = d == -1 ? 1 : d;
+  if (batch_dim != 0) shape.insert(shape.begin(), batch_dim);
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  const size_t bytes =
+      static_cast<size_t>(elements) * DataTypeSize(ic->datatype);
+  ResponseOutput* o = nullptr;
+  TRITONSERVER_Error* err =
+      AllocateOutput(resp, r->target, oc, shape, bytes, &o);
+  if (err == nullptr && o->memory_type == TRITONSERVER_MEMORY_GPU) {
+    err = Err(TRITONSERVER_ERROR_UNSUPPORTED,
+              "failed to create CPU output buffer");
+  }
+  if (err != nullptr) return err;
+  if (bytes > 0) std::memset(o->buffer, 0, bytes);
+  return nullptr;
+}
+
+// OUTPUTn as a copy of INPUTn (shape as the backend sees it). Null, or the
+// error that ends the response.
+TRITONSERVER_Error* CopyInputToOutput(TRITONSERVER_InferenceRequest* r,
+                                      TRITONSERVER_InferenceResponse* resp,
+                                      const TensorConfig* oc,
+                                      const RequestInput* in) {
+  ResponseOutput* o = nullptr;
+  TRITONSERVER_Error* err =
+      AllocateOutput(resp, r->target, oc, in->batch_shape, in->total, &o);
+  if (err != nullptr) return err;
+  size_t off = 0;
+  for (const auto& d : in->data) {
+    std::string e = CopyBuffer(static_cast<char*>(o->buffer) + off,
+                               o->memory_type, o->memory_type_id, d.base,
+                               d.type, d.type_id, d.size, in->name);
+    if (!e.empty()) return Err(TRITONSERVER_ERROR_INTERNAL, e);
+    off += d.size;
+  }
+  return nullptr;
+}
+
 // One request of an identity execution, as Triton's identity backend
 // answers it: OUTPUTn copies INPUTn (shape as the backend sees it); a
 // requested output whose optional input was left out is zeros of the
@@ -300,57 +357,14 @@ void IdentityRespond(Model* m, TRITONSERVER_InferenceRequest* r,
     }
   }
   for (const TensorConfig* oc : r->outputs_to_send) {
-    const std::string index = oc->name.substr(6);
-    const std::string in_name = "INPUT" + index;
+    const std::string in_name = "INPUT" + oc->name.substr(6);
     const RequestInput* in = r->FindInput(in_name);
-    if (in == nullptr) {
-      const TensorConfig* ic = nullptr;
-      for (const auto& t : c.input) {
-        if (t.name == in_name) ic = &t;
-      }
-      if (ic == nullptr || !ic->optional) {
-        resp->error = Err(TRITONSERVER_ERROR_UNSUPPORTED,
-                          "failed to get input '" + in_name + "'");
-        return;
-      }
-      std::vector<int64_t> shape = ic->has_reshape ? ic->reshape : ic->dims;
-      for (int64_t& d : shape) d = d == -1 ? 1 : d;
-      if (batch_dim != 0) shape.insert(shape.begin(), batch_dim);
-      int64_t elements = 1;
-      for (int64_t d : shape) elements *= d;
-      const size_t bytes =
-          static_cast<size_t>(elements) * DataTypeSize(ic->datatype);
-      ResponseOutput* o = nullptr;
-      TRITONSERVER_Error* err =
-          AllocateOutput(resp, r->target, oc, shape, bytes, &o);
-      if (err == nullptr && o->memory_type == TRITONSERVER_MEMORY_GPU) {
-        err = Err(TRITONSERVER_ERROR_UNSUPPORTED,
-                  "failed to create CPU output buffer");
-      }
-      if (err != nullptr) {
-        resp->error = err;
-        return;
-      }
-      if (bytes > 0) std::memset(o->buffer, 0, bytes);
-      continue;
-    }
-    ResponseOutput* o = nullptr;
     TRITONSERVER_Error* err =
-        AllocateOutput(resp, r->target, oc, in->batch_shape, in->total, &o);
+        in == nullptr ? ZerosForMissingInput(m, r, resp, oc, in_name, batch_dim)
+                      : CopyInputToOutput(r, resp, oc, in);
     if (err != nullptr) {
       resp->error = err;
       return;
-    }
-    size_t off = 0;
-    for (const auto& d : in->data) {
-      std::string e = CopyBuffer(static_cast<char*>(o->buffer) + off,
-                                 o->memory_type, o->memory_type_id, d.base,
-                                 d.type, d.type_id, d.size, in->name);
-      if (!e.empty()) {
-        resp->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
-        return;
-      }
-      off += d.size;
     }
   }
   resp->identity_params = true;

@@ -184,16 +184,10 @@ TRITONSERVER_Error* NormalizeRawInput(TRITONSERVER_InferenceRequest* r,
   return nullptr;
 }
 
-// Triton's checks at submission (InferenceRequest::Normalize), in its order
-// and words.
-TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
+// The outputs to send: those the request names, or every output of the
+// model when it names none.
+TRITONSERVER_Error* SelectOutputs(TRITONSERVER_InferenceRequest* r, Model* m) {
   const ModelConfig& c = m->config;
-  const std::string& model = m->name;
-  if (!r->raw_input_name.empty()) {
-    if (auto* e = NormalizeRawInput(r, m)) return e;
-  }
-
-  // Requested outputs: every output of the model when none is named.
   r->outputs_to_send.clear();
   if (r->requested_outputs.empty()) {
     std::set<std::string> all;
@@ -201,54 +195,64 @@ TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
     for (const auto& n : all) {
       r->outputs_to_send.push_back(FindTensor(c.output, n));
     }
-  } else {
-    for (const auto& n : r->requested_outputs) {
-      const TensorConfig* o = FindTensor(c.output, n);
-      if (o == nullptr) {
-        return ErrArg("unexpected inference output '" + n + "' for model '" +
-                      model + "'");
-      }
-      r->outputs_to_send.push_back(o);
-    }
+    return nullptr;
   }
+  for (const auto& n : r->requested_outputs) {
+    const TensorConfig* o = FindTensor(c.output, n);
+    if (o == nullptr) {
+      return ErrArg("unexpected inference output '" + n + "' for model '" +
+                    m->name + "'");
+    }
+    r->outputs_to_send.push_back(o);
+  }
+  return nullptr;
+}
 
-  // Only the number of inputs is checked here.
+// Only the number of inputs is checked here (names and shapes later).
+TRITONSERVER_Error* CheckInputCount(TRITONSERVER_InferenceRequest* r,
+                                    Model* m) {
+  const ModelConfig& c = m->config;
   size_t required = 0;
   for (const auto& t : c.input) required += t.optional ? 0 : 1;
-  if (r->inputs.size() > c.input.size() || r->inputs.size() < required) {
-    std::vector<std::string> missing, got;
-    for (const auto& t : c.input) {
-      if (!t.optional && r->FindInput(t.name) == nullptr) {
-        missing.push_back(t.name);
-      }
-    }
-    for (const auto& kv : r->inputs) got.push_back(kv.first);
-    std::string got_list = got.empty() ? "[]" : NameList(got);
-    std::string tail = " but got " + std::to_string(r->inputs.size()) +
-                       " inputs for model '" + model + "'. Got input(s) " +
-                       got_list + ", but missing required input(s) " +
-                       NameList(missing) +
-                       ". Please provide all required input(s).";
-    if (c.input.size() == required) {
-      return ErrArg(r->Prefix() + "expected " + std::to_string(c.input.size()) +
-                    " inputs" + tail);
-    }
-    return ErrArg(r->Prefix() + "expected number of inputs between " +
-                  std::to_string(required) + " and " +
-                  std::to_string(c.input.size()) + tail);
+  if (r->inputs.size() <= c.input.size() && r->inputs.size() >= required) {
+    return nullptr;
   }
+  std::vector<std::string> missing, got;
+  for (const auto& t : c.input) {
+    if (!t.optional && r->FindInput(t.name) == nullptr) {
+      missing.push_back(t.name);
+    }
+  }
+  for (const auto& kv : r->inputs) got.push_back(kv.first);
+  std::string got_list = got.empty() ? "[]" : NameList(got);
+  std::string tail = " but got " + std::to_string(r->inputs.size()) +
+                     " inputs for model '" + m->name + "'. Got input(s) " +
+                     got_list + ", but missing required input(s) " +
+                     NameList(missing) +
+                     ". Please provide all required input(s).";
+  if (c.input.size() == required) {
+    return ErrArg(r->Prefix() + "expected " + std::to_string(c.input.size()) +
+                  " inputs" + tail);
+  }
+  return ErrArg(r->Prefix() + "expected number of inputs between " +
+                std::to_string(required) + " and " +
+                std::to_string(c.input.size()) + tail);
+}
 
-  // The batch size: the first dimension of the inputs of a batching model
-  // (Triton keeps it in a uint32_t; the first input with a non-zero one
-  // sets it).
-  uint32_t batch = 0;
-  std::map<std::string, std::vector<int64_t>> shapes;  // without batch dim
+// The batch size: the first dimension of the inputs of a batching model
+// (Triton keeps it in a uint32_t; the first input with a non-zero one sets
+// it). *shapes gets each input's shape without the batch dimension.
+TRITONSERVER_Error* FindBatchSize(
+    TRITONSERVER_InferenceRequest* r, Model* m, uint32_t* batch,
+    std::map<std::string, std::vector<int64_t>>* shapes) {
+  const ModelConfig& c = m->config;
+  const std::string& model = m->name;
   for (auto& kv : r->inputs) {
     RequestInput& in = kv.second;
     if (FindTensor(c.input, in.name) == nullptr) {
       return ErrArg(ModelInputLookupError(in.name, model));
     }
-    std::vector<int64_t>& shape = shapes[kv.first];
+    std::vector<int64_t>& shape = (*shapes)[kv.first];
     shape = in.shape;
     if (c.max_batch_size == 0) continue;
     if (in.shape.empty()) {
@@ -256,85 +260,118 @@ TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
                     "' has no shape but model requires batch dimension for '" +
                     model + "'");
     }
-    if (batch == 0) {
-      batch = static_cast<uint32_t>(in.shape[0]);
-    } else if (in.shape[0] != static_cast<int64_t>(batch)) {
+    if (*batch == 0) {
+      *batch = static_cast<uint32_t>(in.shape[0]);
+    } else if (in.shape[0] != static_cast<int64_t>(*batch)) {
       return ErrArg(r->Prefix() + "input '" + in.name +
                     "' batch size does not match other inputs for '" + model +
                     "'");
     }
     shape.erase(shape.begin());
   }
-  if (static_cast<int64_t>(batch) > c.max_batch_size) {
+  if (static_cast<int64_t>(*batch) > c.max_batch_size) {
     return ErrArg(r->Prefix() + "inference request batch-size must be <= " +
                   std::to_string(c.max_batch_size) + " for '" + model + "'");
   }
+  return nullptr;
+}
 
+// An input's shape (without the batch dimension) against the model's dims:
+// every dimension given, and equal where the model fixes it.
+TRITONSERVER_Error* CheckInputShape(TRITONSERVER_InferenceRequest* r, Model* m,
+                                    const std::string& name,
+                                    const RequestInput& in,
+                                    const TensorConfig& t,
+                                    const std::vector<int64_t>& shape) {
+  const ModelConfig& c = m->config;
+  bool match = shape.size() == t.dims.size();
+  for (size_t i = 0; match && i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      return ErrArg(
+          r->Prefix() + "All input dimensions should be specified for input '" +
+          name + "' for model '" + m->name + "', got " + ShapeString(in.shape));
+    }
+    if (t.dims[i] != -1 && t.dims[i] != shape[i]) match = false;
+  }
+  if (match) return nullptr;
+  std::vector<int64_t> full;
+  if (c.max_batch_size > 0) full.push_back(-1);
+  full.insert(full.end(), t.dims.begin(), t.dims.end());
+  std::string note =
+      c.max_batch_size > 0
+          ? "NOTE: Setting a non-zero max_batch_size in the model config "
+            "requires a batch dimension to be prepended to each input "
+            "shape. If you want to specify the full shape including the "
+            "batch dim in your input dims config, try setting "
+            "max_batch_size to zero. See the model configuration docs for "
+            "more info on max_batch_size."
+          : "";
+  return ErrArg(r->Prefix() + "unexpected shape for input '" + name +
+                "' for model '" + m->name + "'. Expected " + ShapeString(full) +
+                ", got " + ShapeString(in.shape) + ". " + note);
+}
+
+// The shape a reshaped input has for the backend: the model's reshape, its
+// variable dimensions taken from the request's in order.
+void ApplyReshape(const TensorConfig& t, std::vector<int64_t>* shape) {
+  std::vector<int64_t> variable;
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (t.dims[i] == -1) variable.push_back((*shape)[i]);
+  }
+  size_t next = 0;
+  shape->clear();
+  for (int64_t d : t.reshape) {
+    shape->push_back(d == -1 && next < variable.size() ? variable[next++] : d);
+  }
+}
+
+// One input: data type, shape, then its data's size (or, for BYTES, its
+// elements). Sets the input's batch_shape.
+TRITONSERVER_Error* CheckInput(TRITONSERVER_InferenceRequest* r, Model* m,
+                               const std::string& name, RequestInput* in,
+                               uint32_t batch, std::vector<int64_t> shape) {
+  const std::string& model = m->name;
+  const TensorConfig* t = FindTensor(m->config.input, in->name);
+  if (in->datatype != t->datatype) {
+    return ErrArg(r->Prefix() + "inference input '" + name +
+                  "' data-type is '" + DataTypeName(in->datatype) +
+                  "', but model '" + model + "' expects '" +
+                  DataTypeName(t->datatype) + "'");
+  }
+  if (auto* e = CheckInputShape(r, m, name, *in, *t, shape)) return e;
+  if (t->has_reshape) ApplyReshape(*t, &shape);
+  in->batch_shape.clear();
+  if (batch != 0) in->batch_shape.push_back(batch);
+  in->batch_shape.insert(in->batch_shape.end(), shape.begin(), shape.end());
+  if (in->datatype == TRITONSERVER_TYPE_BYTES) {
+    return ValidateBytes(r, name, *in, model);
+  }
+  const int64_t expected = ByteSize(in->datatype, in->batch_shape);
+  if (in->total > static_cast<size_t>(INT64_MAX) ||
+      static_cast<int64_t>(in->total) != expected) {
+    return ErrArg(r->Prefix() + "input byte size mismatch for input '" + name +
+                  "' for model '" + model + "'. Expected " +
+                  std::to_string(expected) + ", got " +
+                  std::to_string(in->total));
+  }
+  return nullptr;
+}
+
+// Triton's checks at submission (InferenceRequest::Normalize), in its order
+// and words.
+TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
+  if (!r->raw_input_name.empty()) {
+    if (auto* e = NormalizeRawInput(r, m)) return e;
+  }
+  if (auto* e = SelectOutputs(r, m)) return e;
+  if (auto* e = CheckInputCount(r, m)) return e;
+  uint32_t batch = 0;
+  std::map<std::string, std::vector<int64_t>> shapes;  // without batch dim
+  if (auto* e = FindBatchSize(r, m, &batch, &shapes)) return e;
   for (auto& kv : r->inputs) {
-    const std::string& name = kv.first;
-    RequestInput& in = kv.second;
-    const TensorConfig* t = FindTensor(c.input, in.name);
-    std::vector<int64_t>& shape = shapes[name];
-    if (in.datatype != t->datatype) {
-      return ErrArg(r->Prefix() + "inference input '" + name +
-                    "' data-type is '" + DataTypeName(in.datatype) +
-                    "', but model '" + model + "' expects '" +
-                    DataTypeName(t->datatype) + "'");
-    }
-    bool match = shape.size() == t->dims.size();
-    for (size_t i = 0; match && i < shape.size(); ++i) {
-      if (shape[i] == -1) {
-        return ErrArg(r->Prefix() +
-                      "All input dimensions should be specified for input '" +
-                      name + "' for model '" + model + "', got " +
-                      ShapeString(in.shape));
-      }
-      if (t->dims[i] != -1 && t->dims[i] != shape[i]) match = false;
-    }
-    if (!match) {
-      std::vector<int64_t> full;
-      if (c.max_batch_size > 0) full.push_back(-1);
-      full.insert(full.end(), t->dims.begin(), t->dims.end());
-      std::string note =
-          c.max_batch_size > 0
-              ? "NOTE: Setting a non-zero max_batch_size in the model config "
-                "requires a batch dimension to be prepended to each input "
-                "shape. If you want to specify the full shape including the "
-                "batch dim in your input dims config, try setting "
-                "max_batch_size to zero. See the model configuration docs for "
-                "more info on max_batch_size."
-              : "";
-      return ErrArg(r->Prefix() + "unexpected shape for input '" + name +
-                    "' for model '" + model + "'. Expected " +
-                    ShapeString(full) + ", got " + ShapeString(in.shape) +
-                    ". " + note);
-    }
-    if (t->has_reshape) {
-      std::vector<int64_t> variable;
-      for (size_t i = 0; i < t->dims.size(); ++i) {
-        if (t->dims[i] == -1) variable.push_back(shape[i]);
-      }
-      size_t next = 0;
-      shape.clear();
-      for (int64_t d : t->reshape) {
-        shape.push_back(d == -1 && next < variable.size() ? variable[next++]
-                                                          : d);
-      }
-    }
-    in.batch_shape.clear();
-    if (batch != 0) in.batch_shape.push_back(batch);
-    in.batch_shape.insert(in.batch_shape.end(), shape.begin(), shape.end());
-    if (in.datatype == TRITONSERVER_TYPE_BYTES) {
-      if (auto* e = ValidateBytes(r, name, in, model)) return e;
-      continue;
-    }
-    const int64_t expected = ByteSize(in.datatype, in.batch_shape);
-    if (in.total > static_cast<size_t>(INT64_MAX) ||
-        static_cast<int64_t>(in.total) != expected) {
-      return ErrArg(r->Prefix() + "input byte size mismatch for input '" +
-                    name + "' for model '" + model + "'. Expected " +
-                    std::to_string(expected) + ", got " +
-                    std::to_string(in.total));
+    if (auto* e =
+            CheckInput(r, m, kv.first, &kv.second, batch, shapes[kv.first])) {
+      return e;
     }
   }
   r->batch_size = batch == 0 ? 1 : batch;
@@ -708,6 +745,88 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestSetDoubleParameter(
   return nullptr;
 }
 
+namespace {
+
+// Everything Triton calls once a request runs must exist: the request's
+// release and response callbacks, its live allocator, and what the trace's
+// level makes Triton call. Aborts naming `entry_point` otherwise.
+void CheckRunnable(const char* entry_point, TRITONSERVER_InferenceRequest* r,
+                   TRITONSERVER_InferenceTrace* trace) {
+  auto expect = [entry_point](bool cond, const char* what) {
+    if (!cond) Violation(entry_point, what);
+  };
+  expect(r->release_fn != nullptr,
+         "inference_request has no release callback "
+         "(TRITONSERVER_InferenceRequestSetReleaseCallback); the real "
+         "library calls it without a check when it releases the "
+         "request (crash)");
+  expect(r->has_response_callback && r->target.response_fn != nullptr,
+         "inference_request has no response callback "
+         "(TRITONSERVER_InferenceRequestSetResponseCallback); the real "
+         "library calls it without a check for every response (crash)");
+  expect(r->target.allocator != nullptr,
+         "inference_request's response allocator is null; the real "
+         "library calls its functions for every response (crash)");
+  expect(HandleLive(Handle::kAllocator,
+                    Tracked<Handle::kAllocator>::Of(r->target.allocator)),
+         "inference_request's response allocator was deleted; the real "
+         "library calls its functions for every response (use after "
+         "free)");
+  if (trace == nullptr) return;
+  expect(trace->release_fn != nullptr,
+         "trace has no release function; the real library calls it "
+         "without a check when the request is done (crash)");
+  expect((trace->level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) == 0 ||
+             trace->activity_fn != nullptr,
+         "trace has the TIMESTAMPS level but no activity function; "
+         "the real library calls it without a check (crash)");
+  expect((trace->level & TRITONSERVER_TRACE_LEVEL_TENSORS) == 0,
+         "trace has the TENSORS level but no tensor activity function "
+         "(TRITONSERVER_InferenceTraceNew sets none); the real "
+         "library calls it for the request's tensors (crash)");
+}
+
+// Makes a validated request PENDING: its trace attached, its start time
+// and queue deadline set, and the counters of what is in flight raised.
+void StartRequest(TRITONSERVER_InferenceRequest* r, Model* m,
+                  TRITONSERVER_InferenceTrace* trace) {
+  r->target.id = r->id;
+  r->trace = trace;
+  if (trace != nullptr) trace->attached.store(true);
+  r->request_start_ns = SteadyNs();
+  r->queue_start_ns = r->request_start_ns;
+  r->deadline_ns = 0;
+  if (m->queue_policy_active()) {
+    const auto& qp = m->config.dynamic_batching.default_queue_policy;
+    uint64_t t = (qp.allow_timeout_override && r->timeout_us > 0)
+                     ? r->timeout_us
+                     : qp.default_timeout_microseconds;
+    if (t > 0) r->deadline_ns = r->request_start_ns + t * 1000;
+  }
+  r->cancelled->store(false);
+  r->state.store(RequestState::kPending);
+  r->target.allocator->users.fetch_add(1);
+  m->core->active_inferences.fetch_add(1);
+  m->stats.pending.fetch_add(1, std::memory_order_relaxed);
+  if (trace != nullptr) {
+    trace->Report(TRITONSERVER_TRACE_REQUEST_START, r->request_start_ns);
+    trace->Report(TRITONSERVER_TRACE_QUEUE_START, SteadyNs());
+  }
+}
+
+// Undoes StartRequest for a request the model's queue refused.
+void UndoStart(TRITONSERVER_InferenceRequest* r, Model* m,
+               TRITONSERVER_InferenceTrace* trace) {
+  m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
+  m->core->active_inferences.fetch_sub(1);
+  r->target.allocator->users.fetch_sub(1);
+  if (trace != nullptr) trace->attached.store(false);
+  r->trace = nullptr;
+  r->state.store(RequestState::kFailedEnqueue);
+}
+
+}  // namespace
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
     TRITONSERVER_Server* server,
     TRITONSERVER_InferenceRequest* inference_request,
@@ -744,72 +863,14 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
                    "accepting new inference requests");
   }
   // From here the request runs: everything Triton will call must exist.
-  FAKE_EXPECT(r->release_fn != nullptr,
-              "inference_request has no release callback "
-              "(TRITONSERVER_InferenceRequestSetReleaseCallback); the real "
-              "library calls it without a check when it releases the "
-              "request (crash)");
-  FAKE_EXPECT(r->has_response_callback && r->target.response_fn != nullptr,
-              "inference_request has no response callback "
-              "(TRITONSERVER_InferenceRequestSetResponseCallback); the real "
-              "library calls it without a check for every response (crash)");
-  FAKE_EXPECT(r->target.allocator != nullptr,
-              "inference_request's response allocator is null; the real "
-              "library calls its functions for every response (crash)");
-  if (!HandleLive(Handle::kAllocator,
-                  Tracked<Handle::kAllocator>::Of(r->target.allocator))) {
-    Violation(__func__,
-              "inference_request's response allocator was deleted; the real "
-              "library calls its functions for every response (use after "
-              "free)");
-  }
-  if (trace != nullptr) {
-    FAKE_EXPECT(trace->release_fn != nullptr,
-                "trace has no release function; the real library calls it "
-                "without a check when the request is done (crash)");
-    FAKE_EXPECT((trace->level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS) == 0 ||
-                    trace->activity_fn != nullptr,
-                "trace has the TIMESTAMPS level but no activity function; "
-                "the real library calls it without a check (crash)");
-    FAKE_EXPECT((trace->level & TRITONSERVER_TRACE_LEVEL_TENSORS) == 0,
-                "trace has the TENSORS level but no tensor activity function "
-                "(TRITONSERVER_InferenceTraceNew sets none); the real "
-                "library calls it for the request's tensors (crash)");
-  }
-
-  r->target.id = r->id;
-  r->trace = trace;
-  if (trace != nullptr) trace->attached.store(true);
-  r->request_start_ns = SteadyNs();
-  r->queue_start_ns = r->request_start_ns;
-  r->deadline_ns = 0;
-  if (m->queue_policy_active()) {
-    const auto& qp = m->config.dynamic_batching.default_queue_policy;
-    uint64_t t = (qp.allow_timeout_override && r->timeout_us > 0)
-                     ? r->timeout_us
-                     : qp.default_timeout_microseconds;
-    if (t > 0) r->deadline_ns = r->request_start_ns + t * 1000;
-  }
-  r->cancelled->store(false);
-  r->state.store(RequestState::kPending);
-  r->target.allocator->users.fetch_add(1);
-  m->core->active_inferences.fetch_add(1);
-  m->stats.pending.fetch_add(1, std::memory_order_relaxed);
-  if (trace != nullptr) {
-    trace->Report(TRITONSERVER_TRACE_REQUEST_START, r->request_start_ns);
-    trace->Report(TRITONSERVER_TRACE_QUEUE_START, SteadyNs());
-  }
+  CheckRunnable(__func__, r, trace);
+  StartRequest(r, m, trace);
   if (g_sync_callbacks.load(std::memory_order_relaxed)) {
     m->ExecuteInline(r);
     return nullptr;
   }
   if (auto* e = m->Enqueue(r)) {
-    m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
-    m->core->active_inferences.fetch_sub(1);
-    r->target.allocator->users.fetch_sub(1);
-    if (trace != nullptr) trace->attached.store(false);
-    r->trace = nullptr;
-    r->state.store(RequestState::kFailedEnqueue);
+    UndoStart(r, m, trace);
     return e;
   }
   return nullptr;

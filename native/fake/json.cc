@@ -600,117 +600,143 @@ class JsonParser {
       }
       ++pos_;
       if (AtEnd()) return Fail("unterminated string");
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-          out->push_back('"');
-          break;
-        case '\\':
-          out->push_back('\\');
-          break;
-        case '/':
-          out->push_back('/');
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!ParseHex4(&cp)) return false;
-          if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return Fail("lone low surrogate in \\u escape");
-          }
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (text_.compare(pos_, 2, "\\u") != 0) {
-              return Fail("high surrogate not followed by a low surrogate");
-            }
-            pos_ += 2;
-            uint32_t low = 0;
-            if (!ParseHex4(&low)) return false;
-            if (low < 0xDC00 || low > 0xDFFF) {
-              return Fail("high surrogate not followed by a low surrogate");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          }
-          AppendUtf8(cp, out);
-          break;
-        }
-        default:
-          --pos_;
-          return Fail(std::string("invalid escape '\\") + e + "'");
-      }
+      if (!ParseEscape(text_[pos_++], out)) return false;
     }
   }
+
+  // The escape after a backslash, `e` already consumed.
+  bool ParseEscape(char e, std::string* out) {
+    switch (e) {
+      case '"':
+        out->push_back('"');
+        return true;
+      case '\\':
+        out->push_back('\\');
+        return true;
+      case '/':
+        out->push_back('/');
+        return true;
+      case 'b':
+        out->push_back('\b');
+        return true;
+      case 'f':
+        out->push_back('\f');
+        return true;
+      case 'n':
+        out->push_back('\n');
+        return true;
+      case 'r':
+        out->push_back('\r');
+        return true;
+      case 't':
+        out->push_back('\t');
+        return true;
+      case 'u':
+        return ParseUnicodeEscape(out);
+      default:
+        --pos_;
+        return Fail(std::string("invalid escape '\\") + e + "'");
+    }
+  }
+
+  // \uXXXX, a high surrogate followed by \uXXXX for its low half.
+  bool ParseUnicodeEscape(std::string* out) {
+    uint32_t cp = 0;
+    if (!ParseHex4(&cp)) return false;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      return Fail("lone low surrogate in \\u escape");
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (text_.compare(pos_, 2, "\\u") != 0) {
+        return Fail("high surrogate not followed by a low surrogate");
+      }
+      pos_ += 2;
+      uint32_t low = 0;
+      if (!ParseHex4(&low)) return false;
+      if (low < 0xDC00 || low > 0xDFFF) {
+        return Fail("high surrogate not followed by a low surrogate");
+      }
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    AppendUtf8(cp, out);
+    return true;
+  }
+
+  bool IsDigitAhead() const { return Peek() >= '0' && Peek() <= '9'; }
 
   bool ParseNumber(Json* out) {
     const size_t start = pos_;
     bool negative = false;
+    bool is_float = false;
+    if (!ScanNumber(&negative, &is_float)) return false;
+    const std::string token = text_.substr(start, pos_ - start);
+    // Out of 64-bit range, an integer is kept as a double like other JSON
+    // readers do.
+    if (!is_float && IntegerValue(token, negative, out)) return true;
+    return DoubleValue(token, negative, start, out);
+  }
+
+  // Moves past a number's JSON syntax: sign, integer part (no leading
+  // zeros), fraction, exponent.
+  bool ScanNumber(bool* negative, bool* is_float) {
     if (Peek() == '-') {
-      negative = true;
+      *negative = true;
       ++pos_;
     }
     if (Peek() == '0') {
       ++pos_;
-      if (Peek() >= '0' && Peek() <= '9') {
+      if (IsDigitAhead()) {
         return Fail("leading zeros are not allowed in numbers");
       }
     } else if (Peek() >= '1' && Peek() <= '9') {
-      while (Peek() >= '0' && Peek() <= '9') ++pos_;
+      while (IsDigitAhead()) ++pos_;
     } else {
       return Fail("expected a digit");
     }
-    bool is_float = false;
     if (Peek() == '.') {
-      is_float = true;
+      *is_float = true;
       ++pos_;
-      if (!(Peek() >= '0' && Peek() <= '9')) {
+      if (!IsDigitAhead()) {
         return Fail("expected a digit after the decimal point");
       }
-      while (Peek() >= '0' && Peek() <= '9') ++pos_;
+      while (IsDigitAhead()) ++pos_;
     }
     if (Peek() == 'e' || Peek() == 'E') {
-      is_float = true;
+      *is_float = true;
       ++pos_;
       if (Peek() == '+' || Peek() == '-') ++pos_;
-      if (!(Peek() >= '0' && Peek() <= '9')) {
+      if (!IsDigitAhead()) {
         return Fail("expected a digit in the exponent");
       }
-      while (Peek() >= '0' && Peek() <= '9') ++pos_;
+      while (IsDigitAhead()) ++pos_;
     }
-    const std::string token = text_.substr(start, pos_ - start);
-    if (!is_float) {
-      errno = 0;
-      if (negative) {
-        const long long v = std::strtoll(token.c_str(), nullptr, 10);
-        if (errno == 0) {
-          *out = Json::Int(static_cast<int64_t>(v));
-          return true;
-        }
-      } else {
-        const unsigned long long v = std::strtoull(token.c_str(), nullptr, 10);
-        if (errno == 0) {
-          if (v <= static_cast<unsigned long long>(INT64_MAX)) {
-            *out = Json::Int(static_cast<int64_t>(v));
-          } else {
-            *out = Json::Uint(static_cast<uint64_t>(v));
-          }
-          return true;
-        }
-      }
-      // Out of 64-bit range: keep it as a double like other JSON readers.
+    return true;
+  }
+
+  // An integer token as kInt (kUint above INT64_MAX); false when it does
+  // not fit 64 bits.
+  static bool IntegerValue(const std::string& token, bool negative, Json* out) {
+    errno = 0;
+    if (negative) {
+      const long long v = std::strtoll(token.c_str(), nullptr, 10);
+      if (errno != 0) return false;
+      *out = Json::Int(static_cast<int64_t>(v));
+      return true;
     }
+    const unsigned long long v = std::strtoull(token.c_str(), nullptr, 10);
+    if (errno != 0) return false;
+    if (v <= static_cast<unsigned long long>(INT64_MAX)) {
+      *out = Json::Int(static_cast<int64_t>(v));
+    } else {
+      *out = Json::Uint(static_cast<uint64_t>(v));
+    }
+    return true;
+  }
+
+  // A number token as a double; an overflow is an error (reported at the
+  // number's start), an underflow is zero.
+  bool DoubleValue(const std::string& token, bool negative, size_t start,
+                   Json* out) {
     double d = 0;
 #if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
     const auto result =

@@ -231,6 +231,76 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricArgsDelete(
   return nullptr;
 }
 
+namespace {
+
+// What a metric of the family's kind takes: a histogram strictly sorted
+// bucket boundaries, a counter or gauge no args.
+TRITONSERVER_Error* CheckMetricArgs(TRITONSERVER_MetricKind kind,
+                                    const TRITONSERVER_MetricArgs* args) {
+  switch (kind) {
+    case TRITONSERVER_METRIC_KIND_HISTOGRAM:
+      if (args == nullptr) {
+        return ErrArg("Bucket boundaries not found in Metric args.");
+      }
+      if (!args->histogram) {
+        return ErrArg("Metric args not set to histogram kind.");
+      }
+      for (size_t i = 1; i < args->buckets.size(); ++i) {
+        if (!(args->buckets[i - 1] < args->buckets[i])) {
+          return ErrArg("Bucket Boundaries must be strictly sorted");
+        }
+      }
+      return nullptr;
+    case TRITONSERVER_METRIC_KIND_COUNTER:
+      if (args != nullptr) {
+        return ErrArg("Unexpected args found in counter Metric constructor.");
+      }
+      return nullptr;
+    default:
+      if (args != nullptr) {
+        return ErrArg("Unexpected args found in gauge Metric constructor.");
+      }
+      return nullptr;
+  }
+}
+
+// The series key of a label set, as the exposition writes it:
+// `{a="x",b="y"}` sorted by name, values escaped; "" without labels.
+TRITONSERVER_Error* LabelKey(const TRITONSERVER_Parameter** labels,
+                             uint64_t label_count, std::string* key) {
+  std::map<std::string, std::string> sorted;
+  for (uint64_t i = 0; i < label_count; ++i) {
+    const TRITONSERVER_Parameter* p = labels[i];
+    if (p->type != TRITONSERVER_PARAMETER_STRING) {
+      return ErrArg("Parameter [" + p->name +
+                    "] must have a type of TRITONSERVER_PARAMETER_STRING to "
+                    "be added as a label.");
+    }
+    if (!ValidName(p->name, false)) return ErrArg("Invalid label name");
+    sorted[p->name] = p->str;
+  }
+  key->clear();
+  if (sorted.empty()) return nullptr;
+  *key = "{";
+  for (auto& kv : sorted) {
+    if (key->size() > 1) *key += ",";
+    *key += kv.first + "=\"";
+    for (char c : kv.second) {
+      if (c == '\\' || c == '"') *key += '\\';
+      if (c == '\n') {
+        *key += "\\n";
+        continue;
+      }
+      *key += c;
+    }
+    *key += "\"";
+  }
+  *key += "}";
+  return nullptr;
+}
+
+}  // namespace
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
     TRITONSERVER_Metric** metric, TRITONSERVER_MetricFamily* family,
     const TRITONSERVER_Parameter** labels, const uint64_t label_count,
@@ -246,60 +316,9 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_MetricNewWithArgs(
   }
   if (args != nullptr) FAKE_LIVE(kMetricArgs, args);
   Family& f = *family->family;
-  switch (f.kind) {
-    case TRITONSERVER_METRIC_KIND_HISTOGRAM:
-      if (args == nullptr) {
-        return ErrArg("Bucket boundaries not found in Metric args.");
-      }
-      if (!args->histogram) {
-        return ErrArg("Metric args not set to histogram kind.");
-      }
-      for (size_t i = 1; i < args->buckets.size(); ++i) {
-        if (!(args->buckets[i - 1] < args->buckets[i])) {
-          return ErrArg("Bucket Boundaries must be strictly sorted");
-        }
-      }
-      break;
-    case TRITONSERVER_METRIC_KIND_COUNTER:
-      if (args != nullptr) {
-        return ErrArg("Unexpected args found in counter Metric constructor.");
-      }
-      break;
-    default:
-      if (args != nullptr) {
-        return ErrArg("Unexpected args found in gauge Metric constructor.");
-      }
-      break;
-  }
-  std::map<std::string, std::string> sorted;
-  for (uint64_t i = 0; i < label_count; ++i) {
-    const TRITONSERVER_Parameter* p = labels[i];
-    if (p->type != TRITONSERVER_PARAMETER_STRING) {
-      return ErrArg("Parameter [" + p->name +
-                    "] must have a type of TRITONSERVER_PARAMETER_STRING to "
-                    "be added as a label.");
-    }
-    if (!ValidName(p->name, false)) return ErrArg("Invalid label name");
-    sorted[p->name] = p->str;
-  }
+  if (auto* e = CheckMetricArgs(f.kind, args)) return e;
   std::string key;
-  if (!sorted.empty()) {
-    key = "{";
-    for (auto& kv : sorted) {
-      if (key.size() > 1) key += ",";
-      key += kv.first + "=\"";
-      for (char c : kv.second) {
-        if (c == '\\' || c == '"') key += '\\';
-        if (c == '\n') {
-          key += "\\n";
-          continue;
-        }
-        key += c;
-      }
-      key += "\"";
-    }
-    key += "}";
-  }
+  if (auto* e = LabelKey(labels, label_count, &key)) return e;
   Registry& reg = Reg();
   std::lock_guard<std::mutex> lock(reg.mu);
   std::shared_ptr<Series>& s = f.series[key];
@@ -443,37 +462,38 @@ uint64_t MemInfo(const char* key) {
   return 0;
 }
 
-}  // namespace
-
-namespace fake {
-
-std::string PrometheusText(ServerCore* core) {
+std::vector<Row> ServedModels(ServerCore* core) {
   std::vector<Row> rows;
-  {
-    std::lock_guard<std::mutex> lock(core->mu);
-    for (auto& kv : core->models) {
-      for (auto& v : kv.second.versions) {
-        if (v.second.model != nullptr) {
-          rows.push_back({kv.first, v.first, v.second.model});
-        }
+  std::lock_guard<std::mutex> lock(core->mu);
+  for (auto& kv : core->models) {
+    for (auto& v : kv.second.versions) {
+      if (v.second.model != nullptr) {
+        rows.push_back({kv.first, v.first, v.second.model});
       }
     }
   }
-  struct Snap {
-    ModelStats* s;
-  };
-  std::string o;
-  auto counter = [&](const char* name, const char* help, auto get) {
-    FamilyHeader(&o, name, help, "counter");
-    for (auto& r : rows) {
-      std::lock_guard<std::mutex> lock(r.model->stats.mu);
-      o += name + Labels(r) + " " + std::to_string(get(r.model->stats)) + "\n";
-    }
-  };
-  counter("nv_inference_request_success",
-          "Number of successful inference requests, all batch sizes",
-          [](ModelStats& s) { return s.success.count; });
-  FamilyHeader(&o, "nv_inference_request_failure",
+  return rows;
+}
+
+// A per-model counter family, one sample per served version.
+struct CounterFamily {
+  const char* name;
+  const char* help;
+  uint64_t (*get)(const ModelStats& s);
+};
+
+void AppendCounter(std::string* o, const std::vector<Row>& rows,
+                   const CounterFamily& c) {
+  FamilyHeader(o, c.name, c.help, "counter");
+  for (auto& r : rows) {
+    std::lock_guard<std::mutex> lock(r.model->stats.mu);
+    *o +=
+        c.name + Labels(r) + " " + std::to_string(c.get(r.model->stats)) + "\n";
+  }
+}
+
+void AppendFailureCounter(std::string* o, const std::vector<Row>& rows) {
+  FamilyHeader(o, "nv_inference_request_failure",
                "Number of failed inference requests, all batch sizes",
                "counter");
   for (auto& r : rows) {
@@ -485,88 +505,121 @@ std::string PrometheusText(ServerCore* core) {
         {"CANCELED", s.fail_canceled},
         {"REJECTED", s.fail_rejected}};
     for (auto& rs : reasons) {
-      o += "nv_inference_request_failure{model=\"" + r.name + "\",reason=\"" +
-           rs.first + "\",version=\"" + std::to_string(r.version) + "\"} " +
-           std::to_string(rs.second) + "\n";
+      *o += "nv_inference_request_failure{model=\"" + r.name + "\",reason=\"" +
+            rs.first + "\",version=\"" + std::to_string(r.version) + "\"} " +
+            std::to_string(rs.second) + "\n";
     }
   }
-  counter("nv_inference_count",
-          "Number of inferences performed (does not include cached requests)",
-          [](ModelStats& s) { return s.inference_count; });
-  counter("nv_inference_exec_count",
-          "Number of model executions performed (does not include cached "
-          "requests)",
-          [](ModelStats& s) { return s.execution_count; });
-  counter("nv_inference_request_duration_us",
-          "Cumulative inference request duration in microseconds (includes "
-          "cached requests)",
-          [](ModelStats& s) { return (s.success.ns + s.fail.ns) / 1000; });
-  counter("nv_inference_queue_duration_us",
-          "Cumulative inference queuing duration in microseconds (includes "
-          "cached requests)",
-          [](ModelStats& s) { return s.queue.ns / 1000; });
-  counter("nv_inference_compute_input_duration_us",
-          "Cumulative compute input duration in microseconds (does not "
-          "include cached requests)",
-          [](ModelStats& s) { return s.compute_input.ns / 1000; });
-  counter("nv_inference_compute_infer_duration_us",
-          "Cumulative compute inference duration in microseconds (does not "
-          "include cached requests)",
-          [](ModelStats& s) { return s.compute_infer.ns / 1000; });
-  counter("nv_inference_compute_output_duration_us",
-          "Cumulative inference compute output duration in microseconds (does "
-          "not include cached requests)",
-          [](ModelStats& s) { return s.compute_output.ns / 1000; });
-  // The identity backend registers this one itself.
+}
+
+// The counters after nv_inference_request_failure, in Triton's order.
+const CounterFamily kCountersAfterFailure[] = {
+    {"nv_inference_count",
+     "Number of inferences performed (does not include cached requests)",
+     [](const ModelStats& s) { return s.inference_count; }},
+    {"nv_inference_exec_count",
+     "Number of model executions performed (does not include cached "
+     "requests)",
+     [](const ModelStats& s) { return s.execution_count; }},
+    {"nv_inference_request_duration_us",
+     "Cumulative inference request duration in microseconds (includes "
+     "cached requests)",
+     [](const ModelStats& s) { return (s.success.ns + s.fail.ns) / 1000; }},
+    {"nv_inference_queue_duration_us",
+     "Cumulative inference queuing duration in microseconds (includes "
+     "cached requests)",
+     [](const ModelStats& s) { return s.queue.ns / 1000; }},
+    {"nv_inference_compute_input_duration_us",
+     "Cumulative compute input duration in microseconds (does not "
+     "include cached requests)",
+     [](const ModelStats& s) { return s.compute_input.ns / 1000; }},
+    {"nv_inference_compute_infer_duration_us",
+     "Cumulative compute inference duration in microseconds (does not "
+     "include cached requests)",
+     [](const ModelStats& s) { return s.compute_infer.ns / 1000; }},
+    {"nv_inference_compute_output_duration_us",
+     "Cumulative inference compute output duration in microseconds (does "
+     "not include cached requests)",
+     [](const ModelStats& s) { return s.compute_output.ns / 1000; }},
+};
+
+// The identity backend registers this one itself.
+void AppendIdentityInputBytes(std::string* o, const std::vector<Row>& rows) {
   bool any_identity = false;
   for (auto& r : rows)
     any_identity |= r.model->backend == BackendKind::kIdentity;
-  if (any_identity) {
-    FamilyHeader(
-        &o, "input_byte_size_counter",
-        "Cumulative input byte size of all requests received by the model",
-        "counter");
-    for (auto& r : rows) {
-      if (r.model->backend != BackendKind::kIdentity) continue;
-      std::lock_guard<std::mutex> lock(r.model->stats.mu);
-      o += "input_byte_size_counter" + Labels(r) + " " +
-           std::to_string(r.model->stats.input_bytes) + "\n";
-    }
+  if (!any_identity) return;
+  FamilyHeader(
+      o, "input_byte_size_counter",
+      "Cumulative input byte size of all requests received by the model",
+      "counter");
+  for (auto& r : rows) {
+    if (r.model->backend != BackendKind::kIdentity) continue;
+    std::lock_guard<std::mutex> lock(r.model->stats.mu);
+    *o += "input_byte_size_counter" + Labels(r) + " " +
+          std::to_string(r.model->stats.input_bytes) + "\n";
   }
-  FamilyHeader(&o, "nv_inference_pending_request_count",
+}
+
+void AppendModelGauges(std::string* o, const std::vector<Row>& rows) {
+  FamilyHeader(o, "nv_inference_pending_request_count",
                "Instantaneous number of pending requests awaiting execution "
                "per-model.",
                "gauge");
   for (auto& r : rows) {
     int64_t p = r.model->stats.pending.load();
-    o += "nv_inference_pending_request_count" + Labels(r) + " " +
-         std::to_string(p < 0 ? 0 : p) + "\n";
+    *o += "nv_inference_pending_request_count" + Labels(r) + " " +
+          std::to_string(p < 0 ? 0 : p) + "\n";
   }
-  FamilyHeader(&o, "nv_model_load_duration_secs", "Model load time in seconds",
+  FamilyHeader(o, "nv_model_load_duration_secs", "Model load time in seconds",
                "gauge");
   for (auto& r : rows) {
-    o += "nv_model_load_duration_secs" + Labels(r) + " " +
-         FormatNumber(r.model->load_seconds) + "\n";
+    *o += "nv_model_load_duration_secs" + Labels(r) + " " +
+          FormatNumber(r.model->load_seconds) + "\n";
   }
-  FamilyHeader(&o, "nv_pinned_memory_pool_total_bytes",
+}
+
+// Pinned memory, CPU and RAM gauges of the process.
+void AppendServerGauges(std::string* o, ServerCore* core) {
+  FamilyHeader(o, "nv_pinned_memory_pool_total_bytes",
                "Pinned memory pool total memory size, in bytes", "gauge");
-  o += "nv_pinned_memory_pool_total_bytes " +
-       std::to_string(core->options.pinned_pool) + "\n";
-  FamilyHeader(&o, "nv_pinned_memory_pool_used_bytes",
+  *o += "nv_pinned_memory_pool_total_bytes " +
+        std::to_string(core->options.pinned_pool) + "\n";
+  FamilyHeader(o, "nv_pinned_memory_pool_used_bytes",
                "Pinned memory pool used memory size, in bytes", "gauge");
-  o += "nv_pinned_memory_pool_used_bytes 0\n";
-  FamilyHeader(&o, "nv_cpu_utilization", "CPU utilization rate [0.0 - 1.0]",
+  *o += "nv_pinned_memory_pool_used_bytes 0\n";
+  FamilyHeader(o, "nv_cpu_utilization", "CPU utilization rate [0.0 - 1.0]",
                "gauge");
-  o += "nv_cpu_utilization 0\n";
+  *o += "nv_cpu_utilization 0\n";
   uint64_t total = MemInfo("MemTotal:");
   uint64_t avail = MemInfo("MemAvailable:");
-  FamilyHeader(&o, "nv_cpu_memory_total_bytes",
+  FamilyHeader(o, "nv_cpu_memory_total_bytes",
                "CPU total memory (RAM), in bytes", "gauge");
-  o += "nv_cpu_memory_total_bytes " + std::to_string(total) + "\n";
-  FamilyHeader(&o, "nv_cpu_memory_used_bytes",
-               "CPU used memory (RAM), in bytes", "gauge");
-  o += "nv_cpu_memory_used_bytes " +
-       std::to_string(total > avail ? total - avail : 0) + "\n";
+  *o += "nv_cpu_memory_total_bytes " + std::to_string(total) + "\n";
+  FamilyHeader(o, "nv_cpu_memory_used_bytes", "CPU used memory (RAM), in bytes",
+               "gauge");
+  *o += "nv_cpu_memory_used_bytes " +
+        std::to_string(total > avail ? total - avail : 0) + "\n";
+}
+
+}  // namespace
+
+namespace fake {
+
+std::string PrometheusText(ServerCore* core) {
+  const std::vector<Row> rows = ServedModels(core);
+  std::string o;
+  AppendCounter(&o, rows,
+                {"nv_inference_request_success",
+                 "Number of successful inference requests, all batch sizes",
+                 [](const ModelStats& s) { return s.success.count; }});
+  AppendFailureCounter(&o, rows);
+  for (const CounterFamily& c : kCountersAfterFailure) {
+    AppendCounter(&o, rows, c);
+  }
+  AppendIdentityInputBytes(&o, rows);
+  AppendModelGauges(&o, rows);
+  AppendServerGauges(&o, core);
   return o;
 }
 

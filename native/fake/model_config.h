@@ -1,6 +1,18 @@
 // The subset of Triton's ModelConfig the fake engine understands, its
 // protobuf-text parser, its JSON reader (for load-time "config" overrides)
 // and the JSON documents Triton returns for it (model config, metadata).
+//
+// Where each part lives:
+//   config_schema.cc          the ModelConfig messages both readers follow;
+//                             data type names
+//   config_text_tokenizer.cc  protobuf text format tokens
+//   config_text_parser.cc     ParseModelConfigText
+//   config_json_reader.cc     ParseModelConfigJson
+//   config_convert.cc         both readers' result -> ModelConfig
+//   config_defaults.cc        FillModelConfigDefaults
+//   config_validate.cc        ValidateModelConfig
+//   config_backend_checks.cc  ValidateForBackend
+//   config_documents.cc       ModelConfigToJson, ModelMetadataJson
 #ifndef TRITON_NODE_FAKE_MODEL_CONFIG_H_
 #define TRITON_NODE_FAKE_MODEL_CONFIG_H_
 

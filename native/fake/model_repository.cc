@@ -216,53 +216,55 @@ TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::Load(
-    const std::string& name, const std::string* override_json,
-    const std::vector<std::pair<std::string, std::string>>* files) {
-  std::lock_guard<std::mutex> load_lock(load_mu);
-  if (stopping) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  }
-  // An in-memory model lives in a temporary directory instead of the
-  // repository, which is not consulted at all (as in Triton).
-  TempDirOwner temp_dir;
-  std::string dir;
+namespace {
+
+// The model's directory: a new temporary one holding an in-memory model's
+// `files` (the repository is not consulted at all then, as in Triton), or
+// its folder in the first repository that has one (a folder may have
+// appeared since the scan). Null with *dir set, or the load's error.
+TRITONSERVER_Error* FindModelDir(
+    ServerCore* core, const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>* files,
+    TempDirOwner* temp_dir, std::string* dir) {
   if (files != nullptr) {
-    std::string why = WriteModelFiles(*files, temp_dir.get());
+    std::string why = WriteModelFiles(*files, temp_dir->get());
     if (!why.empty()) return PollFailure(name, why);
-    dir = *temp_dir.get();
+    *dir = *temp_dir->get();
   } else {
-    // Find the model's folder (a folder may have appeared since the scan).
-    for (const auto& repo : options.repo_paths) {
+    for (const auto& repo : core->options.repo_paths) {
       if (IsDir(repo + "/" + name)) {
-        dir = repo + "/" + name;
+        *dir = repo + "/" + name;
         break;
       }
     }
   }
-  if (name.empty() || name.find('/') != std::string::npos || dir.empty()) {
+  if (name.empty() || name.find('/') != std::string::npos || dir->empty()) {
     LogError("failed to poll model '" + name +
              "': model not found in any model repository.");
     return Err(
         TRITONSERVER_ERROR_INTERNAL,
         "failed to load '" + name + "', failed to poll from model repository");
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    models[name].dir = dir;
-  }
+  return nullptr;
+}
 
-  ModelConfig cfg;
+// The model's config: the load's override, or config.pbtxt (or the
+// configs/<model_config_name>.pbtxt the options name, when there is one),
+// with Triton's defaults filled in.
+TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
+                                    const std::string& dir,
+                                    const std::string* override_json,
+                                    ModelConfig* cfg) {
   std::string error;
   if (override_json != nullptr) {
-    if (!ParseModelConfigJson(*override_json, &cfg, &error)) {
+    if (!ParseModelConfigJson(*override_json, cfg, &error)) {
       return PollFailure(name, "Invalid config override: " + error);
     }
   } else {
     std::string path = dir + "/config.pbtxt";
-    if (!options.model_config_name.empty()) {
+    if (!core->options.model_config_name.empty()) {
       std::string alt =
-          dir + "/configs/" + options.model_config_name + ".pbtxt";
+          dir + "/configs/" + core->options.model_config_name + ".pbtxt";
       std::ifstream probe(alt);
       if (probe) path = alt;
     }
@@ -272,24 +274,26 @@ TRITONSERVER_Error* ServerCore::Load(
           name, "Invalid model name: Could not determine backend for model '" +
                     name + "' with no backend in model configuration.");
     }
-    if (!ParseModelConfigText(text, &cfg, &error)) {
+    if (!ParseModelConfigText(text, cfg, &error)) {
       return PollFailure(
           name, "failed to read text proto from " + path + ": " + error);
     }
   }
-  FillModelConfigDefaults(name, &cfg);
-  if (cfg.backend.empty() && cfg.platform.empty()) {
+  FillModelConfigDefaults(name, cfg);
+  if (cfg->backend.empty() && cfg->platform.empty()) {
     return PollFailure(
         name, "Invalid model name: Could not determine backend for model '" +
                   name +
                   "' with no backend in model configuration. Expected model "
                   "name of the form 'model.<backend_name>'.");
   }
+  return nullptr;
+}
 
-  // Versions under the policy.
-  std::vector<int64_t> dirs = VersionDirs(dir);
+// The version folders the model's version policy serves, ascending.
+std::vector<int64_t> ChooseVersions(const VersionPolicyConfig& pol,
+                                    const std::vector<int64_t>& dirs) {
   std::vector<int64_t> chosen;
-  const auto& pol = cfg.version_policy;
   if (pol.kind == VersionPolicyConfig::Kind::kAll) {
     chosen = dirs;
   } else if (pol.kind == VersionPolicyConfig::Kind::kSpecific) {
@@ -304,127 +308,154 @@ TRITONSERVER_Error* ServerCore::Load(
     size_t start = dirs.size() > n ? dirs.size() - n : 0;
     chosen.assign(dirs.begin() + start, dirs.end());
   }
-  if (chosen.empty()) {
-    // Triton refuses the load before touching any version: versions being
-    // served stay READY and serving.
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = models.find(name);
-    if (it != models.end()) {
-      bool any_live = false;
-      for (auto& kv : it->second.versions)
-        any_live |= kv.second.model != nullptr;
-      if (!any_live) models.erase(it);  // Triton drops it from the index
-    }
-    return ErrArg("load failed for model '" + name +
-                  "': at least one version must be available under the "
-                  "version policy of model '" +
-                  name + "'\n");
-  }
+  return chosen;
+}
 
-  // Can a backend be created for it?
-  TRITONSERVER_Error_Code fail_code = TRITONSERVER_ERROR_INVALID_ARG;
-  std::string fail;
-  BackendKind kind = BackendKind::kIdentity;
+// Triton refuses a load with no version to serve before touching any
+// version: versions being served stay READY and serving.
+TRITONSERVER_Error* RefuseNoVersions(ServerCore* core,
+                                     const std::string& name) {
+  std::lock_guard<std::mutex> lock(core->mu);
+  auto it = core->models.find(name);
+  if (it != core->models.end()) {
+    bool any_live = false;
+    for (auto& kv : it->second.versions) any_live |= kv.second.model != nullptr;
+    if (!any_live) core->models.erase(it);  // Triton drops it from the index
+  }
+  return ErrArg("load failed for model '" + name +
+                "': at least one version must be available under the "
+                "version policy of model '" +
+                name + "'\n");
+}
+
+// Why no backend can be created for the model, with the error code to
+// report it under; "" when one can.
+std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
+                           TRITONSERVER_Error_Code* code) {
+  *code = TRITONSERVER_ERROR_INVALID_ARG;
+  const std::string& backend_dir = core->options.backend_dir;
+  std::string error;
   if (cfg.platform == "ensemble" || cfg.has_ensemble_scheduling) {
-    fail_code = TRITONSERVER_ERROR_UNSUPPORTED;
-    fail = "ensemble models are not supported by the fake engine";
-  } else if (cfg.has_sequence_batching) {
-    fail_code = TRITONSERVER_ERROR_UNSUPPORTED;
-    fail = "sequence batching is not supported by the fake engine";
-  } else if ((cfg.backend != "identity" && cfg.backend != "repeat" &&
-              cfg.backend != "square") ||
-             (!options.backend_dir.empty() && !IsDir(options.backend_dir))) {
-    fail = "unable to find backend library for backend '" + cfg.backend +
+    *code = TRITONSERVER_ERROR_UNSUPPORTED;
+    return "ensemble models are not supported by the fake engine";
+  }
+  if (cfg.has_sequence_batching) {
+    *code = TRITONSERVER_ERROR_UNSUPPORTED;
+    return "sequence batching is not supported by the fake engine";
+  }
+  if ((cfg.backend != "identity" && cfg.backend != "repeat" &&
+       cfg.backend != "square") ||
+      (!backend_dir.empty() && !IsDir(backend_dir))) {
+    return "unable to find backend library for backend '" + cfg.backend +
            "', try specifying runtime on the model configuration.";
-  } else if (!ValidateForBackend(cfg, &error)) {
-    fail = error;
   }
-  if (cfg.backend == "repeat") kind = BackendKind::kRepeat;
-  if (cfg.backend == "square") kind = BackendKind::kSquare;
+  if (!ValidateForBackend(cfg, &error)) return error;
+  return "";
+}
 
-  std::string new_json = ModelConfigToJson(cfg);
-  std::lock_guard<std::mutex> lock(mu);
-  ModelEntry& entry = models[name];
-  entry.dir = dir;
-  entry.version_dirs = dirs;
+BackendKind KindOfBackend(const std::string& backend) {
+  if (backend == "repeat") return BackendKind::kRepeat;
+  if (backend == "square") return BackendKind::kSquare;
+  return BackendKind::kIdentity;
+}
 
-  // Reloading the same config with the same versions changes nothing (a
-  // load that brings files, or replaces a model that had them, always
-  // reloads, as Triton does).
-  if (fail.empty() && entry.config_json == new_json && files == nullptr &&
-      entry.temp_dir.empty()) {
-    bool same = true;
-    for (int64_t v : chosen) {
-      auto it = entry.versions.find(v);
-      same &= it != entry.versions.end() &&
-              it->second.state == VersionState::kReady;
-    }
-    size_t ready = 0;
-    for (auto& kv : entry.versions) {
-      ready += kv.second.state == VersionState::kReady ? 1 : 0;
-    }
-    if (same && ready == chosen.size()) return nullptr;
+// Reloading the same config with the same versions changes nothing (a
+// load that brings files, or replaces a model that had them, always
+// reloads, as Triton does). Caller holds core->mu.
+bool IsUnchangedReload(const ModelEntry& entry, const std::string& new_json,
+                       const std::vector<int64_t>& chosen, bool has_files) {
+  if (entry.config_json != new_json || has_files || !entry.temp_dir.empty()) {
+    return false;
   }
-
-  if (!fail.empty()) {
-    // Triton loads a version that is being served in the background and
-    // swaps it in only when every version loaded: after a failure the
-    // served versions stay READY and serving (with their config and
-    // files); a version that was not served records the failure.
-    std::string msg = "load failed for model '" + name + "': ";
-    const std::string reason = std::string(CodeString(fail_code)) + ": " + fail;
-    bool serving = false;
-    for (int64_t v : chosen) {
-      VersionSlot& slot = entry.versions[v];
-      if (slot.state != VersionState::kReady) {
-        slot.state = VersionState::kUnavailable;
-        slot.reason = reason;
-      }
-      msg += "version " + std::to_string(v) +
-             " is at UNAVAILABLE state: " + reason + ";";
-      LogError("failed to load '" + name + "' version " + std::to_string(v) +
-               ": " + reason);
-    }
-    for (auto& kv : entry.versions) {
-      serving |= kv.second.state == VersionState::kReady;
-    }
-    if (!serving) {
-      entry.config_json.clear();
-      RemoveTempDir(&entry.temp_dir);
-    }
-    return Err(fail_code, msg + "\n");
+  bool same = true;
+  for (int64_t v : chosen) {
+    auto it = entry.versions.find(v);
+    same &=
+        it != entry.versions.end() && it->second.state == VersionState::kReady;
   }
-  UnloadEntry(&entry);
-  // The versions that used the previous files are unloading.
-  RemoveTempDir(&entry.temp_dir);
+  size_t ready = 0;
+  for (auto& kv : entry.versions) {
+    ready += kv.second.state == VersionState::kReady ? 1 : 0;
+  }
+  return same && ready == chosen.size();
+}
 
-  uint64_t delay_ms = 0, square_ns = 0;
+// A load whose backend cannot be created. Triton loads a version that is
+// being served in the background and swaps it in only when every version
+// loaded: after a failure the served versions stay READY and serving (with
+// their config and files); a version that was not served records the
+// failure. Caller holds core->mu.
+TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
+                                 const std::vector<int64_t>& chosen,
+                                 TRITONSERVER_Error_Code fail_code,
+                                 const std::string& fail) {
+  std::string msg = "load failed for model '" + name + "': ";
+  const std::string reason = std::string(CodeString(fail_code)) + ": " + fail;
+  bool serving = false;
+  for (int64_t v : chosen) {
+    VersionSlot& slot = entry->versions[v];
+    if (slot.state != VersionState::kReady) {
+      slot.state = VersionState::kUnavailable;
+      slot.reason = reason;
+    }
+    msg += "version " + std::to_string(v) +
+           " is at UNAVAILABLE state: " + reason + ";";
+    LogError("failed to load '" + name + "' version " + std::to_string(v) +
+             ": " + reason);
+  }
+  for (auto& kv : entry->versions) {
+    serving |= kv.second.state == VersionState::kReady;
+  }
+  if (!serving) {
+    entry->config_json.clear();
+    RemoveTempDir(&entry->temp_dir);
+  }
+  return Err(fail_code, msg + "\n");
+}
+
+// The model's timing and echo parameters, as its backend reads them.
+struct BackendParameters {
+  uint64_t execute_delay_ms = 0;
+  uint64_t square_delay_ns = 0;
+  bool echo_request = false;
+};
+
+BackendParameters ReadBackendParameters(const ModelConfig& cfg) {
+  BackendParameters p;
   auto pit = cfg.parameters.find("execute_delay_ms");
   if (pit != cfg.parameters.end()) {
-    delay_ms = std::strtoull(pit->second.c_str(), nullptr, 10);
+    p.execute_delay_ms = std::strtoull(pit->second.c_str(), nullptr, 10);
   }
   pit = cfg.parameters.find("CUSTOM_INFER_DELAY_NS");
   if (pit != cfg.parameters.end()) {
-    square_ns = std::strtoull(pit->second.c_str(), nullptr, 10);
+    p.square_delay_ns = std::strtoull(pit->second.c_str(), nullptr, 10);
   }
   pit = cfg.parameters.find("echo_request");
-  const bool echo_request =
-      pit != cfg.parameters.end() && pit->second == "true";
+  p.echo_request = pit != cfg.parameters.end() && pit->second == "true";
+  return p;
+}
+
+// Starts one model per chosen version and makes each the version's READY
+// model. Caller holds core->mu.
+void StartVersions(ServerCore* core, const std::string& name,
+                   const ModelConfig& cfg, const std::vector<int64_t>& chosen,
+                   ModelEntry* entry) {
+  const BackendParameters params = ReadBackendParameters(cfg);
   for (int64_t v : chosen) {
     uint64_t t0 = SteadyNs();
     auto m = std::make_shared<Model>();
     m->self = m;
-    m->core = self.lock();
+    m->core = core->self.lock();
     m->name = name;
     m->version = v;
     m->config = cfg;
-    m->backend = kind;
-    m->execute_delay_ms = delay_ms;
-    m->square_delay_ns = square_ns;
-    m->echo_request = echo_request;
+    m->backend = KindOfBackend(cfg.backend);
+    m->execute_delay_ms = params.execute_delay_ms;
+    m->square_delay_ns = params.square_delay_ns;
+    m->echo_request = params.echo_request;
     m->Start();
     m->load_seconds = (SteadyNs() - t0) / 1e9;
-    VersionSlot& slot = entry.versions[v];
+    VersionSlot& slot = entry->versions[v];
     // A version still draining from the previous load keeps its threads
     // until the reaper finalizes it; the slot now belongs to the new model.
     slot.state = VersionState::kReady;
@@ -432,6 +463,54 @@ TRITONSERVER_Error* ServerCore::Load(
     slot.model = std::move(m);
     LogInfo("successfully loaded '" + name + "' version " + std::to_string(v));
   }
+}
+
+}  // namespace
+
+TRITONSERVER_Error* ServerCore::Load(
+    const std::string& name, const std::string* override_json,
+    const std::vector<std::pair<std::string, std::string>>* files) {
+  std::lock_guard<std::mutex> load_lock(load_mu);
+  if (stopping) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
+  }
+  TempDirOwner temp_dir;
+  std::string dir;
+  if (TRITONSERVER_Error* err =
+          FindModelDir(this, name, files, &temp_dir, &dir)) {
+    return err;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    models[name].dir = dir;
+  }
+  ModelConfig cfg;
+  if (TRITONSERVER_Error* err =
+          ReadModelConfig(this, name, dir, override_json, &cfg)) {
+    return err;
+  }
+  std::vector<int64_t> dirs = VersionDirs(dir);
+  std::vector<int64_t> chosen = ChooseVersions(cfg.version_policy, dirs);
+  if (chosen.empty()) return RefuseNoVersions(this, name);
+
+  TRITONSERVER_Error_Code fail_code;
+  const std::string fail = BackendProblem(this, cfg, &fail_code);
+  std::string new_json = ModelConfigToJson(cfg);
+  std::lock_guard<std::mutex> lock(mu);
+  ModelEntry& entry = models[name];
+  entry.dir = dir;
+  entry.version_dirs = dirs;
+  if (fail.empty() &&
+      IsUnchangedReload(entry, new_json, chosen, files != nullptr)) {
+    return nullptr;
+  }
+  if (!fail.empty()) {
+    return FailVersions(name, &entry, chosen, fail_code, fail);
+  }
+  UnloadEntry(&entry);
+  // The versions that used the previous files are unloading.
+  RemoveTempDir(&entry.temp_dir);
+  StartVersions(this, name, cfg, chosen, &entry);
   entry.config_json = new_json;
   entry.temp_dir = temp_dir.Release();
   return nullptr;
@@ -524,6 +603,64 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
   return server->core->Load(model_name, nullptr);
 }
 
+namespace {
+
+// An in-memory model's parameters: every "file:<path>" one must be BYTES
+// (its path and bytes go to *files), and a STRING "config" must be among
+// them.
+TRITONSERVER_Error* CollectModelFiles(
+    const std::string& name, const TRITONSERVER_Parameter** parameters,
+    uint64_t parameter_count,
+    std::vector<std::pair<std::string, std::string>>* files) {
+  bool found_config = false;
+  for (uint64_t i = 0; i < parameter_count; ++i) {
+    const TRITONSERVER_Parameter* p = parameters[i];
+    if (p->name == "config") {
+      if (p->type != TRITONSERVER_PARAMETER_STRING) {
+        return PollFailure(
+            name,
+            "Config parameter 'config' must have string type for its value");
+      }
+      found_config = true;
+    } else if (p->name.rfind("file:", 0) == 0) {
+      if (p->type != TRITONSERVER_PARAMETER_BYTES) {
+        return PollFailure(name, "File parameter '" + p->name +
+                                     "' must have bytes type for its value");
+      }
+      files->emplace_back(p->name.substr(5), p->str);
+    }
+  }
+  if (!found_config) {
+    return PollFailure(name,
+                       "Load parameter 'config' must be specified for model "
+                       "file override");
+  }
+  return nullptr;
+}
+
+// The first STRING "config" parameter (null when none); every parameter
+// before it must be a "file:" one.
+TRITONSERVER_Error* FindConfigOverride(
+    const std::string& name, const TRITONSERVER_Parameter** parameters,
+    uint64_t parameter_count, const std::string** config) {
+  for (uint64_t i = 0; i < parameter_count; ++i) {
+    const TRITONSERVER_Parameter* p = parameters[i];
+    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
+      *config = &p->str;
+      return nullptr;
+    }
+    if (p->name.rfind("file:", 0) != 0) {
+      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
+                                     "BYTES"};
+      return PollFailure(name, "Unrecognized load parameter '" + p->name +
+                                   "' with type '" + kTypes[p->type % 5] + "'");
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
     TRITONSERVER_Server* server, const char* model_name,
     const TRITONSERVER_Parameter** parameters, const uint64_t parameter_count) {
@@ -551,43 +688,15 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
   }
   const std::string name = model_name;
   if (file_override) {
-    bool found_config = false;
-    for (uint64_t i = 0; i < parameter_count; ++i) {
-      const TRITONSERVER_Parameter* p = parameters[i];
-      if (p->name == "config") {
-        if (p->type != TRITONSERVER_PARAMETER_STRING) {
-          return PollFailure(
-              name,
-              "Config parameter 'config' must have string type for its value");
-        }
-        found_config = true;
-      } else if (p->name.rfind("file:", 0) == 0) {
-        if (p->type != TRITONSERVER_PARAMETER_BYTES) {
-          return PollFailure(name, "File parameter '" + p->name +
-                                       "' must have bytes type for its value");
-        }
-        files.emplace_back(p->name.substr(5), p->str);
-      }
-    }
-    if (!found_config) {
-      return PollFailure(name,
-                         "Load parameter 'config' must be specified for model "
-                         "file override");
+    if (auto* e =
+            CollectModelFiles(name, parameters, parameter_count, &files)) {
+      return e;
     }
   }
   const std::string* config = nullptr;
-  for (uint64_t i = 0; i < parameter_count; ++i) {
-    const TRITONSERVER_Parameter* p = parameters[i];
-    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
-      config = &p->str;
-      break;
-    }
-    if (p->name.rfind("file:", 0) != 0) {
-      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
-                                     "BYTES"};
-      return PollFailure(name, "Unrecognized load parameter '" + p->name +
-                                   "' with type '" + kTypes[p->type % 5] + "'");
-    }
+  if (auto* e =
+          FindConfigOverride(name, parameters, parameter_count, &config)) {
+    return e;
   }
   return server->core->Load(name, config, file_override ? &files : nullptr);
 }

@@ -100,98 +100,139 @@ bool SameShapes(const TRITONSERVER_InferenceRequest* a,
   return true;
 }
 
-}  // namespace
+// How an instance forms its batches: only identity models with dynamic
+// batching and max_batch_size > 0 batch; a batch closes at `target` (the
+// largest preferred size that fits, else max_batch) or once its oldest
+// request waited `delay`.
+struct BatchPolicy {
+  bool batching = false;
+  uint64_t max_batch = 1;
+  uint64_t target = 1;
+  std::chrono::microseconds delay{0};
+  bool queue_policy = false;  // timeouts and cancellation are checked
+};
 
-void Model::InstanceLoop(size_t instance) {
-  const bool batching = config.dynamic_batching.present &&
-                        config.max_batch_size > 0 &&
-                        backend == BackendKind::kIdentity;
-  const uint64_t max_batch =
-      batching ? static_cast<uint64_t>(config.max_batch_size) : 1;
-  uint64_t target = max_batch;
-  if (batching && !config.dynamic_batching.preferred_batch_size.empty()) {
+BatchPolicy BatchPolicyOf(const Model& m) {
+  const DynamicBatchingConfig& db = m.config.dynamic_batching;
+  BatchPolicy bp;
+  bp.batching = db.present && m.config.max_batch_size > 0 &&
+                m.backend == BackendKind::kIdentity;
+  bp.max_batch =
+      bp.batching ? static_cast<uint64_t>(m.config.max_batch_size) : 1;
+  bp.target = bp.max_batch;
+  if (bp.batching && !db.preferred_batch_size.empty()) {
     uint64_t best = 0;
-    for (int p : config.dynamic_batching.preferred_batch_size) {
-      if (p > 0 && static_cast<uint64_t>(p) <= max_batch) {
+    for (int p : db.preferred_batch_size) {
+      if (p > 0 && static_cast<uint64_t>(p) <= bp.max_batch) {
         best = std::max<uint64_t>(best, p);
       }
     }
-    if (best > 0) target = best;
+    if (best > 0) bp.target = best;
   }
-  const auto delay = std::chrono::microseconds(
-      config.dynamic_batching.max_queue_delay_microseconds);
-  const bool policy = queue_policy_active();
+  bp.delay = std::chrono::microseconds(db.max_queue_delay_microseconds);
+  bp.queue_policy = m.queue_policy_active();
+  return bp;
+}
 
+using Rejected = std::vector<std::pair<TRITONSERVER_InferenceRequest*, bool>>;
+
+// Moves requests from the front of the queue into the batch while they
+// fit; under a queue policy, cancelled and expired ones go to `rejected`
+// (with whether they were cancelled). Caller holds m->mu.
+void TakeQueued(Model* m, const BatchPolicy& bp,
+                std::vector<TRITONSERVER_InferenceRequest*>* batch,
+                Rejected* rejected, uint64_t* size,
+                std::chrono::steady_clock::time_point* first_arrival) {
+  while (!m->queue.empty()) {
+    TRITONSERVER_InferenceRequest* r = m->queue.front();
+    if (bp.queue_policy) {
+      bool cancelled = r->cancelled->load();
+      if (cancelled || (r->deadline_ns != 0 && SteadyNs() > r->deadline_ns)) {
+        m->queue.pop_front();
+        rejected->emplace_back(r, cancelled);
+        continue;
+      }
+    }
+    if (!batch->empty() &&
+        (*size + r->batch_size > bp.max_batch || !SameShapes((*batch)[0], r))) {
+      break;
+    }
+    if (batch->empty()) {
+      *first_arrival = std::chrono::steady_clock::now() -
+                       std::chrono::nanoseconds(SteadyNs() - r->queue_start_ns);
+    }
+    m->queue.pop_front();
+    batch->push_back(r);
+    *size += r->batch_size;
+    if (!bp.batching || *size >= bp.target) break;
+  }
+}
+
+// Forms the next batch, waiting for more requests (until the oldest one
+// has waited the policy's delay) while a batching model's batch is short.
+void GatherBatch(Model* m, const BatchPolicy& bp,
+                 std::unique_lock<std::mutex>* lock,
+                 std::vector<TRITONSERVER_InferenceRequest*>* batch,
+                 Rejected* rejected) {
+  uint64_t size = 0;
+  auto first_arrival = std::chrono::steady_clock::now();
+  while (true) {
+    TakeQueued(m, bp, batch, rejected, &size, &first_arrival);
+    if (!bp.batching || batch->empty() || size >= bp.target ||
+        m->stop_threads || (!m->queue.empty())) {
+      break;
+    }
+    auto until = first_arrival + bp.delay;
+    if (std::chrono::steady_clock::now() >= until) break;
+    if (!m->cv.wait_until(*lock, until, [m] {
+          return m->stop_threads || !m->queue.empty();
+        })) {
+      break;
+    }
+  }
+}
+
+// Fails the requests a queue policy rejected: CANCELLED, or UNAVAILABLE
+// for an expired timeout, counted in the model's failure statistics.
+void FailRejected(Model* m, const Rejected& rejected) {
+  for (auto& rj : rejected) {
+    TRITONSERVER_InferenceRequest* r = rj.first;
+    uint64_t waited = SteadyNs() - r->queue_start_ns;
+    {
+      std::lock_guard<std::mutex> slock(m->stats.mu);
+      m->stats.fail.Add(waited);
+      if (rj.second) {
+        ++m->stats.fail_canceled;
+      } else {
+        ++m->stats.fail_rejected;
+      }
+    }
+    m->stats.pending.fetch_sub(1, std::memory_order_relaxed);
+    FailRequest(m, r,
+                rj.second ? Err(TRITONSERVER_ERROR_CANCELLED, "")
+                          : Err(TRITONSERVER_ERROR_UNAVAILABLE,
+                                "Request timeout expired"),
+                true);
+  }
+}
+
+}  // namespace
+
+void Model::InstanceLoop(size_t instance) {
+  const BatchPolicy bp = BatchPolicyOf(*this);
   std::vector<TRITONSERVER_InferenceRequest*> batch;
-  std::vector<std::pair<TRITONSERVER_InferenceRequest*, bool>> rejected;
+  Rejected rejected;
   std::unique_lock<std::mutex> lock(mu);
   while (true) {
     cv.wait(lock, [this] { return stop_threads || !queue.empty(); });
     if (queue.empty()) break;  // stopping and drained
     batch.clear();
     rejected.clear();
-    uint64_t size = 0;
-    auto first_arrival = std::chrono::steady_clock::now();
-    while (true) {
-      while (!queue.empty()) {
-        TRITONSERVER_InferenceRequest* r = queue.front();
-        if (policy) {
-          bool cancelled = r->cancelled->load();
-          if (cancelled ||
-              (r->deadline_ns != 0 && SteadyNs() > r->deadline_ns)) {
-            queue.pop_front();
-            rejected.emplace_back(r, cancelled);
-            continue;
-          }
-        }
-        if (!batch.empty() &&
-            (size + r->batch_size > max_batch || !SameShapes(batch[0], r))) {
-          break;
-        }
-        if (batch.empty()) {
-          first_arrival =
-              std::chrono::steady_clock::now() -
-              std::chrono::nanoseconds(SteadyNs() - r->queue_start_ns);
-        }
-        queue.pop_front();
-        batch.push_back(r);
-        size += r->batch_size;
-        if (!batching || size >= target) break;
-      }
-      if (!batching || batch.empty() || size >= target || stop_threads ||
-          (!queue.empty())) {
-        break;
-      }
-      // Wait for more requests until the oldest one has waited `delay`.
-      auto until = first_arrival + delay;
-      if (std::chrono::steady_clock::now() >= until) break;
-      if (!cv.wait_until(lock, until,
-                         [this] { return stop_threads || !queue.empty(); })) {
-        break;
-      }
-    }
+    GatherBatch(this, bp, &lock, &batch, &rejected);
     ++busy_instances;
     for (auto* r : batch) r->state.store(RequestState::kExecuting);
     lock.unlock();
-    for (auto& rj : rejected) {
-      TRITONSERVER_InferenceRequest* r = rj.first;
-      uint64_t waited = SteadyNs() - r->queue_start_ns;
-      {
-        std::lock_guard<std::mutex> slock(stats.mu);
-        stats.fail.Add(waited);
-        if (rj.second) {
-          ++stats.fail_canceled;
-        } else {
-          ++stats.fail_rejected;
-        }
-      }
-      stats.pending.fetch_sub(1, std::memory_order_relaxed);
-      FailRequest(this, r,
-                  rj.second ? Err(TRITONSERVER_ERROR_CANCELLED, "")
-                            : Err(TRITONSERVER_ERROR_UNAVAILABLE,
-                                  "Request timeout expired"),
-                  true);
-    }
+    FailRejected(this, rejected);
     if (!batch.empty()) {
       BackendWorkBegin();
       Execute(batch, instance, false);

@@ -246,6 +246,45 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetBackendConfig(
 // ---- server
 // -------------------------------------------------------------------
 
+namespace {
+
+// The models to load at start: every model of the repositories without
+// model control, else the startup models ("*" for all).
+std::vector<std::string> StartupModels(ServerCore* core,
+                                       const TRITONSERVER_ServerOptions& opts) {
+  std::vector<std::string> to_load;
+  if (opts.mode == TRITONSERVER_MODEL_CONTROL_NONE) {
+    std::lock_guard<std::mutex> lock(core->mu);
+    for (auto& kv : core->models) to_load.push_back(kv.first);
+    return to_load;
+  }
+  for (const auto& n : opts.startup_models) {
+    if (n == "*") {
+      std::lock_guard<std::mutex> lock(core->mu);
+      for (auto& kv : core->models) to_load.push_back(kv.first);
+    } else {
+      to_load.push_back(n);
+    }
+  }
+  return to_load;
+}
+
+// Loads each model, logging the failures; false when any failed.
+bool LoadAll(ServerCore* core, const std::vector<std::string>& to_load) {
+  bool failed = false;
+  for (const auto& name : to_load) {
+    TRITONSERVER_Error* e = core->Load(name, nullptr);
+    if (e != nullptr) {
+      LogError(e->msg);
+      delete e;
+      failed = true;
+    }
+  }
+  return !failed;
+}
+
+}  // namespace
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
     TRITONSERVER_Server** server, TRITONSERVER_ServerOptions* options) {
   FAKE_LIVE(kServerOptions, options);
@@ -276,31 +315,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
       "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
       "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
   ScanRepository(core.get());
-
-  std::vector<std::string> to_load;
-  if (options->mode == TRITONSERVER_MODEL_CONTROL_NONE) {
-    std::lock_guard<std::mutex> lock(core->mu);
-    for (auto& kv : core->models) to_load.push_back(kv.first);
-  } else {
-    for (const auto& n : options->startup_models) {
-      if (n == "*") {
-        std::lock_guard<std::mutex> lock(core->mu);
-        for (auto& kv : core->models) to_load.push_back(kv.first);
-      } else {
-        to_load.push_back(n);
-      }
-    }
-  }
-  bool failed = false;
-  for (const auto& name : to_load) {
-    TRITONSERVER_Error* e = core->Load(name, nullptr);
-    if (e != nullptr) {
-      LogError(e->msg);
-      delete e;
-      failed = true;
-    }
-  }
-  if (failed && options->exit_on_error) {
+  const bool loaded = LoadAll(core.get(), StartupModels(core.get(), *options));
+  if (!loaded && options->exit_on_error) {
     TRITONSERVER_Error* e = StopCore(core.get());
     if (e != nullptr) delete e;
     return Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models");

@@ -83,6 +83,62 @@ std::string StatsEntryJson(const std::string& name, int64_t version,
 
 using namespace fake;
 
+namespace {
+
+using StatsRows = std::vector<
+    std::pair<std::string, std::pair<int64_t, std::shared_ptr<Model>>>>;
+
+// Every READY version of every model.
+void AllReadyVersions(ServerCore* core, StatsRows* rows) {
+  for (auto& kv : core->models) {
+    for (auto& v : kv.second.versions) {
+      if (v.second.state == VersionState::kReady) {
+        rows->push_back({kv.first, {v.first, v.second.model}});
+      }
+    }
+  }
+}
+
+// One model's READY versions (version -1), or the one version asked for:
+// a version folder that is not READY is listed without statistics.
+// Caller holds core->mu.
+TRITONSERVER_Error* ModelVersions(ServerCore* core, const std::string& name,
+                                  int64_t model_version, StatsRows* rows) {
+  auto it = core->models.find(name);
+  bool any_ready = false;
+  if (it != core->models.end()) {
+    for (auto& v : it->second.versions) {
+      any_ready |= v.second.state == VersionState::kReady;
+    }
+  }
+  if (!any_ready) {
+    return ErrArg("requested model '" + name + "' is not available");
+  }
+  if (model_version == -1) {
+    for (auto& v : it->second.versions) {
+      if (v.second.state == VersionState::kReady) {
+        rows->push_back({name, {v.first, v.second.model}});
+      }
+    }
+    return nullptr;
+  }
+  auto vit = it->second.versions.find(model_version);
+  if (vit != it->second.versions.end() &&
+      vit->second.state == VersionState::kReady) {
+    rows->push_back({name, {model_version, vit->second.model}});
+    return nullptr;
+  }
+  const auto& dirs = it->second.version_dirs;
+  if (std::find(dirs.begin(), dirs.end(), model_version) == dirs.end()) {
+    return ErrArg("requested model version is not available for model '" +
+                  name + "'");
+  }
+  rows->push_back({name, {model_version, nullptr}});
+  return nullptr;
+}
+
+}  // namespace
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelStatistics(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, TRITONSERVER_Message** model_stats) {
@@ -92,52 +148,13 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelStatistics(
   ServerCore* core = server->core.get();
   std::string name = model_name;
   // Collect the models under the lock, render outside it.
-  std::vector<
-      std::pair<std::string, std::pair<int64_t, std::shared_ptr<Model>>>>
-      rows;
+  StatsRows rows;
   {
     std::lock_guard<std::mutex> lock(core->mu);
     if (name.empty()) {
-      for (auto& kv : core->models) {
-        for (auto& v : kv.second.versions) {
-          if (v.second.state == VersionState::kReady) {
-            rows.push_back({kv.first, {v.first, v.second.model}});
-          }
-        }
-      }
-    } else {
-      auto it = core->models.find(name);
-      bool any_ready = false;
-      if (it != core->models.end()) {
-        for (auto& v : it->second.versions) {
-          any_ready |= v.second.state == VersionState::kReady;
-        }
-      }
-      if (!any_ready) {
-        return ErrArg("requested model '" + name + "' is not available");
-      }
-      if (model_version == -1) {
-        for (auto& v : it->second.versions) {
-          if (v.second.state == VersionState::kReady) {
-            rows.push_back({name, {v.first, v.second.model}});
-          }
-        }
-      } else {
-        auto vit = it->second.versions.find(model_version);
-        if (vit != it->second.versions.end() &&
-            vit->second.state == VersionState::kReady) {
-          rows.push_back({name, {model_version, vit->second.model}});
-        } else {
-          const auto& dirs = it->second.version_dirs;
-          if (std::find(dirs.begin(), dirs.end(), model_version) ==
-              dirs.end()) {
-            return ErrArg(
-                "requested model version is not available for model '" + name +
-                "'");
-          }
-          rows.push_back({name, {model_version, nullptr}});
-        }
-      }
+      AllReadyVersions(core, &rows);
+    } else if (auto* e = ModelVersions(core, name, model_version, &rows)) {
+      return e;
     }
   }
   auto* msg = new TRITONSERVER_Message();

@@ -661,6 +661,26 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// An input and what its error message must contain (or, where a test says
+// so, be).
+struct ErrorCase {
+  std::string input;
+  const char* expected;
+};
+
+// Each case's error, as `error_of` reports it, must contain its expected
+// part; a failure names the input, the error and the expected part.
+template <size_t N>
+void CheckErrorsContain(std::string (*error_of)(const std::string&),
+                        const ErrorCase (&cases)[N]) {
+  for (const ErrorCase& c : cases) {
+    const std::string error = error_of(c.input);
+    CHECK_CASE("input: " + c.input + "; error: " + error +
+                   "; expected part: " + c.expected,
+               Contains(error, c.expected));
+  }
+}
+
 std::string JsonError(const std::string& text) {
   Json j;
   std::string error;
@@ -680,6 +700,102 @@ std::string FormatDouble(double v) {
   fake::JsonFormatDouble(v, &s);
   return s;
 }
+
+// "ok" when the config text loads (parse, defaults, checks), else the
+// error.
+std::string LoadResult(const std::string& model, const std::string& text) {
+  ModelConfig cfg;
+  std::string error;
+  if (!LoadText(model, text, &cfg, &error)) return error;
+  return "ok";
+}
+
+struct Tensor {
+  const char* name;
+  const char* type;
+  const char* dims;
+};
+
+// A repeat model's config: `extra`, then tensors a repeat model accepts
+// (three inputs, two outputs) with tensor `bad` (0-2 inputs, 3-4 outputs;
+// -1 none) replaced.
+std::string RepeatConfig(const char* extra, int bad,
+                         const Tensor& replacement) {
+  const Tensor good[] = {{"IN", "TYPE_INT32", "[ -1 ]"},
+                         {"DELAY", "TYPE_UINT32", "[ -1 ]"},
+                         {"WAIT", "TYPE_UINT32", "[ 1 ]"},
+                         {"OUT", "TYPE_INT32", "[ 1 ]"},
+                         {"IDX", "TYPE_UINT32", "[ 1 ]"}};
+  std::string text = std::string("backend: \"repeat\" ") + extra + " input [ ";
+  for (int i = 0; i < 5; ++i) {
+    if (i == 3) text += " ] output [ ";
+    const Tensor& t = i == bad ? replacement : good[i];
+    if (i != 0 && i != 3) text += ", ";
+    text += std::string("{ name: \"") + t.name + "\" data_type: " + t.type +
+            " dims: " + t.dims + " }";
+  }
+  text += " ]";
+  return text;
+}
+
+// A case of ConfigValidateForBackendRepeat: tensor `bad` (0-2 inputs, 3-4
+// outputs, -1 none) replaced, the config text before the tensors, and the
+// whole result: "ok" or the error.
+struct RepeatCase {
+  int bad;
+  Tensor replacement;
+  const char* extra;
+  const char* expected;
+};
+
+const char kDecoupled[] = "model_transaction_policy { decoupled: true }";
+
+const RepeatCase kRepeatCases[] = {
+    {-1, {}, kDecoupled, "ok"},
+    // IN/DELAY of a fixed length is what the real backend accepts too.
+    {0,
+     {"IN", "TYPE_INT32", "[ 3 ]"},
+     kDecoupled,
+     "expected IN and DELAY shape to match, got [3] and [-1]"},
+    {0,
+     {"IN", "TYPE_INT32", "[ -1, 2 ]"},
+     kDecoupled,
+     "expected IN shape to have one dimension, got [-1,2]"},
+    {1,
+     {"DELAYS", "TYPE_UINT32", "[ -1 ]"},
+     kDecoupled,
+     "expected second input tensor name to be DELAY, got DELAYS"},
+    {2,
+     {"WAIT", "TYPE_UINT32", "[ 2 ]"},
+     kDecoupled,
+     "expected WAIT shape to be [1], got [2]"},
+    {2,
+     {"WAIT", "TYPE_INT32", "[ 1 ]"},
+     kDecoupled,
+     "expected WAIT datatype to be UINT32, got TYPE_INT32"},
+    {3,
+     {"OUT", "TYPE_FP32", "[ 1 ]"},
+     kDecoupled,
+     "expected OUT datatype to be INT32, got TYPE_FP32"},
+    {4,
+     {"INDEX", "TYPE_UINT32", "[ 1 ]"},
+     kDecoupled,
+     "expected second output tensor name to be IDX, got INDEX"},
+    {4,
+     {"IDX", "TYPE_UINT32", "[ -1 ]"},
+     kDecoupled,
+     "expected IDX shape to be [1], got [-1]"},
+    {-1,
+     {},
+     "",
+     "repeat backend requires a decoupled model: set "
+     "model_transaction_policy { decoupled: true } in the model "
+     "configuration"},
+    {-1,
+     {},
+     "max_batch_size: 4 model_transaction_policy { decoupled: true }",
+     "repeat backend only supports models with max_batch_size == 0"},
+};
 
 const char kMinimalIdentity[] =
     "name: \"m\" backend: \"identity\" max_batch_size: 8 "
@@ -938,92 +1054,84 @@ TEST(ConfigTextErrorsNameLineColumnAndField) {
            std::string("Error parsing text-format inference.ModelConfig: "
                        "2:3: Message type \"inference.ModelConfig\" has no "
                        "field named \"foo\"."));
-  CHECK(Contains(TextError("input [ { name: \"a\" colour: 1 } ]"),
-                 "1:21: Message type \"inference.ModelInput\" has no field "
-                 "named \"colour\". (field \"input\")"));
-  // Unterminated block, list, string.
-  CHECK(Contains(TextError("input [ { name: \"a\""),
-                 "1:20: Expected \"}\", found \"end of input\". The \"{\" at "
-                 "1:9 is not closed. (field \"input\")"));
-  CHECK(Contains(
-      TextError("dynamic_batching {\n max_queue_delay_microseconds: 5"),
-      "2:33: Expected \"}\", found \"end of input\". The \"{\" at 1:18 "
-      "is not closed. (field \"dynamic_batching\")"));
-  CHECK(Contains(TextError("input [ { name: \"a\" }"),
-                 "1:22: Expected \"]\", found \"end of input\". The \"[\" at "
-                 "1:7 is not closed. (field \"input\")"));
-  CHECK(Contains(TextError("input [ { dims: [ 1, 2 "),
-                 "1:24: Expected \"]\", found \"end of input\". The \"[\" at "
-                 "1:17 is not closed. (field \"input.dims\")"));
-  CHECK(Contains(TextError("output [ { name: \"a\" }, { name: 5 } ]"),
-                 "1:33: Expected string, got: 5 (field \"output.name\")"));
-  CHECK(Contains(TextError("name: \"abc"),
-                 "1:11: Unexpected end of string. (field \"name\")"));
-  CHECK(Contains(TextError("name: \"abc\nbackend: \"x\""),
-                 "String literals cannot cross line boundaries."));
-  // Bad enum values.
-  CHECK(Contains(TextError("input { data_type: TYPE_FOO }"),
-                 "1:20: Unknown enumeration value of \"TYPE_FOO\" for field "
-                 "\"data_type\"."));
-  CHECK(Contains(TextError("instance_group { kind: 7 }"),
-                 "Unknown enumeration value of \"7\" for field \"kind\"."));
-  CHECK(Contains(TextError("input { data_type: \"TYPE_FP32\" }"),
-                 "Expected integer or identifier"));
-  // Wrong value kinds.
-  CHECK(Contains(TextError("name: 5"), "1:7: Expected string, got: 5"));
-  CHECK(Contains(TextError("max_batch_size: \"8\""),
-                 "1:17: Expected integer, got: \"8\""));
-  CHECK(
-      Contains(TextError("max_batch_size: 1.5"), "Expected integer, got: 1.5"));
-  CHECK(Contains(TextError("input: 5"), "1:8: Expected \"{\", found \"5\"."));
-  CHECK(Contains(TextError("name { }"), "1:6: Expected \":\", found \"{\"."));
-  CHECK(Contains(TextError("model_transaction_policy { decoupled: yes }"),
-                 "Invalid value for boolean field \"decoupled\". Value: "
-                 "\"yes\"."));
-  CHECK(Contains(TextError("max_batch_size: [ 1 ]"),
-                 "Field \"max_batch_size\" is not a repeated field"));
-  CHECK(Contains(TextError("name: \"a\" name: \"b\""),
-                 "1:11: Non-repeated field \"name\" is specified multiple "
-                 "times."));
-  CHECK(Contains(TextError("dims: [ 1 ]"), "has no field named \"dims\""));
-  CHECK(Contains(TextError("input [ { dims: [ 1 2 ] } ]"),
-                 "1:21: Expected \",\", found \"2\"."));
-  CHECK(Contains(TextError("name: \"a\" }"), "1:11: Expected identifier"));
-  CHECK(Contains(TextError("max_batch_size: 8abc"),
-                 "Need space between number and identifier."));
-  CHECK(Contains(TextError("name: \"\\q\""),
-                 "Invalid escape sequence in string literal."));
+  const ErrorCase cases[] = {
+      {"input [ { name: \"a\" colour: 1 } ]",
+       "1:21: Message type \"inference.ModelInput\" has no field "
+       "named \"colour\". (field \"input\")"},
+      // Unterminated block, list, string.
+      {"input [ { name: \"a\"",
+       "1:20: Expected \"}\", found \"end of input\". The \"{\" at "
+       "1:9 is not closed. (field \"input\")"},
+      {"dynamic_batching {\n max_queue_delay_microseconds: 5",
+       "2:33: Expected \"}\", found \"end of input\". The \"{\" at 1:18 "
+       "is not closed. (field \"dynamic_batching\")"},
+      {"input [ { name: \"a\" }",
+       "1:22: Expected \"]\", found \"end of input\". The \"[\" at "
+       "1:7 is not closed. (field \"input\")"},
+      {"input [ { dims: [ 1, 2 ",
+       "1:24: Expected \"]\", found \"end of input\". The \"[\" at "
+       "1:17 is not closed. (field \"input.dims\")"},
+      {"output [ { name: \"a\" }, { name: 5 } ]",
+       "1:33: Expected string, got: 5 (field \"output.name\")"},
+      {"name: \"abc", "1:11: Unexpected end of string. (field \"name\")"},
+      {"name: \"abc\nbackend: \"x\"",
+       "String literals cannot cross line boundaries."},
+      // Bad enum values.
+      {"input { data_type: TYPE_FOO }",
+       "1:20: Unknown enumeration value of \"TYPE_FOO\" for field "
+       "\"data_type\"."},
+      {"instance_group { kind: 7 }",
+       "Unknown enumeration value of \"7\" for field \"kind\"."},
+      {"input { data_type: \"TYPE_FP32\" }", "Expected integer or identifier"},
+      // Wrong value kinds.
+      {"name: 5", "1:7: Expected string, got: 5"},
+      {"max_batch_size: \"8\"", "1:17: Expected integer, got: \"8\""},
+      {"max_batch_size: 1.5", "Expected integer, got: 1.5"},
+      {"input: 5", "1:8: Expected \"{\", found \"5\"."},
+      {"name { }", "1:6: Expected \":\", found \"{\"."},
+      {"model_transaction_policy { decoupled: yes }",
+       "Invalid value for boolean field \"decoupled\". Value: \"yes\"."},
+      {"max_batch_size: [ 1 ]",
+       "Field \"max_batch_size\" is not a repeated field"},
+      {"name: \"a\" name: \"b\"",
+       "1:11: Non-repeated field \"name\" is specified multiple times."},
+      {"dims: [ 1 ]", "has no field named \"dims\""},
+      {"input [ { dims: [ 1 2 ] } ]", "1:21: Expected \",\", found \"2\"."},
+      {"name: \"a\" }", "1:11: Expected identifier"},
+      {"max_batch_size: 8abc", "Need space between number and identifier."},
+      {"name: \"\\q\"", "Invalid escape sequence in string literal."},
+  };
+  CheckErrorsContain(TextError, cases);
 }
 
 TEST(ConfigTextAbsurdNumbersAreErrors) {
-  CHECK(Contains(TextError("input { dims: [ 99999999999999999999 ] }"),
-                 "1:17: Integer out of range (99999999999999999999)"));
-  CHECK(Contains(TextError("input { dims: [ 9223372036854775808 ] }"),
-                 "Integer out of range (9223372036854775808)"));
-  CHECK(Contains(TextError("input { dims: [ -2 ] }"),
-                 "1:17: Value -2 is out of range: must be >= -1 for field "
-                 "\"dims\"."));
-  CHECK(Contains(TextError("output { reshape { shape: [ -5 ] } }"),
-                 "for field \"shape\""));
-  CHECK(Contains(TextError("max_batch_size: 3000000000"),
-                 "Integer out of range (3000000000)"));
-  CHECK(Contains(TextError("max_batch_size: -1"),
-                 "Value -1 is out of range: must be >= 0 for field "
-                 "\"max_batch_size\"."));
-  CHECK(Contains(TextError("instance_group [ { count: -1 } ]"),
-                 "1:27: Value -1 is out of range: must be >= 0 for field "
-                 "\"count\"."));
-  CHECK(Contains(TextError("instance_group [ { gpus: [ -1 ] } ]"),
-                 "for field \"gpus\""));
-  CHECK(Contains(TextError("dynamic_batching { max_queue_delay_microseconds: "
-                           "-1 }"),
-                 "Integer out of range (-1)"));
-  CHECK(Contains(TextError("dynamic_batching { default_queue_policy { "
-                           "max_queue_size: 4294967296 } }"),
-                 "Integer out of range (4294967296)"));
-  CHECK(Contains(TextError("dynamic_batching { priority_levels: "
-                           "18446744073709551616 }"),
-                 "Integer out of range"));
+  const ErrorCase cases[] = {
+      {"input { dims: [ 99999999999999999999 ] }",
+       "1:17: Integer out of range (99999999999999999999)"},
+      {"input { dims: [ 9223372036854775808 ] }",
+       "Integer out of range (9223372036854775808)"},
+      {"input { dims: [ -2 ] }",
+       "1:17: Value -2 is out of range: must be >= -1 for field \"dims\"."},
+      {"output { reshape { shape: [ -5 ] } }", "for field \"shape\""},
+      {"max_batch_size: 3000000000", "Integer out of range (3000000000)"},
+      {"max_batch_size: -1",
+       "Value -1 is out of range: must be >= 0 for field "
+       "\"max_batch_size\"."},
+      {"instance_group [ { count: -1 } ]",
+       "1:27: Value -1 is out of range: must be >= 0 for field \"count\"."},
+      {"instance_group [ { gpus: [ -1 ] } ]", "for field \"gpus\""},
+      {"dynamic_batching { max_queue_delay_microseconds: -1 }",
+       "Integer out of range (-1)"},
+      {"dynamic_batching { default_queue_policy { max_queue_size: "
+       "4294967296 } }",
+       "Integer out of range (4294967296)"},
+      {"dynamic_batching { priority_levels: 18446744073709551616 }",
+       "Integer out of range"},
+      // uint64 priority levels beyond what the fake keeps are refused.
+      {"dynamic_batching { priority_levels: 4294967296 }",
+       "priority_levels 4294967296 is larger than the fake engine supports"},
+  };
+  CheckErrorsContain(TextError, cases);
   // Extremes that fit are fine.
   ModelConfig cfg;
   std::string error;
@@ -1038,10 +1146,6 @@ TEST(ConfigTextAbsurdNumbersAreErrors) {
       "}",
       &cfg, &error));
   CHECK_EQ(cfg.dynamic_batching.max_queue_delay_microseconds, UINT64_MAX);
-  // uint64 priority levels beyond what the fake keeps are refused.
-  CHECK(Contains(TextError("dynamic_batching { priority_levels: 4294967296 }"),
-                 "priority_levels 4294967296 is larger than the fake engine "
-                 "supports"));
 }
 
 TEST(ConfigTextSkipsUnmodelledFields) {
@@ -1155,52 +1259,41 @@ TEST(ConfigJsonOverrideForms) {
 }
 
 TEST(ConfigJsonOverrideErrors) {
-  CHECK(Contains(JsonOverrideError("{this is not json"),
-                 "invalid JSON at line 1 column 2"));
-  CHECK(Contains(JsonOverrideError("[1]"), "expected a JSON object"));
   CHECK_EQ(JsonOverrideError(R"({"colour": 1})"),
            std::string("Cannot find field: colour in message "
                        "inference.ModelConfig"));
-  CHECK(Contains(JsonOverrideError(R"({"input": [{"nam": "x"}]})"),
-                 "input[0]: Cannot find field: nam in message "
-                 "inference.ModelInput"));
-  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": "abc"})"),
-                 "max_batch_size: invalid integer \"abc\""));
-  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": true})"),
-                 "max_batch_size: expected an integer"));
-  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": 2.5})"),
-                 "max_batch_size: expected an integer, got 2.5"));
-  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": 1e300})"),
-                 "Integer out of range"));
-  CHECK(Contains(JsonOverrideError(R"({"max_batch_size": -3})"),
-                 "Value -3 is out of range: must be >= 0"));
-  CHECK(Contains(JsonOverrideError(R"({"input": [{"dims": ["-2"]}]})"),
-                 "input[0].dims[0]: Value -2 is out of range: must be >= -1"));
-  CHECK(Contains(
-      JsonOverrideError(R"({"input": [{"dims": ["99999999999999999999"]}]})"),
-      "Integer out of range (99999999999999999999)"));
-  CHECK(Contains(
-      JsonOverrideError(R"({"input": [{"dims": [99999999999999999999]}]})"),
-      "Integer out of range"));
-  CHECK(Contains(JsonOverrideError(R"({"input": [{"data_type": "FP32"}]})"),
-                 "invalid value \"FP32\" for enum inference.DataType"));
-  CHECK(Contains(JsonOverrideError(R"({"input": {"name": "x"}})"),
-                 "input: expected a JSON array"));
-  CHECK(
-      Contains(JsonOverrideError(R"({"name": 5})"), "name: expected a string"));
-  CHECK(Contains(JsonOverrideError(R"({"model_transaction_policy": )"
-                                   R"({"decoupled": "true"}})"),
-                 "model_transaction_policy.decoupled: expected true or "
-                 "false"));
-  CHECK(Contains(JsonOverrideError(R"({"version_policy": )"
-                                   R"({"all": {}, "latest": {}}})"),
-                 "both members of oneof \"policy_choice\""));
-  CHECK(Contains(JsonOverrideError(R"({"name": "a", "name": "b"})"),
-                 "(parsed)"));  // JSON duplicate keys: the last one wins
-  CHECK(Contains(
-      JsonOverrideError(R"({"dynamic_batching": {"priority_queue_policy": )"
-                        R"({"x": {}}}})"),
-      "invalid integer \"x\""));
+  const ErrorCase cases[] = {
+      {"{this is not json", "invalid JSON at line 1 column 2"},
+      {"[1]", "expected a JSON object"},
+      {R"({"input": [{"nam": "x"}]})",
+       "input[0]: Cannot find field: nam in message inference.ModelInput"},
+      {R"({"max_batch_size": "abc"})",
+       "max_batch_size: invalid integer \"abc\""},
+      {R"({"max_batch_size": true})", "max_batch_size: expected an integer"},
+      {R"({"max_batch_size": 2.5})",
+       "max_batch_size: expected an integer, got 2.5"},
+      {R"({"max_batch_size": 1e300})", "Integer out of range"},
+      {R"({"max_batch_size": -3})", "Value -3 is out of range: must be >= 0"},
+      {R"({"input": [{"dims": ["-2"]}]})",
+       "input[0].dims[0]: Value -2 is out of range: must be >= -1"},
+      {R"({"input": [{"dims": ["99999999999999999999"]}]})",
+       "Integer out of range (99999999999999999999)"},
+      {R"({"input": [{"dims": [99999999999999999999]}]})",
+       "Integer out of range"},
+      {R"({"input": [{"data_type": "FP32"}]})",
+       "invalid value \"FP32\" for enum inference.DataType"},
+      {R"({"input": {"name": "x"}})", "input: expected a JSON array"},
+      {R"({"name": 5})", "name: expected a string"},
+      {R"({"model_transaction_policy": {"decoupled": "true"}})",
+       "model_transaction_policy.decoupled: expected true or false"},
+      {R"({"version_policy": {"all": {}, "latest": {}}})",
+       "both members of oneof \"policy_choice\""},
+      // JSON duplicate keys: the last one wins.
+      {R"({"name": "a", "name": "b"})", "(parsed)"},
+      {R"({"dynamic_batching": {"priority_queue_policy": {"x": {}}}})",
+       "invalid integer \"x\""},
+  };
+  CheckErrorsContain(JsonOverrideError, cases);
 }
 
 // ---------------------------------------------------------------------------
@@ -1217,51 +1310,41 @@ TEST(ConfigValidateModelConfig) {
     return std::string("ok");
   };
   const std::string base = kMinimalIdentity;
-  CHECK_EQ(check(base), std::string("ok"));
-  CHECK_EQ(check("name: \"m\" platform: \"onnxruntime_onnx\""),
-           std::string("unexpected platform type 'onnxruntime_onnx' for m"));
-  CHECK_EQ(check("name: \"m\" backend: \"identity\" input { name: \"A\" }"),
-           std::string("model input 'A' must specify 'data_type'"));
-  CHECK_EQ(check("backend: \"identity\" input { data_type: TYPE_FP32 }"),
-           std::string("model input must specify 'name'"));
-  CHECK_EQ(check("backend: \"identity\" output { name: \"B\" data_type: "
-                 "TYPE_FP32 }"),
-           std::string("model output 'B' must specify 'dims'"));
-  CHECK_EQ(check("backend: \"identity\" input { name: \"A\" data_type: "
-                 "TYPE_FP32 dims: [ 0 ] }"),
-           std::string("model input 'A' dimension must be integer >= 1, or "
-                       "-1 to indicate a variable-size dimension"));
-  CHECK_EQ(check("backend: \"identity\" output { name: \"B\" data_type: "
-                 "TYPE_FP32 dims: [ 4 ] reshape { shape: [ 2, 3 ] } }"),
-           std::string("model output 'B' has different size for dims and "
-                       "reshape"));
-  CHECK_EQ(
-      check(base + "dynamic_batching { preferred_batch_size: [ 16 ] }"),
-      std::string("dynamic batching preferred size must be <= max batch size "
-                  "for m"));
-  CHECK_EQ(check(base + "dynamic_batching { preferred_batch_size: [ 0 ] }"),
-           std::string("dynamic batching preferred size must be positive for "
-                       "m"));
-  CHECK_EQ(check(base + "dynamic_batching { priority_levels: 2 }"),
-           std::string("default priority level must be in range [1, 2] for "
-                       "m"));
-  CHECK_EQ(check(base + "instance_group { kind: KIND_CPU gpus: [ 0 ] }"),
-           std::string("instance group m_0 of model m has kind KIND_CPU but "
-                       "specifies one or more GPUs"));
-  CHECK_EQ(check(base + "instance_group { kind: KIND_GPU gpus: [ 0 ] }"),
-           std::string("ok"));
+  // The config text and the whole result: "ok" or the error.
+  const ErrorCase cases[] = {
+      {base, "ok"},
+      {"name: \"m\" platform: \"onnxruntime_onnx\"",
+       "unexpected platform type 'onnxruntime_onnx' for m"},
+      {"name: \"m\" backend: \"identity\" input { name: \"A\" }",
+       "model input 'A' must specify 'data_type'"},
+      {"backend: \"identity\" input { data_type: TYPE_FP32 }",
+       "model input must specify 'name'"},
+      {"backend: \"identity\" output { name: \"B\" data_type: TYPE_FP32 }",
+       "model output 'B' must specify 'dims'"},
+      {"backend: \"identity\" input { name: \"A\" data_type: TYPE_FP32 "
+       "dims: [ 0 ] }",
+       "model input 'A' dimension must be integer >= 1, or -1 to indicate a "
+       "variable-size dimension"},
+      {"backend: \"identity\" output { name: \"B\" data_type: TYPE_FP32 "
+       "dims: [ 4 ] reshape { shape: [ 2, 3 ] } }",
+       "model output 'B' has different size for dims and reshape"},
+      {base + "dynamic_batching { preferred_batch_size: [ 16 ] }",
+       "dynamic batching preferred size must be <= max batch size for m"},
+      {base + "dynamic_batching { preferred_batch_size: [ 0 ] }",
+       "dynamic batching preferred size must be positive for m"},
+      {base + "dynamic_batching { priority_levels: 2 }",
+       "default priority level must be in range [1, 2] for m"},
+      {base + "instance_group { kind: KIND_CPU gpus: [ 0 ] }",
+       "instance group m_0 of model m has kind KIND_CPU but specifies one "
+       "or more GPUs"},
+      {base + "instance_group { kind: KIND_GPU gpus: [ 0 ] }", "ok"},
+  };
+  for (const ErrorCase& c : cases) {
+    CHECK_EQ_CASE(c.input, check(c.input), std::string(c.expected));
+  }
 }
 
 TEST(ConfigValidateForBackendIdentity) {
-  auto check = [](const std::string& io) {
-    ModelConfig cfg;
-    std::string error;
-    if (!LoadText("m", "backend: \"identity\" max_batch_size: 8 " + io, &cfg,
-                  &error)) {
-      return error;
-    }
-    return std::string("ok");
-  };
   auto tensor = [](const char* name, const char* type, const char* dims) {
     return std::string("{ name: \"") + name + "\" data_type: " + type +
            " dims: " + dims + " }";
@@ -1269,149 +1352,92 @@ TEST(ConfigValidateForBackendIdentity) {
   auto io = [](const std::string& in, const std::string& out) {
     return "input [ " + in + " ] output [ " + out + " ]";
   };
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
-                    tensor("OUTPUT0", "TYPE_FP32", "[ -1 ]"))),
-           std::string("ok"));
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
-                    tensor("OUTPUT0", "TYPE_INT32", "[ -1 ]"))),
-           std::string("expected input and output datatype to match, got "
-                       "TYPE_FP32 and TYPE_INT32"));
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
-                    tensor("OUTPUT0", "TYPE_FP32", "[ 2, 2 ]"))),
-           std::string("expected input and output shape to match, got [4] "
-                       "and [2,2]"));
-  // The reshape is what is compared when there is one.
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
-                    "{ name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ 2, 2 ] "
-                    "reshape { shape: [ 4 ] } }")),
-           std::string("ok"));
-  // Pairs match by index, in any order.
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + "," +
-                        tensor("INPUT1", "TYPE_STRING", "[ -1 ]"),
-                    tensor("OUTPUT1", "TYPE_STRING", "[ -1 ]") + "," +
-                        tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]"))),
-           std::string("ok"));
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
-                    tensor("OUTPUT1", "TYPE_FP32", "[ 4 ]"))),
-           std::string("expected input and output indices to match"));
-  CHECK_EQ(check(io(tensor("IN", "TYPE_FP32", "[ 4 ]"),
-                    tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]"))),
-           std::string("expected input name to follow INPUT<index> pattern, "
-                       "got 'IN'"));
-  CHECK_EQ(check(io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
-                    tensor("OUT", "TYPE_FP32", "[ 4 ]"))),
-           std::string("expected output name to follow OUTPUT<index> "
-                       "pattern, got 'OUT'"));
-  CHECK_EQ(check("input [ " + tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + " ]"),
-           std::string("model configuration must have equal input/output "
-                       "pairs"));
+  // The inputs and outputs, and the whole result: "ok" or the error.
+  const ErrorCase cases[] = {
+      {io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
+          tensor("OUTPUT0", "TYPE_FP32", "[ -1 ]")),
+       "ok"},
+      {io(tensor("INPUT0", "TYPE_FP32", "[ -1 ]"),
+          tensor("OUTPUT0", "TYPE_INT32", "[ -1 ]")),
+       "expected input and output datatype to match, got TYPE_FP32 and "
+       "TYPE_INT32"},
+      {io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+          tensor("OUTPUT0", "TYPE_FP32", "[ 2, 2 ]")),
+       "expected input and output shape to match, got [4] and [2,2]"},
+      // The reshape is what is compared when there is one.
+      {io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+          "{ name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ 2, 2 ] "
+          "reshape { shape: [ 4 ] } }"),
+       "ok"},
+      // Pairs match by index, in any order.
+      {io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + "," +
+              tensor("INPUT1", "TYPE_STRING", "[ -1 ]"),
+          tensor("OUTPUT1", "TYPE_STRING", "[ -1 ]") + "," +
+              tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]")),
+       "ok"},
+      {io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+          tensor("OUTPUT1", "TYPE_FP32", "[ 4 ]")),
+       "expected input and output indices to match"},
+      {io(tensor("IN", "TYPE_FP32", "[ 4 ]"),
+          tensor("OUTPUT0", "TYPE_FP32", "[ 4 ]")),
+       "expected input name to follow INPUT<index> pattern, got 'IN'"},
+      {io(tensor("INPUT0", "TYPE_FP32", "[ 4 ]"),
+          tensor("OUT", "TYPE_FP32", "[ 4 ]")),
+       "expected output name to follow OUTPUT<index> pattern, got 'OUT'"},
+      {"input [ " + tensor("INPUT0", "TYPE_FP32", "[ 4 ]") + " ]",
+       "model configuration must have equal input/output pairs"},
+  };
+  for (const ErrorCase& c : cases) {
+    CHECK_EQ_CASE(
+        c.input,
+        LoadResult("m", "backend: \"identity\" max_batch_size: 8 " + c.input),
+        std::string(c.expected));
+  }
 }
 
 TEST(ConfigValidateForBackendRepeat) {
-  struct Tensor {
-    const char* name;
-    const char* type;
-    const char* dims;
-  };
-  const Tensor good_in[] = {{"IN", "TYPE_INT32", "[ -1 ]"},
-                            {"DELAY", "TYPE_UINT32", "[ -1 ]"},
-                            {"WAIT", "TYPE_UINT32", "[ 1 ]"}};
-  const Tensor good_out[] = {{"OUT", "TYPE_INT32", "[ 1 ]"},
-                             {"IDX", "TYPE_UINT32", "[ 1 ]"}};
-  // Builds the config with tensor `bad` (0-2 inputs, 3-4 outputs) replaced.
-  auto check = [&](int bad, Tensor replacement,
-                   const std::string& extra =
-                       "model_transaction_policy { decoupled: true }") {
-    std::string text = "backend: \"repeat\" " + extra + " input [ ";
-    for (int i = 0; i < 5; ++i) {
-      if (i == 3) text += " ] output [ ";
-      const Tensor& t =
-          i == bad ? replacement : (i < 3 ? good_in[i] : good_out[i - 3]);
-      if (i != 0 && i != 3) text += ", ";
-      text += std::string("{ name: \"") + t.name + "\" data_type: " + t.type +
-              " dims: " + t.dims + " }";
-    }
-    text += " ]";
-    ModelConfig cfg;
-    std::string error;
-    if (!LoadText("r", text, &cfg, &error)) return error;
-    return std::string("ok");
-  };
-  CHECK_EQ(check(-1, {}), std::string("ok"));
-  // IN/DELAY of a fixed length is what the real backend accepts too.
-  CHECK_EQ(check(0, {"IN", "TYPE_INT32", "[ 3 ]"}),
-           std::string("expected IN and DELAY shape to match, got [3] and "
-                       "[-1]"));
-  CHECK_EQ(check(0, {"IN", "TYPE_INT32", "[ -1, 2 ]"}),
-           std::string("expected IN shape to have one dimension, got [-1,2]"));
-  CHECK_EQ(check(1, {"DELAYS", "TYPE_UINT32", "[ -1 ]"}),
-           std::string("expected second input tensor name to be DELAY, got "
-                       "DELAYS"));
-  CHECK_EQ(check(2, {"WAIT", "TYPE_UINT32", "[ 2 ]"}),
-           std::string("expected WAIT shape to be [1], got [2]"));
-  CHECK_EQ(check(2, {"WAIT", "TYPE_INT32", "[ 1 ]"}),
-           std::string("expected WAIT datatype to be UINT32, got TYPE_INT32"));
-  CHECK_EQ(check(3, {"OUT", "TYPE_FP32", "[ 1 ]"}),
-           std::string("expected OUT datatype to be INT32, got TYPE_FP32"));
-  CHECK_EQ(check(4, {"INDEX", "TYPE_UINT32", "[ 1 ]"}),
-           std::string("expected second output tensor name to be IDX, got "
-                       "INDEX"));
-  CHECK_EQ(check(4, {"IDX", "TYPE_UINT32", "[ -1 ]"}),
-           std::string("expected IDX shape to be [1], got [-1]"));
-  CHECK_EQ(check(-1, {}, ""),
-           std::string("repeat backend requires a decoupled model: set "
-                       "model_transaction_policy { decoupled: true } in the "
-                       "model configuration"));
-  CHECK_EQ(check(-1, {},
-                 "max_batch_size: 4 model_transaction_policy { decoupled: "
-                 "true }"),
-           std::string("repeat backend only supports models with "
-                       "max_batch_size == 0"));
-  ModelConfig cfg;
-  std::string error;
-  CHECK(!LoadText("r",
-                  "backend: \"repeat\" model_transaction_policy { decoupled: "
-                  "true } input [ { name: \"IN\" data_type: TYPE_INT32 dims: "
-                  "[ -1 ] } ]",
-                  &cfg, &error));
-  CHECK_EQ(error, std::string("expected 3 inputs, got 1"));
+  for (const RepeatCase& c : kRepeatCases) {
+    const std::string text = RepeatConfig(c.extra, c.bad, c.replacement);
+    CHECK_EQ_CASE(text, LoadResult("r", text), std::string(c.expected));
+  }
+  CHECK_EQ(LoadResult("r",
+                      "backend: \"repeat\" model_transaction_policy { "
+                      "decoupled: true } input [ { name: \"IN\" data_type: "
+                      "TYPE_INT32 dims: [ -1 ] } ]"),
+           std::string("expected 3 inputs, got 1"));
 }
 
 TEST(ConfigValidateForBackendSquare) {
-  auto check = [](const std::string& text) {
-    ModelConfig cfg;
-    std::string error;
-    if (!LoadText("s", "backend: \"square\" " + text, &cfg, &error)) {
-      return error;
-    }
-    return std::string("ok");
-  };
   const std::string decoupled = "model_transaction_policy { decoupled: true } ";
   const std::string in =
       "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ] ";
   const std::string out =
       "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] } ] ";
-  CHECK_EQ(check(decoupled + in + out), std::string("ok"));
-  CHECK_EQ(check(in + out),
-           std::string("square backend requires a decoupled model: set "
-                       "model_transaction_policy { decoupled: true } in the "
-                       "model configuration"));
-  CHECK_EQ(check(decoupled + in +
-                 "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 1 ] "
-                 "} ]"),
-           std::string("expected OUT datatype to be INT32, got TYPE_FP32"));
-  CHECK_EQ(check(decoupled + in +
-                 "output [ { name: \"RESULT\" data_type: TYPE_INT32 dims: [ "
-                 "1 ] } ]"),
-           std::string("expected first output tensor name to be OUT, got "
-                       "RESULT"));
-  CHECK_EQ(check(decoupled +
-                 "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] "
-                 "} ] " +
-                 out),
-           std::string("expected IN shape to be [1], got [-1]"));
-  CHECK_EQ(check(decoupled + out), std::string("expected 1 input, got 0"));
-  CHECK_EQ(check(decoupled + in), std::string("expected 1 output, got 0"));
+  // The config text after the backend, and the whole result: "ok" or the
+  // error.
+  const ErrorCase cases[] = {
+      {decoupled + in + out, "ok"},
+      {in + out,
+       "square backend requires a decoupled model: set "
+       "model_transaction_policy { decoupled: true } in the model "
+       "configuration"},
+      {decoupled + in +
+           "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 1 ] } ]",
+       "expected OUT datatype to be INT32, got TYPE_FP32"},
+      {decoupled + in +
+           "output [ { name: \"RESULT\" data_type: TYPE_INT32 dims: [ 1 ] } ]",
+       "expected first output tensor name to be OUT, got RESULT"},
+      {decoupled +
+           "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] } ] " +
+           out,
+       "expected IN shape to be [1], got [-1]"},
+      {decoupled + out, "expected 1 input, got 0"},
+      {decoupled + in, "expected 1 output, got 0"},
+  };
+  for (const ErrorCase& c : cases) {
+    CHECK_EQ_CASE(c.input, LoadResult("s", "backend: \"square\" " + c.input),
+                  std::string(c.expected));
+  }
 }
 
 TEST(ConfigDataTypeNames) {
@@ -1496,36 +1522,34 @@ TEST(JsonStringEscapes) {
 }
 
 TEST(JsonParseErrors) {
-  CHECK(Contains(JsonError(""), "line 1 column 1: unexpected end of input"));
-  CHECK(Contains(JsonError("{\"a\" 1}"),
-                 "line 1 column 6: expected ':' after an object key"));
-  CHECK(Contains(JsonError("{\n  \"a\": 1,\n}"),
-                 "line 3 column 1: expected a string key"));
-  CHECK(Contains(JsonError("[1,]"), "line 1 column 4: unexpected character"));
-  CHECK(Contains(JsonError("[1 2]"), "expected ',' or ']' in an array"));
-  CHECK(Contains(JsonError("{\"a\":1 \"b\":2}"),
-                 "expected ',' or '}' in an object"));
-  CHECK(Contains(JsonError("01"), "leading zeros are not allowed"));
-  CHECK(Contains(JsonError("1."), "expected a digit after the decimal point"));
-  CHECK(Contains(JsonError("1e"), "expected a digit in the exponent"));
-  CHECK(Contains(JsonError("-"), "expected a digit"));
-  CHECK(Contains(JsonError("+1"), "unexpected character '+'"));
-  CHECK(Contains(JsonError("1e400"), "number out of range: 1e400"));
-  CHECK(Contains(JsonError("\"abc"), "unterminated string"));
-  CHECK(Contains(JsonError("\"a\nb\""), "control character in a string"));
-  CHECK(Contains(JsonError(R"("\x")"), "invalid escape '\\x'"));
-  CHECK(Contains(JsonError(R"("\u12")"), "truncated \\u escape"));
-  CHECK(Contains(JsonError(R"("\u12G4")"), "invalid hex digit"));
-  CHECK(Contains(JsonError(R"("\ud83d")"),
-                 "high surrogate not followed by a low surrogate"));
-  CHECK(Contains(JsonError(R"("\ud83d\u0041")"),
-                 "high surrogate not followed by a low surrogate"));
-  CHECK(Contains(JsonError(R"("\ude00")"), "lone low surrogate"));
-  CHECK(Contains(JsonError("tru"), "unexpected character 't'"));
-  CHECK(Contains(JsonError("nul"), "unexpected character 'n'"));
-  CHECK(Contains(JsonError("{} x"), "unexpected text after the JSON value"));
-  CHECK(Contains(JsonError("'a'"), "unexpected character '''"));
-  CHECK(Contains(JsonError(std::string(100000, '[')), "nesting too deep"));
+  const ErrorCase cases[] = {
+      {"", "line 1 column 1: unexpected end of input"},
+      {"{\"a\" 1}", "line 1 column 6: expected ':' after an object key"},
+      {"{\n  \"a\": 1,\n}", "line 3 column 1: expected a string key"},
+      {"[1,]", "line 1 column 4: unexpected character"},
+      {"[1 2]", "expected ',' or ']' in an array"},
+      {"{\"a\":1 \"b\":2}", "expected ',' or '}' in an object"},
+      {"01", "leading zeros are not allowed"},
+      {"1.", "expected a digit after the decimal point"},
+      {"1e", "expected a digit in the exponent"},
+      {"-", "expected a digit"},
+      {"+1", "unexpected character '+'"},
+      {"1e400", "number out of range: 1e400"},
+      {"\"abc", "unterminated string"},
+      {"\"a\nb\"", "control character in a string"},
+      {R"("\x")", "invalid escape '\\x'"},
+      {R"("\u12")", "truncated \\u escape"},
+      {R"("\u12G4")", "invalid hex digit"},
+      {R"("\ud83d")", "high surrogate not followed by a low surrogate"},
+      {R"("\ud83d\u0041")", "high surrogate not followed by a low surrogate"},
+      {R"("\ude00")", "lone low surrogate"},
+      {"tru", "unexpected character 't'"},
+      {"nul", "unexpected character 'n'"},
+      {"{} x", "unexpected text after the JSON value"},
+      {"'a'", "unexpected character '''"},
+      {std::string(100000, '['), "nesting too deep"},
+  };
+  CheckErrorsContain(JsonError, cases);
   // Exactly at the depth limit is fine.
   std::string deep(Json::kMaxDepth, '[');
   deep += std::string(Json::kMaxDepth, ']');
@@ -1533,24 +1557,32 @@ TEST(JsonParseErrors) {
 }
 
 TEST(JsonDoubleFormattingRoundTrips) {
-  CHECK_EQ(FormatDouble(123.123), std::string("123.123"));
-  CHECK_EQ(FormatDouble(1.0), std::string("1.0"));
-  CHECK_EQ(FormatDouble(-2.5), std::string("-2.5"));
-  CHECK_EQ(FormatDouble(0.1), std::string("0.1"));
-  CHECK_EQ(FormatDouble(0.0), std::string("0.0"));
-  CHECK_EQ(FormatDouble(-0.0), std::string("-0.0"));
-  CHECK_EQ(FormatDouble(0.001), std::string("0.001"));
-  CHECK_EQ(FormatDouble(1e-6), std::string("0.000001"));
-  CHECK_EQ(FormatDouble(1e-7), std::string("1e-7"));
-  CHECK_EQ(FormatDouble(1.5e-7), std::string("1.5e-7"));
-  CHECK_EQ(FormatDouble(1e20), std::string("100000000000000000000.0"));
-  CHECK_EQ(FormatDouble(1e21), std::string("1e21"));
-  CHECK_EQ(FormatDouble(1.5e30), std::string("1.5e30"));
-  CHECK_EQ(FormatDouble(1234567.25), std::string("1234567.25"));
-  CHECK_EQ(FormatDouble(5e-324), std::string("5e-324"));
-  CHECK_EQ(FormatDouble(DBL_MAX), std::string("1.7976931348623157e308"));
-  CHECK_EQ(FormatDouble(std::nan("")), std::string("null"));
-  CHECK_EQ(FormatDouble(HUGE_VAL), std::string("null"));
+  const struct {
+    double value;
+    const char* text;
+  } cases[] = {
+      {123.123, "123.123"},
+      {1.0, "1.0"},
+      {-2.5, "-2.5"},
+      {0.1, "0.1"},
+      {0.0, "0.0"},
+      {-0.0, "-0.0"},
+      {0.001, "0.001"},
+      {1e-6, "0.000001"},
+      {1e-7, "1e-7"},
+      {1.5e-7, "1.5e-7"},
+      {1e20, "100000000000000000000.0"},
+      {1e21, "1e21"},
+      {1.5e30, "1.5e30"},
+      {1234567.25, "1234567.25"},
+      {5e-324, "5e-324"},
+      {DBL_MAX, "1.7976931348623157e308"},
+      {std::nan(""), "null"},
+      {HUGE_VAL, "null"},
+  };
+  for (const auto& c : cases) {
+    CHECK_EQ_CASE(c.text, FormatDouble(c.value), std::string(c.text));
+  }
   CHECK_EQ(Json::Double(0.30000000000000004).dump(),
            std::string("0.30000000000000004"));
   // Every formatted value reads back as the same double.
@@ -1559,8 +1591,8 @@ TEST(JsonDoubleFormattingRoundTrips) {
   for (double v : samples) {
     Json j;
     std::string error;
-    CHECK(Json::Parse(FormatDouble(v), &j, &error));
-    CHECK_EQ(j.as_double(), v);
+    CHECK_CASE(v, Json::Parse(FormatDouble(v), &j, &error));
+    CHECK_EQ_CASE(v, j.as_double(), v);
   }
 }
 

@@ -76,78 +76,88 @@ inline void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+// The models of the test repository: name, config.pbtxt, and whether it
+// has a version folder "1" (no_version has none).
+struct TestModel {
+  const char* name;
+  const char* config;
+  bool has_version_1;
+};
+
+inline const TestModel kTestModels[] = {
+    {"identity_fp32",
+     "name: \"identity_fp32\" backend: \"identity\" max_batch_size: 8\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "instance_group [ { count: 1 kind: KIND_CPU } ]\n",
+     true},
+    {"identity_dyn",
+     "name: \"identity_dyn\" backend: \"identity\" max_batch_size: 8\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "dynamic_batching { max_queue_delay_microseconds: 2000 }\n"
+     "instance_group [ { count: 1 kind: KIND_CPU } ]\n"
+     "parameters { key: \"execute_delay_ms\" value: { string_value: \"5\" } "
+     "}\n",
+     true},
+    {"identity_slow",
+     "name: \"identity_slow\" backend: \"identity\" max_batch_size: 0\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "parameters { key: \"execute_delay_ms\" value: { string_value: \"100\" "
+     "} }\n",
+     true},
+    {"repeat_int32",
+     "name: \"repeat_int32\" backend: \"repeat\" max_batch_size: 0\n"
+     "model_transaction_policy { decoupled: true }\n"
+     "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] },\n"
+     "        { name: \"DELAY\" data_type: TYPE_UINT32 dims: [ -1 ] },\n"
+     "        { name: \"WAIT\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n"
+     "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] },\n"
+     "         { name: \"IDX\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n",
+     true},
+    {"square_int32",
+     "name: \"square_int32\" backend: \"square\" max_batch_size: 0\n"
+     "model_transaction_policy { decoupled: true }\n"
+     "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n"
+     "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n",
+     true},
+    {"identity_fixed",
+     "name: \"identity_fixed\" backend: \"identity\" max_batch_size: 4\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_INT32 dims: [ 2, 3 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ 2, 3 ] } "
+     "]\n",
+     true},
+    {"identity_optional",
+     "name: \"identity_optional\" backend: \"identity\" max_batch_size: 0\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
+     "        { name: \"INPUT1\" data_type: TYPE_FP32 dims: [ -1 ] "
+     "optional: true } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
+     "         { name: \"OUTPUT1\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
+     true},
+    {"unknown_backend",
+     "name: \"unknown_backend\" backend: \"no_such_backend\"\n"
+     "max_batch_size: 0\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
+     true},
+    {"no_version",
+     "name: \"no_version\" backend: \"identity\" max_batch_size: 0\n"
+     "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+     "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
+     false},
+};
+
 inline std::string MakeRepo() {
   char tmpl[] = "/tmp/fake-engine-test-XXXXXX";
   std::string root = ::mkdtemp(tmpl);
-  auto model = [&](const std::string& name, const std::string& cfg,
-                   std::vector<std::string> versions) {
-    ::mkdir((root + "/" + name).c_str(), 0755);
-    WriteFile(root + "/" + name + "/config.pbtxt", cfg);
-    for (auto& v : versions)
-      ::mkdir((root + "/" + name + "/" + v).c_str(), 0755);
-  };
-  model("identity_fp32",
-        "name: \"identity_fp32\" backend: \"identity\" max_batch_size: 8\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "instance_group [ { count: 1 kind: KIND_CPU } ]\n",
-        {"1"});
-  model("identity_dyn",
-        "name: \"identity_dyn\" backend: \"identity\" max_batch_size: 8\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "dynamic_batching { max_queue_delay_microseconds: 2000 }\n"
-        "instance_group [ { count: 1 kind: KIND_CPU } ]\n"
-        "parameters { key: \"execute_delay_ms\" value: { string_value: \"5\" } "
-        "}\n",
-        {"1"});
-  model("identity_slow",
-        "name: \"identity_slow\" backend: \"identity\" max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "parameters { key: \"execute_delay_ms\" value: { string_value: \"100\" "
-        "} }\n",
-        {"1"});
-  model("repeat_int32",
-        "name: \"repeat_int32\" backend: \"repeat\" max_batch_size: 0\n"
-        "model_transaction_policy { decoupled: true }\n"
-        "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ -1 ] },\n"
-        "        { name: \"DELAY\" data_type: TYPE_UINT32 dims: [ -1 ] },\n"
-        "        { name: \"WAIT\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n"
-        "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] },\n"
-        "         { name: \"IDX\" data_type: TYPE_UINT32 dims: [ 1 ] } ]\n",
-        {"1"});
-  model("square_int32",
-        "name: \"square_int32\" backend: \"square\" max_batch_size: 0\n"
-        "model_transaction_policy { decoupled: true }\n"
-        "input [ { name: \"IN\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n"
-        "output [ { name: \"OUT\" data_type: TYPE_INT32 dims: [ 1 ] } ]\n",
-        {"1"});
-  model("identity_fixed",
-        "name: \"identity_fixed\" backend: \"identity\" max_batch_size: 4\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_INT32 dims: [ 2, 3 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ 2, 3 ] } "
-        "]\n",
-        {"1"});
-  model("identity_optional",
-        "name: \"identity_optional\" backend: \"identity\" max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
-        "        { name: \"INPUT1\" data_type: TYPE_FP32 dims: [ -1 ] "
-        "optional: true } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] },\n"
-        "         { name: \"OUTPUT1\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
-        {"1"});
-  model("unknown_backend",
-        "name: \"unknown_backend\" backend: \"no_such_backend\"\n"
-        "max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
-        {"1"});
-  model("no_version",
-        "name: \"no_version\" backend: \"identity\" max_batch_size: 0\n"
-        "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
-        "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n",
-        {});
+  for (const TestModel& m : kTestModels) {
+    const std::string dir = root + "/" + m.name;
+    ::mkdir(dir.c_str(), 0755);
+    WriteFile(dir + "/config.pbtxt", m.config);
+    if (m.has_version_1) ::mkdir((dir + "/1").c_str(), 0755);
+  }
   return root;
 }
 

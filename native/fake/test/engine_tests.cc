@@ -93,37 +93,57 @@ TEST(EngineValidationErrorsInTritonWords) {
   CHECK(AllZero());
 }
 
-TEST(EngineLoadFailuresAndIndex) {
-  if (!A().ok) return;
-  std::string repo = MakeRepo();
-  TRITONSERVER_Server* s = NewServer(repo);
-  CHECK_EQ(
-      E(A().TRITONSERVER_ServerLoadModel(s, "unknown_backend")),
-      std::string("3: load failed for model 'unknown_backend': version 1 "
-                  "is at UNAVAILABLE state: Invalid argument: unable to "
-                  "find backend library for backend 'no_such_backend', "
-                  "try specifying runtime on the model configuration.;\n"));
-  CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "no_version")),
-           std::string("3: load failed for model 'no_version': at least one "
-                       "version must be available under the version policy "
-                       "of model 'no_version'\n"));
-  CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "nope")),
-           std::string("1: failed to load 'nope', failed to poll from model "
-                       "repository"));
-  CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "nope")), std::string());
+namespace {
+
+// The server's model index (all models, ServerModelIndex) as JSON.
+std::string IndexJson(TRITONSERVER_Server* s) {
   TRITONSERVER_Message* m = nullptr;
   E(A().TRITONSERVER_ServerModelIndex(s, 0, &m));
   const char* base;
   size_t size;
   E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
   std::string idx(base, size);
-  CHECK(idx.find("{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
-                 "\"READY\"}") != std::string::npos);
-  CHECK(idx.find("no_version") == std::string::npos);
-  CHECK(idx.find("\"reason\":\"Invalid argument: unable to find backend") !=
-        std::string::npos);
   E(A().TRITONSERVER_MessageDelete(m));
-  // Unload: UNLOADING while a request object exists.
+  return idx;
+}
+
+bool Has(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Loads that fail, each with Triton's error, and what the index then says.
+void CheckLoadFailures(TRITONSERVER_Server* s) {
+  const struct {
+    const char* model;
+    const char* expected;
+  } cases[] = {
+      {"unknown_backend",
+       "3: load failed for model 'unknown_backend': version 1 is at "
+       "UNAVAILABLE state: Invalid argument: unable to find backend library "
+       "for backend 'no_such_backend', try specifying runtime on the model "
+       "configuration.;\n"},
+      {"no_version",
+       "3: load failed for model 'no_version': at least one version must be "
+       "available under the version policy of model 'no_version'\n"},
+      {"nope",
+       "1: failed to load 'nope', failed to poll from model repository"},
+  };
+  for (const auto& c : cases) {
+    CHECK_EQ_CASE(c.model, E(A().TRITONSERVER_ServerLoadModel(s, c.model)),
+                  std::string(c.expected));
+  }
+  CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "nope")), std::string());
+  const std::string idx = IndexJson(s);
+  CHECK(Has(idx,
+            "{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
+            "\"READY\"}"));
+  CHECK(!Has(idx, "no_version"));
+  CHECK(Has(idx, "\"reason\":\"Invalid argument: unable to find backend"));
+}
+
+// Unload: UNLOADING while a request object exists, UNAVAILABLE
+// ("unloaded") once it is deleted.
+void CheckUnloadWaitsForRequests(TRITONSERVER_Server* s) {
   TRITONSERVER_InferenceRequest* r = nullptr;
   E(A().TRITONSERVER_InferenceRequestNew(&r, s, "identity_fp32", -1));
   CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "identity_fp32")),
@@ -132,112 +152,127 @@ TEST(EngineLoadFailuresAndIndex) {
   E(A().TRITONSERVER_ServerModelIsReady(s, "identity_fp32", -1, &ready));
   CHECK(!ready);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  E(A().TRITONSERVER_ServerModelIndex(s, 0, &m));
-  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
-  CHECK(std::string(base, size)
-            .find("{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
-                  "\"UNLOADING\"}") != std::string::npos);
-  E(A().TRITONSERVER_MessageDelete(m));
+  CHECK(Has(IndexJson(s),
+            "{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
+            "\"UNLOADING\"}"));
   E(A().TRITONSERVER_InferenceRequestDelete(r));
   std::string last;
   for (int i = 0; i < 100; ++i) {
-    E(A().TRITONSERVER_ServerModelIndex(s, 0, &m));
-    E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
-    last.assign(base, size);
-    E(A().TRITONSERVER_MessageDelete(m));
-    if (last.find("\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"") !=
-        std::string::npos) {
-      break;
-    }
+    last = IndexJson(s);
+    if (Has(last, "\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"")) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  CHECK(last.find("{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
-                  "\"UNAVAILABLE\",\"reason\":\"unloaded\"}") !=
-        std::string::npos);
+  CHECK(Has(last,
+            "{\"name\":\"identity_fp32\",\"version\":\"1\",\"state\":"
+            "\"UNAVAILABLE\",\"reason\":\"unloaded\"}"));
+}
+
+}  // namespace
+
+TEST(EngineLoadFailuresAndIndex) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  CheckLoadFailures(s);
+  CheckUnloadWaitsForRequests(s);
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
 }
+
+namespace {
+
+// The model's statistics show one compute_infer of at least `min_ns`.
+void CheckComputeInferAtLeast(TRITONSERVER_Server* s, const char* model,
+                              long long min_ns) {
+  TRITONSERVER_Message* m = nullptr;
+  E(A().TRITONSERVER_ServerModelStatistics(s, model, -1, &m));
+  const char* base;
+  size_t size;
+  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+  std::string js(base, size);
+  const std::string key = "\"compute_infer\":{\"count\":1,\"ns\":";
+  size_t at = js.find(key);
+  CHECK(at != std::string::npos);
+  if (at != std::string::npos) {
+    CHECK(std::atoll(js.c_str() + at + key.size()) >= min_ns);
+  }
+  E(A().TRITONSERVER_MessageDelete(m));
+}
+
+// repeat: IN [7, 8, 9] gives three responses, then the FINAL flag.
+void RunRepeat(TRITONSERVER_Server* s, TRITONSERVER_ResponseAllocator* a) {
+  Probe p;
+  TRITONSERVER_InferenceRequest* r = nullptr;
+  E(A().TRITONSERVER_InferenceRequestNew(&r, s, "repeat_int32", -1));
+  int32_t in[3] = {7, 8, 9};
+  uint32_t delay[3] = {1, 1, 1}, wait = 30;
+  int64_t n3 = 3, n1 = 1;
+  E(A().TRITONSERVER_InferenceRequestAddInput(r, "IN", TRITONSERVER_TYPE_INT32,
+                                              &n3, 1));
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      r, "DELAY", TRITONSERVER_TYPE_UINT32, &n3, 1));
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      r, "WAIT", TRITONSERVER_TYPE_UINT32, &n1, 1));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "IN", in, 12, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "DELAY", delay, 12, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "WAIT", &wait, 4, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
+                                                         &p));
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(p.WaitDone());
+  std::unique_lock<std::mutex> l(p.mu);
+  CHECK_EQ(p.responses, 3);
+  CHECK_EQ(p.finals, 1);
+  CHECK_EQ(p.events.back() == "response(null):FINAL" ||
+               p.events.back() == "release:ALL",
+           true);
+  CHECK(p.outputs.size() == 3 && p.outputs[2].size() == 1 &&
+        p.outputs[2][0] == 9.0f);
+  l.unlock();
+  DeleteResponses(&p);
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  // repeat's compute time is the WAIT its execute function sleeps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CheckComputeInferAtLeast(s, "repeat_int32", 30000000LL);
+}
+
+// square: IN 4 gives four responses, then the FINAL flag.
+void RunSquare(TRITONSERVER_Server* s, TRITONSERVER_ResponseAllocator* a) {
+  Probe p;
+  TRITONSERVER_InferenceRequest* r = nullptr;
+  E(A().TRITONSERVER_InferenceRequestNew(&r, s, "square_int32", -1));
+  int32_t in = 4;
+  int64_t n1 = 1;
+  E(A().TRITONSERVER_InferenceRequestAddInput(r, "IN", TRITONSERVER_TYPE_INT32,
+                                              &n1, 1));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "IN", &in, 4, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
+                                                         &p));
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(p.WaitDone());
+  std::unique_lock<std::mutex> l(p.mu);
+  CHECK_EQ(p.responses, 4);
+  CHECK_EQ(p.finals, 1);
+  l.unlock();
+  DeleteResponses(&p);
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+}
+
+}  // namespace
 
 TEST(EngineDecoupledRepeatAndSquare) {
   if (!A().ok) return;
   std::string repo = MakeRepo();
   TRITONSERVER_Server* s = NewServer(repo);
   TRITONSERVER_ResponseAllocator* a = NewAllocator();
-  {
-    Probe p;
-    TRITONSERVER_InferenceRequest* r = nullptr;
-    E(A().TRITONSERVER_InferenceRequestNew(&r, s, "repeat_int32", -1));
-    int32_t in[3] = {7, 8, 9};
-    uint32_t delay[3] = {1, 1, 1}, wait = 30;
-    int64_t n3 = 3, n1 = 1;
-    E(A().TRITONSERVER_InferenceRequestAddInput(
-        r, "IN", TRITONSERVER_TYPE_INT32, &n3, 1));
-    E(A().TRITONSERVER_InferenceRequestAddInput(
-        r, "DELAY", TRITONSERVER_TYPE_UINT32, &n3, 1));
-    E(A().TRITONSERVER_InferenceRequestAddInput(
-        r, "WAIT", TRITONSERVER_TYPE_UINT32, &n1, 1));
-    E(A().TRITONSERVER_InferenceRequestAppendInputData(
-        r, "IN", in, 12, TRITONSERVER_MEMORY_CPU, 0));
-    E(A().TRITONSERVER_InferenceRequestAppendInputData(
-        r, "DELAY", delay, 12, TRITONSERVER_MEMORY_CPU, 0));
-    E(A().TRITONSERVER_InferenceRequestAppendInputData(
-        r, "WAIT", &wait, 4, TRITONSERVER_MEMORY_CPU, 0));
-    E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
-    E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
-                                                           &p));
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
-             std::string());
-    CHECK(p.WaitDone());
-    std::unique_lock<std::mutex> l(p.mu);
-    CHECK_EQ(p.responses, 3);
-    CHECK_EQ(p.finals, 1);
-    CHECK_EQ(p.events.back() == "response(null):FINAL" ||
-                 p.events.back() == "release:ALL",
-             true);
-    CHECK(p.outputs.size() == 3 && p.outputs[2].size() == 1 &&
-          p.outputs[2][0] == 9.0f);
-    l.unlock();
-    DeleteResponses(&p);
-    E(A().TRITONSERVER_InferenceRequestDelete(r));
-    // repeat's compute time is the WAIT its execute function sleeps.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    TRITONSERVER_Message* m = nullptr;
-    E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
-    const char* base;
-    size_t size;
-    E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
-    std::string js(base, size);
-    const std::string key = "\"compute_infer\":{\"count\":1,\"ns\":";
-    size_t at = js.find(key);
-    CHECK(at != std::string::npos);
-    if (at != std::string::npos) {
-      CHECK(std::atoll(js.c_str() + at + key.size()) >= 30000000LL);
-    }
-    E(A().TRITONSERVER_MessageDelete(m));
-  }
-  {
-    Probe p;
-    TRITONSERVER_InferenceRequest* r = nullptr;
-    E(A().TRITONSERVER_InferenceRequestNew(&r, s, "square_int32", -1));
-    int32_t in = 4;
-    int64_t n1 = 1;
-    E(A().TRITONSERVER_InferenceRequestAddInput(
-        r, "IN", TRITONSERVER_TYPE_INT32, &n1, 1));
-    E(A().TRITONSERVER_InferenceRequestAppendInputData(
-        r, "IN", &in, 4, TRITONSERVER_MEMORY_CPU, 0));
-    E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
-    E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
-                                                           &p));
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
-             std::string());
-    CHECK(p.WaitDone());
-    std::unique_lock<std::mutex> l(p.mu);
-    CHECK_EQ(p.responses, 4);
-    CHECK_EQ(p.finals, 1);
-    l.unlock();
-    DeleteResponses(&p);
-    E(A().TRITONSERVER_InferenceRequestDelete(r));
-  }
+  RunRepeat(s, a);
+  RunSquare(s, a);
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
@@ -399,6 +434,97 @@ std::string LoadWith(TRITONSERVER_Server* s, const char* model,
   return err;
 }
 
+std::string ReadWhole(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The model "in_memory" loaded from "file:" parameters on server `s`, the
+// engine's directories going under `tmp`.
+struct InMemoryModel {
+  TRITONSERVER_Server* s;
+  std::string tmp;
+  const std::string config =
+      "{\"name\":\"in_memory\",\"backend\":\"identity\",\"max_batch_size\":0,"
+      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_FP32\","
+      "\"dims\":[-1]}],\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":"
+      "\"TYPE_FP32\",\"dims\":[-1]}]}";
+  const std::string poll_failure =
+      "1: failed to load 'in_memory', failed to poll from model repository";
+
+  TRITONSERVER_Parameter* Cfg() const {
+    return A().TRITONSERVER_ParameterNew(
+        "config", TRITONSERVER_PARAMETER_STRING, config.c_str());
+  }
+  static TRITONSERVER_Parameter* File(const char* key,
+                                      const std::string& bytes) {
+    return A().TRITONSERVER_ParameterBytesNew(key, bytes.data(), bytes.size());
+  }
+  bool Ready(int64_t version) const {
+    bool r = false;
+    E(A().TRITONSERVER_ServerModelIsReady(s, "in_memory", version, &r));
+    return r;
+  }
+  std::string Load(const std::vector<TRITONSERVER_Parameter*>& params) const {
+    return LoadWith(s, "in_memory", params);
+  }
+};
+
+// Not in the repository: the files alone make the model directory; then a
+// reload with other files replaces it.
+void CheckFilesMakeTheDirectory(const InMemoryModel& f) {
+  CHECK_EQ(f.Load({f.Cfg(), f.File("file:1/placeholder.txt", "one"),
+                   f.File("file:/2/sub/weights.bin", std::string("\0\1", 2))}),
+           std::string());
+  // Default policy: the latest version. A leading '/' is relative to the
+  // model directory.
+  CHECK(f.Ready(2));
+  CHECK(!f.Ready(1));
+  std::vector<std::string> dirs = TempModelDirs(f.tmp);
+  CHECK_EQ(dirs.size(), size_t{1});
+  if (dirs.size() == 1) {
+    CHECK_EQ(ReadWhole(dirs[0] + "/1/placeholder.txt"), std::string("one"));
+    CHECK_EQ(ReadWhole(dirs[0] + "/2/sub/weights.bin"), std::string("\0\1", 2));
+  }
+  // A reload with other files replaces the directory.
+  CHECK_EQ(f.Load({f.File("file:3/x", "three"), f.Cfg()}), std::string());
+  CHECK(f.Ready(3));
+  CHECK(!f.Ready(2));
+  std::vector<std::string> dirs2 = TempModelDirs(f.tmp);
+  CHECK_EQ(dirs2.size(), size_t{1});
+  if (dirs.size() == 1 && dirs2.size() == 1) {
+    CHECK(dirs2[0] != dirs[0]);
+    CHECK_EQ(ReadWhole(dirs2[0] + "/3/x"), std::string("three"));
+  }
+}
+
+// Failures, each a poll failure as in Triton, leave no directory behind
+// and no file outside one; the loaded model keeps serving.
+void CheckFailedLoadsLeaveNothing(const InMemoryModel& f) {
+  const struct {
+    const char* what;
+    std::vector<TRITONSERVER_Parameter*> params;
+  } cases[] = {
+      {"no config", {f.File("file:1/a", "x")}},
+      {"path above the model", {f.Cfg(), f.File("file:../escaped", "x")}},
+      {"path above the model after a folder",
+       {f.Cfg(), f.File("file:1/../../up", "x")}},
+      {"file not bytes",
+       {f.Cfg(), A().TRITONSERVER_ParameterNew(
+                     "file:1/a", TRITONSERVER_PARAMETER_STRING, "not bytes")}},
+      {"file where a folder goes",
+       {f.Cfg(), f.File("file:1", "a file"), f.File("file:1/b", "x")}},
+  };
+  for (const auto& c : cases) {
+    CHECK_EQ_CASE(c.what, f.Load(c.params), f.poll_failure);
+  }
+  CHECK(!std::filesystem::exists(f.tmp + "/escaped"));
+  CHECK_EQ(TempModelDirs(f.tmp).size(), size_t{1});
+  CHECK(f.Ready(3));
+}
+
 }  // namespace
 
 TEST(EngineInMemoryModelFiles) {
@@ -411,85 +537,14 @@ TEST(EngineInMemoryModelFiles) {
   const char* old_tmpdir = std::getenv("TMPDIR");
   std::string saved = old_tmpdir ? old_tmpdir : "";
   ::setenv("TMPDIR", tmp.c_str(), 1);
-  const std::string config =
-      "{\"name\":\"in_memory\",\"backend\":\"identity\",\"max_batch_size\":0,"
-      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_FP32\","
-      "\"dims\":[-1]}],\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":"
-      "\"TYPE_FP32\",\"dims\":[-1]}]}";
-  auto cfg = [&] {
-    return A().TRITONSERVER_ParameterNew(
-        "config", TRITONSERVER_PARAMETER_STRING, config.c_str());
-  };
-  auto file = [](const char* key, const std::string& bytes) {
-    return A().TRITONSERVER_ParameterBytesNew(key, bytes.data(), bytes.size());
-  };
-  auto ready = [&](int64_t version) {
-    bool r = false;
-    E(A().TRITONSERVER_ServerModelIsReady(s, "in_memory", version, &r));
-    return r;
-  };
-  auto read = [](const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  const std::string poll_failure =
-      "1: failed to load 'in_memory', failed to poll from model repository";
-
-  // Not in the repository: the files alone make the model directory.
-  CHECK_EQ(LoadWith(s, "in_memory",
-                    {cfg(), file("file:1/placeholder.txt", "one"),
-                     file("file:/2/sub/weights.bin", std::string("\0\1", 2))}),
-           std::string());
-  // Default policy: the latest version. A leading '/' is relative to the
-  // model directory.
-  CHECK(ready(2));
-  CHECK(!ready(1));
-  std::vector<std::string> dirs = TempModelDirs(tmp);
-  CHECK_EQ(dirs.size(), size_t{1});
-  if (dirs.size() == 1) {
-    CHECK_EQ(read(dirs[0] + "/1/placeholder.txt"), std::string("one"));
-    CHECK_EQ(read(dirs[0] + "/2/sub/weights.bin"), std::string("\0\1", 2));
-  }
-
-  // A reload with other files replaces the directory.
-  CHECK_EQ(LoadWith(s, "in_memory", {file("file:3/x", "three"), cfg()}),
-           std::string());
-  CHECK(ready(3));
-  CHECK(!ready(2));
-  std::vector<std::string> dirs2 = TempModelDirs(tmp);
-  CHECK_EQ(dirs2.size(), size_t{1});
-  if (dirs.size() == 1 && dirs2.size() == 1) {
-    CHECK(dirs2[0] != dirs[0]);
-    CHECK_EQ(read(dirs2[0] + "/3/x"), std::string("three"));
-  }
-
-  // Failures, each a poll failure as in Triton, leave no directory behind
-  // and no file outside one; the loaded model keeps serving.
-  CHECK_EQ(LoadWith(s, "in_memory", {file("file:1/a", "x")}), poll_failure);
-  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:../escaped", "x")}),
-           poll_failure);
-  CHECK(!std::filesystem::exists(tmp + "/escaped"));
-  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:1/../../up", "x")}),
-           poll_failure);
-  CHECK_EQ(LoadWith(s, "in_memory",
-                    {cfg(), A().TRITONSERVER_ParameterNew(
-                                "file:1/a", TRITONSERVER_PARAMETER_STRING,
-                                "not bytes")}),
-           poll_failure);
-  CHECK_EQ(LoadWith(s, "in_memory",
-                    {cfg(), file("file:1", "a file"), file("file:1/b", "x")}),
-           poll_failure);
-  CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
-  CHECK(ready(3));
-
+  const InMemoryModel f{s, tmp};
+  CheckFilesMakeTheDirectory(f);
+  CheckFailedLoadsLeaveNothing(f);
   // Unloading removes the directory; so does deleting the server.
   CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "in_memory")),
            std::string());
   CHECK(TempModelDirs(tmp).empty());
-  CHECK_EQ(LoadWith(s, "in_memory", {cfg(), file("file:1/p", "p")}),
-           std::string());
+  CHECK_EQ(f.Load({f.Cfg(), f.File("file:1/p", "p")}), std::string());
   CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(TempModelDirs(tmp).empty());
@@ -830,6 +885,87 @@ TEST(EngineRepeatBadRequestStillWaitsBeforeRelease) {
   CHECK(AllZero());
 }
 
+namespace {
+
+// Unload: identity and repeat responses both hold the model (UNLOADING)
+// until they are deleted.
+void CheckUnloadWaitsForResponses(const std::string& repo,
+                                  TRITONSERVER_ResponseAllocator* a,
+                                  float* in) {
+  TRITONSERVER_Server* s = NewServer(repo);
+  Probe p;
+  auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(p.WaitDone());
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  StreamLog log;
+  StreamCtx c{&log, 0};
+  RepeatInputs d{{5}, {0}, 0};
+  auto* rr = RepeatRequest(s, &d, a, &c);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, rr, nullptr)), std::string());
+  CHECK(log.WaitFor("final", 1));
+  CHECK(log.WaitFor("release", 1));
+  E(A().TRITONSERVER_InferenceRequestDelete(rr));
+  CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "identity_fp32")),
+           std::string());
+  CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "repeat_int32")),
+           std::string());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_EQ(ModelState(s, "identity_fp32"), std::string("UNLOADING"));
+  CHECK_EQ(ModelState(s, "repeat_int32"), std::string("UNLOADING"));
+  DeleteResponses(&p);
+  DeleteKept(&c);
+  std::string st1, st2;
+  for (int i = 0; i < 200; ++i) {
+    st1 = ModelState(s, "identity_fp32");
+    st2 = ModelState(s, "repeat_int32");
+    if (st1 == "UNAVAILABLE" && st2 == "UNAVAILABLE") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK_EQ(st1, std::string("UNAVAILABLE"));
+  CHECK_EQ(st2, std::string("UNAVAILABLE"));
+  E(A().TRITONSERVER_ServerDelete(s));
+}
+
+// Stop waits until a live response is deleted, then succeeds.
+void CheckStopWaitsForResponse(const std::string& repo,
+                               TRITONSERVER_ResponseAllocator* a, float* in) {
+  TRITONSERVER_Server* s = NewServer(repo, 5);
+  Probe p;
+  auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(p.WaitDone());
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  std::atomic<bool> deleted{false};
+  std::thread deleter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    deleted = true;
+    DeleteResponses(&p);
+  });
+  CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)), std::string());
+  CHECK(deleted.load());  // stop returned only after the delete
+  deleter.join();
+  E(A().TRITONSERVER_ServerDelete(s));
+}
+
+// A response kept past the exit timeout: stop gives up.
+void CheckStopGivesUpAfterExitTimeout(const std::string& repo,
+                                      TRITONSERVER_ResponseAllocator* a,
+                                      float* in) {
+  TRITONSERVER_Server* s = NewServer(repo, 1);
+  Probe p;
+  auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
+  CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)), std::string());
+  CHECK(p.WaitDone());
+  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)),
+           std::string("1: Exit timeout expired. Exiting immediately."));
+  DeleteResponses(&p);
+  E(A().TRITONSERVER_ServerDelete(s));
+}
+
+}  // namespace
+
 // On a real core a response the client has not deleted holds its model:
 // unload leaves it UNLOADING until the response goes, and ServerStop waits
 // for it (up to the exit timeout, then "Exit timeout expired").
@@ -838,78 +974,9 @@ TEST(EngineLiveResponsesHoldTheirModel) {
   std::string repo = MakeRepo();
   TRITONSERVER_ResponseAllocator* a = NewStreamAllocator();
   float in[4] = {1, 2, 3, 4};
-  {
-    // Unload: identity and repeat responses both hold the model.
-    TRITONSERVER_Server* s = NewServer(repo);
-    Probe p;
-    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
-             std::string());
-    CHECK(p.WaitDone());
-    E(A().TRITONSERVER_InferenceRequestDelete(r));
-    StreamLog log;
-    StreamCtx c{&log, 0};
-    RepeatInputs d{{5}, {0}, 0};
-    auto* rr = RepeatRequest(s, &d, a, &c);
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, rr, nullptr)),
-             std::string());
-    CHECK(log.WaitFor("final", 1));
-    CHECK(log.WaitFor("release", 1));
-    E(A().TRITONSERVER_InferenceRequestDelete(rr));
-    CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "identity_fp32")),
-             std::string());
-    CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "repeat_int32")),
-             std::string());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CHECK_EQ(ModelState(s, "identity_fp32"), std::string("UNLOADING"));
-    CHECK_EQ(ModelState(s, "repeat_int32"), std::string("UNLOADING"));
-    DeleteResponses(&p);
-    DeleteKept(&c);
-    std::string st1, st2;
-    for (int i = 0; i < 200; ++i) {
-      st1 = ModelState(s, "identity_fp32");
-      st2 = ModelState(s, "repeat_int32");
-      if (st1 == "UNAVAILABLE" && st2 == "UNAVAILABLE") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    CHECK_EQ(st1, std::string("UNAVAILABLE"));
-    CHECK_EQ(st2, std::string("UNAVAILABLE"));
-    E(A().TRITONSERVER_ServerDelete(s));
-  }
-  {
-    // Stop waits until a live response is deleted, then succeeds.
-    TRITONSERVER_Server* s = NewServer(repo, 5);
-    Probe p;
-    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
-             std::string());
-    CHECK(p.WaitDone());
-    E(A().TRITONSERVER_InferenceRequestDelete(r));
-    std::atomic<bool> deleted{false};
-    std::thread deleter([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      deleted = true;
-      DeleteResponses(&p);
-    });
-    CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)), std::string());
-    CHECK(deleted.load());  // stop returned only after the delete
-    deleter.join();
-    E(A().TRITONSERVER_ServerDelete(s));
-  }
-  {
-    // A response kept past the exit timeout: stop gives up.
-    TRITONSERVER_Server* s = NewServer(repo, 1);
-    Probe p;
-    auto* r = IdentityRequest(s, "identity_fp32", in, 4, a, &p);
-    CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)),
-             std::string());
-    CHECK(p.WaitDone());
-    E(A().TRITONSERVER_InferenceRequestDelete(r));
-    CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)),
-             std::string("1: Exit timeout expired. Exiting immediately."));
-    DeleteResponses(&p);
-    E(A().TRITONSERVER_ServerDelete(s));
-  }
+  CheckUnloadWaitsForResponses(repo, a, in);
+  CheckStopWaitsForResponse(repo, a, in);
+  CheckStopGivesUpAfterExitTimeout(repo, a, in);
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   CHECK(AllZero());
 }

@@ -62,6 +62,29 @@ struct Registrar {
     }                                                                     \
   } while (0)
 
+// CHECK and CHECK_EQ for one case of a table: the failure message starts
+// with the case's label, `[label]` (anything std::ostream can print).
+#define CHECK_CASE(label, cond)                                           \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::ostringstream fake_test_os;                                    \
+      fake_test_os << "[" << (label) << "] " #cond;                       \
+      ::fake_test::RecordFailure(__FILE__, __LINE__, fake_test_os.str()); \
+    }                                                                     \
+  } while (0)
+
+#define CHECK_EQ_CASE(label, a, b)                                            \
+  do {                                                                        \
+    auto&& fake_test_a = (a);                                                 \
+    auto&& fake_test_b = (b);                                                 \
+    if (!(fake_test_a == fake_test_b)) {                                      \
+      std::ostringstream fake_test_os;                                        \
+      fake_test_os << "[" << (label) << "] " #a " == " #b " (" << fake_test_a \
+                   << " vs " << fake_test_b << ")";                           \
+      ::fake_test::RecordFailure(__FILE__, __LINE__, fake_test_os.str());     \
+    }                                                                         \
+  } while (0)
+
 // The statement must abort the process (in a forked child) with `expect`
 // in its message: the fake's check of a precondition whose violation
 // crashes real Triton.

@@ -159,10 +159,18 @@ TEST(PreconditionNullArgumentsAbort) {
   CHECK_DEATH(A().TRITONSERVER_StringToDataType(nullptr),
               "TRITONSERVER_StringToDataType: dtype is null");
   // Deletes of null, and stop of a null server, are fine in Triton.
-  CHECK_EQ(E(A().TRITONSERVER_ServerDelete(nullptr)), std::string());
-  CHECK_EQ(E(A().TRITONSERVER_ServerStop(nullptr)), std::string());
-  CHECK_EQ(E(A().TRITONSERVER_ResponseAllocatorDelete(nullptr)), std::string());
-  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestDelete(nullptr)), std::string());
+  const struct {
+    const char* call;
+    TRITONSERVER_Error* (*fn)();
+  } null_ok[] = {
+      {"ServerDelete", [] { return A().TRITONSERVER_ServerDelete(nullptr); }},
+      {"ServerStop", [] { return A().TRITONSERVER_ServerStop(nullptr); }},
+      {"ResponseAllocatorDelete",
+       [] { return A().TRITONSERVER_ResponseAllocatorDelete(nullptr); }},
+      {"InferenceRequestDelete",
+       [] { return A().TRITONSERVER_InferenceRequestDelete(nullptr); }},
+  };
+  for (const auto& c : null_ok) CHECK_EQ_CASE(c.call, E(c.fn()), std::string());
   // Errors Triton itself returns for bad arguments.
   CHECK_EQ(E(A().TRITONSERVER_ServerLoadModelWithParameters(nullptr, "m",
                                                             nullptr, 2)),
@@ -171,13 +179,12 @@ TEST(PreconditionNullArgumentsAbort) {
   CHECK(AllZero());
 }
 
-TEST(PreconditionRequestRules) {
-  if (!A().ok) return;
-  std::string repo = MakeRepo();
-  TRITONSERVER_Server* s = NewServer(repo);
-  TRITONSERVER_ResponseAllocator* a = NewAllocator();
-  TRITONSERVER_InferenceRequest* r = nullptr;
-  E(A().TRITONSERVER_InferenceRequestNew(&r, s, "identity_fp32", -1));
+namespace {
+
+// Inputs and ids: null shapes and data abort, unknown inputs and long
+// string ids are errors. Leaves INPUT0 [1, 4] added with `in` as its data.
+void CheckRequestInputRules(TRITONSERVER_InferenceRequest* r,
+                            const float (&in)[4]) {
   CHECK_DEATH(A().TRITONSERVER_InferenceRequestAddInput(
                   r, "INPUT0", TRITONSERVER_TYPE_FP32, nullptr, 2),
               "TRITONSERVER_InferenceRequestAddInput: shape is null with "
@@ -202,26 +209,33 @@ TEST(PreconditionRequestRules) {
       A().TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
           r, "INPUT0", shape, nullptr),
       "buffer_attributes is null");
-  float in[4] = {1, 2, 3, 4};
   E(A().TRITONSERVER_InferenceRequestAppendInputData(
       r, "INPUT0", in, sizeof(in), TRITONSERVER_MEMORY_CPU, 0));
-  // Valid but without callbacks: Triton would call null functions.
+}
+
+// A valid request without callbacks: Triton would call null functions.
+// Leaves the request with its callbacks and allocator `a` set.
+void CheckSubmitNeedsCallbacks(TRITONSERVER_Server* s,
+                               TRITONSERVER_InferenceRequest* r,
+                               TRITONSERVER_ResponseAllocator* a, Probe* p) {
   CHECK_DEATH(A().TRITONSERVER_ServerInferAsync(s, r, nullptr),
               "TRITONSERVER_ServerInferAsync: inference_request has no release "
               "callback");
-  Probe p;
-  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
+  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, p));
   CHECK_DEATH(
       A().TRITONSERVER_ServerInferAsync(s, r, nullptr),
       "TRITONSERVER_ServerInferAsync: inference_request has no response "
       "callback");
-  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, nullptr, &p,
-                                                         ResponseFn, &p));
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, nullptr, p,
+                                                         ResponseFn, p));
   CHECK_DEATH(A().TRITONSERVER_ServerInferAsync(s, r, nullptr),
               "response allocator is null");
-  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
-                                                         &p));
-  // Not deleted twice, not used after delete.
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, p, ResponseFn,
+                                                         p));
+}
+
+// Not deleted twice, not used after delete.
+void CheckDeletedRequest(TRITONSERVER_Server* s) {
   TRITONSERVER_InferenceRequest* gone = nullptr;
   E(A().TRITONSERVER_InferenceRequestNew(&gone, s, "identity_fp32", -1));
   E(A().TRITONSERVER_InferenceRequestDelete(gone));
@@ -230,11 +244,75 @@ TEST(PreconditionRequestRules) {
               "live TRITONSERVER_InferenceRequest");
   CHECK_DEATH(A().TRITONSERVER_InferenceRequestSetId(gone, "x"),
               "is not a live TRITONSERVER_InferenceRequest");
+}
+
+}  // namespace
+
+TEST(PreconditionRequestRules) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo);
+  TRITONSERVER_ResponseAllocator* a = NewAllocator();
+  TRITONSERVER_InferenceRequest* r = nullptr;
+  E(A().TRITONSERVER_InferenceRequestNew(&r, s, "identity_fp32", -1));
+  const float in[4] = {1, 2, 3, 4};
+  CheckRequestInputRules(r, in);
+  Probe p;
+  CheckSubmitNeedsCallbacks(s, r, a, &p);
+  CheckDeletedRequest(s);
   E(A().TRITONSERVER_InferenceRequestDelete(r));
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(AllZero());
 }
+
+namespace {
+
+// While a request executes it is Triton's: deleting or changing it, its
+// allocator or its trace aborts; submitting it again is the error Triton
+// returns (not a crash); cancelling it is allowed.
+void CheckInFlightRules(TRITONSERVER_Server* s, Submitted* sub,
+                        TRITONSERVER_ResponseAllocator* gated,
+                        TRITONSERVER_InferenceTrace* trace) {
+  CHECK_DEATH(A().TRITONSERVER_InferenceRequestDelete(sub->request),
+              "TRITONSERVER_InferenceRequestDelete: inference_request belongs "
+              "to Triton");
+  CHECK_DEATH(A().TRITONSERVER_InferenceRequestSetId(sub->request, "late"),
+              "TRITONSERVER_InferenceRequestSetId: inference_request belongs "
+              "to Triton");
+  CHECK_DEATH(A().TRITONSERVER_ResponseAllocatorDelete(gated),
+              "TRITONSERVER_ResponseAllocatorDelete: allocator is still used");
+  CHECK_DEATH(A().TRITONSERVER_InferenceTraceDelete(trace),
+              "TRITONSERVER_InferenceTraceDelete: trace is still used by a "
+              "request in flight");
+  const std::string again =
+      E(A().TRITONSERVER_ServerInferAsync(s, sub->request, nullptr));
+  CHECK(again.rfind("1: [request id: <id_unknown>] Invalid request state "
+                    "transition from ",
+                    0) == 0);
+  CHECK(again.find(" to INITIALIZED") != std::string::npos);
+  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestCancel(sub->request)),
+           std::string());
+}
+
+// After the request: its response holds its buffer (the allocator stays in
+// use) until deleted, and is not deleted twice.
+void CheckResponseRules(Submitted* sub, TRITONSERVER_ResponseAllocator* gated) {
+  CHECK_DEATH(A().TRITONSERVER_ResponseAllocatorDelete(gated),
+              "TRITONSERVER_ResponseAllocatorDelete: allocator is still used");
+  TRITONSERVER_InferenceResponse* resp = sub->probe.kept.at(0);
+  CHECK_DEATH(A().TRITONSERVER_InferenceResponseOutput(
+                  resp, 0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                  nullptr, nullptr, nullptr),
+              "TRITONSERVER_InferenceResponseOutput: name is null");
+  // The response's error comes back as a new object on every call.
+  DeleteResponses(&sub->probe);
+  CHECK_DEATH(A().TRITONSERVER_InferenceResponseDelete(resp),
+              "TRITONSERVER_InferenceResponseDelete: inference_response is not "
+              "a live TRITONSERVER_InferenceResponse");
+}
+
+}  // namespace
 
 TEST(PreconditionOwnershipWhileInFlight) {
   if (!A().ok) return;
@@ -255,42 +333,10 @@ TEST(PreconditionOwnershipWhileInFlight) {
       IdentityRequest(s, "identity_fp32", sub.in, 4, gated, &sub.probe);
   CHECK_EQ(E(A().TRITONSERVER_ServerInferAsync(s, sub.request, trace)),
            std::string());
-  CHECK_DEATH(A().TRITONSERVER_InferenceRequestDelete(sub.request),
-              "TRITONSERVER_InferenceRequestDelete: inference_request belongs "
-              "to Triton");
-  CHECK_DEATH(A().TRITONSERVER_InferenceRequestSetId(sub.request, "late"),
-              "TRITONSERVER_InferenceRequestSetId: inference_request belongs "
-              "to Triton");
-  CHECK_DEATH(A().TRITONSERVER_ResponseAllocatorDelete(gated),
-              "TRITONSERVER_ResponseAllocatorDelete: allocator is still used");
-  CHECK_DEATH(A().TRITONSERVER_InferenceTraceDelete(trace),
-              "TRITONSERVER_InferenceTraceDelete: trace is still used by a "
-              "request in flight");
-  // Submitting it again is the error Triton returns (not a crash).
-  const std::string again =
-      E(A().TRITONSERVER_ServerInferAsync(s, sub.request, nullptr));
-  CHECK(again.rfind("1: [request id: <id_unknown>] Invalid request state "
-                    "transition from ",
-                    0) == 0);
-  CHECK(again.find(" to INITIALIZED") != std::string::npos);
-  // Cancelling a request in flight is allowed.
-  CHECK_EQ(E(A().TRITONSERVER_InferenceRequestCancel(sub.request)),
-           std::string());
+  CheckInFlightRules(s, &sub, gated, trace);
   gate.Open();
   CHECK(sub.probe.WaitDone());
-  // The response still holds its buffer: the allocator stays in use.
-  CHECK_DEATH(A().TRITONSERVER_ResponseAllocatorDelete(gated),
-              "TRITONSERVER_ResponseAllocatorDelete: allocator is still used");
-  TRITONSERVER_InferenceResponse* resp = sub.probe.kept.at(0);
-  CHECK_DEATH(A().TRITONSERVER_InferenceResponseOutput(
-                  resp, 0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                  nullptr, nullptr, nullptr),
-              "TRITONSERVER_InferenceResponseOutput: name is null");
-  // The response's error comes back as a new object on every call.
-  DeleteResponses(&sub.probe);
-  CHECK_DEATH(A().TRITONSERVER_InferenceResponseDelete(resp),
-              "TRITONSERVER_InferenceResponseDelete: inference_response is not "
-              "a live TRITONSERVER_InferenceResponse");
+  CheckResponseRules(&sub, gated);
   E(A().TRITONSERVER_InferenceRequestDelete(sub.request));
   E(A().TRITONSERVER_InferenceTraceDelete(trace));
   E(A().TRITONSERVER_ResponseAllocatorDelete(gated));
@@ -402,21 +448,33 @@ TEST(RealBehaviourBatchSizeZero) {
   CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "identity_fixed")),
            std::string());
   TRITONSERVER_ResponseAllocator* a = NewAllocator();
-  Probe p1, p2, p3;
+  // A batch of 0 with other dimensions fixed: the data must still be the
+  // size of one batch entry.
+  const struct {
+    const char* model;
+    TRITONSERVER_DataType dt;
+    std::vector<int64_t> shape;
+    const char* expected;
+  } refused[] = {
+      {"identity_fp32",
+       TRITONSERVER_TYPE_FP32,
+       {0, 5},
+       "3: [request id: <id_unknown>] input byte size mismatch for input "
+       "'INPUT0' for model 'identity_fp32'. Expected 20, got 0"},
+      {"identity_fixed",
+       TRITONSERVER_TYPE_INT32,
+       {0, 2, 3},
+       "3: [request id: <id_unknown>] input byte size mismatch for input "
+       "'INPUT0' for model 'identity_fixed'. Expected 24, got 0"},
+  };
   TRITONSERVER_InferenceRequest* r = nullptr;
-  CHECK_EQ(SubmitShape(s, "identity_fp32", TRITONSERVER_TYPE_FP32, {0, 5}, 0, a,
-                       &p1, &r),
-           std::string("3: [request id: <id_unknown>] input byte size mismatch "
-                       "for input 'INPUT0' for model 'identity_fp32'. Expected "
-                       "20, got 0"));
-  E(A().TRITONSERVER_InferenceRequestDelete(r));
-  CHECK_EQ(
-      SubmitShape(s, "identity_fixed", TRITONSERVER_TYPE_INT32, {0, 2, 3}, 0, a,
-                  &p2, &r),
-      std::string("3: [request id: <id_unknown>] input byte size mismatch "
-                  "for input 'INPUT0' for model 'identity_fixed'. Expected "
-                  "24, got 0"));
-  E(A().TRITONSERVER_InferenceRequestDelete(r));
+  for (const auto& c : refused) {
+    Probe p;
+    CHECK_EQ_CASE(c.model, SubmitShape(s, c.model, c.dt, c.shape, 0, a, &p, &r),
+                  std::string(c.expected));
+    E(A().TRITONSERVER_InferenceRequestDelete(r));
+  }
+  Probe p3;
   CHECK_EQ(SubmitShape(s, "identity_fp32", TRITONSERVER_TYPE_FP32, {0, 0}, 0, a,
                        &p3, &r),
            std::string());

@@ -1,0 +1,221 @@
+// The JSON documents Triton returns for a model: its config
+// (TRITONSERVER_ServerModelConfig, config_version 1) and its metadata
+// (TRITONSERVER_ServerModelMetadata).
+#include <utility>
+
+#include "model_config.h"
+
+namespace fake {
+namespace {
+
+Json Int64Array(const std::vector<int64_t>& values) {
+  Json a = Json::Array();
+  for (int64_t v : values) a.push(Json::Int(v));
+  return a;
+}
+
+Json QueuePolicyJson(const QueuePolicyConfig& q) {
+  Json o = Json::Object();
+  o.set("timeout_action", Json::Str(q.timeout_action));
+  o.set("default_timeout_microseconds",
+        Json::Uint(q.default_timeout_microseconds));
+  o.set("allow_timeout_override", Json::Bool(q.allow_timeout_override));
+  o.set("max_queue_size", Json::Uint(q.max_queue_size));
+  return o;
+}
+
+Json StringMapJson(const std::map<std::string, std::string>& m) {
+  Json o = Json::Object();
+  for (const auto& item : m) o.set(item.first, Json::Str(item.second));
+  return o;
+}
+
+Json VersionPolicyJson(const VersionPolicyConfig& policy) {
+  Json vp = Json::Object();
+  switch (policy.kind) {
+    case VersionPolicyConfig::Kind::kLatest: {
+      Json latest = Json::Object();
+      latest.set("num_versions", Json::Uint(policy.num_versions));
+      vp.set("latest", std::move(latest));
+      break;
+    }
+    case VersionPolicyConfig::Kind::kAll:
+      vp.set("all", Json::Object());
+      break;
+    case VersionPolicyConfig::Kind::kSpecific: {
+      Json specific = Json::Object();
+      specific.set("versions", Int64Array(policy.versions));
+      vp.set("specific", std::move(specific));
+      break;
+    }
+  }
+  return vp;
+}
+
+void SetReshape(const TensorConfig& t, Json* j) {
+  if (!t.has_reshape) return;
+  Json r = Json::Object();
+  r.set("shape", Int64Array(t.reshape));
+  j->set("reshape", std::move(r));
+}
+
+Json InputJson(const TensorConfig& t) {
+  Json i = Json::Object();
+  i.set("name", Json::Str(t.name));
+  i.set("data_type", Json::Str(t.data_type));
+  i.set("format", Json::Str(t.format));
+  i.set("dims", Int64Array(t.dims));
+  SetReshape(t, &i);
+  i.set("is_shape_tensor", Json::Bool(t.is_shape_tensor));
+  i.set("allow_ragged_batch", Json::Bool(t.allow_ragged_batch));
+  i.set("optional", Json::Bool(t.optional));
+  i.set("is_non_linear_format_io", Json::Bool(t.is_non_linear_format_io));
+  return i;
+}
+
+Json OutputJson(const TensorConfig& t) {
+  Json i = Json::Object();
+  i.set("name", Json::Str(t.name));
+  i.set("data_type", Json::Str(t.data_type));
+  i.set("dims", Int64Array(t.dims));
+  SetReshape(t, &i);
+  i.set("label_filename", Json::Str(t.label_filename));
+  i.set("is_shape_tensor", Json::Bool(t.is_shape_tensor));
+  i.set("is_non_linear_format_io", Json::Bool(t.is_non_linear_format_io));
+  return i;
+}
+
+// What Triton reports for a model without an optimization block.
+Json DefaultOptimizationJson() {
+  Json opt = Json::Object();
+  opt.set("priority", Json::Str("PRIORITY_DEFAULT"));
+  Json pinned = Json::Object();
+  pinned.set("enable", Json::Bool(true));
+  opt.set("input_pinned_memory", pinned);
+  opt.set("output_pinned_memory", pinned);
+  opt.set("gather_kernel_buffer_threshold", Json::Uint(0));
+  opt.set("eager_batching", Json::Bool(false));
+  return opt;
+}
+
+Json DynamicBatchingJson(const DynamicBatchingConfig& d) {
+  Json db = Json::Object();
+  Json sizes = Json::Array();
+  for (int s : d.preferred_batch_size) sizes.push(Json::Int(s));
+  db.set("preferred_batch_size", std::move(sizes));
+  db.set("max_queue_delay_microseconds",
+         Json::Uint(d.max_queue_delay_microseconds));
+  db.set("preserve_ordering", Json::Bool(d.preserve_ordering));
+  db.set("priority_levels", Json::Uint(d.priority_levels));
+  db.set("default_priority_level", Json::Uint(d.default_priority_level));
+  if (d.default_queue_policy.present) {
+    db.set("default_queue_policy", QueuePolicyJson(d.default_queue_policy));
+  }
+  Json pq = Json::Object();
+  for (const auto& item : d.priority_queue_policy) {
+    pq.set(std::to_string(item.first), QueuePolicyJson(item.second));
+  }
+  db.set("priority_queue_policy", std::move(pq));
+  return db;
+}
+
+Json InstanceGroupJson(const InstanceGroupConfig& g) {
+  Json j = Json::Object();
+  j.set("name", Json::Str(g.name));
+  j.set("kind", Json::Str(g.kind));
+  j.set("count", Json::Int(g.count));
+  Json gpus = Json::Array();
+  for (int gpu : g.gpus) gpus.push(Json::Int(gpu));
+  j.set("gpus", std::move(gpus));
+  j.set("secondary_devices", Json::Array());
+  Json profiles = Json::Array();
+  for (const auto& p : g.profile) profiles.push(Json::Str(p));
+  j.set("profile", std::move(profiles));
+  j.set("passive", Json::Bool(g.passive));
+  j.set("host_policy", Json::Str(g.host_policy));
+  return j;
+}
+
+Json ParametersJson(const std::map<std::string, std::string>& parameters) {
+  Json params = Json::Object();
+  for (const auto& item : parameters) {
+    Json p = Json::Object();
+    p.set("string_value", Json::Str(item.second));
+    params.set(item.first, std::move(p));
+  }
+  return params;
+}
+
+// A model's inputs or outputs as its metadata lists them.
+Json TensorsMetadataJson(const ModelConfig& cfg,
+                         const std::vector<TensorConfig>& list) {
+  Json a = Json::Array();
+  for (const auto& t : list) {
+    Json j = Json::Object();
+    j.set("name", Json::Str(t.name));
+    j.set("datatype", Json::Str(ApiNameFromDataType(t.datatype)));
+    Json shape = Json::Array();
+    if (cfg.max_batch_size > 0) shape.push(Json::Int(-1));
+    for (int64_t d : t.dims) shape.push(Json::Int(d));
+    j.set("shape", std::move(shape));
+    a.push(std::move(j));
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string ModelConfigToJson(const ModelConfig& cfg) {
+  Json o = Json::Object();
+  o.set("name", Json::Str(cfg.name));
+  o.set("platform", Json::Str(cfg.platform));
+  o.set("backend", Json::Str(cfg.backend));
+  o.set("runtime", Json::Str(cfg.runtime));
+  o.set("version_policy", VersionPolicyJson(cfg.version_policy));
+  o.set("max_batch_size", Json::Int(cfg.max_batch_size));
+  Json inputs = Json::Array();
+  for (const auto& t : cfg.input) inputs.push(InputJson(t));
+  o.set("input", std::move(inputs));
+  Json outputs = Json::Array();
+  for (const auto& t : cfg.output) outputs.push(OutputJson(t));
+  o.set("output", std::move(outputs));
+  o.set("batch_input", Json::Array());
+  o.set("batch_output", Json::Array());
+  if (!cfg.has_ensemble_scheduling) {
+    o.set("optimization", DefaultOptimizationJson());
+  }
+  if (cfg.dynamic_batching.present) {
+    o.set("dynamic_batching", DynamicBatchingJson(cfg.dynamic_batching));
+  }
+  Json groups = Json::Array();
+  for (const auto& g : cfg.instance_group) groups.push(InstanceGroupJson(g));
+  o.set("instance_group", std::move(groups));
+  o.set("default_model_filename", Json::Str(cfg.default_model_filename));
+  o.set("cc_model_filenames", StringMapJson(cfg.cc_model_filenames));
+  o.set("metric_tags", StringMapJson(cfg.metric_tags));
+  o.set("parameters", ParametersJson(cfg.parameters));
+  o.set("model_warmup", Json::Array());
+  if (cfg.has_transaction_policy || cfg.has_ensemble_scheduling) {
+    Json tp = Json::Object();
+    tp.set("decoupled", Json::Bool(cfg.decoupled));
+    o.set("model_transaction_policy", std::move(tp));
+  }
+  return o.dump();
+}
+
+std::string ModelMetadataJson(const ModelConfig& cfg,
+                              const std::vector<int64_t>& versions) {
+  Json o = Json::Object();
+  o.set("name", Json::Str(cfg.name));
+  Json v = Json::Array();
+  for (int64_t version : versions) v.push(Json::Str(std::to_string(version)));
+  o.set("versions", std::move(v));
+  // Triton reports the platform, or the backend name when there is none.
+  o.set("platform",
+        Json::Str(cfg.platform.empty() ? cfg.backend : cfg.platform));
+  o.set("inputs", TensorsMetadataJson(cfg, cfg.input));
+  o.set("outputs", TensorsMetadataJson(cfg, cfg.output));
+  return o.dump();
+}
+
+}  // namespace fake

@@ -1,0 +1,205 @@
+// The checks Triton makes on a model config read from the repository (after
+// its defaults are filled), with Triton's messages.
+#include <limits>
+
+#include "model_config.h"
+
+namespace fake {
+namespace {
+
+bool IsValidDim(int64_t d) { return d >= 1 || d == -1; }
+
+// Element count of a shape, saturated; *variable says whether it has a -1.
+int64_t ElementCount(const std::vector<int64_t>& dims, bool* variable) {
+  int64_t n = 1;
+  *variable = false;
+  for (int64_t d : dims) {
+    if (d == -1) {
+      *variable = true;
+    } else if (n <= std::numeric_limits<int64_t>::max() / d) {
+      n *= d;
+    } else {
+      n = std::numeric_limits<int64_t>::max();
+    }
+  }
+  return n;
+}
+
+// A tensor's reshape: valid dimensions, and element counts that agree with
+// its dims where both are fixed (an empty reshape stands for a single
+// element). `named` is "model input 'NAME' ".
+bool ValidateReshape(const TensorConfig& t, const std::string& named,
+                     std::string* error) {
+  for (int64_t d : t.reshape) {
+    if (!IsValidDim(d)) {
+      *error = named +
+               "reshape dimensions must be integer >= 1, or -1 to indicate "
+               "a variable-size dimension";
+      return false;
+    }
+  }
+  bool dims_variable = false;
+  bool reshape_variable = false;
+  const int64_t dims_count = ElementCount(t.dims, &dims_variable);
+  const int64_t reshape_count = ElementCount(t.reshape, &reshape_variable);
+  if (dims_variable != reshape_variable ||
+      (!dims_variable && dims_count != reshape_count)) {
+    *error = named + "has different size for dims and reshape";
+    return false;
+  }
+  return true;
+}
+
+bool ValidateTensor(const TensorConfig& t, bool is_input,
+                    const ModelConfig& cfg, std::string* error) {
+  const std::string prefix = is_input ? "model input " : "model output ";
+  if (t.name.empty()) {
+    *error = prefix + "must specify 'name'";
+    return false;
+  }
+  const std::string named = prefix + "'" + t.name + "' ";
+  if (t.datatype == TRITONSERVER_TYPE_INVALID) {
+    *error = named + "must specify 'data_type'";
+    return false;
+  }
+  if (t.dims.empty()) {
+    *error = named + "must specify 'dims'";
+    return false;
+  }
+  if (t.has_reshape && t.reshape.empty() && cfg.max_batch_size == 0) {
+    *error = named +
+             "cannot have empty reshape for non-batching model as scalar "
+             "tensors are not supported";
+    return false;
+  }
+  for (int64_t d : t.dims) {
+    if (!IsValidDim(d)) {
+      *error = named +
+               "dimension must be integer >= 1, or -1 to indicate a "
+               "variable-size dimension";
+      return false;
+    }
+  }
+  if (t.has_reshape && !ValidateReshape(t, named, error)) return false;
+  if (is_input && t.format != "FORMAT_NONE" && t.dims.size() != 3) {
+    *error = "model input NHWC/NCHW require 3 dims";
+    return false;
+  }
+  return true;
+}
+
+// The model's backend or platform, and its max_batch_size.
+bool ValidateBackendAndBatchSize(const ModelConfig& cfg, std::string* error) {
+  if (cfg.backend.empty() && cfg.platform.empty()) {
+    *error = "Invalid model name: Could not determine backend for model '" +
+             cfg.name +
+             "' with no backend in model configuration. Expected model "
+             "name of the form 'model.<backend_name>'.";
+    return false;
+  }
+  if (cfg.backend.empty() && cfg.platform != "ensemble") {
+    *error = "unexpected platform type '" + cfg.platform + "' for " + cfg.name;
+    return false;
+  }
+  if (!cfg.backend.empty() && cfg.platform == "ensemble") {
+    *error = "Ensemble model '" + cfg.name + "' must have platform type '" +
+             cfg.platform + "' and empty backend type";
+    return false;
+  }
+  if (cfg.max_batch_size < 0) {
+    *error = "'max_batch_size' must be non-negative value for " + cfg.name;
+    return false;
+  }
+  return true;
+}
+
+bool ValidateDynamicBatching(const ModelConfig& cfg, std::string* error) {
+  const DynamicBatchingConfig& db = cfg.dynamic_batching;
+  for (int size : db.preferred_batch_size) {
+    if (size <= 0) {
+      *error =
+          "dynamic batching preferred size must be positive for " + cfg.name;
+      return false;
+    }
+    if (size > cfg.max_batch_size) {
+      *error =
+          "dynamic batching preferred size must be <= max batch size for " +
+          cfg.name;
+      return false;
+    }
+  }
+  if (db.priority_levels == 0) return true;
+  const std::string range =
+      "range [1, " + std::to_string(db.priority_levels) + "] for " + cfg.name;
+  if (db.default_priority_level == 0 ||
+      db.default_priority_level > db.priority_levels) {
+    *error = "default priority level must be in " + range;
+    return false;
+  }
+  for (const auto& item : db.priority_queue_policy) {
+    if (item.first == 0 || item.first > db.priority_levels) {
+      *error = "priority queue policy must have priority level in " + range;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ValidateInstanceGroups(const ModelConfig& cfg, std::string* error) {
+  if (cfg.instance_group.empty()) {
+    *error = "must specify one or more 'instance group's for " + cfg.name;
+    return false;
+  }
+  for (const auto& g : cfg.instance_group) {
+    const std::string group =
+        "instance group " + g.name + " of model " + cfg.name;
+    if ((g.kind == "KIND_CPU" || g.kind == "KIND_MODEL") && !g.gpus.empty()) {
+      *error =
+          group + " has kind " + g.kind + " but specifies one or more GPUs";
+      return false;
+    }
+    if (g.kind == "KIND_AUTO") {
+      *error = group + " has unexpected kind KIND_AUTO";
+      return false;
+    }
+    if (!g.profile.empty()) {
+      *error = group + " and platform " + cfg.platform +
+               "specifies profile field which is only supported for "
+               "TensorRT models";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Validate(const ModelConfig& cfg, std::string* error) {
+  if (cfg.name.empty()) {
+    *error = "model configuration must specify 'name'";
+    return false;
+  }
+  if (!ValidateBackendAndBatchSize(cfg, error)) return false;
+  if (cfg.dynamic_batching.present && !ValidateDynamicBatching(cfg, error)) {
+    return false;
+  }
+  for (const auto& t : cfg.input) {
+    if (!ValidateTensor(t, true, cfg, error)) return false;
+  }
+  for (const auto& t : cfg.output) {
+    if (!ValidateTensor(t, false, cfg, error)) return false;
+  }
+  if (!cfg.has_ensemble_scheduling && !ValidateInstanceGroups(cfg, error)) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ValidateModelConfig(const ModelConfig& cfg, std::string* error) {
+  std::string message;
+  if (Validate(cfg, &message)) return true;
+  if (error != nullptr) *error = message;
+  return false;
+}
+
+}  // namespace fake
