@@ -221,7 +221,6 @@ describe('native/', () => {
     for (const [file, text] of texts) {
       if (!file.endsWith('.cc') && !file.endsWith('.h')) continue;
       if (file.startsWith('include/')) continue; // the C API declarations
-      if (file.startsWith('fake/')) continue;
       for (const f of longFunctions(text)) long.push(`native/${file}:${f.line} ${f.head} (${f.lines} lines)`);
     }
     expect(long).toEqual([]);
