@@ -54,23 +54,56 @@ export interface NativeLibraryInfo {
 
 export type NativeMemoryType = 'cpu' | 'pinned' | 'gpu';
 
+/**
+ * Model control modes, in TRITONSERVER_ModelControlMode's order: a mode's
+ * index is its code (NONE 0, POLL 1, EXPLICIT 2).
+ */
+export const MODEL_CONTROL_MODES = ['none', 'poll', 'explicit'] as const;
+export type ModelControlMode = (typeof MODEL_CONTROL_MODES)[number];
+/** A mode's code: its index in MODEL_CONTROL_MODES. */
+export type NativeModelControlMode = 0 | 1 | 2;
+
+/** Largest value of a C++ `unsigned int` field (uint32_t). */
+export const NATIVE_UINT32_MAX = 0xffff_ffff;
+/** Largest value of a C++ `int` field (int32_t). */
+export const NATIVE_INT32_MAX = 0x7fff_ffff;
+
+/**
+ * createServer()'s options, as lib/options.ts `parseServerOptions` builds
+ * them. The TS side checks every field once, there: each field arrives with
+ * the type and within the range of the C++ field it is read into (noted per
+ * field), every string is free of NUL characters (Triton takes C strings),
+ * and optional fields are either absent or valid. The native side
+ * (native/server_wrap.cc `ParseOptions`) may therefore read them with plain
+ * typed reads (`As<Napi::Number>()`, `As<Napi::String>()`, ...) and trust
+ * these checks; a field that breaks this contract is a bug in lib/options.ts.
+ */
 export interface NativeServerOptions {
+  /** Absolute paths; at least one. */
   modelRepositories: string[];
-  /** 0 NONE, 1 POLL, 2 EXPLICIT (TRITONSERVER_ModelControlMode). */
-  modelControlMode: 0 | 1 | 2;
+  /** TRITONSERVER_ModelControlMode: the index of the mode in MODEL_CONTROL_MODES. */
+  modelControlMode: NativeModelControlMode;
+  /** Non-empty model names. */
   startupModels: string[];
   strictModelConfig: boolean;
+  /** `unsigned int`: an integer from 0 to NATIVE_UINT32_MAX. */
   exitTimeoutSeconds: number;
+  /** `unsigned int`: an integer from 0 to NATIVE_UINT32_MAX. */
   modelLoadRetryCount: number;
+  /** An absolute path, or '' for Triton's default. */
   backendDirectory: string;
+  /** `uint64_t`: a non-negative safe integer. */
   pinnedMemoryPoolBytes?: number;
-  /** [device, bytes] pairs. */
+  /** [device, bytes] pairs: device an `int` from 0 to NATIVE_INT32_MAX, bytes a non-negative safe integer (`uint64_t`). */
   cudaMemoryPoolBytes?: Array<[number, number]>;
+  /** `double`: finite, non-negative. */
   minComputeCapability?: number;
-  /** [backend, setting, value] triples. */
+  /** [backend, setting, value] triples (any of them may be ''). */
   backendConfig: Array<[string, string, string]>;
+  /** verbose: an `int` from 0 to NATIVE_INT32_MAX; file, when present, non-empty. */
   log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string };
   metrics: boolean;
+  /** Non-empty when present. */
   serverId?: string;
 }
 

@@ -189,3 +189,8 @@ export function describe(value: unknown): string {
 export function optionError(option: string, expected: string, given: unknown): TypeError {
   return new TypeError(`Expected ${expected} for ${option} but received ${describe(given)}`);
 }
+
+/** A value of the right type but outside what it may be: names the option, the range, and what was given. */
+export function optionRangeError(option: string, expected: string, given: unknown): RangeError {
+  return new RangeError(`Expected ${expected} for ${option} but received ${describe(given)}`);
+}

@@ -5,11 +5,10 @@
  * Promise; the JS thread never waits. Responses come back through one event
  * callback per server, which routes each event to its request by token.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NativeErrorInfo, NativeEvent, NativeServer, NativeServerOptions } from './binding.js';
+import type { NativeErrorInfo, NativeEvent, NativeServer } from './binding.js';
 import {
   TritonError,
   abortError,
@@ -40,6 +39,18 @@ import {
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
+import {
+  type LoadModelOptions,
+  type ServerOptions,
+  type UnloadModelOptions,
+  defaultBackendDirectory,
+  flag,
+  modelName,
+  modelVersion,
+  parseLoadModelOptions,
+  parseServerOptions,
+  parseUnloadModelOptions,
+} from './options.js';
 import { parseModelConfigText } from './pbtxt.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
 import { type InferResult, InferStream, Result, type StreamOptions } from './stream.js';
@@ -54,254 +65,10 @@ import {
   withPlacementHint,
 } from './validate.js';
 
-export interface LogOptions {
-  /** Verbose level (0 = off). */
-  verbose?: number;
-  info?: boolean;
-  warn?: boolean;
-  error?: boolean;
-  /** Write Triton's log to this file instead of stderr. */
-  file?: string;
-}
-
-export interface ServerOptions {
-  /** Model repository path, or several. */
-  modelRepository: string | readonly string[];
-  /** Where backends live (default: `backends/` beside the library's `lib/` folder). */
-  backendDirectory?: string;
-  /** Path of libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver/lib/libtritonserver.so). */
-  library?: string;
-  /** 'explicit' (default): models are loaded with loadModel(); 'none': every model at startup; 'poll'. */
-  modelControlMode?: 'none' | 'poll' | 'explicit';
-  /** Models loaded at startup in 'explicit' mode ('*' for all). */
-  startupModels?: readonly string[];
-  /** Require complete model configs (default true). */
-  strictModelConfig?: boolean;
-  /** How long stop() waits for in-flight work, seconds (default 30). */
-  exitTimeoutSeconds?: number;
-  /** Retries of a failing model load (default 0). */
-  modelLoadRetryCount?: number;
-  /** Size of Triton's pinned memory pool, bytes. */
-  pinnedMemoryPoolBytes?: number;
-  /** CUDA memory pool per device: `{ 0: bytes }`, or bytes for device 0. */
-  cudaMemoryPoolBytes?: number | Record<number, number>;
-  minComputeCapability?: number;
-  /** Backend settings: `{ onnxruntime: { 'default-max-batch-size': '4' } }`. */
-  backendConfig?: Record<string, Record<string, string | number | boolean>>;
-  /** Triton's own log (default: warnings and errors only). */
-  log?: LogOptions;
-  /**
-   * Prometheus metrics. `true`/`false`, or `{ enabled?, streaming? }`: `enabled` (default true)
-   * turns Triton's own metrics on or off; `streaming` (default false) also records stream
-   * timing histograms (custom metrics, recorded even when `enabled` is false).
-   */
-  metrics?: boolean | MetricsOptions;
-  /** Server id reported by metadata(). */
-  serverId?: string;
-}
-
 export interface ServerMetadata {
   name: string;
   version: string;
   extensions: string[];
-}
-
-export interface LoadModelOptions {
-  /** A full model config (Triton's JSON form) overriding config.pbtxt. */
-  config?: ModelConfig | string;
-  /** Files of an in-memory model directory, by path ('1/model.onnx'); needs `config`. */
-  files?: Record<string, Uint8Array | string>;
-  /** Serve exactly these version directories (a version_policy override). */
-  versions?: readonly number[];
-}
-
-export interface UnloadModelOptions {
-  /** Also unload models this one brought in (ensemble steps). */
-  unloadDependents?: boolean;
-  /** Resolve only once no version of the model is loaded or unloading. */
-  wait?: boolean;
-}
-
-const OPTION_KEYS: ReadonlySet<string> = new Set([
-  'modelRepository',
-  'backendDirectory',
-  'library',
-  'modelControlMode',
-  'startupModels',
-  'strictModelConfig',
-  'exitTimeoutSeconds',
-  'modelLoadRetryCount',
-  'pinnedMemoryPoolBytes',
-  'cudaMemoryPoolBytes',
-  'minComputeCapability',
-  'backendConfig',
-  'log',
-  'metrics',
-  'serverId',
-]);
-
-function str(option: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw optionError(option, 'a non-empty string', value);
-  return value;
-}
-
-function bool(option: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw optionError(option, 'a boolean', value);
-  return value;
-}
-
-/** The `metrics` option of `Server.create`. */
-export interface MetricsOptions {
-  /** Triton's own metrics (default true). */
-  enabled?: boolean;
-  /** Time-to-first-response and time-between-responses histograms of streams (default false). */
-  streaming?: boolean;
-}
-
-/** Resolves and checks the `metrics` option. Throws a TypeError naming it. */
-function metricsOption(value: unknown): { enabled: boolean; streaming: boolean } {
-  if (value === undefined) return { enabled: true, streaming: false };
-  if (typeof value === 'boolean') return { enabled: value, streaming: false };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw optionError('metrics', 'a boolean or { enabled?: boolean, streaming?: boolean }', value);
-  }
-  for (const key of Object.keys(value)) {
-    if (key !== 'enabled' && key !== 'streaming')
-      throw new TypeError(`Unknown option 'metrics.${key}' for Server.create`);
-  }
-  const o = value as MetricsOptions;
-  return {
-    enabled: bool('metrics.enabled', o.enabled, true),
-    streaming: bool('metrics.streaming', o.streaming, false),
-  };
-}
-
-function count(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw optionError(option, 'a non-negative integer', value);
-  }
-  return value;
-}
-
-function stringList(option: string, value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw optionError(option, 'an array of strings', value);
-  return value.map((v, i) => str(`${option}[${i}]`, v));
-}
-
-/** Checks Server.create's options and turns them into the addon's form. */
-function nativeOptions(options: ServerOptions): NativeServerOptions {
-  const repos =
-    typeof options.modelRepository === 'string' ? [options.modelRepository] : options.modelRepository;
-  if (!Array.isArray(repos) || repos.length === 0) {
-    throw optionError('modelRepository', 'a path or a non-empty array of paths', options.modelRepository);
-  }
-  const modes = { none: 0, poll: 1, explicit: 2 } as const;
-  const mode = options.modelControlMode ?? 'explicit';
-  if (!Object.hasOwn(modes, mode)) {
-    throw optionError('modelControlMode', "'none', 'poll' or 'explicit'", options.modelControlMode);
-  }
-  const log = options.log ?? {};
-  if (typeof log !== 'object' || log === null) throw optionError('log', 'an object', options.log);
-  const verbose = log.verbose === undefined ? 0 : count('log.verbose', log.verbose, 0);
-  const backendConfig: Array<[string, string, string]> = [];
-  if (options.backendConfig !== undefined) {
-    if (typeof options.backendConfig !== 'object' || options.backendConfig === null) {
-      throw optionError(
-        'backendConfig',
-        'an object of { backend: { setting: value } }',
-        options.backendConfig,
-      );
-    }
-    for (const [backend, settings] of Object.entries(options.backendConfig)) {
-      if (typeof settings !== 'object' || settings === null) {
-        throw optionError(`backendConfig.${backend}`, 'an object of settings', settings);
-      }
-      for (const [setting, value] of Object.entries(settings)) {
-        if (!['string', 'number', 'boolean'].includes(typeof value)) {
-          throw optionError(`backendConfig.${backend}.${setting}`, 'a string, number or boolean', value);
-        }
-        backendConfig.push([backend, setting, String(value)]);
-      }
-    }
-  }
-  const out: NativeServerOptions = {
-    modelRepositories: repos.map((r, i) => resolve(str(`modelRepository[${i}]`, r))),
-    modelControlMode: modes[mode],
-    startupModels: stringList('startupModels', options.startupModels),
-    strictModelConfig: bool('strictModelConfig', options.strictModelConfig, true),
-    exitTimeoutSeconds: count('exitTimeoutSeconds', options.exitTimeoutSeconds, 30),
-    modelLoadRetryCount: count('modelLoadRetryCount', options.modelLoadRetryCount, 0),
-    // Filled in from the library's location once it is loaded, when not given.
-    backendDirectory:
-      options.backendDirectory === undefined
-        ? ''
-        : resolve(str('backendDirectory', options.backendDirectory)),
-    backendConfig,
-    log: {
-      verbose,
-      info: bool('log.info', log.info, false),
-      warn: bool('log.warn', log.warn, true),
-      error: bool('log.error', log.error, true),
-    },
-    metrics: metricsOption(options.metrics).enabled,
-  };
-  if (log.file !== undefined) out.log.file = str('log.file', log.file);
-  if (options.pinnedMemoryPoolBytes !== undefined) {
-    out.pinnedMemoryPoolBytes = count('pinnedMemoryPoolBytes', options.pinnedMemoryPoolBytes, 0);
-  }
-  if (options.cudaMemoryPoolBytes !== undefined) {
-    const pools = options.cudaMemoryPoolBytes;
-    if (typeof pools === 'number') {
-      out.cudaMemoryPoolBytes = [[0, count('cudaMemoryPoolBytes', pools, 0)]];
-    } else if (typeof pools === 'object' && pools !== null) {
-      out.cudaMemoryPoolBytes = Object.entries(pools).map(([device, bytes]) => {
-        const d = Number(device);
-        if (!Number.isSafeInteger(d) || d < 0)
-          throw optionError('cudaMemoryPoolBytes key', 'a device number', device);
-        return [d, count(`cudaMemoryPoolBytes[${device}]`, bytes, 0)];
-      });
-    } else {
-      throw optionError('cudaMemoryPoolBytes', 'bytes, or an object of { device: bytes }', pools);
-    }
-  }
-  if (options.minComputeCapability !== undefined) {
-    const cc = options.minComputeCapability;
-    if (typeof cc !== 'number' || !Number.isFinite(cc) || cc < 0) {
-      throw optionError('minComputeCapability', 'a non-negative number', cc);
-    }
-    out.minComputeCapability = cc;
-  }
-  if (options.serverId !== undefined) out.serverId = str('serverId', options.serverId);
-  return out;
-}
-
-/**
- * `backends/` beside the library's `lib/` folder (Triton's install layout).
- * The fake engine has its test backends built in: no directory. Where the
- * folder does not exist, '' leaves Triton's own default in place.
- */
-function defaultBackendDirectory(library: LibraryInfo): string {
-  if (library.isFake) return '';
-  const dir = join(dirname(dirname(library.path)), 'backends');
-  return existsSync(dir) ? dir : '';
-}
-
-function checkOptions(options: unknown): asserts options is ServerOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw optionError('Server.create options', 'an object with modelRepository', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option '${key}' for Server.create`);
-  }
-  const o = options as ServerOptions;
-  if (o.modelRepository === undefined) {
-    throw optionError('modelRepository', 'a path or an array of paths', undefined);
-  }
-  if (o.library !== undefined) str('library', o.library);
-  metricsOption(o.metrics);
 }
 
 /** Receives the events of one submitted request. */
@@ -314,21 +81,6 @@ interface Pending {
 }
 
 const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
-
-function modelNameCheck(name: unknown): string {
-  if (typeof name !== 'string' || name === '' || name.includes('\0')) {
-    throw optionError('model name', 'a non-empty string without NUL characters', name);
-  }
-  return name;
-}
-
-function versionCheck(version: unknown): number {
-  if (version === undefined) return -1;
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < -1) {
-    throw optionError('model version', 'an integer >= 1 (or -1 for the highest ready version)', version);
-  }
-  return version;
-}
 
 export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
@@ -358,9 +110,9 @@ export class Server implements AsyncDisposable {
    */
   static async create(options: ServerOptions): Promise<Server> {
     const holder = captureStack();
-    checkOptions(options);
-    const native = nativeOptions(options);
-    const library = loadLibrary(options.library);
+    const parsed = parseServerOptions(options);
+    const native = parsed.native;
+    const library = loadLibrary(parsed.library);
     if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
     // The event callback exists before the server does; it routes to `server`
     // once that is set (no request can be submitted before).
@@ -373,7 +125,7 @@ export class Server implements AsyncDisposable {
       throw fromNativeError(err, {}, holder);
     }
     server = new Server(handle, native.modelRepositories, library);
-    if (metricsOption(options.metrics).streaming) {
+    if (parsed.streamingMetrics) {
       server.#streamMetrics = createStreamMetrics(handle);
     }
     return server;
@@ -573,64 +325,19 @@ export class Server implements AsyncDisposable {
    */
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     const holder = captureStack();
-    modelNameCheck(name);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('loadModel options', 'an object', options);
-    for (const key of Object.keys(options)) {
-      if (!['config', 'files', 'versions'].includes(key))
-        throw new TypeError(`Unknown option '${key}' for loadModel`);
-    }
-    let config: ModelConfig | undefined;
-    if (options.config !== undefined) {
-      if (typeof options.config === 'string') {
-        try {
-          config = JSON.parse(options.config) as ModelConfig;
-        } catch {
-          throw optionError('loadModel config', 'a model config object or its JSON text', options.config);
-        }
-      } else if (
-        typeof options.config === 'object' &&
-        options.config !== null &&
-        !Array.isArray(options.config)
-      ) {
-        config = options.config;
-      } else {
-        throw optionError('loadModel config', 'a model config object', options.config);
-      }
-    }
-    const files: Array<[string, Uint8Array]> = [];
-    if (options.files !== undefined) {
-      if (typeof options.files !== 'object' || options.files === null) {
-        throw optionError('loadModel files', 'an object of { path: bytes }', options.files);
-      }
-      if (config === undefined)
-        throw new TypeError('loadModel: files need a config (Triton requires one for in-memory models)');
-      for (const [path, content] of Object.entries(options.files)) {
-        // Triton keeps the files inside the model directory; a path that
-        // would leave it fails there with an opaque poll failure.
-        if (path === '' || path.startsWith('/') || path.split('/').includes('..'))
-          throw new TypeError(
-            `loadModel files['${path}']: expected a path relative to the model directory, without '..'`,
-          );
-        if (typeof content === 'string') files.push([path, Buffer.from(content)]);
-        else if (content instanceof Uint8Array) files.push([path, content]);
-        else throw optionError(`loadModel files['${path}']`, 'a Uint8Array or string', content);
-      }
-    }
-    if (options.versions !== undefined) {
-      const v = options.versions;
-      if (!Array.isArray(v) || v.length === 0 || !v.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-        throw optionError('loadModel versions', 'a non-empty array of version numbers', v);
-      }
+    modelName(name);
+    const parsed = parseLoadModelOptions(options);
+    let config = parsed.config;
+    if (parsed.versions !== undefined) {
       if (this.#stopping !== undefined) throw this.#closedError(holder, { model: name });
       const base = config ?? (await this.#repositoryConfig(name, holder));
-      config = { ...base, version_policy: { specific: { versions: [...v] } } };
+      config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
       this.#forget(name);
       try {
-        await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, files));
+        await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, parsed.files));
       } finally {
         this.#forget(name);
       }
@@ -676,11 +383,8 @@ export class Server implements AsyncDisposable {
   /** Unloads a model (every version). Returns at once unless `wait` is set. */
   async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     const holder = captureStack();
-    modelNameCheck(name);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('unloadModel options', 'an object', options);
-    const dependents = bool('unloadDependents', options.unloadDependents, false);
-    const wait = bool('wait', options.wait, false);
+    modelName(name);
+    const { dependents, wait } = parseUnloadModelOptions(options);
     let done: Promise<void> | undefined;
     const unloaded = () => {
       done ??= this.#unloaded(name, holder);
@@ -720,12 +424,12 @@ export class Server implements AsyncDisposable {
    */
   modelIndex(options: { readyOnly?: boolean } = {}): Promise<ModelIndexEntry[]> {
     const holder = captureStack();
-    return this.#index(bool('readyOnly', options?.readyOnly, false), holder);
+    return this.#index(flag('readyOnly', options?.readyOnly, false), holder);
   }
 
   /** A handle on a model, pinned to `version` when given. */
   model(name: string, version?: number): Model {
-    return new Model(this, modelNameCheck(name), versionCheck(version));
+    return new Model(this, modelName(name), modelVersion(version));
   }
 
   /** @internal */
@@ -871,7 +575,7 @@ export class Server implements AsyncDisposable {
   infer(name: string, request: InferRequest): Promise<InferResult> {
     let version: number;
     try {
-      modelNameCheck(name);
+      modelName(name);
       checkRequestShape(request);
       version = request.version ?? -1;
     } catch (err) {
@@ -975,7 +679,7 @@ export class Server implements AsyncDisposable {
    * after Triton's FINAL. Leaving the loop early cancels the request.
    */
   stream(name: string, request: InferRequest, options: StreamOptions = {}): InferStream {
-    modelNameCheck(name);
+    modelName(name);
     checkRequestShape(request);
     return this._stream(name, request.version ?? -1, request, options);
   }
