@@ -7,25 +7,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import type { NativeErrorInfo, NativeEvent, NativeServer } from './binding.js';
-import {
-  TritonError,
-  abortError,
-  captureStack,
-  copyError,
-  fromErrorInfo,
-  fromNativeError,
-  optionError,
-  stackHere,
-  tritonError,
-} from './errors.js';
+import type { NativeEvent, NativeServer } from './binding.js';
+import { type TritonError, captureStack, fromNativeError, tritonError } from './errors.js';
+import { Inference } from './inference.js';
 import {
   type Metric,
   type MetricSpec,
   type MetricsHandler,
   type MetricsRegistry,
-  type StreamMetrics,
   createCustomMetric,
   createMetricsHandler,
   createStreamMetrics,
@@ -53,31 +42,13 @@ import {
 } from './options.js';
 import { parseModelConfigText } from './pbtxt.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
-import { type InferResult, InferStream, Result, type StreamOptions } from './stream.js';
-import { type OutputDestination, type Tensor, toTensor, toTiming } from './tensor.js';
-import {
-  type BuiltRequest,
-  type InferRequest,
-  type ModelSpec,
-  buildRequest,
-  checkRequestShape,
-  parseModelSpec,
-  withPlacementHint,
-} from './validate.js';
+import type { InferResult, InferStream, StreamOptions } from './stream.js';
+import { type InferRequest, checkRequestShape } from './validate.js';
 
 export interface ServerMetadata {
   name: string;
   version: string;
   extensions: string[];
-}
-
-/** Receives the events of one submitted request. */
-interface Pending {
-  event(ev: NativeEvent): void;
-  /** The server stopped and no FINAL came. */
-  abandon(err: TritonError): void;
-  /** The server is stopping (streams end at once; single inferences run to completion). */
-  stopping?(): void;
 }
 
 const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
@@ -86,19 +57,19 @@ export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
   readonly #repositories: string[];
   readonly #library: LibraryInfo;
-  readonly #pending = new Map<number, Pending>();
-  /** Events that arrived while `submit()` was still running (synchronous callbacks). */
-  #early: NativeEvent[] | null = null;
-  /** submit()'s numbers, reused (the addon reads them before submit() returns). */
-  #nums = new Float64Array(64);
-  readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
+  readonly #inference: Inference;
   #stopping: Promise<void> | undefined;
-  #streamMetrics: StreamMetrics | undefined;
   /** Per model: the end of its last load or unload (see #serialized). */
   readonly #control = new Map<string, Promise<void>>();
 
-  private constructor(native: NativeServer, repositories: string[], library: LibraryInfo) {
+  private constructor(
+    native: NativeServer,
+    inference: Inference,
+    repositories: string[],
+    library: LibraryInfo,
+  ) {
     this.#native = native;
+    this.#inference = inference;
     this.#repositories = repositories;
     this.#library = library;
   }
@@ -114,21 +85,22 @@ export class Server implements AsyncDisposable {
     const native = parsed.native;
     const library = loadLibrary(parsed.library);
     if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
-    // The event callback exists before the server does; it routes to `server`
-    // once that is set (no request can be submitted before).
-    let server: Server | undefined;
-    const onEvents = (events: NativeEvent[]) => server?._dispatch(events);
+    // The event callback exists before the server does; it routes to
+    // `route.to` once that is set (no request can be submitted before).
+    const route: { to?: Inference } = {};
+    const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
     let handle: NativeServer;
     try {
       handle = await addon().createServer(native, onEvents);
     } catch (err) {
       throw fromNativeError(err, {}, holder);
     }
-    server = new Server(handle, native.modelRepositories, library);
-    if (parsed.streamingMetrics) {
-      server.#streamMetrics = createStreamMetrics(handle);
-    }
-    return server;
+    const inference = new Inference(
+      handle,
+      parsed.streamingMetrics ? createStreamMetrics(handle) : undefined,
+    );
+    route.to = inference;
+    return new Server(handle, inference, native.modelRepositories, library);
   }
 
   /** The Triton library this server runs on. */
@@ -139,63 +111,6 @@ export class Server implements AsyncDisposable {
   /** True once stop() was called. */
   get stopped(): boolean {
     return this.#stopping !== undefined;
-  }
-
-  /** @internal Routes addon events to their requests (JS thread). */
-  _dispatch(events: NativeEvent[]): void {
-    for (const ev of events) {
-      const pending = this.#pending.get(ev.token);
-      if (pending === undefined) {
-        this.#early?.push(ev);
-        continue;
-      }
-      if (ev.final) this.#pending.delete(ev.token);
-      try {
-        pending.event(ev);
-      } catch (err) {
-        // A handler bug must not lose the other events of this batch.
-        queueMicrotask(() => {
-          throw err;
-        });
-      }
-    }
-  }
-
-  /** Submits a built request; its events go to `pending`. Throws TritonError when Triton refuses it. */
-  #submit(built: BuiltRequest, pending: Pending, holder?: Error): number {
-    this.#early = [];
-    let token: number;
-    let early: NativeEvent[];
-    try {
-      const src = built.nums;
-      let nums = this.#nums;
-      if (nums.length < src.length) {
-        nums = new Float64Array(Math.max(src.length, nums.length * 2));
-        this.#nums = nums;
-      }
-      for (let i = 0; i < src.length; i++) nums[i] = src[i]!;
-      token = this.#native.submit(nums, ...built.args);
-    } catch (err) {
-      // The addon's argument errors (a NUL in a name, a resizable destination)
-      // stay TypeErrors/RangeErrors, as the same mistakes caught in TS are.
-      if (err instanceof TypeError || err instanceof RangeError) throw err;
-      throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
-    } finally {
-      early = this.#early;
-      this.#early = null;
-    }
-    this.#pending.set(token, pending);
-    const mine = early.filter((ev) => ev.token === token);
-    if (mine.length > 0) this._dispatch(mine);
-    return token;
-  }
-
-  #cancel(token: number): void {
-    try {
-      this.#native.cancel(token);
-    } catch {
-      // Best effort: the request may have been released already.
-    }
   }
 
   #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
@@ -248,9 +163,8 @@ export class Server implements AsyncDisposable {
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
       const holder = captureStack();
+      this.#inference.beginStop();
       this.#stopping = (async () => {
-        this.#streamMetrics?.dispose();
-        for (const p of [...this.#pending.values()]) p.stopping?.();
         let failure: unknown;
         try {
           await this.#native.stop();
@@ -259,11 +173,7 @@ export class Server implements AsyncDisposable {
         }
         // Let events the addon queued during the stop arrive before giving up on the rest.
         await new Promise((r) => setImmediate(r));
-        const left = [...this.#pending.values()];
-        this.#pending.clear();
-        for (const p of left)
-          p.abandon(tritonError('UNAVAILABLE', 'the server stopped before the request completed'));
-        this.#specs.clear();
+        this.#inference.abandonAll();
         // The server is stopped either way (Triton reports an expired exit
         // timeout as an error): say so without failing the caller's shutdown.
         if (failure !== undefined) {
@@ -283,11 +193,6 @@ export class Server implements AsyncDisposable {
   }
 
   // ---- model control ------------------------------------------------------
-
-  #forget(name: string): void {
-    const prefix = `${name}\u0000`;
-    for (const key of this.#specs.keys()) if (key.startsWith(prefix)) this.#specs.delete(key);
-  }
 
   /** The model's own config.pbtxt (first repository that has the model), as JSON. */
   async #repositoryConfig(name: string, holder: Error): Promise<ModelConfig> {
@@ -335,11 +240,11 @@ export class Server implements AsyncDisposable {
     }
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
-      this.#forget(name);
+      this.#inference.forget(name);
       try {
         await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, parsed.files));
       } finally {
-        this.#forget(name);
+        this.#inference.forget(name);
       }
     });
   }
@@ -393,7 +298,7 @@ export class Server implements AsyncDisposable {
     await this.#serialized(
       name,
       async () => {
-        this.#forget(name);
+        this.#inference.forget(name);
         await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
       },
       unloaded,
@@ -518,55 +423,6 @@ export class Server implements AsyncDisposable {
 
   // ---- inference -------------------------------------------------------------
 
-  /** The cached model spec, or a Promise of it (fetched once per loaded model). */
-  #spec(name: string, version: number, holder?: Error): ModelSpec | Promise<ModelSpec> {
-    const key = `${name}\u0000${version}`;
-    const cached = this.#specs.get(key);
-    if (cached !== undefined) return cached;
-    // A cache miss (once per model): the call-time capture is affordable here,
-    // and the fetch's error goes to every caller waiting for it.
-    holder ??= captureStack();
-    const fetch = (async () => {
-      let text: string;
-      try {
-        text = await this.#native.modelConfig(name, version);
-      } catch (err) {
-        throw fromNativeError(err, { model: name, version }, holder);
-      }
-      return parseModelSpec(text, name, version);
-    })();
-    this.#specs.set(key, fetch);
-    fetch.then(
-      (spec) => {
-        if (this.#specs.get(key) === fetch) this.#specs.set(key, spec);
-      },
-      () => {
-        if (this.#specs.get(key) === fetch) this.#specs.delete(key);
-      },
-    );
-    return fetch;
-  }
-
-  #result(
-    name: string,
-    version: number,
-    ev: NativeEvent,
-    requestId: string | undefined,
-    destinations: Map<string, OutputDestination> | undefined,
-  ): InferResult {
-    const outputs: Record<string, Tensor> = {};
-    for (const out of ev.outputs ?? []) outputs[out.name] = toTensor(out, destinations?.get(out.name));
-    const result = new Result(
-      ev.model ?? name,
-      ev.version ?? version,
-      ev.id ?? requestId ?? '',
-      outputs,
-      ev.parameters ?? {},
-    );
-    if (ev.timing !== undefined) result.timing = toTiming(ev.timing);
-    return result;
-  }
-
   /**
    * Runs one inference on `name` and resolves with its outputs. Validation
    * failures and Triton's errors reject with a TritonError; malformed
@@ -584,94 +440,9 @@ export class Server implements AsyncDisposable {
     return this._infer(name, version, request);
   }
 
-  /**
-   * @internal
-   * No stack is captured on the way in (Error.captureStackTrace costs ~30k
-   * instructions per call, as much as the rest of a small inference). Every
-   * error leaves through the catch below, which gives it the stack of this
-   * frame: before the first `await` that is the caller's synchronous stack;
-   * after it (Triton's errors, aborts, a stopping server) V8 appends the
-   * functions awaiting this call ("at async handler (app.ts:12)"), which is
-   * why those errors are created here after the `await` and not in the event
-   * callbacks.
-   */
-  async _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
-    try {
-      checkRequestShape(request);
-      const version = request.version ?? modelVersion;
-      const ctx = { model: name, version, requestId: request.id };
-      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
-      const signal = request.signal;
-      if (signal?.aborted) throw abortError(ctx, signal.reason);
-      const cached = this.#spec(name, version);
-      // The first calls to a model share one config fetch; each gets its own
-      // copy of a failure (its stack and request id are rewritten below).
-      const spec =
-        cached instanceof Promise
-          ? await cached.catch((e: unknown) => {
-              throw e instanceof TritonError ? copyError(e, ctx) : e;
-            })
-          : cached;
-      if (spec.decoupled) {
-        throw tritonError(
-          'UNSUPPORTED',
-          `model '${name}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
-          ctx,
-        );
-      }
-      const built = buildRequest(spec, request, version);
-      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
-      if (signal?.aborted) throw abortError(ctx, signal.reason);
-      // Settles with the final event, or with a function making the error.
-      const outcome = await new Promise<NativeEvent | (() => TritonError)>((settle) => {
-        let settled = false;
-        let response: NativeEvent | undefined;
-        let error: NativeErrorInfo | undefined;
-        let token = -1;
-        const onAbort = () => {
-          if (settled) return;
-          settled = true;
-          // Settle at once; whatever Triton still sends for this token is dropped.
-          if (token >= 0) this.#cancel(token);
-          settle(() => abortError(ctx, signal!.reason));
-        };
-        const finish = () => {
-          settled = true;
-          signal?.removeEventListener('abort', onAbort);
-        };
-        const pending: Pending = {
-          event: (ev) => {
-            if (settled) return;
-            if (ev.error !== undefined) error ??= ev.error;
-            else if (ev.outputs !== undefined && response === undefined) response = ev;
-            if (!ev.final) return;
-            finish();
-            if (error !== undefined) {
-              const info = error;
-              return settle(() => fromErrorInfo(withPlacementHint(info, built), ctx));
-            }
-            settle(response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing });
-          },
-          abandon: (err) => {
-            if (settled) return;
-            finish();
-            settle(() => fromErrorInfo(err, ctx));
-          },
-        };
-        try {
-          token = this.#submit(built, pending);
-        } catch (err) {
-          finish();
-          settle(() => err as TritonError);
-          return;
-        }
-        if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
-      });
-      if (typeof outcome === 'function') throw outcome();
-      return this.#result(name, version, outcome, request.id, built.destinations);
-    } catch (err) {
-      throw err instanceof TritonError ? stackHere(err) : err;
-    }
+  /** @internal Runs one inference (Model.infer and infer() land here). */
+  _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
+    return this.#inference.infer(name, modelVersion, request);
   }
 
   /**
@@ -684,115 +455,8 @@ export class Server implements AsyncDisposable {
     return this._stream(name, request.version ?? -1, request, options);
   }
 
-  /** @internal */
+  /** @internal Starts a stream (Model.stream and stream() land here). */
   _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
-    const holder = captureStack();
-    checkRequestShape(request);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('stream options', 'an object', options);
-    const hwm = options.highWaterMark;
-    if (hwm !== undefined && !(Number.isSafeInteger(hwm) && hwm > 0)) {
-      throw optionError('highWaterMark', 'a positive integer', hwm);
-    }
-    const version = request.version ?? modelVersion;
-    const ctx = { model: name, version, requestId: request.id };
-    const stream = new InferStream(`stream of model '${name}'`, options);
-    void this.#startStream(stream, name, version, request, ctx, holder).catch((err: unknown) => {
-      stream._fail(err instanceof TritonError ? err : (err as TritonError), false);
-    });
-    return stream;
-  }
-
-  async #startStream(
-    stream: InferStream,
-    name: string,
-    version: number,
-    request: InferRequest,
-    ctx: { model: string; version: number; requestId?: string },
-    holder: Error,
-  ): Promise<void> {
-    // Submit on the next microtask: a consumer that gives up at once
-    // (`stream.return()` right away) then sends nothing to Triton.
-    await undefined;
-    if (stream.ended) return;
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    const signal = request.signal;
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    const cached = this.#spec(name, version, holder);
-    const spec = cached instanceof Promise ? await cached : cached;
-    const built = buildRequest(spec, request, version, holder);
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    if (stream.ended) return; // the consumer gave up before submission
-    let token = -1;
-    // `done`: Triton sent FINAL (nothing left to cancel). The abort listener
-    // stays until the consumer is done: an abort also drops unread responses.
-    let done = false;
-    const onAbort = () => {
-      if (!done && token >= 0) this.#cancel(token);
-      done = true;
-      stream._fail(abortError(ctx, signal!.reason, holder), true);
-    };
-    const pending: Pending = {
-      event: (ev) => {
-        if (ev.final) done = true;
-        if (stream.ended) return;
-        if (ev.error !== undefined) {
-          if (!ev.final) this.#cancel(token);
-          stream._fail(fromErrorInfo(withPlacementHint(ev.error, built), ctx, holder), false);
-          return;
-        }
-        if (ev.outputs !== undefined) {
-          let result: InferResult;
-          try {
-            result = this.#result(name, version, ev, request.id, built.destinations);
-          } catch (err) {
-            if (!ev.final) this.#cancel(token);
-            stream._fail(err as TritonError, false);
-            return;
-          }
-          stream._push(result, performance.now());
-        }
-        if (ev.final) stream._end();
-      },
-      abandon: (err) => {
-        done = true;
-        stream._fail(fromErrorInfo(err, ctx, holder), false);
-      },
-      stopping: () => {
-        if (done) return;
-        this.#cancel(token);
-        stream._fail(
-          tritonError('UNAVAILABLE', `the server is stopping; stream of model '${name}' ended`, ctx, holder),
-          false,
-        );
-      },
-    };
-    const metrics = this.#streamMetrics;
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // Open before submitting: responses may arrive inside submit() itself.
-    stream._open(
-      {
-        cancel: () => {
-          if (!done && token >= 0) this.#cancel(token);
-        },
-        observe:
-          metrics === undefined
-            ? undefined
-            : (kind, ms, result) =>
-                // Labelled with the version that answered, not the one asked for (-1).
-                kind === 'first'
-                  ? metrics.recordTimeToFirstResponse(result.model, result.version, ms)
-                  : metrics.recordTimeBetweenResponses(result.model, result.version, ms),
-        closed: () => signal?.removeEventListener('abort', onAbort),
-      },
-      performance.now(),
-    );
-    try {
-      token = this.#submit(built, pending, holder);
-    } catch (err) {
-      signal?.removeEventListener('abort', onAbort);
-      throw err;
-    }
+    return this.#inference.stream(name, modelVersion, request, options);
   }
 }
