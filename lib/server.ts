@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { NativeEvent, NativeServer } from './binding.js';
 import { type TritonError, captureStack, fromNativeError, tritonError } from './errors.js';
 import { Inference } from './inference.js';
+import { is } from './is.js';
 import {
   type Metric,
   type MetricSpec,
@@ -20,11 +21,11 @@ import {
   createStreamMetrics,
 } from './metrics.js';
 import {
+  MODEL_STATES,
   Model,
   type ModelConfig,
   type ModelIndexEntry,
   type ModelMetadata,
-  type ModelState,
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
@@ -50,8 +51,6 @@ export interface ServerMetadata {
   version: string;
   extensions: string[];
 }
-
-const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
 
 export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
@@ -317,7 +316,7 @@ export class Server implements AsyncDisposable {
     return raw.map((e) => {
       const entry: ModelIndexEntry = { name: e.name };
       if (e.version !== undefined) entry.version = Number(e.version);
-      if (e.state !== undefined && INDEX_STATES.has(e.state)) entry.state = e.state as ModelState;
+      if (is.oneOf(MODEL_STATES, e.state)) entry.state = e.state;
       if (e.reason !== undefined && e.reason !== '') entry.reason = e.reason;
       return entry;
     });

@@ -5,6 +5,7 @@
  * expects and what the request gave; malformed arguments are TypeErrors.
  */
 import {
+  MEMORY_TYPES,
   NATIVE_DATATYPE_CODES,
   NATIVE_MEMORY_CODES,
   NATIVE_PARAMETER_CODES,
@@ -28,6 +29,7 @@ import {
   isDataType,
 } from './datatypes.js';
 import { type TritonError, describe, tritonError } from './errors.js';
+import { is } from './is.js';
 import type { MemoryType, OutputDestination } from './tensor.js';
 
 /** Data of one input tensor. */
@@ -92,8 +94,6 @@ export interface InferRequest {
   /** GPU id for outputMemory 'gpu' (same as `outputMemory: { type: 'gpu', device }`). */
   outputDevice?: number;
 }
-
-const MEMORY: ReadonlySet<string> = new Set(['cpu', 'pinned', 'gpu']);
 
 /** One input or output of a model, as its config declares it. */
 export interface IoSpec {
@@ -363,9 +363,9 @@ function placement(
   if (device !== undefined) out.device = deviceId(deviceWhat, device);
   if (memory === undefined) return out;
   if (typeof memory === 'string') {
-    if (!MEMORY.has(memory))
+    if (!is.oneOf(MEMORY_TYPES, memory))
       throw new TypeError(`Expected ${expected} for ${what} but received ${describe(memory)}`);
-    out.memory = memory as NativeMemoryType;
+    out.memory = memory;
     return out;
   }
   if (typeof memory !== 'object' || memory === null || Array.isArray(memory)) {
