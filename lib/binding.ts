@@ -16,6 +16,15 @@
  * @packageDocumentation
  */
 
+// First declaration: the file comment above is its leading comment, so
+// stripInternal drops it from the published .d.ts. It must stay one that no
+// public type uses (the lists below are public types' sources).
+/** An error carried on a response event. */
+export interface NativeErrorInfo {
+  code: TritonErrorCode;
+  message: string;
+}
+
 // Each enum-like set below is one `as const` list: its type is the list's
 // element type, and its lookups (codes by name) are built from the list, so
 // a name is written once. Where the addon exports its own copy (`constants`,
@@ -34,11 +43,6 @@ export const ERROR_CODES = [
 ] as const;
 /** Triton's error codes, spelled as `TRITONSERVER_Error_Code` names them. */
 export type TritonErrorCode = (typeof ERROR_CODES)[number];
-
-export interface NativeErrorInfo {
-  code: TritonErrorCode;
-  message: string;
-}
 
 /**
  * What the loader found at a library path: 'missing' (no file), 'dlopen'
