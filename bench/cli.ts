@@ -113,8 +113,8 @@ function timestamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
 }
 
-async function bench(opts: BenchOptions): Promise<number> {
-  const cases = selectCases(
+function benchCases(opts: BenchOptions): BenchCase[] {
+  return selectCases(
     opts.model === undefined
       ? defaultCases()
       : modelCases({
@@ -127,6 +127,10 @@ async function bench(opts: BenchOptions): Promise<number> {
         }),
     opts.cases,
   );
+}
+
+/** The run's settings, once the library, repository and (when needed) the driver are found. */
+function benchSettings(opts: BenchOptions): DriverSettings {
   const library = path.resolve(opts.library);
   const repository = path.resolve(opts.repository);
   fileMustExist(
@@ -136,8 +140,7 @@ async function bench(opts: BenchOptions): Promise<number> {
       '   - or point --library at a real Triton: /opt/tritonserver/lib/libtritonserver.so',
   );
   fileMustExist(repository, 'model repository', '   - pass --repository DIR (default bench/models)');
-  const wantCpp = opts.sides.some((s) => s !== 'node');
-  if (wantCpp) {
+  if (opts.sides.some((s) => s !== 'node')) {
     fileMustExist(
       opts.driver,
       'C++ bench driver',
@@ -145,7 +148,7 @@ async function bench(opts: BenchOptions): Promise<number> {
         '   - or leave it out: --sides node',
     );
   }
-  const settings: DriverSettings = {
+  return {
     driver: opts.driver,
     library,
     repository,
@@ -153,24 +156,37 @@ async function bench(opts: BenchOptions): Promise<number> {
     durationS: opts.duration,
     warmupS: opts.warmup,
   };
+}
 
-  let node: NodeSide | undefined;
-  let nodeProblem: string | undefined;
-  if (opts.sides.includes('node')) {
-    try {
-      node = await NodeSide.start(settings, [...new Set(cases.map((c) => c.model))]);
-    } catch (e) {
-      const err = e as Error & { code?: string };
-      nodeProblem = `${err.code ?? err.name}: ${err.message}`;
-      process.stderr.write(
-        `triton-node bench: the Node side cannot run, measuring C++ only.\n  ${nodeProblem}\n`,
-      );
-    }
+/** The Node side, or why it cannot run (then only C++ is measured). */
+async function startNodeSide(
+  opts: BenchOptions,
+  settings: DriverSettings,
+  cases: BenchCase[],
+): Promise<{ node?: NodeSide; nodeProblem?: string }> {
+  if (!opts.sides.includes('node')) return {};
+  try {
+    return { node: await NodeSide.start(settings, [...new Set(cases.map((c) => c.model))]) };
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const nodeProblem = `${err.code ?? err.name}: ${err.message}`;
+    process.stderr.write(
+      `triton-node bench: the Node side cannot run, measuring C++ only.\n  ${nodeProblem}\n`,
+    );
+    return { nodeProblem };
   }
-  const sides = opts.sides.filter((s) => s !== 'node' || node !== undefined);
+}
 
-  // One run = warm-up + window + start-up; the bar advances with the clock.
-  const perRun = opts.warmup + opts.duration;
+type Rounds = Map<string, Partial<Record<Side, RunResult[]>>>;
+
+/** Every case, round and side: each run's result, and how many runs failed. */
+async function runRounds(
+  opts: BenchOptions,
+  settings: DriverSettings,
+  cases: BenchCase[],
+  sides: Side[],
+  node: NodeSide | undefined,
+): Promise<{ rounds: Rounds; failures: number }> {
   const plannedRuns = cases.length * opts.rounds * sides.length;
   const bar = new cliProgress.SingleBar(
     {
@@ -183,9 +199,30 @@ async function bench(opts: BenchOptions): Promise<number> {
   );
   if (opts.progress) bar.start(plannedRuns, 0, { stage: 'starting' });
   let done = 0;
-
-  const rounds = new Map<string, Partial<Record<Side, RunResult[]>>>();
+  const rounds: Rounds = new Map();
   let failures = 0;
+  const runOne = async (c: BenchCase, side: Side, perSide: Partial<Record<Side, RunResult[]>>) => {
+    let result: RunResult;
+    try {
+      result =
+        side === 'node'
+          ? await node!.run(c, { ...settings, durationS: opts.duration, warmupS: opts.warmup })
+          : await runDriver(c, settings, side);
+    } catch (e) {
+      failures++;
+      if (opts.progress) bar.stop();
+      process.stderr.write(`triton-node bench: ${c.name} on ${side} failed: ${(e as Error).message}\n`);
+      if (opts.progress) bar.start(plannedRuns, done, { stage: 'continuing' });
+      done++;
+      return;
+    }
+    if (result.errors > 0) failures++;
+    const list = perSide[side] ?? [];
+    list.push(result);
+    perSide[side] = list;
+    done++;
+    if (opts.progress) bar.update(done);
+  };
   try {
     for (const c of cases) {
       const perSide: Partial<Record<Side, RunResult[]>> = {};
@@ -197,35 +234,18 @@ async function bench(opts: BenchOptions): Promise<number> {
         for (const side of order) {
           if (opts.progress)
             bar.update(done, { stage: `${c.name} ${side} round ${round + 1}/${opts.rounds}` });
-          let result: RunResult;
-          try {
-            result =
-              side === 'node'
-                ? await node!.run(c, { ...settings, durationS: opts.duration, warmupS: opts.warmup })
-                : await runDriver(c, settings, side);
-          } catch (e) {
-            failures++;
-            if (opts.progress) bar.stop();
-            process.stderr.write(`triton-node bench: ${c.name} on ${side} failed: ${(e as Error).message}\n`);
-            if (opts.progress) bar.start(plannedRuns, done, { stage: 'continuing' });
-            done++;
-            continue;
-          }
-          if (result.errors > 0) failures++;
-          const list = perSide[side] ?? [];
-          list.push(result);
-          perSide[side] = list;
-          done++;
-          if (opts.progress) bar.update(done);
+          await runOne(c, side, perSide);
         }
       }
     }
   } finally {
     if (opts.progress) bar.stop();
-    await node?.stop();
   }
+  return { rounds, failures };
+}
 
-  const summaries: CaseSummary[] = cases.map((c) => {
+function summarize(cases: BenchCase[], rounds: Rounds, sides: Side[]): CaseSummary[] {
+  return cases.map((c) => {
     const perSide = rounds.get(c.name) ?? {};
     const median: CaseSummary['median'] = {};
     for (const side of sides) {
@@ -234,11 +254,17 @@ async function bench(opts: BenchOptions): Promise<number> {
     }
     return { case: c, median, rounds: perSide, ratios: ratiosOf(median.node, median.cpp) };
   });
+}
 
-  const title = `triton-node bench: ${path.basename(library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
-  process.stdout.write(`\n${title}\n${formatTable(summaries, sides)}\n`);
-  if (nodeProblem !== undefined) process.stdout.write(`\nNode side not measured: ${nodeProblem}\n`);
-
+/** Writes the JSON record and the chart next to each other; returns their common stem. */
+async function writeResults(
+  opts: BenchOptions,
+  settings: DriverSettings,
+  summaries: CaseSummary[],
+  sides: Side[],
+  title: string,
+  extra: { libraryInfo: unknown; nodeProblem: string | undefined },
+): Promise<string> {
   await mkdir(opts.out, { recursive: true });
   const stem = path.join(opts.out, `bench-${timestamp()}`);
   const record = {
@@ -249,14 +275,14 @@ async function bench(opts: BenchOptions): Promise<number> {
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
     },
-    library,
-    libraryInfo: node?.libraryInfo,
-    repository,
+    library: settings.library,
+    libraryInfo: extra.libraryInfo,
+    repository: settings.repository,
     backendDirectory: opts.backendDir,
     durationS: opts.duration,
     warmupS: opts.warmup,
     rounds: opts.rounds,
-    nodeProblem,
+    nodeProblem: extra.nodeProblem,
     cases: summaries.map((s) => ({
       ...s.case,
       inputBytes: byteSize(s.case),
@@ -266,14 +292,34 @@ async function bench(opts: BenchOptions): Promise<number> {
     })),
   };
   await writeFile(`${stem}.json`, `${JSON.stringify(record, null, 2)}\n`);
-  const svg = await renderChart(summaries, sides, title);
-  await writeFile(`${stem}.svg`, svg);
-  process.stdout.write(`\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);
-  return failures > 0 || nodeProblem !== undefined ? 1 : 0;
+  await writeFile(`${stem}.svg`, await renderChart(summaries, sides, title));
+  return stem;
 }
 
-function program(): Command {
-  const cmd = new Command('triton-node').description('triton-node command-line tools');
+async function bench(opts: BenchOptions): Promise<number> {
+  const cases = benchCases(opts);
+  const settings = benchSettings(opts);
+  const { node, nodeProblem } = await startNodeSide(opts, settings, cases);
+  const sides = opts.sides.filter((s) => s !== 'node' || node !== undefined);
+  let outcome: { rounds: Rounds; failures: number };
+  try {
+    outcome = await runRounds(opts, settings, cases, sides, node);
+  } finally {
+    await node?.stop();
+  }
+  const summaries = summarize(cases, outcome.rounds, sides);
+  const title = `triton-node bench: ${path.basename(settings.library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
+  process.stdout.write(`\n${title}\n${formatTable(summaries, sides)}\n`);
+  if (nodeProblem !== undefined) process.stdout.write(`\nNode side not measured: ${nodeProblem}\n`);
+  const stem = await writeResults(opts, settings, summaries, sides, title, {
+    libraryInfo: node?.libraryInfo,
+    nodeProblem,
+  });
+  process.stdout.write(`\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);
+  return outcome.failures > 0 || nodeProblem !== undefined ? 1 : 0;
+}
+
+function benchCommand(cmd: Command): void {
   cmd
     .command('bench')
     .description(
@@ -332,6 +378,9 @@ function program(): Command {
     .action(async (opts: BenchOptions) => {
       process.exitCode = await bench(opts);
     });
+}
+
+function soakCommand(cmd: Command): void {
   cmd
     .command('soak')
     .description(
@@ -383,6 +432,12 @@ function program(): Command {
         backendDir: opts.backendDir === undefined ? undefined : path.resolve(opts.backendDir),
       });
     });
+}
+
+function program(): Command {
+  const cmd = new Command('triton-node').description('triton-node command-line tools');
+  benchCommand(cmd);
+  soakCommand(cmd);
   return cmd;
 }
 

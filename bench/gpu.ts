@@ -84,6 +84,54 @@ function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
+/** A server on `library` with bench/models (explicit model control). */
+async function createServer(api: PublicApi, library: string): Promise<PublicServer> {
+  const options: Record<string, unknown> = {
+    modelRepository: join(root, 'bench', 'models'),
+    library,
+    modelControlMode: 'explicit',
+    log: { info: false, warn: false },
+    exitTimeoutSeconds: 5,
+  };
+  if (args['backend-dir']) options.backendDirectory = args['backend-dir'];
+  else if (process.env.TRITON_BACKEND_DIR) options.backendDirectory = process.env.TRITON_BACKEND_DIR;
+  return api.Server.create(options);
+}
+
+/** Times `iterations` requests of one placement (after the warm-up) and logs the line. */
+async function timePlacement(
+  model: ReturnType<PublicServer['model']>,
+  request: Record<string, unknown>,
+  input: Placement,
+  output: Placement,
+  verified: boolean,
+): Promise<CaseResult> {
+  const name = `${input}->${output}`;
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t0 = performance.now();
+    await model.infer(request);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const medianMs = percentile(times, 50);
+  const result: CaseResult = {
+    name,
+    input,
+    output,
+    iterations,
+    medianMs,
+    p90Ms: percentile(times, 90),
+    minMs: times[0]!,
+    gbps: bytes / (medianMs / 1000) / 1e9,
+    verified,
+  };
+  log(
+    `${name.padEnd(20)} median ${medianMs.toFixed(2)} ms  ${result.gbps.toFixed(2)} GB/s${verified ? '' : '  WRONG OUTPUT'}`,
+  );
+  return result;
+}
+
 async function main(): Promise<void> {
   if (!cuda.isAvailable()) {
     process.stdout.write(
@@ -97,16 +145,7 @@ async function main(): Promise<void> {
     throw new Error(`no Triton library at ${library} (build the fake or pass --library)`);
 
   const api = (await import('../lib/index.js')) as unknown as PublicApi;
-  const options: Record<string, unknown> = {
-    modelRepository: join(root, 'bench', 'models'),
-    library,
-    modelControlMode: 'explicit',
-    log: { info: false, warn: false },
-    exitTimeoutSeconds: 5,
-  };
-  if (args['backend-dir']) options.backendDirectory = args['backend-dir'];
-  else if (process.env.TRITON_BACKEND_DIR) options.backendDirectory = process.env.TRITON_BACKEND_DIR;
-  const server = await api.Server.create(options);
+  const server = await createServer(api, library);
   const info = api.libraryInfo?.() ?? null;
   const isFake = info?.isFake ?? library.includes(join('build', 'fake'));
   try {
@@ -171,7 +210,6 @@ async function main(): Promise<void> {
     ];
     const results: CaseResult[] = [];
     for (const [input, output] of placements) {
-      const name = `${input}->${output}`;
       const request = {
         inputs: { INPUT0: { data: inputs[input], shape: [1, elements], datatype: 'FP32' } },
         outputs: { OUTPUT0: { into: outputs[output] } },
@@ -179,29 +217,7 @@ async function main(): Promise<void> {
       clear(output);
       for (let i = 0; i < warmup; i++) await model.infer(request);
       const verified = verify(output);
-      const times: number[] = [];
-      for (let i = 0; i < iterations; i++) {
-        const t0 = performance.now();
-        await model.infer(request);
-        times.push(performance.now() - t0);
-      }
-      times.sort((a, b) => a - b);
-      const medianMs = percentile(times, 50);
-      const result: CaseResult = {
-        name,
-        input,
-        output,
-        iterations,
-        medianMs,
-        p90Ms: percentile(times, 90),
-        minMs: times[0]!,
-        gbps: bytes / (medianMs / 1000) / 1e9,
-        verified,
-      };
-      results.push(result);
-      log(
-        `${name.padEnd(20)} median ${medianMs.toFixed(2)} ms  ${result.gbps.toFixed(2)} GB/s${verified ? '' : '  WRONG OUTPUT'}`,
-      );
+      results.push(await timePlacement(model, request, input, output, verified));
     }
 
     const find = (i: Placement, o: Placement) => results.find((r) => r.input === i && r.output === o)!;

@@ -111,6 +111,34 @@ export class NodeSide {
     return data;
   }
 
+  /**
+   * Large payloads: Triton writes every response into the same warm
+   * destinations (`into`), as the driver's allocator hands out the same
+   * pooled buffers; a fresh 64 MiB ArrayBuffer per response would also
+   * cost V8 a full GC each (its external-memory accounting). Allocated and
+   * touched once from a first response, outside the measurement.
+   */
+  private async warmOutputs(
+    model: ReturnType<BenchServer['model']>,
+    c: BenchCase,
+    inputs: Record<string, unknown>,
+  ): Promise<Record<string, { into: unknown }> | undefined> {
+    if (c.kind !== 'infer' || byteSize(c) < 1024 * 1024) return undefined;
+    const first = await model.infer({ inputs });
+    const outputs: Record<string, { into: unknown }> = {};
+    for (const name in first.outputs) {
+      const data = first.outputs[name]!.data;
+      if (!ArrayBuffer.isView(data) || data instanceof DataView) continue;
+      const view = data as ArrayBufferView & { length: number };
+      const Ctor = view.constructor as TypedArrayCtor;
+      const into = new Ctor(view.length);
+      new Uint8Array(into.buffer).fill(1);
+      outputs[name] = { into };
+    }
+    for (const name in first.outputs) first.outputs[name]!.dispose?.();
+    return outputs;
+  }
+
   async run(c: BenchCase, settings: NodeSettings): Promise<RunResult> {
     const model = this.server.model(c.model);
     const inputs: Record<string, unknown> =
@@ -128,26 +156,7 @@ export class NodeSide {
     let errors = 0;
     let firstError: string | undefined;
 
-    // Large payloads: Triton writes every response into the same warm
-    // destinations (`into`), as the driver's allocator hands out the same
-    // pooled buffers; a fresh 64 MiB ArrayBuffer per response would also
-    // cost V8 a full GC each (its external-memory accounting). Allocated and
-    // touched once from a first response, outside the measurement.
-    let outputs: Record<string, { into: unknown }> | undefined;
-    if (c.kind === 'infer' && byteSize(c) >= 1024 * 1024) {
-      const first = await model.infer({ inputs });
-      outputs = {};
-      for (const name in first.outputs) {
-        const data = first.outputs[name]!.data;
-        if (!ArrayBuffer.isView(data) || data instanceof DataView) continue;
-        const view = data as ArrayBufferView & { length: number };
-        const Ctor = view.constructor as TypedArrayCtor;
-        const into = new Ctor(view.length);
-        new Uint8Array(into.buffer).fill(1);
-        outputs[name] = { into };
-      }
-      for (const name in first.outputs) first.outputs[name]!.dispose?.();
-    }
+    const outputs = await this.warmOutputs(model, c, inputs);
     const request = outputs === undefined ? { inputs } : { inputs, outputs };
 
     const before = await model.statistics();

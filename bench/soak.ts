@@ -101,34 +101,36 @@ export async function soak(options: SoakOptions): Promise<number> {
   }
 }
 
-async function run(options: SoakOptions): Promise<number> {
-  const gc = exposeGc();
-  const api: Api = await import('../lib/index.js');
-  const testing: Testing = await import('../lib/testing.js');
-  const native: Native = await import('../lib/native.js');
-  const info = api.loadLibrary(options.library);
-  let errorCount = 0;
-  const firstErrors: string[] = [];
-  const error = (message: string) => {
-    if (++errorCount <= 5) firstErrors.push(message);
-  };
-  const samples: Sample[] = [];
-  const start = performance.now();
-  let phaseStart = start;
-  let lastDone = 0;
-  let lastAt = start;
+/** Memory and live-object samples over the run; each one after a full GC. */
+class Sampler {
+  readonly samples: Sample[] = [];
+  readonly start = performance.now();
+  #lastDone = 0;
+  #lastAt = this.start;
 
-  const sample = (phase: Sample['phase'], done: number): Sample => {
-    gc();
+  constructor(
+    private readonly gc: () => void,
+    private readonly native: Native,
+    private readonly testing: Testing,
+  ) {}
+
+  /** Rates are measured from here on (a new phase, or the end of the warm-up). */
+  restart(): void {
+    this.#lastDone = 0;
+    this.#lastAt = performance.now();
+  }
+
+  sample(phase: Sample['phase'], done: number): Sample {
+    this.gc();
     const mem = process.memoryUsage();
-    const stats = native.addon().addonStats();
-    const live = testing.fakeEngine.liveObjects();
+    const stats = this.native.addon().addonStats();
+    const live = this.testing.fakeEngine.liveObjects();
     const now = performance.now();
     const s: Sample = {
       phase,
       done,
-      seconds: (now - start) / 1000,
-      rate: now > lastAt ? ((done - lastDone) * 1000) / (now - lastAt) : 0,
+      seconds: (now - this.start) / 1000,
+      rate: now > this.#lastAt ? ((done - this.#lastDone) * 1000) / (now - this.#lastAt) : 0,
       rss: mem.rss,
       heapUsed: mem.heapUsed,
       arrayBuffers: mem.arrayBuffers,
@@ -140,43 +142,45 @@ async function run(options: SoakOptions): Promise<number> {
           ? null
           : { requests: live.requests, responses: live.responses, outputBuffers: live.outputBuffers },
     };
-    lastDone = done;
-    lastAt = now;
-    samples.push(s);
+    this.#lastDone = done;
+    this.#lastAt = now;
+    this.samples.push(s);
     return s;
-  };
-
-  const server = await api.Server.create({
-    modelRepository: options.repository,
-    library: options.library,
-    ...(options.backendDir === undefined ? {} : { backendDirectory: options.backendDir }),
-    exitTimeoutSeconds: 30,
-  });
-  try {
-    await server.loadModel('identity_fp32');
-    await server.loadModel('square_int32');
-  } catch (e) {
-    await server.stop();
-    throw e;
   }
-  const identity = server.model('identity_fp32');
-  const square = server.model('square_int32');
-  process.stdout.write(
-    `soak: ${info.isFake ? 'fake engine' : 'Triton'} ${info.path}, ${options.requests} requests ` +
-      `(${options.concurrency} in flight), ${options.streams} streams of ${options.responses} responses ` +
-      `(${options.streamConcurrency} at a time)\n`,
-  );
+}
 
-  // Warm-up (JIT, pools, lazily created objects), then the baseline.
-  for (let i = 0; i < 2000; i++) await identity.infer({ inputs: { INPUT0: new Float32Array([i]) } });
-  const baseline = sample('requests', 0);
-  phaseStart = performance.now();
-  lastAt = phaseStart;
+/** What the phases share: the options, progress, sampler, and the errors they saw. */
+interface Run {
+  options: SoakOptions;
+  progress: Progress;
+  sampler: Sampler;
+  errorCount: number;
+  firstErrors: string[];
+  /** Why a phase stopped early (a stall). */
+  failure?: string;
+}
 
-  const progress = new Progress();
-  let failure: string | undefined;
+function recordError(run: Run, message: string): void {
+  if (++run.errorCount <= 5) run.firstErrors.push(message);
+}
 
-  // ---- 1. requests: closed loop, `concurrency` in flight, each answer checked.
+type SoakModel = ReturnType<Awaited<ReturnType<Api['Server']['create']>>['model']>;
+
+/** Runs `workers` until done or a stall; a stall becomes `run.failure`. */
+async function watched(run: Run, what: string, workers: Array<Promise<void>>): Promise<void> {
+  const watch = run.progress.watch(run.options.stallSeconds, what);
+  try {
+    await Promise.race([Promise.all(workers), watch.stalled]);
+  } catch (e) {
+    run.failure = (e as Error).message;
+  } finally {
+    watch.stop();
+  }
+}
+
+/** Phase 1, requests: closed loop, `concurrency` in flight, each answer checked. Returns how many completed. */
+async function requestPhase(run: Run, identity: SoakModel): Promise<number> {
+  const { options, progress, sampler } = run;
   const every = Math.max(1, Math.ceil(options.requests / options.samples));
   let next = 0;
   let completed = 0;
@@ -189,78 +193,70 @@ async function run(options: SoakOptions): Promise<number> {
         const r = await identity.infer({ inputs: { INPUT0: input } });
         const out = r.outputs.OUTPUT0?.data as Float32Array | undefined;
         if (out === undefined || out.length !== 4 || out[0] !== i || out[1] !== -i || out[2] !== i / 2) {
-          error(`request ${i}: wrong output ${out === undefined ? 'none' : `[${Array.from(out)}]`}`);
+          recordError(
+            run,
+            `request ${i}: wrong output ${out === undefined ? 'none' : `[${Array.from(out)}]`}`,
+          );
         }
       } catch (e) {
-        error(`request ${i}: ${(e as Error).name}: ${(e as Error).message}`);
+        recordError(run, `request ${i}: ${(e as Error).name}: ${(e as Error).message}`);
       } finally {
         progress.settled++;
         progress.moved++;
       }
-      if (++completed % every === 0) sample('requests', completed);
+      if (++completed % every === 0) sampler.sample('requests', completed);
     }
   };
-  const requestWatch = progress.watch(options.stallSeconds, 'the request phase');
-  try {
-    await Promise.race([
-      Promise.all(Array.from({ length: options.concurrency }, worker)),
-      requestWatch.stalled,
-    ]);
-  } catch (e) {
-    failure = (e as Error).message;
-  } finally {
-    requestWatch.stop();
-  }
-  if (samples.at(-1)?.done !== completed) sample('requests', completed);
-  const requestSamples = samples.filter((s) => s.phase === 'requests');
+  await watched(run, 'the request phase', Array.from({ length: options.concurrency }, worker));
+  if (sampler.samples.at(-1)?.done !== completed) sampler.sample('requests', completed);
+  return completed;
+}
 
-  // ---- 2. streams: `streamConcurrency` streams at a time, each counted and checked.
-  lastDone = 0;
-  lastAt = performance.now();
-  const streamEvery = Math.max(1, Math.ceil(options.streams / options.samples));
-  let nextStream = 0;
-  let streamsDone = 0;
-  const streamWorker = async () => {
-    while (nextStream < options.streams && failure === undefined) {
-      const s = nextStream++;
+/** Phase 2, streams: `streamConcurrency` streams at a time, each counted and checked. Returns how many completed. */
+async function streamPhase(run: Run, square: SoakModel): Promise<number> {
+  const { options, progress, sampler } = run;
+  sampler.restart();
+  const every = Math.max(1, Math.ceil(options.streams / options.samples));
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < options.streams && run.failure === undefined) {
+      const s = next++;
       progress.issued++;
       let got = 0;
       try {
         for await (const r of square.stream({ inputs: { IN: new Int32Array([options.responses]) } })) {
           const out = r.outputs.OUT?.data as Int32Array | undefined;
-          if (out?.[0] !== options.responses) error(`stream ${s}: response ${got} is ${out?.[0]}`);
+          if (out?.[0] !== options.responses) recordError(run, `stream ${s}: response ${got} is ${out?.[0]}`);
           got++;
           progress.moved++;
         }
-        if (got !== options.responses) error(`stream ${s}: ${got} responses, expected ${options.responses}`);
+        if (got !== options.responses)
+          recordError(run, `stream ${s}: ${got} responses, expected ${options.responses}`);
       } catch (e) {
-        error(`stream ${s}: ${(e as Error).name}: ${(e as Error).message} after ${got} responses`);
+        recordError(run, `stream ${s}: ${(e as Error).name}: ${(e as Error).message} after ${got} responses`);
       } finally {
         progress.settled++;
         progress.moved++;
       }
-      if (++streamsDone % streamEvery === 0) sample('streams', streamsDone);
+      if (++done % every === 0) sampler.sample('streams', done);
     }
   };
-  if (failure === undefined) {
-    const streamWatch = progress.watch(options.stallSeconds, 'the stream phase');
-    try {
-      await Promise.race([
-        Promise.all(Array.from({ length: options.streamConcurrency }, streamWorker)),
-        streamWatch.stalled,
-      ]);
-    } catch (e) {
-      failure = (e as Error).message;
-    } finally {
-      streamWatch.stop();
-    }
-    if (samples.at(-1)?.phase !== 'streams' || samples.at(-1)?.done !== streamsDone) {
-      sample('streams', streamsDone);
-    }
-  }
-  const streamSamples = samples.filter((s) => s.phase === 'streams');
+  if (run.failure !== undefined) return done;
+  await watched(run, 'the stream phase', Array.from({ length: options.streamConcurrency }, worker));
+  const last = sampler.samples.at(-1);
+  if (last?.phase !== 'streams' || last?.done !== done) sampler.sample('streams', done);
+  return done;
+}
 
-  // ---- 3. stop, and what is left.
+/** Phase 3: stop, wait for the addon to release every request, and sample what is left. */
+async function stopPhase(
+  run: Run,
+  server: { stop(): Promise<void> },
+  native: Native,
+  gc: () => void,
+  streamsDone: number,
+): Promise<Sample> {
   await server.stop();
   const drainEnd = performance.now() + 30_000;
   while (native.addon().addonStats().pendingRequests > 0 && performance.now() < drainEnd) {
@@ -270,33 +266,43 @@ async function run(options: SoakOptions): Promise<number> {
     gc();
     await new Promise((r) => setImmediate(r));
   }
-  const end = sample('stopped', streamsDone);
+  return run.sampler.sample('stopped', streamsDone);
+}
 
-  process.stdout.write(`\n${formatSamples(samples)}\n\n`);
+interface Outcome {
+  completed: number;
+  streamsDone: number;
+  baseline: Sample;
+  end: Sample;
+  requestGrowth: number;
+  streamGrowth: number;
+}
 
-  // ---- verdict
+/** Why the soak fails; empty when it passes. */
+function verdict(run: Run, o: Outcome): string[] {
+  const { options, progress } = run;
+  const { baseline, end } = o;
   const reasons: string[] = [];
-  if (failure !== undefined) reasons.push(failure);
+  if (run.failure !== undefined) reasons.push(run.failure);
   if (progress.issued !== progress.settled) {
     reasons.push(`${progress.issued - progress.settled} Promise(s) never settled`);
   }
-  if (errorCount > 0) reasons.push(`${errorCount} error(s), first: ${firstErrors.join('; ')}`);
-  if (completed !== options.requests) reasons.push(`${completed} of ${options.requests} requests completed`);
-  if (failure === undefined && streamsDone !== options.streams) {
-    reasons.push(`${streamsDone} of ${options.streams} streams completed`);
+  if (run.errorCount > 0) reasons.push(`${run.errorCount} error(s), first: ${run.firstErrors.join('; ')}`);
+  if (o.completed !== options.requests)
+    reasons.push(`${o.completed} of ${options.requests} requests completed`);
+  if (run.failure === undefined && o.streamsDone !== options.streams) {
+    reasons.push(`${o.streamsDone} of ${options.streams} streams completed`);
   }
-  const requestGrowth = lastQuarterGrowth(requestSamples);
-  const streamGrowth = lastQuarterGrowth(streamSamples);
   const limit = options.maxGrowthMiB * MiB;
-  if (requestGrowth > limit) {
-    reasons.push(
-      `RSS rose ${mib(requestGrowth)} MiB from the middle half of the requests to their last quarter (medians; limit ${options.maxGrowthMiB})`,
-    );
-  }
-  if (streamGrowth > limit) {
-    reasons.push(
-      `RSS rose ${mib(streamGrowth)} MiB from the middle half of the streams to their last quarter (medians; limit ${options.maxGrowthMiB})`,
-    );
+  for (const [what, growth] of [
+    ['requests', o.requestGrowth],
+    ['streams', o.streamGrowth],
+  ] as const) {
+    if (growth > limit) {
+      reasons.push(
+        `RSS rose ${mib(growth)} MiB from the middle half of the ${what} to their last quarter (medians; limit ${options.maxGrowthMiB})`,
+      );
+    }
   }
   if (end.pendingRequests !== 0) reasons.push(`${end.pendingRequests} request(s) still pending after stop()`);
   if (end.liveOutputBuffers > baseline.liveOutputBuffers) {
@@ -310,16 +316,78 @@ async function run(options: SoakOptions): Promise<number> {
   ) {
     reasons.push(`the fake engine still holds ${JSON.stringify(end.fake)} after stop()`);
   }
+  return reasons;
+}
 
-  const peak = Math.max(...samples.map((s) => s.rss));
-  const seconds = ((performance.now() - start) / 1000).toFixed(1);
-  const summary =
-    `requests=${completed} streams=${streamsDone}x${options.responses} errors=${errorCount} ` +
+function summaryLine(run: Run, o: Outcome): string {
+  const { options, sampler } = run;
+  const { baseline, end } = o;
+  const peak = Math.max(...sampler.samples.map((s) => s.rss));
+  const seconds = ((performance.now() - sampler.start) / 1000).toFixed(1);
+  return (
+    `requests=${o.completed} streams=${o.streamsDone}x${options.responses} errors=${run.errorCount} ` +
     `rss=${mib(baseline.rss)}->${mib(end.rss)} MiB peak=${mib(peak)} MiB ` +
-    `last-quarter growth: requests ${mib(requestGrowth)} MiB, streams ${mib(streamGrowth)} MiB ` +
+    `last-quarter growth: requests ${mib(o.requestGrowth)} MiB, streams ${mib(o.streamGrowth)} MiB ` +
     `live after stop: pending=${end.pendingRequests} outputBuffers=${end.liveOutputBuffers}` +
     (end.fake === null ? '' : ` fake=${end.fake.requests}/${end.fake.responses}/${end.fake.outputBuffers}`) +
-    ` ${seconds} s`;
+    ` ${seconds} s`
+  );
+}
+
+async function startServer(api: Api, options: SoakOptions) {
+  const server = await api.Server.create({
+    modelRepository: options.repository,
+    library: options.library,
+    ...(options.backendDir === undefined ? {} : { backendDirectory: options.backendDir }),
+    exitTimeoutSeconds: 30,
+  });
+  try {
+    await server.loadModel('identity_fp32');
+    await server.loadModel('square_int32');
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  return server;
+}
+
+async function run(options: SoakOptions): Promise<number> {
+  const gc = exposeGc();
+  const api: Api = await import('../lib/index.js');
+  const testing: Testing = await import('../lib/testing.js');
+  const native: Native = await import('../lib/native.js');
+  const info = api.loadLibrary(options.library);
+  const sampler = new Sampler(gc, native, testing);
+  const server = await startServer(api, options);
+  const identity = server.model('identity_fp32');
+  const square = server.model('square_int32');
+  process.stdout.write(
+    `soak: ${info.isFake ? 'fake engine' : 'Triton'} ${info.path}, ${options.requests} requests ` +
+      `(${options.concurrency} in flight), ${options.streams} streams of ${options.responses} responses ` +
+      `(${options.streamConcurrency} at a time)\n`,
+  );
+
+  // Warm-up (JIT, pools, lazily created objects), then the baseline.
+  for (let i = 0; i < 2000; i++) await identity.infer({ inputs: { INPUT0: new Float32Array([i]) } });
+  const baseline = sampler.sample('requests', 0);
+  sampler.restart();
+  const r: Run = { options, progress: new Progress(), sampler, errorCount: 0, firstErrors: [] };
+  const completed = await requestPhase(r, identity);
+  const streamsDone = await streamPhase(r, square);
+  const end = await stopPhase(r, server, native, gc, streamsDone);
+  process.stdout.write(`\n${formatSamples(sampler.samples)}\n\n`);
+
+  const phase = (p: Sample['phase']) => sampler.samples.filter((s) => s.phase === p);
+  const outcome: Outcome = {
+    completed,
+    streamsDone,
+    baseline,
+    end,
+    requestGrowth: lastQuarterGrowth(phase('requests')),
+    streamGrowth: lastQuarterGrowth(phase('streams')),
+  };
+  const reasons = verdict(r, outcome);
+  const summary = summaryLine(r, outcome);
   if (reasons.length === 0) {
     process.stdout.write(`soak: PASS ${summary}\n`);
     return 0;

@@ -16,61 +16,120 @@
  * @packageDocumentation
  */
 
-/** Triton's error codes by name (numeric order = TRITONSERVER_Error_Code). */
-export type NativeErrorCode =
-  | 'UNKNOWN'
-  | 'INTERNAL'
-  | 'NOT_FOUND'
-  | 'INVALID_ARG'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'ALREADY_EXISTS'
-  | 'CANCELLED';
-
+// First declaration: the file comment above is its leading comment, so
+// stripInternal drops it from the published .d.ts. It must stay one that no
+// public type uses (the lists below are public types' sources).
+/** An error carried on a response event. */
 export interface NativeErrorInfo {
-  code: NativeErrorCode;
+  code: TritonErrorCode;
   message: string;
 }
 
-/** One library candidate the loader looked at. */
-export interface NativeLoadAttempt {
+// Each enum-like set below is one `as const` list: its type is the list's
+// element type, and its lookups (codes by name) are built from the list, so
+// a name is written once. Where the addon exports its own copy (`constants`,
+// `fakeLiveObjects()`), test/contract.test.ts compares the two.
+
+/** Triton's error codes by name, in TRITONSERVER_Error_Code's order. */
+export const ERROR_CODES = [
+  'UNKNOWN',
+  'INTERNAL',
+  'NOT_FOUND',
+  'INVALID_ARG',
+  'UNAVAILABLE',
+  'UNSUPPORTED',
+  'ALREADY_EXISTS',
+  'CANCELLED',
+] as const;
+/** Triton's error codes, spelled as `TRITONSERVER_Error_Code` names them. */
+export type TritonErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * What the loader found at a library path: 'missing' (no file), 'dlopen'
+ * (file there, dlopen failed), 'symbols' (not Triton's ABI: required symbols
+ * absent), 'version' (API too old or another major), 'loaded'.
+ */
+export const LOAD_OUTCOMES = ['missing', 'dlopen', 'symbols', 'version', 'loaded'] as const;
+export type LoadOutcome = (typeof LOAD_OUTCOMES)[number];
+
+/** One library path the loader looked at, and what it found there. */
+export interface LoadAttempt {
   path: string;
-  /** 'missing' (no file), 'dlopen' (file there, dlopen failed), 'symbols'
-   * (not Triton's ABI: required symbols absent), 'version' (API too old or
-   * another major), 'loaded'. */
-  outcome: 'missing' | 'dlopen' | 'symbols' | 'version' | 'loaded';
+  outcome: LoadOutcome;
   detail: string;
 }
 
-export interface NativeLibraryInfo {
+/** Facts about the loaded Triton library (the addon's loadLibrary()/libraryInfo()). */
+export interface LibraryInfo {
+  /** Absolute path of the library that was loaded. */
   path: string;
   apiMajor: number;
   apiMinor: number;
-  /** True when the library exports the fake engine's extra entry points. */
+  /** True for triton-node's fake engine (tests and demos), false for Triton. */
   isFake: boolean;
-  /** Optional entry points (TRITON_CAPI_OPTIONAL) and whether each resolved. */
+  /** Optional (newer) entry points (TRITON_CAPI_OPTIONAL) and whether the library has each. */
   optional: Record<string, boolean>;
 }
 
-export type NativeMemoryType = 'cpu' | 'pinned' | 'gpu';
+/** Where memory lives, in the order of the addon's memory codes (a type's index is its code). */
+export const MEMORY_TYPES = ['cpu', 'pinned', 'gpu'] as const;
+export type NativeMemoryType = (typeof MEMORY_TYPES)[number];
 
+/** Codes by name: each name's index in `list`, plus `offset`. */
+function codesOf<T extends string>(list: readonly T[], offset = 0): Readonly<Record<T, number>> {
+  return Object.fromEntries(list.map((name, i) => [name, i + offset])) as Record<T, number>;
+}
+
+/**
+ * Model control modes, in TRITONSERVER_ModelControlMode's order: a mode's
+ * index is its code (NONE 0, POLL 1, EXPLICIT 2).
+ */
+export const MODEL_CONTROL_MODES = ['none', 'poll', 'explicit'] as const;
+export type ModelControlMode = (typeof MODEL_CONTROL_MODES)[number];
+/** A mode's code: its index in MODEL_CONTROL_MODES. */
+export type NativeModelControlMode = 0 | 1 | 2;
+
+/** Largest value of a C++ `unsigned int` field (uint32_t). */
+export const NATIVE_UINT32_MAX = 0xffff_ffff;
+/** Largest value of a C++ `int` field (int32_t). */
+export const NATIVE_INT32_MAX = 0x7fff_ffff;
+
+/**
+ * createServer()'s options, as lib/options.ts `parseServerOptions` builds
+ * them. The TS side checks every field once, there: each field arrives with
+ * the type and within the range of the C++ field it is read into (noted per
+ * field), every string is free of NUL characters (Triton takes C strings),
+ * and optional fields are either absent or valid. The native side
+ * (native/server_wrap.cc `ParseOptions`) may therefore read them with plain
+ * typed reads (`As<Napi::Number>()`, `As<Napi::String>()`, ...) and trust
+ * these checks; a field that breaks this contract is a bug in lib/options.ts.
+ */
 export interface NativeServerOptions {
+  /** Absolute paths; at least one. */
   modelRepositories: string[];
-  /** 0 NONE, 1 POLL, 2 EXPLICIT (TRITONSERVER_ModelControlMode). */
-  modelControlMode: 0 | 1 | 2;
+  /** TRITONSERVER_ModelControlMode: the index of the mode in MODEL_CONTROL_MODES. */
+  modelControlMode: NativeModelControlMode;
+  /** Non-empty model names. */
   startupModels: string[];
   strictModelConfig: boolean;
+  /** `unsigned int`: an integer from 0 to NATIVE_UINT32_MAX. */
   exitTimeoutSeconds: number;
+  /** `unsigned int`: an integer from 0 to NATIVE_UINT32_MAX. */
   modelLoadRetryCount: number;
+  /** An absolute path, or '' for Triton's default. */
   backendDirectory: string;
+  /** `uint64_t`: a non-negative safe integer. */
   pinnedMemoryPoolBytes?: number;
-  /** [device, bytes] pairs. */
+  /** [device, bytes] pairs: device an `int` from 0 to NATIVE_INT32_MAX, bytes a non-negative safe integer (`uint64_t`). */
   cudaMemoryPoolBytes?: Array<[number, number]>;
+  /** `double`: finite, non-negative. */
   minComputeCapability?: number;
-  /** [backend, setting, value] triples. */
+  /** [backend, setting, value] triples (any of them may be ''). */
   backendConfig: Array<[string, string, string]>;
+  /** verbose: an `int` from 0 to NATIVE_INT32_MAX; file, when present, non-empty. */
   log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string };
   metrics: boolean;
+  /** Non-empty when present. */
   serverId?: string;
 }
 
@@ -80,30 +139,60 @@ export interface NativeServerOptions {
 export type NativeSubmitArg = string | NativeTensorData | undefined | number | bigint | boolean;
 
 /**
- * Triton's datatype codes (TRITONSERVER_DataType), as `submit()` takes them.
+ * Triton's datatype names (`TRITONSERVER_DataTypeString`), in
+ * TRITONSERVER_DataType's order: a name's code is its index + 1 (0 is
+ * TRITONSERVER_TYPE_INVALID).
  */
-export const NATIVE_DATATYPE_CODES = {
-  BOOL: 1,
-  UINT8: 2,
-  UINT16: 3,
-  UINT32: 4,
-  UINT64: 5,
-  INT8: 6,
-  INT16: 7,
-  INT32: 8,
-  INT64: 9,
-  FP16: 10,
-  FP32: 11,
-  FP64: 12,
-  BYTES: 13,
-  BF16: 14,
-} as const;
+export const DATATYPE_NAMES = [
+  'BOOL',
+  'UINT8',
+  'UINT16',
+  'UINT32',
+  'UINT64',
+  'INT8',
+  'INT16',
+  'INT32',
+  'INT64',
+  'FP16',
+  'FP32',
+  'FP64',
+  'BYTES',
+  'BF16',
+] as const;
+export type DataType = (typeof DATATYPE_NAMES)[number];
+
+/** Triton's datatype codes (TRITONSERVER_DataType), as `submit()` takes them. */
+export const NATIVE_DATATYPE_CODES = codesOf(DATATYPE_NAMES, 1);
 
 /** Memory kinds as `submit()` takes them (-1: not set). */
-export const NATIVE_MEMORY_CODES = { cpu: 0, pinned: 1, gpu: 2 } as const;
+export const NATIVE_MEMORY_CODES = codesOf(MEMORY_TYPES);
+
+/** Parameter types, in the order of the addon's parameter codes. */
+export const PARAMETER_TYPES = ['string', 'int', 'double', 'bool'] as const;
+export type NativeParameterType = (typeof PARAMETER_TYPES)[number];
 
 /** Parameter types as `submit()` takes them. */
-export const NATIVE_PARAMETER_CODES = { string: 0, int: 1, double: 2, bool: 3 } as const;
+export const NATIVE_PARAMETER_CODES = codesOf(PARAMETER_TYPES);
+
+/** Metric kinds of TRITONSERVER_MetricKind that custom metrics use. */
+export const METRIC_KINDS = ['counter', 'gauge', 'histogram'] as const;
+export type MetricKind = (typeof METRIC_KINDS)[number];
+
+/** What the fake engine counts, in the order of its TRITONFAKE_LiveObjects counts. */
+export const FAKE_LIVE_OBJECT_KINDS = [
+  'requests',
+  'responses',
+  'errors',
+  'messages',
+  'allocators',
+  'outputBuffers',
+  'metrics',
+  'parameters',
+  'traces',
+  'servers',
+] as const;
+/** Live object counts of the fake engine (requests, responses, buffers...). */
+export type FakeLiveObjects = Record<(typeof FAKE_LIVE_OBJECT_KINDS)[number], number>;
 
 /**
  * Layout of the numbers `submit()` takes (one Float64Array, which may be
@@ -232,11 +321,7 @@ export interface NativeServer {
   /** Stops and deletes the server off the JS thread; idempotent. In-flight
    * requests finish or fail; their events are still delivered. */
   stop(): Promise<void>;
-  createMetricFamily(
-    kind: 'counter' | 'gauge' | 'histogram',
-    name: string,
-    description: string,
-  ): NativeMetricFamily;
+  createMetricFamily(kind: MetricKind, name: string, description: string): NativeMetricFamily;
 }
 
 export interface NativeMetricFamily {
@@ -311,27 +396,15 @@ export interface NativeCuda {
 export interface NativeAddon {
   /** Loads libtritonserver once per process (later calls with another path
    * fail with ALREADY_EXISTS unless it is the same file). Throws an Error
-   * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: NativeLoadAttempt[]`. */
-  loadLibrary(candidates: string[]): NativeLibraryInfo;
-  libraryInfo(): NativeLibraryInfo | null;
+   * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: LoadAttempt[]`. */
+  loadLibrary(candidates: string[]): LibraryInfo;
+  libraryInfo(): LibraryInfo | null;
   createServer(
     options: NativeServerOptions,
     onEvents: (events: NativeEvent[]) => void,
   ): Promise<NativeServer>;
   /** Fake engine only (null on a real Triton): live object counts. */
-  fakeLiveObjects(): Record<
-    | 'requests'
-    | 'responses'
-    | 'errors'
-    | 'messages'
-    | 'allocators'
-    | 'outputBuffers'
-    | 'metrics'
-    | 'parameters'
-    | 'traces'
-    | 'servers',
-    number
-  > | null;
+  fakeLiveObjects(): FakeLiveObjects | null;
   /** Fake engine only: run inferences synchronously inside ServerInferAsync.
    * Returns false on a real Triton. */
   fakeSetSyncCallbacks(enabled: boolean): boolean;

@@ -4,22 +4,9 @@
  * bytes).
  */
 
-/** Triton's datatype names (`TRITONSERVER_DataTypeString`). */
-export type DataType =
-  | 'BOOL'
-  | 'UINT8'
-  | 'UINT16'
-  | 'UINT32'
-  | 'UINT64'
-  | 'INT8'
-  | 'INT16'
-  | 'INT32'
-  | 'INT64'
-  | 'FP16'
-  | 'FP32'
-  | 'FP64'
-  | 'BYTES'
-  | 'BF16';
+import { DATATYPE_NAMES, type DataType } from './binding.js';
+
+export type { DataType };
 
 export type TypedArray =
   | Uint8Array
@@ -64,7 +51,8 @@ const TABLE: Record<DataType, { size: number; array: TypedArrayConstructor | nul
   BF16: { size: 2, array: Uint16Array },
 };
 
-export const DATATYPES: readonly DataType[] = Object.keys(TABLE) as DataType[];
+/** Every datatype name, in Triton's order. */
+export const DATATYPES: readonly DataType[] = DATATYPE_NAMES;
 
 export function isDataType(value: unknown): value is DataType {
   return typeof value === 'string' && Object.hasOwn(TABLE, value);

@@ -3,34 +3,9 @@
  * reports, TypeErrors for mistakes in how the API is called.
  */
 
-/** Triton's error codes, spelled as `TRITONSERVER_Error_Code` names them. */
-export type TritonErrorCode =
-  | 'UNKNOWN'
-  | 'INTERNAL'
-  | 'NOT_FOUND'
-  | 'INVALID_ARG'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'ALREADY_EXISTS'
-  | 'CANCELLED';
+import { ERROR_CODES, type LoadAttempt, type TritonErrorCode } from './binding.js';
 
-const CODES: ReadonlySet<string> = new Set([
-  'UNKNOWN',
-  'INTERNAL',
-  'NOT_FOUND',
-  'INVALID_ARG',
-  'UNAVAILABLE',
-  'UNSUPPORTED',
-  'ALREADY_EXISTS',
-  'CANCELLED',
-]);
-
-/** One library path the loader looked at, and what it found there. */
-export interface LoadAttempt {
-  path: string;
-  outcome: 'missing' | 'dlopen' | 'symbols' | 'version' | 'loaded';
-  detail: string;
-}
+export type { LoadAttempt, TritonErrorCode };
 
 export interface TritonErrorDetails {
   code: TritonErrorCode;
@@ -123,7 +98,7 @@ function withStack(err: Error, holder: Error | undefined): Error {
 }
 
 function isCode(value: unknown): value is TritonErrorCode {
-  return typeof value === 'string' && CODES.has(value);
+  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
 }
 
 /** Turns an error thrown by the addon (an Error with `code`) into a TritonError. */
@@ -188,4 +163,9 @@ export function describe(value: unknown): string {
 /** An option mistake: names the option, what was expected, and what was given. */
 export function optionError(option: string, expected: string, given: unknown): TypeError {
   return new TypeError(`Expected ${expected} for ${option} but received ${describe(given)}`);
+}
+
+/** A value of the right type but outside what it may be: names the option, the range, and what was given. */
+export function optionRangeError(option: string, expected: string, given: unknown): RangeError {
+  return new RangeError(`Expected ${expected} for ${option} but received ${describe(given)}`);
 }

@@ -10,15 +10,14 @@
  * ```
  * @packageDocumentation
  */
-export {
-  Server,
-  type ServerOptions,
-  type LogOptions,
-  type MetricsOptions,
-  type ServerMetadata,
-  type LoadModelOptions,
-  type UnloadModelOptions,
-} from './server.js';
+export { Server, type ServerMetadata } from './server.js';
+export type {
+  ServerOptions,
+  LogOptions,
+  MetricsOptions,
+  LoadModelOptions,
+  UnloadModelOptions,
+} from './options.js';
 export {
   Model,
   type ModelConfig,

@@ -8,8 +8,15 @@
  * @packageDocumentation
  */
 
-import type { NativeMetric, NativeMetricFamily, NativeServer } from './binding.js';
+import {
+  METRIC_KINDS,
+  type MetricKind,
+  type NativeMetric,
+  type NativeMetricFamily,
+  type NativeServer,
+} from './binding.js';
 import { type TritonError, fromNativeError } from './errors.js';
+import { is } from './is.js';
 
 /** Content type of the Prometheus text exposition format 0.0.4. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -130,7 +137,7 @@ export function createMetricsHandler(
 // Custom metrics
 // ---------------------------------------------------------------------------
 
-export type MetricKind = 'counter' | 'gauge' | 'histogram';
+export type { MetricKind };
 
 /** What `server.createMetric()` takes. */
 export interface MetricSpec {
@@ -147,7 +154,6 @@ export interface MetricSpec {
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const KINDS: readonly MetricKind[] = ['counter', 'gauge', 'histogram'];
 
 /** Native metric errors carry Triton's code; keep it and say which metric. */
 function fromNative(err: unknown, what: string): TritonError {
@@ -426,7 +432,7 @@ export function getMetricFamily(
   name: string,
   description = '',
 ): MetricFamily {
-  if (!KINDS.includes(kind)) {
+  if (!is.oneOf(METRIC_KINDS, kind)) {
     throw new TypeError(
       `createMetric: kind must be 'counter', 'gauge' or 'histogram', got ${JSON.stringify(kind)}`,
     );
@@ -480,7 +486,7 @@ export function createCustomMetric(server: NativeServer, spec: MetricSpec): Metr
   }
   const name = validateName(spec.name);
   const kind = spec.kind;
-  if (!KINDS.includes(kind)) {
+  if (!is.oneOf(METRIC_KINDS, kind)) {
     throw new TypeError(
       `createMetric '${name}': kind must be 'counter', 'gauge' or 'histogram', got ${JSON.stringify(kind)}`,
     );

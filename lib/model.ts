@@ -8,7 +8,9 @@ import type { InferResult, InferStream, StreamOptions } from './stream.js';
 import type { InferRequest } from './validate.js';
 
 /** A model version's state in the repository index. */
-export type ModelState = 'READY' | 'LOADING' | 'UNLOADING' | 'UNAVAILABLE';
+/** The states of a model version in Triton's model index. */
+export const MODEL_STATES = ['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE'] as const;
+export type ModelState = (typeof MODEL_STATES)[number];
 
 /** One entry of `server.modelIndex()`. */
 export interface ModelIndexEntry {

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
-import type { NativeAddon, NativeLibraryInfo } from './binding.js';
+import type { LibraryInfo, LoadOutcome, NativeAddon } from './binding.js';
 import { type LoadAttempt, TritonError } from './errors.js';
 
 /** Where Triton's container images install the library. */
@@ -81,17 +81,7 @@ export function addon(): NativeAddon {
   return addonCache;
 }
 
-/** Facts about the loaded Triton library. */
-export interface LibraryInfo {
-  /** Absolute path of the library that was loaded. */
-  path: string;
-  apiMajor: number;
-  apiMinor: number;
-  /** True for triton-node's fake engine (tests and demos), false for Triton. */
-  isFake: boolean;
-  /** Optional (newer) entry points and whether the library has each. */
-  optional: Record<string, boolean>;
-}
+export type { LibraryInfo };
 
 /**
  * The candidates tried, in order: an explicit `library` is the only one tried
@@ -108,7 +98,7 @@ export function libraryCandidates(library?: string): string[] {
 }
 
 function describeAttempt(a: LoadAttempt): string {
-  const what: Record<LoadAttempt['outcome'], string> = {
+  const what: Record<LoadOutcome, string> = {
     missing: 'no such file',
     dlopen: 'dlopen failed',
     symbols: 'not a Triton library (required entry points missing)',
@@ -165,7 +155,7 @@ export function libraryInfo(): LibraryInfo | null {
   return info === null ? null : toInfo(info);
 }
 
-function toInfo(info: NativeLibraryInfo): LibraryInfo {
+function toInfo(info: LibraryInfo): LibraryInfo {
   return {
     path: info.path,
     apiMajor: info.apiMajor,

@@ -5,100 +5,46 @@
  * Promise; the JS thread never waits. Responses come back through one event
  * callback per server, which routes each event to its request by token.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import type { NativeErrorInfo, NativeEvent, NativeServer, NativeServerOptions } from './binding.js';
-import {
-  TritonError,
-  abortError,
-  captureStack,
-  copyError,
-  fromErrorInfo,
-  fromNativeError,
-  optionError,
-  stackHere,
-  tritonError,
-} from './errors.js';
+import { join } from 'node:path';
+import type { NativeEvent, NativeServer } from './binding.js';
+import { type TritonError, captureStack, fromNativeError, tritonError } from './errors.js';
+import { Inference } from './inference.js';
+import { is } from './is.js';
 import {
   type Metric,
   type MetricSpec,
   type MetricsHandler,
   type MetricsRegistry,
-  type StreamMetrics,
   createCustomMetric,
   createMetricsHandler,
   createStreamMetrics,
 } from './metrics.js';
 import {
+  MODEL_STATES,
   Model,
   type ModelConfig,
   type ModelIndexEntry,
   type ModelMetadata,
-  type ModelState,
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
+import {
+  type LoadModelOptions,
+  type ServerOptions,
+  type UnloadModelOptions,
+  defaultBackendDirectory,
+  flag,
+  modelName,
+  modelVersion,
+  parseLoadModelOptions,
+  parseServerOptions,
+  parseUnloadModelOptions,
+} from './options.js';
 import { parseModelConfigText } from './pbtxt.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
-import { type InferResult, InferStream, Result, type StreamOptions } from './stream.js';
-import { type OutputDestination, type Tensor, toTensor, toTiming } from './tensor.js';
-import {
-  type BuiltRequest,
-  type InferRequest,
-  type ModelSpec,
-  buildRequest,
-  checkRequestShape,
-  parseModelSpec,
-  withPlacementHint,
-} from './validate.js';
-
-export interface LogOptions {
-  /** Verbose level (0 = off). */
-  verbose?: number;
-  info?: boolean;
-  warn?: boolean;
-  error?: boolean;
-  /** Write Triton's log to this file instead of stderr. */
-  file?: string;
-}
-
-export interface ServerOptions {
-  /** Model repository path, or several. */
-  modelRepository: string | readonly string[];
-  /** Where backends live (default: `backends/` beside the library's `lib/` folder). */
-  backendDirectory?: string;
-  /** Path of libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver/lib/libtritonserver.so). */
-  library?: string;
-  /** 'explicit' (default): models are loaded with loadModel(); 'none': every model at startup; 'poll'. */
-  modelControlMode?: 'none' | 'poll' | 'explicit';
-  /** Models loaded at startup in 'explicit' mode ('*' for all). */
-  startupModels?: readonly string[];
-  /** Require complete model configs (default true). */
-  strictModelConfig?: boolean;
-  /** How long stop() waits for in-flight work, seconds (default 30). */
-  exitTimeoutSeconds?: number;
-  /** Retries of a failing model load (default 0). */
-  modelLoadRetryCount?: number;
-  /** Size of Triton's pinned memory pool, bytes. */
-  pinnedMemoryPoolBytes?: number;
-  /** CUDA memory pool per device: `{ 0: bytes }`, or bytes for device 0. */
-  cudaMemoryPoolBytes?: number | Record<number, number>;
-  minComputeCapability?: number;
-  /** Backend settings: `{ onnxruntime: { 'default-max-batch-size': '4' } }`. */
-  backendConfig?: Record<string, Record<string, string | number | boolean>>;
-  /** Triton's own log (default: warnings and errors only). */
-  log?: LogOptions;
-  /**
-   * Prometheus metrics. `true`/`false`, or `{ enabled?, streaming? }`: `enabled` (default true)
-   * turns Triton's own metrics on or off; `streaming` (default false) also records stream
-   * timing histograms (custom metrics, recorded even when `enabled` is false).
-   */
-  metrics?: boolean | MetricsOptions;
-  /** Server id reported by metadata(). */
-  serverId?: string;
-}
+import type { InferResult, InferStream, StreamOptions } from './stream.js';
+import { type InferRequest, checkRequestShape } from './validate.js';
 
 export interface ServerMetadata {
   name: string;
@@ -106,247 +52,23 @@ export interface ServerMetadata {
   extensions: string[];
 }
 
-export interface LoadModelOptions {
-  /** A full model config (Triton's JSON form) overriding config.pbtxt. */
-  config?: ModelConfig | string;
-  /** Files of an in-memory model directory, by path ('1/model.onnx'); needs `config`. */
-  files?: Record<string, Uint8Array | string>;
-  /** Serve exactly these version directories (a version_policy override). */
-  versions?: readonly number[];
-}
-
-export interface UnloadModelOptions {
-  /** Also unload models this one brought in (ensemble steps). */
-  unloadDependents?: boolean;
-  /** Resolve only once no version of the model is loaded or unloading. */
-  wait?: boolean;
-}
-
-const OPTION_KEYS: ReadonlySet<string> = new Set([
-  'modelRepository',
-  'backendDirectory',
-  'library',
-  'modelControlMode',
-  'startupModels',
-  'strictModelConfig',
-  'exitTimeoutSeconds',
-  'modelLoadRetryCount',
-  'pinnedMemoryPoolBytes',
-  'cudaMemoryPoolBytes',
-  'minComputeCapability',
-  'backendConfig',
-  'log',
-  'metrics',
-  'serverId',
-]);
-
-function str(option: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw optionError(option, 'a non-empty string', value);
-  return value;
-}
-
-function bool(option: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw optionError(option, 'a boolean', value);
-  return value;
-}
-
-/** The `metrics` option of `Server.create`. */
-export interface MetricsOptions {
-  /** Triton's own metrics (default true). */
-  enabled?: boolean;
-  /** Time-to-first-response and time-between-responses histograms of streams (default false). */
-  streaming?: boolean;
-}
-
-/** Resolves and checks the `metrics` option. Throws a TypeError naming it. */
-function metricsOption(value: unknown): { enabled: boolean; streaming: boolean } {
-  if (value === undefined) return { enabled: true, streaming: false };
-  if (typeof value === 'boolean') return { enabled: value, streaming: false };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw optionError('metrics', 'a boolean or { enabled?: boolean, streaming?: boolean }', value);
-  }
-  for (const key of Object.keys(value)) {
-    if (key !== 'enabled' && key !== 'streaming')
-      throw new TypeError(`Unknown option 'metrics.${key}' for Server.create`);
-  }
-  const o = value as MetricsOptions;
-  return {
-    enabled: bool('metrics.enabled', o.enabled, true),
-    streaming: bool('metrics.streaming', o.streaming, false),
-  };
-}
-
-function count(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw optionError(option, 'a non-negative integer', value);
-  }
-  return value;
-}
-
-function stringList(option: string, value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw optionError(option, 'an array of strings', value);
-  return value.map((v, i) => str(`${option}[${i}]`, v));
-}
-
-/** Checks Server.create's options and turns them into the addon's form. */
-function nativeOptions(options: ServerOptions): NativeServerOptions {
-  const repos =
-    typeof options.modelRepository === 'string' ? [options.modelRepository] : options.modelRepository;
-  if (!Array.isArray(repos) || repos.length === 0) {
-    throw optionError('modelRepository', 'a path or a non-empty array of paths', options.modelRepository);
-  }
-  const modes = { none: 0, poll: 1, explicit: 2 } as const;
-  const mode = options.modelControlMode ?? 'explicit';
-  if (!Object.hasOwn(modes, mode)) {
-    throw optionError('modelControlMode', "'none', 'poll' or 'explicit'", options.modelControlMode);
-  }
-  const log = options.log ?? {};
-  if (typeof log !== 'object' || log === null) throw optionError('log', 'an object', options.log);
-  const verbose = log.verbose === undefined ? 0 : count('log.verbose', log.verbose, 0);
-  const backendConfig: Array<[string, string, string]> = [];
-  if (options.backendConfig !== undefined) {
-    if (typeof options.backendConfig !== 'object' || options.backendConfig === null) {
-      throw optionError(
-        'backendConfig',
-        'an object of { backend: { setting: value } }',
-        options.backendConfig,
-      );
-    }
-    for (const [backend, settings] of Object.entries(options.backendConfig)) {
-      if (typeof settings !== 'object' || settings === null) {
-        throw optionError(`backendConfig.${backend}`, 'an object of settings', settings);
-      }
-      for (const [setting, value] of Object.entries(settings)) {
-        if (!['string', 'number', 'boolean'].includes(typeof value)) {
-          throw optionError(`backendConfig.${backend}.${setting}`, 'a string, number or boolean', value);
-        }
-        backendConfig.push([backend, setting, String(value)]);
-      }
-    }
-  }
-  const out: NativeServerOptions = {
-    modelRepositories: repos.map((r, i) => resolve(str(`modelRepository[${i}]`, r))),
-    modelControlMode: modes[mode],
-    startupModels: stringList('startupModels', options.startupModels),
-    strictModelConfig: bool('strictModelConfig', options.strictModelConfig, true),
-    exitTimeoutSeconds: count('exitTimeoutSeconds', options.exitTimeoutSeconds, 30),
-    modelLoadRetryCount: count('modelLoadRetryCount', options.modelLoadRetryCount, 0),
-    // Filled in from the library's location once it is loaded, when not given.
-    backendDirectory:
-      options.backendDirectory === undefined
-        ? ''
-        : resolve(str('backendDirectory', options.backendDirectory)),
-    backendConfig,
-    log: {
-      verbose,
-      info: bool('log.info', log.info, false),
-      warn: bool('log.warn', log.warn, true),
-      error: bool('log.error', log.error, true),
-    },
-    metrics: metricsOption(options.metrics).enabled,
-  };
-  if (log.file !== undefined) out.log.file = str('log.file', log.file);
-  if (options.pinnedMemoryPoolBytes !== undefined) {
-    out.pinnedMemoryPoolBytes = count('pinnedMemoryPoolBytes', options.pinnedMemoryPoolBytes, 0);
-  }
-  if (options.cudaMemoryPoolBytes !== undefined) {
-    const pools = options.cudaMemoryPoolBytes;
-    if (typeof pools === 'number') {
-      out.cudaMemoryPoolBytes = [[0, count('cudaMemoryPoolBytes', pools, 0)]];
-    } else if (typeof pools === 'object' && pools !== null) {
-      out.cudaMemoryPoolBytes = Object.entries(pools).map(([device, bytes]) => {
-        const d = Number(device);
-        if (!Number.isSafeInteger(d) || d < 0)
-          throw optionError('cudaMemoryPoolBytes key', 'a device number', device);
-        return [d, count(`cudaMemoryPoolBytes[${device}]`, bytes, 0)];
-      });
-    } else {
-      throw optionError('cudaMemoryPoolBytes', 'bytes, or an object of { device: bytes }', pools);
-    }
-  }
-  if (options.minComputeCapability !== undefined) {
-    const cc = options.minComputeCapability;
-    if (typeof cc !== 'number' || !Number.isFinite(cc) || cc < 0) {
-      throw optionError('minComputeCapability', 'a non-negative number', cc);
-    }
-    out.minComputeCapability = cc;
-  }
-  if (options.serverId !== undefined) out.serverId = str('serverId', options.serverId);
-  return out;
-}
-
-/**
- * `backends/` beside the library's `lib/` folder (Triton's install layout).
- * The fake engine has its test backends built in: no directory. Where the
- * folder does not exist, '' leaves Triton's own default in place.
- */
-function defaultBackendDirectory(library: LibraryInfo): string {
-  if (library.isFake) return '';
-  const dir = join(dirname(dirname(library.path)), 'backends');
-  return existsSync(dir) ? dir : '';
-}
-
-function checkOptions(options: unknown): asserts options is ServerOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw optionError('Server.create options', 'an object with modelRepository', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option '${key}' for Server.create`);
-  }
-  const o = options as ServerOptions;
-  if (o.modelRepository === undefined) {
-    throw optionError('modelRepository', 'a path or an array of paths', undefined);
-  }
-  if (o.library !== undefined) str('library', o.library);
-  metricsOption(o.metrics);
-}
-
-/** Receives the events of one submitted request. */
-interface Pending {
-  event(ev: NativeEvent): void;
-  /** The server stopped and no FINAL came. */
-  abandon(err: TritonError): void;
-  /** The server is stopping (streams end at once; single inferences run to completion). */
-  stopping?(): void;
-}
-
-const INDEX_STATES: ReadonlySet<string> = new Set(['READY', 'LOADING', 'UNLOADING', 'UNAVAILABLE']);
-
-function modelNameCheck(name: unknown): string {
-  if (typeof name !== 'string' || name === '' || name.includes('\0')) {
-    throw optionError('model name', 'a non-empty string without NUL characters', name);
-  }
-  return name;
-}
-
-function versionCheck(version: unknown): number {
-  if (version === undefined) return -1;
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < -1) {
-    throw optionError('model version', 'an integer >= 1 (or -1 for the highest ready version)', version);
-  }
-  return version;
-}
-
 export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
   readonly #repositories: string[];
   readonly #library: LibraryInfo;
-  readonly #pending = new Map<number, Pending>();
-  /** Events that arrived while `submit()` was still running (synchronous callbacks). */
-  #early: NativeEvent[] | null = null;
-  /** submit()'s numbers, reused (the addon reads them before submit() returns). */
-  #nums = new Float64Array(64);
-  readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
+  readonly #inference: Inference;
   #stopping: Promise<void> | undefined;
-  #streamMetrics: StreamMetrics | undefined;
   /** Per model: the end of its last load or unload (see #serialized). */
   readonly #control = new Map<string, Promise<void>>();
 
-  private constructor(native: NativeServer, repositories: string[], library: LibraryInfo) {
+  private constructor(
+    native: NativeServer,
+    inference: Inference,
+    repositories: string[],
+    library: LibraryInfo,
+  ) {
     this.#native = native;
+    this.#inference = inference;
     this.#repositories = repositories;
     this.#library = library;
   }
@@ -358,25 +80,26 @@ export class Server implements AsyncDisposable {
    */
   static async create(options: ServerOptions): Promise<Server> {
     const holder = captureStack();
-    checkOptions(options);
-    const native = nativeOptions(options);
-    const library = loadLibrary(options.library);
+    const parsed = parseServerOptions(options);
+    const native = parsed.native;
+    const library = loadLibrary(parsed.library);
     if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
-    // The event callback exists before the server does; it routes to `server`
-    // once that is set (no request can be submitted before).
-    let server: Server | undefined;
-    const onEvents = (events: NativeEvent[]) => server?._dispatch(events);
+    // The event callback exists before the server does; it routes to
+    // `route.to` once that is set (no request can be submitted before).
+    const route: { to?: Inference } = {};
+    const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
     let handle: NativeServer;
     try {
       handle = await addon().createServer(native, onEvents);
     } catch (err) {
       throw fromNativeError(err, {}, holder);
     }
-    server = new Server(handle, native.modelRepositories, library);
-    if (metricsOption(options.metrics).streaming) {
-      server.#streamMetrics = createStreamMetrics(handle);
-    }
-    return server;
+    const inference = new Inference(
+      handle,
+      parsed.streamingMetrics ? createStreamMetrics(handle) : undefined,
+    );
+    route.to = inference;
+    return new Server(handle, inference, native.modelRepositories, library);
   }
 
   /** The Triton library this server runs on. */
@@ -387,63 +110,6 @@ export class Server implements AsyncDisposable {
   /** True once stop() was called. */
   get stopped(): boolean {
     return this.#stopping !== undefined;
-  }
-
-  /** @internal Routes addon events to their requests (JS thread). */
-  _dispatch(events: NativeEvent[]): void {
-    for (const ev of events) {
-      const pending = this.#pending.get(ev.token);
-      if (pending === undefined) {
-        this.#early?.push(ev);
-        continue;
-      }
-      if (ev.final) this.#pending.delete(ev.token);
-      try {
-        pending.event(ev);
-      } catch (err) {
-        // A handler bug must not lose the other events of this batch.
-        queueMicrotask(() => {
-          throw err;
-        });
-      }
-    }
-  }
-
-  /** Submits a built request; its events go to `pending`. Throws TritonError when Triton refuses it. */
-  #submit(built: BuiltRequest, pending: Pending, holder?: Error): number {
-    this.#early = [];
-    let token: number;
-    let early: NativeEvent[];
-    try {
-      const src = built.nums;
-      let nums = this.#nums;
-      if (nums.length < src.length) {
-        nums = new Float64Array(Math.max(src.length, nums.length * 2));
-        this.#nums = nums;
-      }
-      for (let i = 0; i < src.length; i++) nums[i] = src[i]!;
-      token = this.#native.submit(nums, ...built.args);
-    } catch (err) {
-      // The addon's argument errors (a NUL in a name, a resizable destination)
-      // stay TypeErrors/RangeErrors, as the same mistakes caught in TS are.
-      if (err instanceof TypeError || err instanceof RangeError) throw err;
-      throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
-    } finally {
-      early = this.#early;
-      this.#early = null;
-    }
-    this.#pending.set(token, pending);
-    const mine = early.filter((ev) => ev.token === token);
-    if (mine.length > 0) this._dispatch(mine);
-    return token;
-  }
-
-  #cancel(token: number): void {
-    try {
-      this.#native.cancel(token);
-    } catch {
-      // Best effort: the request may have been released already.
-    }
   }
 
   #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
@@ -496,9 +162,8 @@ export class Server implements AsyncDisposable {
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
       const holder = captureStack();
+      this.#inference.beginStop();
       this.#stopping = (async () => {
-        this.#streamMetrics?.dispose();
-        for (const p of [...this.#pending.values()]) p.stopping?.();
         let failure: unknown;
         try {
           await this.#native.stop();
@@ -507,11 +172,7 @@ export class Server implements AsyncDisposable {
         }
         // Let events the addon queued during the stop arrive before giving up on the rest.
         await new Promise((r) => setImmediate(r));
-        const left = [...this.#pending.values()];
-        this.#pending.clear();
-        for (const p of left)
-          p.abandon(tritonError('UNAVAILABLE', 'the server stopped before the request completed'));
-        this.#specs.clear();
+        this.#inference.abandonAll();
         // The server is stopped either way (Triton reports an expired exit
         // timeout as an error): say so without failing the caller's shutdown.
         if (failure !== undefined) {
@@ -531,11 +192,6 @@ export class Server implements AsyncDisposable {
   }
 
   // ---- model control ------------------------------------------------------
-
-  #forget(name: string): void {
-    const prefix = `${name}\u0000`;
-    for (const key of this.#specs.keys()) if (key.startsWith(prefix)) this.#specs.delete(key);
-  }
 
   /** The model's own config.pbtxt (first repository that has the model), as JSON. */
   async #repositoryConfig(name: string, holder: Error): Promise<ModelConfig> {
@@ -573,66 +229,21 @@ export class Server implements AsyncDisposable {
    */
   async loadModel(name: string, options: LoadModelOptions = {}): Promise<void> {
     const holder = captureStack();
-    modelNameCheck(name);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('loadModel options', 'an object', options);
-    for (const key of Object.keys(options)) {
-      if (!['config', 'files', 'versions'].includes(key))
-        throw new TypeError(`Unknown option '${key}' for loadModel`);
-    }
-    let config: ModelConfig | undefined;
-    if (options.config !== undefined) {
-      if (typeof options.config === 'string') {
-        try {
-          config = JSON.parse(options.config) as ModelConfig;
-        } catch {
-          throw optionError('loadModel config', 'a model config object or its JSON text', options.config);
-        }
-      } else if (
-        typeof options.config === 'object' &&
-        options.config !== null &&
-        !Array.isArray(options.config)
-      ) {
-        config = options.config;
-      } else {
-        throw optionError('loadModel config', 'a model config object', options.config);
-      }
-    }
-    const files: Array<[string, Uint8Array]> = [];
-    if (options.files !== undefined) {
-      if (typeof options.files !== 'object' || options.files === null) {
-        throw optionError('loadModel files', 'an object of { path: bytes }', options.files);
-      }
-      if (config === undefined)
-        throw new TypeError('loadModel: files need a config (Triton requires one for in-memory models)');
-      for (const [path, content] of Object.entries(options.files)) {
-        // Triton keeps the files inside the model directory; a path that
-        // would leave it fails there with an opaque poll failure.
-        if (path === '' || path.startsWith('/') || path.split('/').includes('..'))
-          throw new TypeError(
-            `loadModel files['${path}']: expected a path relative to the model directory, without '..'`,
-          );
-        if (typeof content === 'string') files.push([path, Buffer.from(content)]);
-        else if (content instanceof Uint8Array) files.push([path, content]);
-        else throw optionError(`loadModel files['${path}']`, 'a Uint8Array or string', content);
-      }
-    }
-    if (options.versions !== undefined) {
-      const v = options.versions;
-      if (!Array.isArray(v) || v.length === 0 || !v.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-        throw optionError('loadModel versions', 'a non-empty array of version numbers', v);
-      }
+    modelName(name);
+    const parsed = parseLoadModelOptions(options);
+    let config = parsed.config;
+    if (parsed.versions !== undefined) {
       if (this.#stopping !== undefined) throw this.#closedError(holder, { model: name });
       const base = config ?? (await this.#repositoryConfig(name, holder));
-      config = { ...base, version_policy: { specific: { versions: [...v] } } };
+      config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
-      this.#forget(name);
+      this.#inference.forget(name);
       try {
-        await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, files));
+        await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, parsed.files));
       } finally {
-        this.#forget(name);
+        this.#inference.forget(name);
       }
     });
   }
@@ -676,11 +287,8 @@ export class Server implements AsyncDisposable {
   /** Unloads a model (every version). Returns at once unless `wait` is set. */
   async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     const holder = captureStack();
-    modelNameCheck(name);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('unloadModel options', 'an object', options);
-    const dependents = bool('unloadDependents', options.unloadDependents, false);
-    const wait = bool('wait', options.wait, false);
+    modelName(name);
+    const { dependents, wait } = parseUnloadModelOptions(options);
     let done: Promise<void> | undefined;
     const unloaded = () => {
       done ??= this.#unloaded(name, holder);
@@ -689,7 +297,7 @@ export class Server implements AsyncDisposable {
     await this.#serialized(
       name,
       async () => {
-        this.#forget(name);
+        this.#inference.forget(name);
         await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
       },
       unloaded,
@@ -708,7 +316,7 @@ export class Server implements AsyncDisposable {
     return raw.map((e) => {
       const entry: ModelIndexEntry = { name: e.name };
       if (e.version !== undefined) entry.version = Number(e.version);
-      if (e.state !== undefined && INDEX_STATES.has(e.state)) entry.state = e.state as ModelState;
+      if (is.oneOf(MODEL_STATES, e.state)) entry.state = e.state;
       if (e.reason !== undefined && e.reason !== '') entry.reason = e.reason;
       return entry;
     });
@@ -720,12 +328,12 @@ export class Server implements AsyncDisposable {
    */
   modelIndex(options: { readyOnly?: boolean } = {}): Promise<ModelIndexEntry[]> {
     const holder = captureStack();
-    return this.#index(bool('readyOnly', options?.readyOnly, false), holder);
+    return this.#index(flag('readyOnly', options?.readyOnly, false), holder);
   }
 
   /** A handle on a model, pinned to `version` when given. */
   model(name: string, version?: number): Model {
-    return new Model(this, modelNameCheck(name), versionCheck(version));
+    return new Model(this, modelName(name), modelVersion(version));
   }
 
   /** @internal */
@@ -814,55 +422,6 @@ export class Server implements AsyncDisposable {
 
   // ---- inference -------------------------------------------------------------
 
-  /** The cached model spec, or a Promise of it (fetched once per loaded model). */
-  #spec(name: string, version: number, holder?: Error): ModelSpec | Promise<ModelSpec> {
-    const key = `${name}\u0000${version}`;
-    const cached = this.#specs.get(key);
-    if (cached !== undefined) return cached;
-    // A cache miss (once per model): the call-time capture is affordable here,
-    // and the fetch's error goes to every caller waiting for it.
-    holder ??= captureStack();
-    const fetch = (async () => {
-      let text: string;
-      try {
-        text = await this.#native.modelConfig(name, version);
-      } catch (err) {
-        throw fromNativeError(err, { model: name, version }, holder);
-      }
-      return parseModelSpec(text, name, version);
-    })();
-    this.#specs.set(key, fetch);
-    fetch.then(
-      (spec) => {
-        if (this.#specs.get(key) === fetch) this.#specs.set(key, spec);
-      },
-      () => {
-        if (this.#specs.get(key) === fetch) this.#specs.delete(key);
-      },
-    );
-    return fetch;
-  }
-
-  #result(
-    name: string,
-    version: number,
-    ev: NativeEvent,
-    requestId: string | undefined,
-    destinations: Map<string, OutputDestination> | undefined,
-  ): InferResult {
-    const outputs: Record<string, Tensor> = {};
-    for (const out of ev.outputs ?? []) outputs[out.name] = toTensor(out, destinations?.get(out.name));
-    const result = new Result(
-      ev.model ?? name,
-      ev.version ?? version,
-      ev.id ?? requestId ?? '',
-      outputs,
-      ev.parameters ?? {},
-    );
-    if (ev.timing !== undefined) result.timing = toTiming(ev.timing);
-    return result;
-  }
-
   /**
    * Runs one inference on `name` and resolves with its outputs. Validation
    * failures and Triton's errors reject with a TritonError; malformed
@@ -871,7 +430,7 @@ export class Server implements AsyncDisposable {
   infer(name: string, request: InferRequest): Promise<InferResult> {
     let version: number;
     try {
-      modelNameCheck(name);
+      modelName(name);
       checkRequestShape(request);
       version = request.version ?? -1;
     } catch (err) {
@@ -880,94 +439,9 @@ export class Server implements AsyncDisposable {
     return this._infer(name, version, request);
   }
 
-  /**
-   * @internal
-   * No stack is captured on the way in (Error.captureStackTrace costs ~30k
-   * instructions per call, as much as the rest of a small inference). Every
-   * error leaves through the catch below, which gives it the stack of this
-   * frame: before the first `await` that is the caller's synchronous stack;
-   * after it (Triton's errors, aborts, a stopping server) V8 appends the
-   * functions awaiting this call ("at async handler (app.ts:12)"), which is
-   * why those errors are created here after the `await` and not in the event
-   * callbacks.
-   */
-  async _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
-    try {
-      checkRequestShape(request);
-      const version = request.version ?? modelVersion;
-      const ctx = { model: name, version, requestId: request.id };
-      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
-      const signal = request.signal;
-      if (signal?.aborted) throw abortError(ctx, signal.reason);
-      const cached = this.#spec(name, version);
-      // The first calls to a model share one config fetch; each gets its own
-      // copy of a failure (its stack and request id are rewritten below).
-      const spec =
-        cached instanceof Promise
-          ? await cached.catch((e: unknown) => {
-              throw e instanceof TritonError ? copyError(e, ctx) : e;
-            })
-          : cached;
-      if (spec.decoupled) {
-        throw tritonError(
-          'UNSUPPORTED',
-          `model '${name}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
-          ctx,
-        );
-      }
-      const built = buildRequest(spec, request, version);
-      if (this.#stopping !== undefined) throw this.#closedError(undefined, ctx);
-      if (signal?.aborted) throw abortError(ctx, signal.reason);
-      // Settles with the final event, or with a function making the error.
-      const outcome = await new Promise<NativeEvent | (() => TritonError)>((settle) => {
-        let settled = false;
-        let response: NativeEvent | undefined;
-        let error: NativeErrorInfo | undefined;
-        let token = -1;
-        const onAbort = () => {
-          if (settled) return;
-          settled = true;
-          // Settle at once; whatever Triton still sends for this token is dropped.
-          if (token >= 0) this.#cancel(token);
-          settle(() => abortError(ctx, signal!.reason));
-        };
-        const finish = () => {
-          settled = true;
-          signal?.removeEventListener('abort', onAbort);
-        };
-        const pending: Pending = {
-          event: (ev) => {
-            if (settled) return;
-            if (ev.error !== undefined) error ??= ev.error;
-            else if (ev.outputs !== undefined && response === undefined) response = ev;
-            if (!ev.final) return;
-            finish();
-            if (error !== undefined) {
-              const info = error;
-              return settle(() => fromErrorInfo(withPlacementHint(info, built), ctx));
-            }
-            settle(response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing });
-          },
-          abandon: (err) => {
-            if (settled) return;
-            finish();
-            settle(() => fromErrorInfo(err, ctx));
-          },
-        };
-        try {
-          token = this.#submit(built, pending);
-        } catch (err) {
-          finish();
-          settle(() => err as TritonError);
-          return;
-        }
-        if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
-      });
-      if (typeof outcome === 'function') throw outcome();
-      return this.#result(name, version, outcome, request.id, built.destinations);
-    } catch (err) {
-      throw err instanceof TritonError ? stackHere(err) : err;
-    }
+  /** @internal Runs one inference (Model.infer and infer() land here). */
+  _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
+    return this.#inference.infer(name, modelVersion, request);
   }
 
   /**
@@ -975,120 +449,13 @@ export class Server implements AsyncDisposable {
    * after Triton's FINAL. Leaving the loop early cancels the request.
    */
   stream(name: string, request: InferRequest, options: StreamOptions = {}): InferStream {
-    modelNameCheck(name);
+    modelName(name);
     checkRequestShape(request);
     return this._stream(name, request.version ?? -1, request, options);
   }
 
-  /** @internal */
+  /** @internal Starts a stream (Model.stream and stream() land here). */
   _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
-    const holder = captureStack();
-    checkRequestShape(request);
-    if (typeof options !== 'object' || options === null)
-      throw optionError('stream options', 'an object', options);
-    const hwm = options.highWaterMark;
-    if (hwm !== undefined && !(Number.isSafeInteger(hwm) && hwm > 0)) {
-      throw optionError('highWaterMark', 'a positive integer', hwm);
-    }
-    const version = request.version ?? modelVersion;
-    const ctx = { model: name, version, requestId: request.id };
-    const stream = new InferStream(`stream of model '${name}'`, options);
-    void this.#startStream(stream, name, version, request, ctx, holder).catch((err: unknown) => {
-      stream._fail(err instanceof TritonError ? err : (err as TritonError), false);
-    });
-    return stream;
-  }
-
-  async #startStream(
-    stream: InferStream,
-    name: string,
-    version: number,
-    request: InferRequest,
-    ctx: { model: string; version: number; requestId?: string },
-    holder: Error,
-  ): Promise<void> {
-    // Submit on the next microtask: a consumer that gives up at once
-    // (`stream.return()` right away) then sends nothing to Triton.
-    await undefined;
-    if (stream.ended) return;
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    const signal = request.signal;
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    const cached = this.#spec(name, version, holder);
-    const spec = cached instanceof Promise ? await cached : cached;
-    const built = buildRequest(spec, request, version, holder);
-    if (this.#stopping !== undefined) throw this.#closedError(holder, ctx);
-    if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
-    if (stream.ended) return; // the consumer gave up before submission
-    let token = -1;
-    // `done`: Triton sent FINAL (nothing left to cancel). The abort listener
-    // stays until the consumer is done: an abort also drops unread responses.
-    let done = false;
-    const onAbort = () => {
-      if (!done && token >= 0) this.#cancel(token);
-      done = true;
-      stream._fail(abortError(ctx, signal!.reason, holder), true);
-    };
-    const pending: Pending = {
-      event: (ev) => {
-        if (ev.final) done = true;
-        if (stream.ended) return;
-        if (ev.error !== undefined) {
-          if (!ev.final) this.#cancel(token);
-          stream._fail(fromErrorInfo(withPlacementHint(ev.error, built), ctx, holder), false);
-          return;
-        }
-        if (ev.outputs !== undefined) {
-          let result: InferResult;
-          try {
-            result = this.#result(name, version, ev, request.id, built.destinations);
-          } catch (err) {
-            if (!ev.final) this.#cancel(token);
-            stream._fail(err as TritonError, false);
-            return;
-          }
-          stream._push(result, performance.now());
-        }
-        if (ev.final) stream._end();
-      },
-      abandon: (err) => {
-        done = true;
-        stream._fail(fromErrorInfo(err, ctx, holder), false);
-      },
-      stopping: () => {
-        if (done) return;
-        this.#cancel(token);
-        stream._fail(
-          tritonError('UNAVAILABLE', `the server is stopping; stream of model '${name}' ended`, ctx, holder),
-          false,
-        );
-      },
-    };
-    const metrics = this.#streamMetrics;
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // Open before submitting: responses may arrive inside submit() itself.
-    stream._open(
-      {
-        cancel: () => {
-          if (!done && token >= 0) this.#cancel(token);
-        },
-        observe:
-          metrics === undefined
-            ? undefined
-            : (kind, ms, result) =>
-                // Labelled with the version that answered, not the one asked for (-1).
-                kind === 'first'
-                  ? metrics.recordTimeToFirstResponse(result.model, result.version, ms)
-                  : metrics.recordTimeBetweenResponses(result.model, result.version, ms),
-        closed: () => signal?.removeEventListener('abort', onAbort),
-      },
-      performance.now(),
-    );
-    try {
-      token = this.#submit(built, pending, holder);
-    } catch (err) {
-      signal?.removeEventListener('abort', onAbort);
-      throw err;
-    }
+    return this.#inference.stream(name, modelVersion, request, options);
   }
 }

@@ -244,19 +244,11 @@ function key(s: ModelStatistics): string {
   return `${s.name}\u0000${s.version}`;
 }
 
-/**
- * What happened between two snapshots taken with `model.statistics()` (or
- * `parseModelStatistics`): request counts and mean durations over the
- * interval. Each argument is one model version or a list of them; entries are
- * matched by model name and version, and a version that appears only in
- * `after` (loaded during the interval) counts from zero. Counters that went
- * down (the model was reloaded in between) are a RangeError: the interval has
- * no meaning then.
- */
-export function statisticsDelta(
+/** statisticsDelta's arguments as lists, checked: ModelStatistics, and one model version against the same one. */
+function snapshotLists(
   before: ModelStatistics | readonly ModelStatistics[],
   after: ModelStatistics | readonly ModelStatistics[],
-): StatisticsDelta {
+): [readonly ModelStatistics[], readonly ModelStatistics[]] {
   const b = Array.isArray(before) ? (before as readonly ModelStatistics[]) : [before as ModelStatistics];
   const a = Array.isArray(after) ? (after as readonly ModelStatistics[]) : [after as ModelStatistics];
   for (const [list, what] of [
@@ -278,6 +270,23 @@ export function statisticsDelta(
       );
     }
   }
+  return [b, a];
+}
+
+/**
+ * What happened between two snapshots taken with `model.statistics()` (or
+ * `parseModelStatistics`): request counts and mean durations over the
+ * interval. Each argument is one model version or a list of them; entries are
+ * matched by model name and version, and a version that appears only in
+ * `after` (loaded during the interval) counts from zero. Counters that went
+ * down (the model was reloaded in between) are a RangeError: the interval has
+ * no meaning then.
+ */
+export function statisticsDelta(
+  before: ModelStatistics | readonly ModelStatistics[],
+  after: ModelStatistics | readonly ModelStatistics[],
+): StatisticsDelta {
+  const [b, a] = snapshotLists(before, after);
   const byKey = new Map(b.map((s) => [key(s), s]));
 
   let successes = 0;

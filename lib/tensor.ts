@@ -2,13 +2,13 @@
  * Tensors coming back from Triton, and the conversion of the addon's plain
  * output descriptions into them.
  */
-import type { NativeOutput, NativeTiming } from './binding.js';
+import type { NativeMemoryType, NativeOutput, NativeTiming } from './binding.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
 import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from './datatypes.js';
 import { addon } from './native.js';
 
 /** Where an output's memory is. */
-export type MemoryType = 'cpu' | 'pinned' | 'gpu';
+export type MemoryType = NativeMemoryType;
 
 /**
  * What a tensor's `data` holds: a TypedArray of the datatype's type for CPU

@@ -12,22 +12,10 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FakeLiveObjects } from './binding.js';
 import { addon, packageRoot } from './native.js';
 
-/** Live object counts of the fake engine (requests, responses, buffers...). */
-export type FakeLiveObjects = Record<
-  | 'requests'
-  | 'responses'
-  | 'errors'
-  | 'messages'
-  | 'allocators'
-  | 'outputBuffers'
-  | 'metrics'
-  | 'parameters'
-  | 'traces'
-  | 'servers',
-  number
->;
+export type { FakeLiveObjects };
 
 export const fakeEngine = {
   /** Path of the fake engine's libtritonserver.so in this package. */

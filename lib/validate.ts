@@ -5,6 +5,7 @@
  * expects and what the request gave; malformed arguments are TypeErrors.
  */
 import {
+  MEMORY_TYPES,
   NATIVE_DATATYPE_CODES,
   NATIVE_MEMORY_CODES,
   NATIVE_PARAMETER_CODES,
@@ -28,6 +29,7 @@ import {
   isDataType,
 } from './datatypes.js';
 import { type TritonError, describe, tritonError } from './errors.js';
+import { is } from './is.js';
 import type { MemoryType, OutputDestination } from './tensor.js';
 
 /** Data of one input tensor. */
@@ -189,30 +191,34 @@ function isElementList(value: unknown): value is ReadonlyArray<string | Uint8Arr
   return Array.isArray(value);
 }
 
-/** Turns one input value into data + what it says about datatype/shape/count. */
-function normalize(input: string, value: unknown, spec: IoSpec, ctx: Ctx): Normalized {
-  const where = `input '${input}' of model '${ctx.model}'`;
-  let data: unknown = value;
-  let datatype: unknown;
-  let shape: unknown;
+/** An input's value taken apart: the data, and the datatype and shape given with it. */
+interface Unwrapped {
+  data: unknown;
+  datatype: DataType | undefined;
+  shape: number[] | undefined;
+}
+
+function inputTypeError(where: string, value: unknown): TypeError {
+  return new TypeError(
+    `Expected a TypedArray, BYTES elements or { data, shape, datatype } for ${where} but received ${describe(value)}`,
+  );
+}
+
+/** `{ data, shape, datatype }` or bare data; checks the datatype and shape given. */
+function unwrap(where: string, value: unknown): Unwrapped {
   if (
-    typeof value === 'object' &&
-    value !== null &&
-    !ArrayBuffer.isView(value) &&
-    !Array.isArray(value) &&
-    !(value instanceof HostBuffer) &&
-    !(value instanceof CudaBuffer)
+    typeof value !== 'object' ||
+    value === null ||
+    ArrayBuffer.isView(value) ||
+    Array.isArray(value) ||
+    value instanceof HostBuffer ||
+    value instanceof CudaBuffer
   ) {
-    const t = value as TensorInput;
-    if (!('data' in t)) {
-      throw new TypeError(
-        `Expected a TypedArray, BYTES elements or { data, shape, datatype } for ${where} but received ${describe(value)}`,
-      );
-    }
-    data = t.data;
-    datatype = t.datatype;
-    shape = t.shape;
+    return { data: value, datatype: undefined, shape: undefined };
   }
+  const t = value as TensorInput;
+  if (!('data' in t)) throw inputTypeError(where, value);
+  const { datatype, shape } = t as { datatype?: unknown; shape?: unknown };
   if (datatype !== undefined && !isDataType(datatype)) {
     throw new TypeError(
       `Expected a Triton datatype (FP32, INT64, BYTES, ...) for ${where}.datatype but received ${describe(datatype)}`,
@@ -225,91 +231,99 @@ function normalize(input: string, value: unknown, spec: IoSpec, ctx: Ctx): Norma
       );
     }
   }
-  const dt = datatype as DataType | undefined;
-  const sh = shape as number[] | undefined;
+  return { data: t.data, datatype, shape: shape as number[] | undefined };
+}
 
-  if (data instanceof HostBuffer || data instanceof CudaBuffer) {
-    if (data.disposed) throw new TypeError(`${where}: the ${data.constructor.name} was disposed`);
-    const type = dt ?? spec.datatype;
-    if (sh === undefined) throw new TypeError(`${where}: a ${data.constructor.name} input needs a shape`);
+/** Pinned or device memory: passed as is; it needs a shape. */
+function fromBuffer(where: string, data: HostBuffer | CudaBuffer, u: Unwrapped, spec: IoSpec): Normalized {
+  if (data.disposed) throw new TypeError(`${where}: the ${data.constructor.name} was disposed`);
+  const type = u.datatype ?? spec.datatype;
+  if (u.shape === undefined) throw new TypeError(`${where}: a ${data.constructor.name} input needs a shape`);
+  const size = elementSize(type);
+  return {
+    data: data.native,
+    datatype: type,
+    shape: u.shape,
+    count: size === 0 ? -1 : data.byteLength / size,
+    what: data.constructor.name,
+  };
+}
+
+/** booleans (BOOL), or strings and byte arrays (BYTES, encoded here). */
+function fromElements(where: string, data: readonly unknown[], u: Unwrapped, spec: IoSpec): Normalized {
+  const dt = u.datatype;
+  if (data.length > 0 && data.every((e) => typeof e === 'boolean')) {
+    const bools = Uint8Array.from(data as readonly boolean[], (b) => (b ? 1 : 0));
+    return { data: bools, datatype: dt ?? 'BOOL', shape: u.shape, count: bools.length, what: 'boolean[]' };
+  }
+  for (let i = 0; i < data.length; i++) {
+    const e = data[i];
+    if (typeof e !== 'string' && !(e instanceof Uint8Array)) {
+      throw new TypeError(
+        `Expected BYTES elements (strings or Uint8Arrays) for ${where} but element ${i} is ${describe(e)}; numbers go in a TypedArray`,
+      );
+    }
+  }
+  return {
+    data: encodeBytes(data as ReadonlyArray<string | Uint8Array>),
+    datatype: dt ?? (data.length === 0 && spec.datatype === 'BOOL' ? 'BOOL' : 'BYTES'),
+    shape: u.shape,
+    count: data.length,
+    what: 'BYTES elements',
+  };
+}
+
+/** Length-prefixed BYTES data in a Uint8Array. */
+function fromBytesView(where: string, data: ArrayBufferView, u: Unwrapped, spec: IoSpec): Normalized {
+  const what = data.constructor.name;
+  if (!(data instanceof Uint8Array)) {
+    throw new TypeError(
+      `${where}: BYTES data must be string[], Uint8Array[] or a length-prefixed Buffer, not a ${what}`,
+    );
+  }
+  const count = countBytesElements(data);
+  if (count < 0) {
+    throw new TypeError(
+      `${where}: the ${what} is not valid length-prefixed BYTES data (4-byte LE length per element)`,
+    );
+  }
+  const datatype = u.datatype ?? (spec.datatype === 'BYTES' ? 'BYTES' : defaultDataType(data));
+  return { data, datatype, shape: u.shape, count, what };
+}
+
+/** A TypedArray or DataView, passed as is (no copy). */
+function fromView(where: string, data: ArrayBufferView, u: Unwrapped, spec: IoSpec): Normalized {
+  if (isDetached(data)) throw new TypeError(`${where}: the data's ArrayBuffer is detached`);
+  const what = data.constructor.name;
+  const dt = u.datatype;
+  const type = dt ?? spec.datatype;
+  if (type === 'BYTES') return fromBytesView(where, data, u, spec);
+  if (data instanceof DataView) {
     const size = elementSize(type);
-    return {
-      data: data.native,
-      datatype: type,
-      shape: sh,
-      count: size === 0 ? -1 : data.byteLength / size,
-      what: data.constructor.name,
-    };
+    if (data.byteLength % size !== 0) {
+      throw new TypeError(
+        `${where}: a DataView of ${data.byteLength} bytes is not a whole number of ${type} elements`,
+      );
+    }
+    return { data, datatype: type, shape: u.shape, count: data.byteLength / size, what };
   }
-  if (isElementList(data)) {
-    if (data.length > 0 && data.every((e) => typeof e === 'boolean')) {
-      const bools = Uint8Array.from(data as readonly boolean[], (b) => (b ? 1 : 0));
-      return { data: bools, datatype: dt ?? 'BOOL', shape: sh, count: bools.length, what: 'boolean[]' };
-    }
-    for (let i = 0; i < data.length; i++) {
-      const e = data[i];
-      if (typeof e !== 'string' && !(e instanceof Uint8Array)) {
-        throw new TypeError(
-          `Expected BYTES elements (strings or Uint8Arrays) for ${where} but element ${i} is ${describe(e)}; numbers go in a TypedArray`,
-        );
-      }
-    }
-    return {
-      data: encodeBytes(data as ReadonlyArray<string | Uint8Array>),
-      datatype: dt ?? (data.length === 0 && spec.datatype === 'BOOL' ? 'BOOL' : 'BYTES'),
-      shape: sh,
-      count: data.length,
-      what: 'BYTES elements',
-    };
+  if (dt !== undefined && !arrayFits(data, dt)) {
+    throw new TypeError(`${where}: a ${what} cannot hold ${dt} data (use ${arrayNameOf(dt)})`);
   }
-  if (ArrayBuffer.isView(data)) {
-    if (isDetached(data)) throw new TypeError(`${where}: the data's ArrayBuffer is detached`);
-    const what = data.constructor.name;
-    const type = dt ?? spec.datatype;
-    if (type === 'BYTES') {
-      if (!(data instanceof Uint8Array)) {
-        throw new TypeError(
-          `${where}: BYTES data must be string[], Uint8Array[] or a length-prefixed Buffer, not a ${what}`,
-        );
-      }
-      const count = countBytesElements(data);
-      if (count < 0) {
-        throw new TypeError(
-          `${where}: the ${what} is not valid length-prefixed BYTES data (4-byte LE length per element)`,
-        );
-      }
-      return {
-        data,
-        datatype: dt ?? (spec.datatype === 'BYTES' ? 'BYTES' : defaultDataType(data)),
-        shape: sh,
-        count,
-        what,
-      };
-    }
-    if (data instanceof DataView) {
-      const size = elementSize(type);
-      if (data.byteLength % size !== 0) {
-        throw new TypeError(
-          `${where}: a DataView of ${data.byteLength} bytes is not a whole number of ${type} elements`,
-        );
-      }
-      return { data, datatype: type, shape: sh, count: data.byteLength / size, what };
-    }
-    if (dt !== undefined && !arrayFits(data, dt)) {
-      throw new TypeError(`${where}: a ${what} cannot hold ${dt} data (use ${arrayNameOf(dt)})`);
-    }
-    const resolved = dt ?? (arrayFits(data, spec.datatype) ? spec.datatype : defaultDataType(data));
-    return {
-      data,
-      datatype: resolved,
-      shape: sh,
-      count: data.byteLength / (data as TypedArray).BYTES_PER_ELEMENT,
-      what,
-    };
-  }
-  throw new TypeError(
-    `Expected a TypedArray, BYTES elements or { data, shape, datatype } for ${where} but received ${describe(data)}`,
-  );
+  const resolved = dt ?? (arrayFits(data, spec.datatype) ? spec.datatype : defaultDataType(data));
+  const count = data.byteLength / (data as TypedArray).BYTES_PER_ELEMENT;
+  return { data, datatype: resolved, shape: u.shape, count, what };
+}
+
+/** Turns one input value into data + what it says about datatype/shape/count. */
+function normalize(input: string, value: unknown, spec: IoSpec, ctx: Ctx): Normalized {
+  const where = `input '${input}' of model '${ctx.model}'`;
+  const u = unwrap(where, value);
+  const data = u.data;
+  if (data instanceof HostBuffer || data instanceof CudaBuffer) return fromBuffer(where, data, u, spec);
+  if (isElementList(data)) return fromElements(where, data, u, spec);
+  if (ArrayBuffer.isView(data)) return fromView(where, data, u, spec);
+  throw inputTypeError(where, data);
 }
 
 /** Shape from the model's dims when the request gives none. */
@@ -326,8 +340,6 @@ function inferShape(spec: IoSpec, count: number, batching: boolean, ctx: Ctx): n
     `input '${spec.name}' of model '${ctx.model}': give { data, shape }; a shape cannot be inferred from ${count} elements for dims ${shapeText(dims)}`,
   );
 }
-
-const MEMORY: ReadonlySet<string> = new Set(['cpu', 'pinned', 'gpu']);
 
 /**
  * Checks an output placement (`memory`, named `what`, and the separate
@@ -351,9 +363,9 @@ function placement(
   if (device !== undefined) out.device = deviceId(deviceWhat, device);
   if (memory === undefined) return out;
   if (typeof memory === 'string') {
-    if (!MEMORY.has(memory))
+    if (!is.oneOf(MEMORY_TYPES, memory))
       throw new TypeError(`Expected ${expected} for ${what} but received ${describe(memory)}`);
-    out.memory = memory as NativeMemoryType;
+    out.memory = memory;
     return out;
   }
   if (typeof memory !== 'object' || memory === null || Array.isArray(memory)) {
@@ -491,6 +503,274 @@ export function checkRequestShape(request: unknown): asserts request is InferReq
   }
 }
 
+/** The request being built: submit()'s numbers and arguments, and where errors point. */
+interface Builder {
+  spec: ModelSpec;
+  ctx: Ctx;
+  holder: Error | undefined;
+  nums: number[];
+  args: BuiltRequest['args'];
+}
+
+/** An input's shape (given or from the model's dims), checked against its data and the model. */
+function inputShape(b: Builder, name: string, io: IoSpec, n: Normalized): number[] {
+  const { spec, ctx, holder } = b;
+  const batching = spec.maxBatchSize > 0;
+  const shape = n.shape ? [...n.shape] : inferShape(io, n.count, batching, ctx);
+  if (n.count >= 0) {
+    let product = 1;
+    for (const d of shape) product *= d;
+    if (product !== n.count) {
+      throw invalid(
+        ctx,
+        `input '${name}' of model '${spec.name}': shape ${shapeText(shape)} holds ${product} elements but the data has ${n.count}`,
+        holder,
+      );
+    }
+  }
+  const expected = batching ? [-1, ...io.dims] : io.dims;
+  const rankOk = shape.length === expected.length;
+  if (!rankOk || expected.some((d, i) => d >= 0 && d !== shape[i])) {
+    throw invalid(
+      ctx,
+      `input '${name}' of model '${spec.name}': expected shape ${shapeText(expected)}${batching ? ' (batch dimension first)' : ''}, got ${shapeText(shape)}`,
+      holder,
+    );
+  }
+  return shape;
+}
+
+/**
+ * The batch size of a batching model's input (its first dimension), checked
+ * against max_batch_size and the batch of the inputs before it.
+ */
+function checkBatch(b: Builder, name: string, size: number, batch: Batch | undefined): Batch {
+  const { spec, ctx, holder } = b;
+  // Triton takes the batch size from the first dimension and reads 0 as
+  // "not set": an empty batch then fails on byte sizes or comes back
+  // without its batch dimension.
+  if (size === 0) {
+    throw invalid(
+      ctx,
+      `input '${name}' of model '${spec.name}': batch size 0; a batching model takes 1 to ${spec.maxBatchSize} (max_batch_size)`,
+      holder,
+    );
+  }
+  if (size > spec.maxBatchSize) {
+    throw invalid(
+      ctx,
+      `input '${name}' of model '${spec.name}': batch size ${size} exceeds the model's max_batch_size ${spec.maxBatchSize}`,
+      holder,
+    );
+  }
+  if (batch !== undefined && batch.size !== size) {
+    throw invalid(
+      ctx,
+      `input '${name}' of model '${spec.name}': batch size ${size} differs from input '${batch.input}' (${batch.size})`,
+      holder,
+    );
+  }
+  return { size, input: name };
+}
+
+interface Batch {
+  size: number;
+  input: string;
+}
+
+/** Validates one input and appends it: datatype code, byteLength, rank, dims; name and data. */
+function addInput(b: Builder, name: string, value: unknown, batch: Batch | undefined): Batch | undefined {
+  const { spec, ctx, holder } = b;
+  const io = spec.inputs.get(name);
+  if (io === undefined) {
+    throw invalid(
+      ctx,
+      `model '${spec.name}' has no input '${name}' (its inputs: ${names(spec.inputs)})`,
+      holder,
+    );
+  }
+  const n = normalize(name, value, io, ctx);
+  const datatype = n.datatype;
+  if (datatype !== io.datatype) {
+    throw invalid(
+      ctx,
+      `input '${name}' of model '${spec.name}': the model expects ${io.datatype} (${arrayNameOf(io.datatype)}), the request gives ${datatype ?? 'an unknown datatype'} (${n.what})`,
+      holder,
+    );
+  }
+  const shape = inputShape(b, name, io, n);
+  const next = spec.maxBatchSize > 0 ? checkBatch(b, name, shape[0]!, batch) : batch;
+  b.nums.push(NATIVE_DATATYPE_CODES[datatype], -1, shape.length);
+  for (const d of shape) b.nums.push(d);
+  b.args.push(name, n.data);
+  return next;
+}
+
+function addInputs(b: Builder, inputs: InferRequest['inputs']): void {
+  const { spec, ctx, holder } = b;
+  let count = 0;
+  let batch: Batch | undefined;
+  for (const name of Object.keys(inputs)) {
+    batch = addInput(b, name, inputs[name], batch);
+    count++;
+  }
+  // Own properties only: an input inherited through the prototype is not sent.
+  const missing = [...spec.inputs.values()].filter((io) => !io.optional && !Object.hasOwn(inputs, io.name));
+  if (missing.length > 0) {
+    const list = missing.map((io) => `'${io.name}'`).join(', ');
+    throw invalid(
+      ctx,
+      `model '${spec.name}' needs input${missing.length > 1 ? 's' : ''} ${list}, missing from the request`,
+      holder,
+    );
+  }
+  b.nums[SUBMIT_SLOTS.inputCount] = count;
+}
+
+/** `request.outputs` as [name, options] pairs. */
+function outputEntries(outputs: unknown): Array<[string, OutputOptions | true]> {
+  let entries: Array<[string, OutputOptions | true]>;
+  if (Array.isArray(outputs)) {
+    entries = (outputs as readonly unknown[]).map((n) => {
+      if (typeof n !== 'string') {
+        throw new TypeError(`Expected output names (strings) in request.outputs but received ${describe(n)}`);
+      }
+      return [n, true];
+    });
+  } else if (typeof outputs === 'object' && outputs !== null) {
+    entries = Object.entries(outputs as Record<string, OutputOptions | true>);
+  } else {
+    throw new TypeError(`Expected an array or object for request.outputs but received ${describe(outputs)}`);
+  }
+  if (entries.length === 0) {
+    throw new TypeError(
+      'request.outputs names no output: list at least one, or leave it out to get every output',
+    );
+  }
+  return entries;
+}
+
+/** One output's options: memory code, device (-1: not set) and `into` destination. */
+function outputOptions(
+  name: string,
+  options: unknown,
+  io: IoSpec,
+): { memory: number; device: number; into: NativeTensorData | undefined } {
+  const out = { memory: -1, device: -1, into: undefined as NativeTensorData | undefined };
+  if (options === true) return out;
+  const what = `request.outputs.${name}`;
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      `Expected true or { into, memory, device } for ${what} but received ${describe(options)}`,
+    );
+  }
+  // A misspelt option ('intoo') would otherwise be ignored in silence.
+  for (const key of Object.keys(options)) {
+    if (!OUTPUT_OPTION_KEYS.has(key)) {
+      throw new TypeError(`Unknown option '${key}' in ${what} (expected into, memory or device)`);
+    }
+  }
+  const o = options as OutputOptions;
+  const place = placement(`${what}.memory`, o.memory, `${what}.device`, o.device);
+  if (place.memory !== undefined) out.memory = NATIVE_MEMORY_CODES[place.memory];
+  if (place.device !== undefined) out.device = place.device;
+  if (o.into !== undefined) {
+    out.into = nativeDestination(`${what}.into`, o.into);
+    // A DataView is raw bytes for any datatype; a TypedArray must be the output's own kind.
+    const view = o.into;
+    if (ArrayBuffer.isView(view) && !(view instanceof DataView) && !arrayFits(view, io.datatype)) {
+      throw new TypeError(
+        `Expected a ${io.datatype === 'BYTES' ? 'Uint8Array' : arrayTypeOf(io.datatype)!.name} for ${what}.into (output '${name}' is ${io.datatype}) but received ${describe(o.into)}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** Appends the requested outputs; returns the `into` destinations by name. */
+function addOutputs(b: Builder, outputs: unknown): Map<string, OutputDestination> | undefined {
+  const { spec, ctx, holder } = b;
+  let destinations: Map<string, OutputDestination> | undefined;
+  let count = 0;
+  for (const [name, options] of outputEntries(outputs)) {
+    const io = spec.outputs.get(name);
+    if (io === undefined) {
+      throw invalid(
+        ctx,
+        `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
+        holder,
+      );
+    }
+    const { memory, device, into } = outputOptions(name, options, io);
+    if (into !== undefined) {
+      destinations ??= new Map();
+      destinations.set(name, (options as OutputOptions).into!);
+    }
+    b.nums.push(memory, device);
+    b.args.push(name, into);
+    count++;
+  }
+  b.nums[SUBMIT_SLOTS.outputCount] = count;
+  return destinations;
+}
+
+function addParameters(b: Builder, params: unknown): void {
+  const list = parameters(params);
+  for (const [name, type, value] of list) {
+    b.nums.push(NATIVE_PARAMETER_CODES[type]);
+    b.args.push(name, value);
+  }
+  b.nums[SUBMIT_SLOTS.parameterCount] = list.length;
+}
+
+function correlationId(c: unknown): number | bigint | string {
+  if (
+    !(
+      typeof c === 'string' ||
+      typeof c === 'bigint' ||
+      (typeof c === 'number' && Number.isSafeInteger(c) && c >= 0)
+    )
+  ) {
+    throw new TypeError(
+      `Expected a string, bigint or non-negative integer for request.correlationId but received ${describe(c)}`,
+    );
+  }
+  return c;
+}
+
+/** The header's request-wide settings: priority, timeout, correlation id, output placement, timing. */
+function addSettings(b: Builder, request: InferRequest): void {
+  const { nums } = b;
+  if (request.priority !== undefined) {
+    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);
+  }
+  if (request.timeoutMicroseconds !== undefined) {
+    nums[SUBMIT_SLOTS.timeoutMicroseconds] = nonNegativeInteger(
+      'request.timeoutMicroseconds',
+      request.timeoutMicroseconds,
+    );
+  }
+  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);
+  const place = placement(
+    'request.outputMemory',
+    request.outputMemory,
+    'request.outputDevice',
+    request.outputDevice,
+  );
+  if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
+  if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
+  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
+}
+
+/** Whether any output was asked for in GPU memory (the request's default or an output's own). */
+function gpuOutputs(nums: number[], outputs: InferRequest['outputs']): boolean {
+  if (nums[SUBMIT_SLOTS.outputMemory] === NATIVE_MEMORY_CODES.gpu) return true;
+  if (outputs === undefined || Array.isArray(outputs)) return false;
+  return Object.values(outputs as Record<string, OutputOptions | true>).some(
+    (o) => o !== true && (o.memory === 'gpu' || o.into instanceof CudaBuffer),
+  );
+}
+
 /**
  * Validates a request against the model and builds the addon's request. Input
  * memory is passed as is (no copy) except BYTES elements, which are encoded.
@@ -501,225 +781,28 @@ export function buildRequest(
   version: number,
   holder?: Error,
 ): BuiltRequest {
-  const ctx: Ctx = { model: spec.name, version, requestId: request.id };
-  const batching = spec.maxBatchSize > 0;
-  // Header (SUBMIT_SLOTS; -1: not set), filled in below.
-  const nums: number[] = [version, -1, -1, -1, -1, -1, 0, 0, 0, 0];
-  const args: BuiltRequest['args'] = [spec.name, request.id, undefined];
-  let inputCount = 0;
-  let batch: { size: number; input: string } | undefined;
-  for (const name of Object.keys(request.inputs)) {
-    const io = spec.inputs.get(name);
-    if (io === undefined) {
-      throw invalid(
-        ctx,
-        `model '${spec.name}' has no input '${name}' (its inputs: ${names(spec.inputs)})`,
-        holder,
-      );
-    }
-    const n = normalize(name, request.inputs[name], io, ctx);
-    const datatype = n.datatype;
-    if (datatype !== io.datatype) {
-      throw invalid(
-        ctx,
-        `input '${name}' of model '${spec.name}': the model expects ${io.datatype} (${arrayNameOf(io.datatype)}), the request gives ${datatype ?? 'an unknown datatype'} (${n.what})`,
-        holder,
-      );
-    }
-    const shape = n.shape ? [...n.shape] : inferShape(io, n.count, batching, ctx);
-    if (n.count >= 0) {
-      let product = 1;
-      for (const d of shape) product *= d;
-      if (product !== n.count) {
-        throw invalid(
-          ctx,
-          `input '${name}' of model '${spec.name}': shape ${shapeText(shape)} holds ${product} elements but the data has ${n.count}`,
-          holder,
-        );
-      }
-    }
-    const expected = batching ? [-1, ...io.dims] : io.dims;
-    const rankOk = shape.length === expected.length;
-    if (!rankOk || expected.some((d, i) => d >= 0 && d !== shape[i])) {
-      throw invalid(
-        ctx,
-        `input '${name}' of model '${spec.name}': expected shape ${shapeText(expected)}${batching ? ' (batch dimension first)' : ''}, got ${shapeText(shape)}`,
-        holder,
-      );
-    }
-    if (batching) {
-      const size = shape[0]!;
-      // Triton takes the batch size from the first dimension and reads 0 as
-      // "not set": an empty batch then fails on byte sizes or comes back
-      // without its batch dimension.
-      if (size === 0) {
-        throw invalid(
-          ctx,
-          `input '${name}' of model '${spec.name}': batch size 0; a batching model takes 1 to ${spec.maxBatchSize} (max_batch_size)`,
-          holder,
-        );
-      }
-      if (size > spec.maxBatchSize) {
-        throw invalid(
-          ctx,
-          `input '${name}' of model '${spec.name}': batch size ${size} exceeds the model's max_batch_size ${spec.maxBatchSize}`,
-          holder,
-        );
-      }
-      if (batch !== undefined && batch.size !== size) {
-        throw invalid(
-          ctx,
-          `input '${name}' of model '${spec.name}': batch size ${size} differs from input '${batch.input}' (${batch.size})`,
-          holder,
-        );
-      }
-      batch = { size, input: name };
-    }
-    nums.push(NATIVE_DATATYPE_CODES[datatype], -1, shape.length);
-    for (const d of shape) nums.push(d);
-    args.push(name, n.data);
-    inputCount++;
-  }
-  // Own properties only: an input inherited through the prototype is not sent.
-  const missing = [...spec.inputs.values()].filter(
-    (io) => !io.optional && !Object.hasOwn(request.inputs, io.name),
-  );
-  if (missing.length > 0) {
-    const list = missing.map((io) => `'${io.name}'`).join(', ');
-    throw invalid(
-      ctx,
-      `model '${spec.name}' needs input${missing.length > 1 ? 's' : ''} ${list}, missing from the request`,
-      holder,
-    );
-  }
-
-  nums[SUBMIT_SLOTS.inputCount] = inputCount;
-  let destinations: Map<string, OutputDestination> | undefined;
-  if (request.outputs !== undefined) {
-    let outputCount = 0;
-    const entries: Array<[string, OutputOptions | true]> = Array.isArray(request.outputs)
-      ? (request.outputs as readonly unknown[]).map((n) => {
-          if (typeof n !== 'string') {
-            throw new TypeError(
-              `Expected output names (strings) in request.outputs but received ${describe(n)}`,
-            );
-          }
-          return [n, true];
-        })
-      : typeof request.outputs === 'object' && request.outputs !== null
-        ? Object.entries(request.outputs as Record<string, OutputOptions | true>)
-        : (() => {
-            throw new TypeError(
-              `Expected an array or object for request.outputs but received ${describe(request.outputs)}`,
-            );
-          })();
-    if (entries.length === 0) {
-      throw new TypeError(
-        'request.outputs names no output: list at least one, or leave it out to get every output',
-      );
-    }
-    for (const [name, options] of entries) {
-      const io = spec.outputs.get(name);
-      if (io === undefined) {
-        throw invalid(
-          ctx,
-          `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
-          holder,
-        );
-      }
-      let memory = -1;
-      let device = -1;
-      let into: NativeTensorData | undefined;
-      if (options !== true) {
-        if (typeof options !== 'object' || options === null) {
-          throw new TypeError(
-            `Expected true or { into, memory, device } for request.outputs.${name} but received ${describe(options)}`,
-          );
-        }
-        // A misspelt option ('intoo') would otherwise be ignored in silence.
-        for (const key of Object.keys(options)) {
-          if (!OUTPUT_OPTION_KEYS.has(key)) {
-            throw new TypeError(
-              `Unknown option '${key}' in request.outputs.${name} (expected into, memory or device)`,
-            );
-          }
-        }
-        const place = placement(
-          `request.outputs.${name}.memory`,
-          options.memory,
-          `request.outputs.${name}.device`,
-          options.device,
-        );
-        if (place.memory !== undefined) memory = NATIVE_MEMORY_CODES[place.memory];
-        if (place.device !== undefined) device = place.device;
-        if (options.into !== undefined) {
-          into = nativeDestination(`request.outputs.${name}.into`, options.into);
-          // A DataView is raw bytes for any datatype; a TypedArray must be the output's own kind.
-          const view = options.into;
-          if (ArrayBuffer.isView(view) && !(view instanceof DataView) && !arrayFits(view, io.datatype)) {
-            throw new TypeError(
-              `Expected a ${io.datatype === 'BYTES' ? 'Uint8Array' : arrayTypeOf(io.datatype)!.name} for request.outputs.${name}.into (output '${name}' is ${io.datatype}) but received ${describe(options.into)}`,
-            );
-          }
-          destinations ??= new Map();
-          destinations.set(name, options.into);
-        }
-      }
-      nums.push(memory, device);
-      args.push(name, into);
-      outputCount++;
-    }
-    nums[SUBMIT_SLOTS.outputCount] = outputCount;
-  }
-  if (request.parameters !== undefined) {
-    const params = parameters(request.parameters);
-    for (const [name, type, value] of params) {
-      nums.push(NATIVE_PARAMETER_CODES[type]);
-      args.push(name, value);
-    }
-    nums[SUBMIT_SLOTS.parameterCount] = params.length;
-  }
-  if (request.priority !== undefined)
-    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);
-  if (request.timeoutMicroseconds !== undefined) {
-    nums[SUBMIT_SLOTS.timeoutMicroseconds] = nonNegativeInteger(
-      'request.timeoutMicroseconds',
-      request.timeoutMicroseconds,
-    );
-  }
-  if (request.correlationId !== undefined) {
-    const c = request.correlationId;
-    if (
-      !(
-        typeof c === 'string' ||
-        typeof c === 'bigint' ||
-        (typeof c === 'number' && Number.isSafeInteger(c) && c >= 0)
-      )
-    ) {
-      throw new TypeError(
-        `Expected a string, bigint or non-negative integer for request.correlationId but received ${describe(c)}`,
-      );
-    }
-    args[2] = c;
-  }
-  const place = placement(
-    'request.outputMemory',
-    request.outputMemory,
-    'request.outputDevice',
-    request.outputDevice,
-  );
-  if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
-  if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
-  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
-  const gpuCode = NATIVE_MEMORY_CODES.gpu;
-  let gpuOutputs = nums[SUBMIT_SLOTS.outputMemory] === gpuCode;
-  if (!gpuOutputs && request.outputs !== undefined && !Array.isArray(request.outputs)) {
-    for (const options of Object.values(request.outputs as Record<string, OutputOptions | true>)) {
-      if (options !== true && (options.memory === 'gpu' || options.into instanceof CudaBuffer))
-        gpuOutputs = true;
-    }
-  }
-  return { model: spec.name, version, id: request.id, nums, args, destinations, gpuOutputs };
+  const b: Builder = {
+    spec,
+    ctx: { model: spec.name, version, requestId: request.id },
+    holder,
+    // Header (SUBMIT_SLOTS; -1: not set), filled in below.
+    nums: [version, -1, -1, -1, -1, -1, 0, 0, 0, 0],
+    args: [spec.name, request.id, undefined],
+  };
+  addInputs(b, request.inputs);
+  const destinations = request.outputs === undefined ? undefined : addOutputs(b, request.outputs);
+  if (request.parameters !== undefined) addParameters(b, request.parameters);
+  addSettings(b, request);
+  const { nums, args } = b;
+  return {
+    model: spec.name,
+    version,
+    id: request.id,
+    nums,
+    args,
+    destinations,
+    gpuOutputs: gpuOutputs(nums, request.outputs),
+  };
 }
 
 /**

@@ -26,14 +26,14 @@ export const MUTATIONS = [
     name: 'inputs-copied',
     why: 'zero copy: every CPU input is copied before submission',
     file: 'lib/validate.ts',
-    search: '    args.push(name, n.data);\n',
+    search: '  b.args.push(name, n.data);\n',
     replace:
-      '    args.push(\n' +
-      '      name,\n' +
-      '      ArrayBuffer.isView(n.data)\n' +
-      '        ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
-      '        : n.data,\n' +
-      '    );\n',
+      '  b.args.push(\n' +
+      '    name,\n' +
+      '    ArrayBuffer.isView(n.data)\n' +
+      '      ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
+      '      : n.data,\n' +
+      '  );\n',
     tests: ['test/promises.test.ts'],
   },
   {
@@ -116,7 +116,7 @@ export const MUTATIONS = [
   {
     name: 'stream-final-ignored',
     why: 'stream end: FINAL no longer ends a stream',
-    file: 'lib/server.ts',
+    file: 'lib/inference.ts',
     search: '        if (ev.final) stream._end();\n',
     replace: '',
     tests: ['test/stream.test.ts'],
@@ -124,9 +124,10 @@ export const MUTATIONS = [
   {
     name: 'stream-abort-not-cancelling',
     why: "cancellation: a stream's AbortSignal settles JS but no longer cancels the request",
-    file: 'lib/server.ts',
-    search: '      if (!done && token >= 0) this.#cancel(token);\n      done = true;\n',
-    replace: '      done = true;\n',
+    file: 'lib/inference.ts',
+    search:
+      '      if (!state.done && state.token >= 0) this.#cancel(state.token);\n      state.done = true;\n',
+    replace: '      state.done = true;\n',
     tests: ['test/promises.test.ts'],
   },
   {
@@ -149,8 +150,8 @@ export const MUTATIONS = [
     name: 'correlation-id-dropped',
     why: 'request properties: the correlation id is validated but never sent',
     file: 'lib/validate.ts',
-    search: '    args[2] = c;\n',
-    replace: '    void c;\n',
+    search: '  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);\n',
+    replace: '  if (request.correlationId !== undefined) correlationId(request.correlationId);\n',
     tests: ['test/promises.test.ts'],
   },
   {

@@ -1,14 +1,21 @@
-// The numbers lib/binding.ts and the addon share (submit()'s layout, memory,
-// parameter and datatype codes) are defined on both sides; the addon exports
-// its own, and they must match exactly.
+// The numbers and names lib/binding.ts and the addon share (submit()'s
+// layout, memory, parameter and datatype codes, the fake engine's live-object
+// kinds) are defined on both sides; the addon exports its own, and they must
+// match exactly. lib/binding.ts builds its codes from one `as const` list per
+// set, so the lists' order is checked here too.
 import { describe, expect, it } from 'vitest';
 import {
+  DATATYPE_NAMES,
+  FAKE_LIVE_OBJECT_KINDS,
+  MEMORY_TYPES,
   NATIVE_DATATYPE_CODES,
   NATIVE_MEMORY_CODES,
   NATIVE_PARAMETER_CODES,
+  PARAMETER_TYPES,
   SUBMIT_SLOTS,
 } from '../lib/binding.js';
-import { addon } from '../lib/native.js';
+import { addon, loadLibrary } from '../lib/native.js';
+import { fakeEngine } from '../lib/testing.js';
 
 describe('the TypeScript and C++ sides of the binding agree', () => {
   const native = addon().constants;
@@ -21,5 +28,21 @@ describe('the TypeScript and C++ sides of the binding agree', () => {
     expect(native.memoryCodes).toEqual(NATIVE_MEMORY_CODES);
     expect(native.parameterCodes).toEqual(NATIVE_PARAMETER_CODES);
     expect(native.datatypeCodes).toEqual(NATIVE_DATATYPE_CODES);
+  });
+
+  it('on the names behind the codes, in code order', () => {
+    const byCode = (codes: Record<string, number>) =>
+      Object.entries(codes)
+        .sort((a, b) => a[1] - b[1])
+        .map(([name]) => name);
+    expect(byCode(native.memoryCodes)).toEqual([...MEMORY_TYPES]);
+    expect(byCode(native.parameterCodes)).toEqual([...PARAMETER_TYPES]);
+    expect(byCode(native.datatypeCodes)).toEqual([...DATATYPE_NAMES]);
+  });
+
+  it.skipIf(!fakeEngine.available())("on the fake engine's live-object kinds, in order", () => {
+    // Its own process: loading the fake engine here touches no other test file.
+    expect(loadLibrary(fakeEngine.libraryPath).isFake).toBe(true);
+    expect(Object.keys(addon().fakeLiveObjects()!)).toEqual([...FAKE_LIVE_OBJECT_KINDS]);
   });
 });

@@ -99,6 +99,41 @@ describe('loading the Triton library', () => {
   });
 });
 
+describe('options past what the C++ field holds are RangeErrors naming the option, range and given', () => {
+  const base = () => serverOptions() as unknown as Record<string, unknown>;
+  const cases: Array<[string, () => unknown, RegExp]> = [
+    [
+      'exitTimeoutSeconds',
+      () => ({ ...base(), exitTimeoutSeconds: 2 ** 32 }),
+      /from 0 to 4294967295 for exitTimeoutSeconds but received number 4294967296/,
+    ],
+    ['modelLoadRetryCount', () => ({ ...base(), modelLoadRetryCount: 2 ** 32 }), /modelLoadRetryCount/],
+    [
+      'log.verbose',
+      () => ({ ...base(), log: { verbose: 2 ** 31 } }),
+      /from 0 to 2147483647 for log\.verbose/,
+    ],
+    [
+      'cudaMemoryPoolBytes device',
+      () => ({ ...base(), cudaMemoryPoolBytes: { [2 ** 31]: 1 } }),
+      /cudaMemoryPoolBytes/,
+    ],
+  ];
+  for (const [what, make, pattern] of cases) {
+    it(what, async () => {
+      const err = await Server.create(make() as ServerOptions).then(
+        async (s) => {
+          await s.stop();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(RangeError);
+      expect((err as Error).message).toMatch(pattern);
+    });
+  }
+});
+
 describe('option mistakes are TypeErrors naming the option, expected and given', () => {
   const base = () => serverOptions() as unknown as Record<string, unknown>;
   const cases: Array<[string, () => unknown, RegExp]> = [
@@ -129,6 +164,25 @@ describe('option mistakes are TypeErrors naming the option, expected and given',
     ['metrics an array', () => ({ ...base(), metrics: [] }), /metrics/],
     ['library', () => ({ ...base(), library: 42 }), /library/],
     ['cudaMemoryPoolBytes', () => ({ ...base(), cudaMemoryPoolBytes: { gpu0: 1 } }), /cudaMemoryPoolBytes/],
+    // Triton takes C strings: a NUL would cut them short, so no option string may hold one.
+    ['startupModels NUL', () => ({ ...base(), startupModels: ['a\0b'] }), /NUL.*startupModels\[0\]/],
+    ['serverId NUL', () => ({ ...base(), serverId: 'id\0' }), /NUL.*serverId/],
+    ['log.file NUL', () => ({ ...base(), log: { file: 'f\0' } }), /NUL.*log\.file/],
+    [
+      'backendConfig key NUL',
+      () => ({ ...base(), backendConfig: { 'a\0': { x: '1' } } }),
+      /NUL.*backendConfig/,
+    ],
+    [
+      'backendConfig value NUL',
+      () => ({ ...base(), backendConfig: { a: { x: 'v\0' } } }),
+      /NUL.*backendConfig\.a\.x/,
+    ],
+    [
+      'minComputeCapability NaN',
+      () => ({ ...base(), minComputeCapability: Number.NaN }),
+      /minComputeCapability/,
+    ],
   ];
   for (const [what, make, pattern] of cases) {
     it(what, async () => {
