@@ -435,5 +435,9 @@ export interface NativeAddon {
     memoryCodes: Record<keyof typeof NATIVE_MEMORY_CODES, number>;
     parameterCodes: Record<keyof typeof NATIVE_PARAMETER_CODES, number>;
     datatypeCodes: Record<keyof typeof NATIVE_DATATYPE_CODES, number>;
+    /** Triton's error code names by numeric code. */
+    errorCodes: Record<TritonErrorCode, number>;
+    /** The fake engine's live-object kinds, in TRITONFAKE_LiveObjects order. */
+    liveObjectKinds: string[];
   };
 }

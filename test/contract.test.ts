@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DATATYPE_NAMES,
+  ERROR_CODES,
   FAKE_LIVE_OBJECT_KINDS,
   MEMORY_TYPES,
   NATIVE_DATATYPE_CODES,
@@ -38,6 +39,16 @@ describe('the TypeScript and C++ sides of the binding agree', () => {
     expect(byCode(native.memoryCodes)).toEqual([...MEMORY_TYPES]);
     expect(byCode(native.parameterCodes)).toEqual([...PARAMETER_TYPES]);
     expect(byCode(native.datatypeCodes)).toEqual([...DATATYPE_NAMES]);
+  });
+
+  it("on error codes and the fake engine's live-object kinds, in order", () => {
+    expect(
+      Object.entries(native.errorCodes)
+        .sort((a, b) => a[1] - b[1])
+        .map(([name]) => name),
+    ).toEqual([...ERROR_CODES]);
+    expect(Object.values(native.errorCodes).sort((a, b) => a - b)).toEqual(ERROR_CODES.map((_, i) => i));
+    expect(native.liveObjectKinds).toEqual([...FAKE_LIVE_OBJECT_KINDS]);
   });
 
   it.skipIf(!fakeEngine.available())("on the fake engine's live-object kinds, in order", () => {
