@@ -24,31 +24,6 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
   return t;
 }
 
-Napi::Value ParameterValue(Napi::Env env, const ParameterRecord& p) {
-  switch (p.type) {
-    case TRITONSERVER_PARAMETER_STRING:
-      return Napi::String::New(env, static_cast<const char*>(p.value));
-    case TRITONSERVER_PARAMETER_INT:
-      return Napi::Number::New(
-          env, static_cast<double>(*static_cast<const int64_t*>(p.value)));
-    case TRITONSERVER_PARAMETER_BOOL:
-      return Napi::Boolean::New(env, *static_cast<const bool*>(p.value));
-    case TRITONSERVER_PARAMETER_DOUBLE:
-      return Napi::Number::New(env, *static_cast<const double*>(p.value));
-    default:
-      return env.Undefined();
-  }
-}
-
-Napi::Object ParametersObject(Napi::Env env, const Completion* c) {
-  Napi::Object params = Napi::Object::New(env);
-  for (uint32_t i = 0; i < c->parameter_count; ++i) {
-    const ParameterRecord& p = c->parameters[i];
-    if (p.name != nullptr) params.Set(p.name, ParameterValue(env, p));
-  }
-  return params;
-}
-
 // Turns the flat encoding into NativeEvents (lib/binding.ts) and hands them
 // to onEvents (or returns them, without onEvents). Layout per event in `n`:
 //   0                         an event decoded already: vals[next]
@@ -56,7 +31,10 @@ Napi::Object ParametersObject(Napi::Env env, const Completion* c) {
 //     error: vals; count, per output: name (string index or -1: vals),
 //     datatype code, memory kind, memory type id, byteLength,
 //     inSlab (1: data = slab, else vals), byteOffset, dims, shape...;
-//     parameters: vals; model (string index or -1: vals), version; id: vals.
+//     parameters: count, per parameter: name (string index or -1: vals),
+//     type (TRITONSERVER_ParameterType), value (STRING: vals; INT, DOUBLE:
+//     the number; BOOL: 1 or 0; other types: none);
+//     model (string index or -1: vals), version; id: vals.
 // Every event has the same keys (absent ones undefined) so that V8 gives
 // them one shape.
 constexpr const char kDecoderSource[] = R"JS(
@@ -95,7 +73,24 @@ constexpr const char kDecoderSource[] = R"JS(
           outputs.push({ name, datatype, shape, memoryType, memoryTypeId, byteLength, data, byteOffset });
         }
       }
-      if (flags & 4) parameters = vals[v++];
+      if (flags & 4) {
+        parameters = {};
+        const count = n[i++];
+        for (let k = 0; k < count; k++) {
+          const pi = n[i++];
+          const pname = pi >= 0 ? strings[pi] : vals[v++];
+          const ptype = n[i++];
+          let value;
+          if (ptype === 0) value = vals[v++];
+          else if (ptype === 2) value = n[i++] === 1;
+          else if (ptype === 1 || ptype === 3) value = n[i++];
+          if (pname === '__proto__') {
+            Object.defineProperty(parameters, pname, { value, enumerable: true, writable: true, configurable: true });
+          } else {
+            parameters[pname] = value;
+          }
+        }
+      }
       if (flags & 8) {
         const mi = n[i++];
         model = mi >= 0 ? strings[mi] : vals[v++];
@@ -277,6 +272,43 @@ void EventEncoder::EncodeOutput(napi_env env, const RequestContext* ctx,
   }
 }
 
+// Per parameter: its name (interned), its type and its value (a string in
+// vals, a number or a boolean in nums; nothing for other types).
+void EventEncoder::EncodeParameters(napi_env env, const Completion* c) {
+  uint32_t named = 0;
+  for (uint32_t i = 0; i < c->parameter_count; ++i) {
+    if (c->parameters[i].name != nullptr) ++named;
+  }
+  nums_.push_back(named);
+  for (uint32_t i = 0; i < c->parameter_count; ++i) {
+    const ParameterRecord& p = c->parameters[i];
+    if (p.name == nullptr) continue;
+    nums_.push_back(Intern(env, p.name));
+    nums_.push_back(static_cast<double>(p.type));
+    switch (p.type) {
+      case TRITONSERVER_PARAMETER_STRING: {
+        napi_value s = nullptr;
+        napi_create_string_utf8(env, static_cast<const char*>(p.value),
+                                NAPI_AUTO_LENGTH, &s);
+        vals_.push_back(s);
+        break;
+      }
+      case TRITONSERVER_PARAMETER_INT:
+        nums_.push_back(
+            static_cast<double>(*static_cast<const int64_t*>(p.value)));
+        break;
+      case TRITONSERVER_PARAMETER_BOOL:
+        nums_.push_back(*static_cast<const bool*>(p.value) ? 1 : 0);
+        break;
+      case TRITONSERVER_PARAMETER_DOUBLE:
+        nums_.push_back(*static_cast<const double*>(p.value));
+        break;
+      default:
+        break;  // undefined in JS
+    }
+  }
+}
+
 void EventEncoder::EncodeResponse(napi_env env, Completion* c) {
   Napi::Env e(env);
   const RequestContext* ctx = c->ctx;
@@ -299,7 +331,7 @@ void EventEncoder::EncodeResponse(napi_env env, Completion* c) {
   for (uint32_t i = 0; i < c->output_count; ++i) {
     EncodeOutput(env, ctx, c->outputs[i]);
   }
-  if (c->parameter_count > 0) vals_.push_back(ParametersObject(e, c));
+  if (c->parameter_count > 0) EncodeParameters(env, c);
   if (c->model != nullptr) {
     nums_.push_back(Intern(env, c->model));
     nums_.push_back(static_cast<double>(c->version));

@@ -63,6 +63,7 @@ class EventEncoder {
   void EncodeResponse(napi_env env, Completion* c);
   void EncodeOutput(napi_env env, const RequestContext* ctx,
                     const OutputRecord& out);
+  void EncodeParameters(napi_env env, const Completion* c);
   // Index of `s` in the interned string array, or -1 (value pushed to vals).
   double Intern(napi_env env, const char* s);
   // Runs the decoder over the scratch (empties it); returns its result.
