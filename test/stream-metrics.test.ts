@@ -51,8 +51,13 @@ describe('streaming histograms', () => {
     const between = await series(STREAM_BETWEEN_RESPONSES_METRIC, 'repeat_int32');
     expect(count(first) - count(firstBefore)).toBe(1);
     expect(count(between) - count(betweenBefore)).toBe(3);
-    expect(sum(first) - sum(firstBefore)).toBeGreaterThanOrEqual(10 * 0.9);
-    expect(sum(between) - sum(betweenBefore)).toBeGreaterThanOrEqual(3 * 10 * 0.9);
+    // A lower bound only: the request took at least the backend's four delays
+    // from start to last response. (How they split between the first response
+    // and the gaps depends on when the JS thread woke: a late first response
+    // shortens the first gap.)
+    const firstMs = sum(first) - sum(firstBefore);
+    expect(firstMs).toBeGreaterThan(0);
+    expect(firstMs + sum(between) - sum(betweenBefore)).toBeGreaterThanOrEqual(4 * 10 * 0.9);
     // Buckets are cumulative and end at +Inf = count.
     expect(first!.buckets.at(-1)).toEqual([Number.POSITIVE_INFINITY, count(first)]);
     for (let i = 1; i < first!.buckets.length; i++) {
