@@ -6,12 +6,15 @@
 #include <cstring>
 
 #include "env/env_data.h"
-#include "objects/addon_functions.h"
+#include "objects/constants.h"
 #include "objects/cuda_buffer.h"
 #include "objects/cuda_functions.h"
+#include "objects/fake_functions.h"
 #include "objects/host_buffer.h"
+#include "objects/library_functions.h"
 #include "objects/metric.h"
 #include "objects/metric_family.h"
+#include "objects/output_functions.h"
 #include "objects/server_object.h"
 
 namespace triton_node {

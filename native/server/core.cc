@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "env/js_call.h"
-#include "request/builder.h"
 #include "server/exit_registry.h"
 #include "triton/api.h"
 
@@ -229,48 +228,6 @@ void ServerCore::HandleWake(Napi::Env env) {
   }
   UpdateKeepAlive(env);
   if (pending) std::rethrow_exception(pending);
-}
-
-// ---- requests --------------------------------------------------------------
-
-uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    if (phase_ != Phase::kRunning) ThrowStopped(env);
-  }
-  RequestContext* ctx = contexts_.Acquire(env);
-  try {
-    BuildRequest(info, server_, allocator_.handle(), ctx);
-  } catch (...) {
-    contexts_.Recycle(env, ctx);
-    throw;
-  }
-  // Callbacks for this request may outlive stop() and ServerDelete: the
-  // core (its queue, contexts and allocator) stays until they are done.
-  ledger_.Begin(ctx, shared_from_this());
-  // Callbacks may run (even all of them) before this returns.
-  TRITONSERVER_Error* err =
-      Api().TRITONSERVER_ServerInferAsync(server_, ctx->request, ctx->trace);
-  if (err != nullptr) {
-    // No callback will come: the request (and trace) are still ours.
-    ledger_.Abort(ctx);
-    contexts_.Recycle(env, ctx);
-    throw MakeError(env, TakeError(err));
-  }
-  contexts_.Activate(ctx);
-  UpdateKeepAlive(env);
-  return ctx->token;
-}
-
-void ServerCore::Cancel(uint64_t token) {
-  RequestContext* ctx = contexts_.Find(token);
-  if (ctx != nullptr) ledger_.Cancel(ctx, &token);
-}
-
-void ServerCore::CancelInflight() {
-  // The pool grows only in Submit, which is refused once stopping began.
-  for (RequestContext* ctx : contexts_.all()) ledger_.Cancel(ctx, nullptr);
 }
 
 }  // namespace triton_node

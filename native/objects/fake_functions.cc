@@ -1,0 +1,50 @@
+#include "objects/fake_functions.h"
+
+#include "triton/api.h"
+#include "triton/errors.h"
+
+namespace triton_node {
+namespace {
+
+// Fake engine live-object kinds, in TRITONFAKE_LiveObjects order.
+constexpr const char* kLiveObjectKinds[TRITONFAKE_LIVE_OBJECT_KINDS] = {
+    "requests",      "responses", "errors",     "messages", "allocators",
+    "outputBuffers", "metrics",   "parameters", "traces",   "servers"};
+
+}  // namespace
+
+const char* LiveObjectKindName(unsigned index) {
+  return index < TRITONFAKE_LIVE_OBJECT_KINDS ? kLiveObjectKinds[index] : "";
+}
+
+Napi::Value FakeLiveObjects(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr || api->TRITONFAKE_LiveObjects == nullptr) {
+    return env.Null();
+  }
+  uint64_t counts[TRITONFAKE_LIVE_OBJECT_KINDS] = {0};
+  uint32_t n =
+      api->TRITONFAKE_LiveObjects(counts, TRITONFAKE_LIVE_OBJECT_KINDS);
+  Napi::Object out = Napi::Object::New(env);
+  for (uint32_t i = 0; i < TRITONFAKE_LIVE_OBJECT_KINDS; ++i) {
+    out.Set(kLiveObjectKinds[i],
+            Napi::Number::New(env, i < n ? static_cast<double>(counts[i]) : 0));
+  }
+  return out;
+}
+
+Napi::Value FakeSetSyncCallbacks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsBoolean()) {
+    ThrowTypeError(env, "fakeSetSyncCallbacks(enabled) expects a boolean");
+  }
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr || api->TRITONFAKE_SetSyncCallbacks == nullptr) {
+    return Napi::Boolean::New(env, false);
+  }
+  api->TRITONFAKE_SetSyncCallbacks(info[0].As<Napi::Boolean>());
+  return Napi::Boolean::New(env, true);
+}
+
+}  // namespace triton_node

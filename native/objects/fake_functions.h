@@ -1,0 +1,18 @@
+// The addon's functions that reach the fake engine's extras (null or false
+// on a real Triton).
+#ifndef TRITON_NODE_OBJECTS_FAKE_FUNCTIONS_H_
+#define TRITON_NODE_OBJECTS_FAKE_FUNCTIONS_H_
+
+#include <napi.h>
+
+namespace triton_node {
+
+Napi::Value FakeLiveObjects(const Napi::CallbackInfo& info);
+Napi::Value FakeSetSyncCallbacks(const Napi::CallbackInfo& info);
+// The fake's live-object kinds, in TRITONFAKE_LiveObjects order
+// (TRITONFAKE_LIVE_OBJECT_KINDS of them).
+const char* LiveObjectKindName(unsigned index);
+
+}  // namespace triton_node
+
+#endif  // TRITON_NODE_OBJECTS_FAKE_FUNCTIONS_H_
