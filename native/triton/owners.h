@@ -31,10 +31,6 @@ using ServerOptionsOwner = std::unique_ptr<
     TRITONSERVER_ServerOptions,
     TritonDeleter<TRITONSERVER_ServerOptions,
                   &TritonApi::TRITONSERVER_ServerOptionsDelete>>;
-using BufferAttributesOwner = std::unique_ptr<
-    TRITONSERVER_BufferAttributes,
-    TritonDeleter<TRITONSERVER_BufferAttributes,
-                  &TritonApi::TRITONSERVER_BufferAttributesDelete>>;
 using MetricOwner = std::unique_ptr<
     TRITONSERVER_Metric,
     TritonDeleter<TRITONSERVER_Metric, &TritonApi::TRITONSERVER_MetricDelete>>;
