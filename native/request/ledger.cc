@@ -16,19 +16,17 @@ int64_t InflightLedger::PendingRequests() {
   return g_pending_requests.load(std::memory_order_relaxed);
 }
 
-void InflightLedger::Begin(RequestContext* ctx,
-                           const std::shared_ptr<void>& owner) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ctx->submitted = true;
-    ctx->released = false;
-    ctx->final_seen = false;
-    ctx->trace_pending = ctx->trace != nullptr;
-    ctx->cancel_inflight = 0;
-    ctx->delete_deferred = false;
-    if (inflight_++ == 0) keepalive_ = owner;
-  }
-  g_pending_requests.fetch_add(1, std::memory_order_relaxed);
+void InflightLedger::MarkSubmitted(RequestContext* ctx) {
+  ctx->submitted = true;
+  ctx->released = false;
+  ctx->final_seen = false;
+  ctx->trace_pending = ctx->trace != nullptr;
+  ctx->cancel_inflight = 0;
+  ctx->delete_deferred = false;
+}
+
+void InflightLedger::CountPending(int delta) {
+  g_pending_requests.fetch_add(delta, std::memory_order_relaxed);
 }
 
 void InflightLedger::Abort(RequestContext* ctx) {
@@ -39,7 +37,7 @@ void InflightLedger::Abort(RequestContext* ctx) {
     ctx->trace_pending = false;
     if (--inflight_ == 0) drop = std::move(keepalive_);
   }
-  g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
+  CountPending(-1);
 }
 
 TRITONSERVER_InferenceRequest* InflightLedger::Record(RequestContext* ctx,
@@ -72,7 +70,7 @@ TRITONSERVER_InferenceRequest* InflightLedger::Record(RequestContext* ctx,
 
 void InflightLedger::Settle(RequestContext* ctx, SettleEvent what) {
   if (what == SettleEvent::kRelease) {
-    g_pending_requests.fetch_sub(1, std::memory_order_relaxed);
+    CountPending(-1);
   }
   TRITONSERVER_InferenceRequest* to_delete;
   std::shared_ptr<void> drop;

@@ -24,8 +24,18 @@ enum class SettleEvent { kRelease, kFinal, kTrace };
 // callbacks use the server's queue, contexts and allocator.
 class InflightLedger {
  public:
-  // JS thread, before ServerInferAsync: `ctx` is in flight.
-  void Begin(RequestContext* ctx, const std::shared_ptr<void>& owner);
+  // JS thread, before ServerInferAsync: `ctx` is in flight. `owner()` (the
+  // server, as a shared_ptr) is called only when nothing was in flight, so
+  // a steady stream of requests takes no reference per request.
+  template <typename OwnerFn>
+  void Begin(RequestContext* ctx, OwnerFn owner) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      MarkSubmitted(ctx);
+      if (inflight_++ == 0) keepalive_ = owner();
+    }
+    CountPending(+1);
+  }
   // ServerInferAsync failed: no callback will come.
   void Abort(RequestContext* ctx);
   // Triton threads: records one event. The request is deleted once released
@@ -44,6 +54,9 @@ class InflightLedger {
   static int64_t PendingRequests();
 
  private:
+  // Under mu_: the ledger fields of a request just submitted.
+  static void MarkSubmitted(RequestContext* ctx);
+  static void CountPending(int delta);
   // Runs under mu_: updates the flags; returns the request to delete.
   TRITONSERVER_InferenceRequest* Record(RequestContext* ctx, SettleEvent what,
                                         bool* now_settled);

@@ -117,40 +117,40 @@ class ModelPropertiesOp : public Operation {
   bool batch_first_dim_ = false;
 };
 
-class ModelMetadataOp : public MessageOperation {
+// A message about one model (metadata, config, statistics).
+class ModelMessageOperation : public MessageOperation {
  public:
-  explicit ModelMetadataOp(ModelRef model) : model_(std::move(model)) {}
+  explicit ModelMessageOperation(ModelRef model) : model_(std::move(model)) {}
 
  protected:
-  TRITONSERVER_Error* Fetch(TRITONSERVER_Server* server,
-                            TRITONSERVER_Message** message) override;
-
- private:
   ModelRef model_;
 };
 
-class ModelConfigOp : public MessageOperation {
+class ModelMetadataOp : public ModelMessageOperation {
  public:
-  explicit ModelConfigOp(ModelRef model) : model_(std::move(model)) {}
+  using ModelMessageOperation::ModelMessageOperation;
 
  protected:
   TRITONSERVER_Error* Fetch(TRITONSERVER_Server* server,
                             TRITONSERVER_Message** message) override;
-
- private:
-  ModelRef model_;
 };
 
-class ModelStatisticsOp : public MessageOperation {
+class ModelConfigOp : public ModelMessageOperation {
  public:
-  explicit ModelStatisticsOp(ModelRef model) : model_(std::move(model)) {}
+  using ModelMessageOperation::ModelMessageOperation;
 
  protected:
   TRITONSERVER_Error* Fetch(TRITONSERVER_Server* server,
                             TRITONSERVER_Message** message) override;
+};
 
- private:
-  ModelRef model_;
+class ModelStatisticsOp : public ModelMessageOperation {
+ public:
+  using ModelMessageOperation::ModelMessageOperation;
+
+ protected:
+  TRITONSERVER_Error* Fetch(TRITONSERVER_Server* server,
+                            TRITONSERVER_Message** message) override;
 };
 
 // A model load, with an optional config override and files (copied: the

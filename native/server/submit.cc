@@ -20,7 +20,7 @@ uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
   }
   // Callbacks for this request may outlive stop() and ServerDelete: the
   // core (its queue, contexts and allocator) stays until they are done.
-  ledger_.Begin(ctx, shared_from_this());
+  ledger_.Begin(ctx, [this] { return shared_from_this(); });
   // Callbacks may run (even all of them) before this returns.
   TRITONSERVER_Error* err =
       Api().TRITONSERVER_ServerInferAsync(server_, ctx->request, ctx->trace);
