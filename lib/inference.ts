@@ -58,11 +58,14 @@ export class Inference {
   readonly #native: NativeServer;
   readonly #streamMetrics: StreamMetrics | undefined;
   readonly #pending = new Map<number, Pending>();
-  /** Events that arrived while `submit()` was still running (synchronous callbacks). */
+  /** Whether `submit()` is running (its events may arrive inside it). */
+  #submitting = false;
+  /** Events that arrived while `submit()` was running (synchronous callbacks); made on the first. */
   #early: NativeEvent[] | null = null;
   /** submit()'s numbers, reused (the addon reads them before submit() returns). */
   #nums = new Float64Array(64);
-  readonly #specs = new Map<string, ModelSpec | Promise<ModelSpec>>();
+  /** Model specs by name, then version (no key string made per request). */
+  readonly #specs = new Map<string, Map<number, ModelSpec | Promise<ModelSpec>>>();
   #stopping = false;
 
   constructor(native: NativeServer, streamMetrics: StreamMetrics | undefined) {
@@ -91,8 +94,7 @@ export class Inference {
 
   /** Drops the cached specs of a model (it is being loaded or unloaded). */
   forget(name: string): void {
-    const prefix = `${name}\u0000`;
-    for (const key of this.#specs.keys()) if (key.startsWith(prefix)) this.#specs.delete(key);
+    this.#specs.delete(name);
   }
 
   #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
@@ -104,7 +106,7 @@ export class Inference {
     for (const ev of events) {
       const pending = this.#pending.get(ev.token);
       if (pending === undefined) {
-        this.#early?.push(ev);
+        if (this.#submitting) (this.#early ??= []).push(ev);
         continue;
       }
       if (ev.final) this.#pending.delete(ev.token);
@@ -121,9 +123,9 @@ export class Inference {
 
   /** Submits a built request; its events go to `pending`. Throws TritonError when Triton refuses it. */
   #submit(built: BuiltRequest, pending: Pending, holder?: Error): number {
-    this.#early = [];
     let token: number;
-    let early: NativeEvent[];
+    let early: NativeEvent[] | null;
+    this.#submitting = true;
     try {
       const src = built.nums;
       let nums = this.#nums;
@@ -139,12 +141,15 @@ export class Inference {
       if (err instanceof TypeError || err instanceof RangeError) throw err;
       throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
     } finally {
+      this.#submitting = false;
       early = this.#early;
       this.#early = null;
     }
     this.#pending.set(token, pending);
-    const mine = early.filter((ev) => ev.token === token);
-    if (mine.length > 0) this.dispatch(mine);
+    if (early !== null) {
+      const mine = early.filter((ev) => ev.token === token);
+      if (mine.length > 0) this.dispatch(mine);
+    }
     return token;
   }
 
@@ -158,9 +163,14 @@ export class Inference {
 
   /** The cached model spec, or a Promise of it (fetched once per loaded model). */
   #spec(name: string, version: number, holder?: Error): ModelSpec | Promise<ModelSpec> {
-    const key = `${name}\u0000${version}`;
-    const cached = this.#specs.get(key);
+    let versions = this.#specs.get(name);
+    const cached = versions?.get(version);
     if (cached !== undefined) return cached;
+    if (versions === undefined) {
+      versions = new Map();
+      this.#specs.set(name, versions);
+    }
+    const specs = versions;
     // A cache miss (once per model): the call-time capture is affordable here,
     // and the fetch's error goes to every caller waiting for it.
     holder ??= captureStack();
@@ -173,13 +183,14 @@ export class Inference {
       }
       return parseModelSpec(text, name, version);
     })();
-    this.#specs.set(key, fetch);
+    specs.set(version, fetch);
+    // A model forgotten meanwhile has a new map (or none): this one is gone with it.
     fetch.then(
       (spec) => {
-        if (this.#specs.get(key) === fetch) this.#specs.set(key, spec);
+        if (specs.get(version) === fetch) specs.set(version, spec);
       },
       () => {
-        if (this.#specs.get(key) === fetch) this.#specs.delete(key);
+        if (specs.get(version) === fetch) specs.delete(version);
       },
     );
     return fetch;
@@ -298,49 +309,21 @@ export class Inference {
     signal: AbortSignal | undefined,
   ): Promise<NativeEvent | (() => TritonError)> {
     return new Promise((settle) => {
-      let settled = false;
-      let response: NativeEvent | undefined;
-      let error: NativeErrorInfo | undefined;
-      let token = -1;
-      const onAbort = () => {
-        if (settled) return;
-        settled = true;
-        // Settle at once; whatever Triton still sends for this token is dropped.
-        if (token >= 0) this.#cancel(token);
-        settle(() => abortError(ctx, signal!.reason));
-      };
-      const finish = () => {
-        settled = true;
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const pending: Pending = {
-        event: (ev) => {
-          if (settled) return;
-          if (ev.error !== undefined) error ??= ev.error;
-          else if (ev.outputs !== undefined && response === undefined) response = ev;
-          if (!ev.final) return;
-          finish();
-          if (error !== undefined) {
-            const info = error;
-            return settle(() => fromErrorInfo(withPlacementHint(info, built), ctx));
-          }
-          settle(response === undefined ? ev : { ...response, timing: ev.timing ?? response.timing });
-        },
-        abandon: (err) => {
-          if (settled) return;
-          finish();
-          settle(() => fromErrorInfo(err, ctx));
-        },
-      };
+      const single = new SingleInference(settle, built, ctx, signal, this);
       try {
-        token = this.#submit(built, pending);
+        single.token = this.#submit(built, single);
       } catch (err) {
-        finish();
+        single.finish();
         settle(() => err as TritonError);
         return;
       }
-      if (!settled) signal?.addEventListener('abort', onAbort, { once: true });
+      if (!single.settled && signal !== undefined) single.listen(signal);
     });
+  }
+
+  /** Cancels a submitted request, best effort (it may have been released already). */
+  cancel(token: number): void {
+    this.#cancel(token);
   }
 
   /** Starts a stream; see Server.stream. */
@@ -463,5 +446,78 @@ export class Inference {
                 : metrics.recordTimeBetweenResponses(result.model, result.version, ms),
       closed,
     };
+  }
+}
+
+/**
+ * One inference in flight (one object, not a closure per callback): settles
+ * once, with its final event or a function making its error.
+ */
+class SingleInference implements Pending {
+  settled = false;
+  token = -1;
+  #response: NativeEvent | undefined = undefined;
+  #error: NativeErrorInfo | undefined = undefined;
+  #onAbort: (() => void) | undefined = undefined;
+  readonly #settle: (outcome: NativeEvent | (() => TritonError)) => void;
+  readonly #built: BuiltRequest;
+  readonly #ctx: RequestContext;
+  readonly #signal: AbortSignal | undefined;
+  readonly #inference: Inference;
+
+  constructor(
+    settle: (outcome: NativeEvent | (() => TritonError)) => void,
+    built: BuiltRequest,
+    ctx: RequestContext,
+    signal: AbortSignal | undefined,
+    inference: Inference,
+  ) {
+    this.#settle = settle;
+    this.#built = built;
+    this.#ctx = ctx;
+    this.#signal = signal;
+    this.#inference = inference;
+  }
+
+  /** Settles at once when the signal aborts; whatever Triton still sends for the token is dropped. */
+  listen(signal: AbortSignal): void {
+    this.#onAbort = () => {
+      if (this.settled) return;
+      this.settled = true;
+      if (this.token >= 0) this.#inference.cancel(this.token);
+      this.#settle(() => abortError(this.#ctx, signal.reason));
+    };
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  finish(): void {
+    this.settled = true;
+    if (this.#onAbort !== undefined) this.#signal?.removeEventListener('abort', this.#onAbort);
+  }
+
+  event(ev: NativeEvent): void {
+    if (this.settled) return;
+    if (ev.error !== undefined) this.#error ??= ev.error;
+    else if (ev.outputs !== undefined && this.#response === undefined) this.#response = ev;
+    if (!ev.final) return;
+    this.finish();
+    const error = this.#error;
+    if (error !== undefined) {
+      const built = this.#built;
+      const ctx = this.#ctx;
+      this.#settle(() => fromErrorInfo(withPlacementHint(error, built), ctx));
+      return;
+    }
+    const response = this.#response;
+    // The common case: one response, final itself.
+    if (response === undefined || response === ev) this.#settle(ev);
+    else this.#settle({ ...response, timing: ev.timing ?? response.timing });
+  }
+
+  abandon(err: TritonError): void {
+    if (this.settled) return;
+    this.finish();
+    const ctx = this.#ctx;
+    this.#settle(() => fromErrorInfo(err, ctx));
   }
 }

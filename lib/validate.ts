@@ -102,6 +102,30 @@ export interface IoSpec {
   /** Dims without the batch dimension; -1 is variable. */
   dims: number[];
   optional: boolean;
+  /** An input's fast path, compiled once per model (undefined for outputs). */
+  plan?: InputPlan;
+}
+
+/**
+ * What an input needs on the hot path, compiled once from the model config:
+ * a TypedArray of exactly the class that holds the input's datatype, with no
+ * shape given, is checked with a few comparisons and its shape filled in
+ * from the dims (anything else goes the general way, which also words the
+ * errors).
+ */
+interface InputPlan {
+  /** The prototype a TypedArray input must have (null: BYTES, no fast path). */
+  proto: object | null;
+  /** The addon's datatype code. */
+  code: number;
+  /** The shape with a batch of 1 where the model batches; -1 where it varies. */
+  dims: number[];
+  /** Index of the one variable dimension, -1 when none, -2 when several. */
+  free: number;
+  /** Product of the fixed dimensions. */
+  known: number;
+  /** The batch this input makes (size 1), shared by every request. */
+  batch: Batch;
 }
 
 /** What validation needs from a model's config. */
@@ -112,6 +136,8 @@ export interface ModelSpec {
   decoupled: boolean;
   inputs: Map<string, IoSpec>;
   outputs: Map<string, IoSpec>;
+  /** Inputs a request must give. */
+  required: IoSpec[];
 }
 
 type Json = Record<string, unknown>;
@@ -141,10 +167,34 @@ export function parseModelSpec(configJson: string, name: string, version: number
     decoupled: policy?.decoupled === true,
     inputs: new Map(),
     outputs: new Map(),
+    required: [],
   };
-  for (const io of ioList(config.input)) spec.inputs.set(io.name, io);
+  for (const io of ioList(config.input)) {
+    io.plan = inputPlan(io, spec.maxBatchSize > 0);
+    spec.inputs.set(io.name, io);
+    if (!io.optional) spec.required.push(io);
+  }
   for (const io of ioList(config.output)) spec.outputs.set(io.name, io);
   return spec;
+}
+
+function inputPlan(io: IoSpec, batching: boolean): InputPlan {
+  const ctor = arrayTypeOf(io.datatype);
+  const dims = batching ? [1, ...io.dims] : [...io.dims];
+  let free = -1;
+  let known = 1;
+  dims.forEach((d, i) => {
+    if (d >= 0) known *= d;
+    else free = free === -1 ? i : -2;
+  });
+  return {
+    proto: ctor !== null && io.datatype !== 'BYTES' ? ctor.prototype : null,
+    code: NATIVE_DATATYPE_CODES[io.datatype],
+    dims,
+    free,
+    known,
+    batch: { size: 1, input: io.name },
+  };
 }
 
 function shapeText(shape: readonly number[]): string {
@@ -578,10 +628,48 @@ interface Batch {
   input: string;
 }
 
+/**
+ * The common case, checked against the input's plan: a TypedArray of the
+ * input's own class, not empty, no shape given, whose length fills the
+ * model's dims. Appends it and returns its batch; false when the input needs
+ * the general way (which then also words any error).
+ */
+function addPlannedInput(
+  b: Builder,
+  name: string,
+  value: unknown,
+  io: IoSpec,
+  batch: Batch | undefined,
+): Batch | undefined | false {
+  const plan = io.plan;
+  if (plan === undefined || plan.free === -2 || !ArrayBuffer.isView(value)) return false;
+  if (Object.getPrototypeOf(value) !== plan.proto) return false;
+  const count = (value as TypedArray).length;
+  // Empty or detached, a batch of several: the general way says what is wrong.
+  if (count === 0 || (batch !== undefined && batch.size !== 1)) return false;
+  const { dims, free, known } = plan;
+  let fill = -1;
+  if (free >= 0) {
+    if (known === 0 || count % known !== 0) return false;
+    fill = count / known;
+  } else if (count !== known) {
+    return false;
+  }
+  const nums = b.nums;
+  nums.push(plan.code, -1, dims.length);
+  for (let i = 0; i < dims.length; i++) nums.push(i === free ? fill : dims[i]!);
+  b.args.push(name, value as TypedArray);
+  return b.spec.maxBatchSize > 0 ? plan.batch : batch;
+}
+
 /** Validates one input and appends it: datatype code, byteLength, rank, dims; name and data. */
 function addInput(b: Builder, name: string, value: unknown, batch: Batch | undefined): Batch | undefined {
   const { spec, ctx, holder } = b;
   const io = spec.inputs.get(name);
+  if (io !== undefined) {
+    const planned = addPlannedInput(b, name, value, io, batch);
+    if (planned !== false) return planned;
+  }
   if (io === undefined) {
     throw invalid(
       ctx,
@@ -615,8 +703,9 @@ function addInputs(b: Builder, inputs: InferRequest['inputs']): void {
     count++;
   }
   // Own properties only: an input inherited through the prototype is not sent.
-  const missing = [...spec.inputs.values()].filter((io) => !io.optional && !Object.hasOwn(inputs, io.name));
-  if (missing.length > 0) {
+  // Every input given is one of the model's (or addInput threw): all of them given, none is missing.
+  if (count !== spec.inputs.size && !spec.required.every((io) => Object.hasOwn(inputs, io.name))) {
+    const missing = spec.required.filter((io) => !Object.hasOwn(inputs, io.name));
     const list = missing.map((io) => `'${io.name}'`).join(', ');
     throw invalid(
       ctx,
@@ -751,6 +840,8 @@ function addSettings(b: Builder, request: InferRequest): void {
     );
   }
   if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);
+  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
+  if (request.outputMemory === undefined && request.outputDevice === undefined) return;
   const place = placement(
     'request.outputMemory',
     request.outputMemory,
@@ -759,7 +850,6 @@ function addSettings(b: Builder, request: InferRequest): void {
   );
   if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
   if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
-  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
 }
 
 /** Whether any output was asked for in GPU memory (the request's default or an output's own). */
