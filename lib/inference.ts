@@ -106,7 +106,9 @@ export class Inference {
     for (const ev of events) {
       const pending = this.#pending.get(ev.token);
       if (pending === undefined) {
-        if (this.#submitting) (this.#early ??= []).push(ev);
+        if (!this.#submitting) continue;
+        this.#early ??= [];
+        this.#early.push(ev);
         continue;
       }
       if (ev.final) this.#pending.delete(ev.token);
