@@ -1,9 +1,11 @@
 // Events of a server's requests, encoded for the JS thread in a flat form:
-// one Float64Array of numbers, one array of the values that must be JS
-// objects, and one ArrayBuffer holding every small output of the drain. A JS
-// function compiled once per server turns them into NativeEvent objects:
-// building objects property by property through Node-API costs far more per
-// property than a JS object literal.
+// a Float64Array of numbers, the values that must be JS objects, and an
+// ArrayBuffer (the slab) holding the drain's small outputs. A JS function
+// compiled once per server turns them into NativeEvent objects: building
+// objects property by property through Node-API costs far more per property
+// than a JS object literal. The Float64Array and the slab are kept from one
+// drain to the next: a new ArrayBuffer per drain costs more than the rest of
+// the encoding.
 #ifndef TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 #define TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 
@@ -48,7 +50,7 @@ class EventEncoder {
                 const ErrorInfo& error);
   // An event decoded already (DecodeAlone).
   void AddDecoded(napi_value event);
-  bool empty() const { return events_ == 0; }
+  bool empty() const { return scratch_.events == 0; }
   // Hands the events to `on_events` in one call, and empties the scratch.
   void Deliver(napi_env env, napi_value on_events);
 
@@ -68,14 +70,35 @@ class EventEncoder {
   double Intern(napi_env env, const char* s);
   // Runs the decoder over the scratch (empties it); returns its result.
   napi_value Call(napi_env env, napi_value on_events);
+  // The kept Float64Array, holding a copy of the scratch's numbers.
+  napi_value NumsArray(napi_env env);
+  // The slab holding a copy of the scratch's small outputs, from `*base`.
+  napi_value SlabWithScratch(napi_env env, size_t* base);
+
+  // What one call of the decoder encodes.
+  struct Scratch {
+    std::vector<double> nums;
+    std::vector<napi_value> vals;  // valid inside the drain's handle scope
+    std::vector<uint8_t> slab;     // small outputs, copied to the JS slab
+    bool uses_slab = false;        // some output is in the slab (maybe empty)
+    uint32_t events = 0;
+  };
 
   napi_ref decoder_ = nullptr;
   napi_ref strings_ = nullptr;  // JS array of interned strings
   std::vector<std::string> interned_;
-  std::vector<double> nums_;
-  std::vector<napi_value> vals_;  // valid inside the drain's handle scope
-  std::vector<uint8_t> slab_;
-  uint32_t events_ = 0;
+  size_t last_interned_ = 0;  // index of the last name found
+  Scratch scratch_;
+  // The Float64Array the decoder reads. JS never sees it (the decoder keeps
+  // it to itself), but its memory is looked up again on every call all the
+  // same: no pointer into JS memory is kept between calls.
+  napi_ref nums_array_ = nullptr;
+  // The slab: an ArrayBuffer that result tensors view, carved drain after
+  // drain (never written where a view may be). The caller may detach it
+  // (transfer it) at any time, which frees or moves its memory: it is
+  // checked on every call, and replaced when detached or full.
+  napi_ref slab_buffer_ = nullptr;
+  size_t slab_used_ = 0;  // bytes handed out so far
 };
 
 }  // namespace triton_node
