@@ -137,6 +137,14 @@ void Rereference(napi_env env, napi_ref* ref, napi_value value) {
 
 }  // namespace
 
+void NumberList::Grow() {
+  size_t capacity = capacity_ > 0 ? capacity_ * 2 : 256;
+  std::unique_ptr<double[]> data(new double[capacity]);
+  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_ * sizeof(double));
+  data_ = std::move(data);
+  capacity_ = capacity;
+}
+
 void EventEncoder::Init(napi_env env) {
   Napi::Env e(env);
   Napi::Array dt_names = Napi::Array::New(e);
@@ -230,7 +238,7 @@ void EventEncoder::AddResponse(napi_env env, Completion* c) {
     ++scratch_.events;
   } catch (const Napi::Error& e) {
     // Roll back the partial event and report the failure on it instead.
-    scratch_.nums.resize(nums_mark);
+    scratch_.nums.Truncate(nums_mark);
     scratch_.vals.resize(vals_mark);
     bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
     AddError(env, c->ctx->token, final,

@@ -11,7 +11,9 @@
 
 #include <napi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,29 @@
 namespace triton_node {
 
 struct RequestContext;
+
+// The encoding's numbers: a growable array whose append is inline (a
+// vector's out-of-line append cost more than the rest of an output's
+// encoding); growing is not inline.
+class NumberList {
+ public:
+  void push_back(double d) {
+    if (size_ == capacity_) Grow();
+    data_[size_++] = d;
+  }
+  const double* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+  // Drops the numbers from `size` on (size <= size()).
+  void Truncate(size_t size) { size_ = size; }
+
+ private:
+  void Grow();
+
+  std::unique_ptr<double[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 // JS thread only. Keeps interned strings (model and output names) and
 // scratch vectors that keep their capacity. References are created and
@@ -77,7 +102,7 @@ class EventEncoder {
 
   // What one call of the decoder encodes.
   struct Scratch {
-    std::vector<double> nums;
+    NumberList nums;
     std::vector<napi_value> vals;  // valid inside the drain's handle scope
     std::vector<uint8_t> slab;     // small outputs, copied to the JS slab
     bool uses_slab = false;        // some output is in the slab (maybe empty)

@@ -9,7 +9,8 @@
 namespace triton_node {
 
 void ServerCore::Drain(Napi::Env env) {
-  Napi::HandleScope scope(env);
+  // No handle scope of its own: the caller's (HandleWake's, or that of the
+  // JS call that stops the server) holds one drain's handles.
   encoder_.BeginDrain();
   std::vector<Completion*> items;
   // A JS failure (the environment is terminating: JS can no longer run)
