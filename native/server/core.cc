@@ -195,7 +195,8 @@ void ServerCore::OnWake(Napi::Env env, void* self) {
 }
 
 void ServerCore::HandleWake(Napi::Env env) {
-  Napi::HandleScope scope(env);
+  // No handle scope of its own: Node-API opens one around each call of a
+  // thread-safe function's callback (its docs: none is needed inside).
   queue_.BeginWake();  // before taking ops: a later FinishOp wakes again
   std::vector<PendingOp*> ops;
   // Only ops this thread started and has not settled can be done.
