@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "request/completion_queue.h"
@@ -29,6 +30,17 @@ struct RequestContext;
 // encoding); growing is not inline.
 class NumberList {
  public:
+  NumberList() = default;
+  NumberList(NumberList&& other) noexcept { *this = std::move(other); }
+  NumberList& operator=(NumberList&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    other.size_ = 0;
+    other.capacity_ = 0;
+    return *this;
+  }
+
   void push_back(double d) {
     if (size_ == capacity_) Grow();
     data_[size_++] = d;
