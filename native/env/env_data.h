@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "triton/errors.h"
+
 namespace triton_node {
 
 struct MemView;
@@ -25,7 +27,7 @@ class EnvServer {
 
 // Fills `view` from a HostBuffer or CudaBuffer object of the matching class
 // (set by the class; see memory/buffer_objects.h).
-using BufferViewFn = void (*)(Napi::Object object, const std::string& what,
+using BufferViewFn = void (*)(Napi::Object object, const Subject& what,
                               MemView* view);
 
 // Lives as long as its environment. Touched only on that environment's JS

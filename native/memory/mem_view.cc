@@ -26,11 +26,12 @@ size_t ElementSize(napi_typedarray_type type) {
 
 // An empty view may sit on a detached ArrayBuffer: its memory is gone.
 void RejectDetached(Napi::Env env, size_t length, napi_value array_buffer,
-                    const std::string& what) {
+                    const Subject& what) {
   if (length != 0) return;
   bool detached = false;
   napi_is_detached_arraybuffer(env, array_buffer, &detached);
-  if (detached) ThrowTypeError(env, what + ": its ArrayBuffer is detached");
+  if (detached)
+    ThrowTypeError(env, what.str() + ": its ArrayBuffer is detached");
 }
 
 void FillHostView(napi_value owner, void* ptr, size_t size, napi_value ab,
@@ -43,7 +44,7 @@ void FillHostView(napi_value owner, void* ptr, size_t size, napi_value ab,
   view->byte_offset = offset;
 }
 
-bool TypedArrayView(Napi::Env env, napi_value value, const std::string& what,
+bool TypedArrayView(Napi::Env env, napi_value value, const Subject& what,
                     MemView* view) {
   napi_typedarray_type type;
   size_t length = 0;
@@ -59,7 +60,7 @@ bool TypedArrayView(Napi::Env env, napi_value value, const std::string& what,
   return true;
 }
 
-bool DataViewView(Napi::Env env, napi_value value, const std::string& what,
+bool DataViewView(Napi::Env env, napi_value value, const Subject& what,
                   MemView* view) {
   size_t length = 0;
   void* ptr = nullptr;
@@ -74,7 +75,7 @@ bool DataViewView(Napi::Env env, napi_value value, const std::string& what,
 }
 
 // A HostBuffer or CudaBuffer: the class fills the view (env/env_data.h).
-bool BufferObjectView(Napi::Env env, napi_value value, const std::string& what,
+bool BufferObjectView(Napi::Env env, napi_value value, const Subject& what,
                       MemView* view) {
   napi_valuetype type;
   napi_typeof(env, value, &type);
@@ -95,7 +96,7 @@ bool BufferObjectView(Napi::Env env, napi_value value, const std::string& what,
 
 }  // namespace
 
-bool ResolveMemView(Napi::Env env, napi_value value, const std::string& what,
+bool ResolveMemView(Napi::Env env, napi_value value, const Subject& what,
                     MemView* view) {
   bool is = false;
   napi_is_typedarray(env, value, &is);

@@ -12,6 +12,7 @@
 #include "memory/buffer_use.h"
 #include "memory/cuda_runtime.h"
 #include "memory/mem_kind.h"
+#include "triton/errors.h"
 
 namespace triton_node {
 
@@ -34,7 +35,7 @@ struct MemView {
 // Fills `view` from `value`. Returns false when `value` is none of the
 // supported kinds. Throws a TypeError naming `what` when the memory is
 // unusable (detached ArrayBuffer, disposed buffer).
-bool ResolveMemView(Napi::Env env, napi_value value, const std::string& what,
+bool ResolveMemView(Napi::Env env, napi_value value, const Subject& what,
                     MemView* view);
 
 }  // namespace triton_node

@@ -28,11 +28,11 @@ Napi::Function CudaBufferWrap::Init(Napi::Env env) {
   return ctor;
 }
 
-void CudaBufferWrap::ViewOf(Napi::Object object, const std::string& what,
+void CudaBufferWrap::ViewOf(Napi::Object object, const Subject& what,
                             MemView* view) {
   CudaBufferWrap* dev = Unwrap(object);
   if (dev->disposed_) {
-    ThrowTypeError(object.Env(), what + ": the CudaBuffer was disposed");
+    ThrowTypeError(object.Env(), what.str() + ": the CudaBuffer was disposed");
   }
   view->ptr = dev->ptr_;
   view->size = dev->size_;

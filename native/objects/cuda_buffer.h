@@ -23,8 +23,7 @@ class CudaBufferWrap : public Napi::ObjectWrap<CudaBufferWrap>,
   // Defines the class and registers it in the environment's data.
   static Napi::Function Init(Napi::Env env);
   // The BufferViewFn of the class (env/env_data.h).
-  static void ViewOf(Napi::Object object, const std::string& what,
-                     MemView* view);
+  static void ViewOf(Napi::Object object, const Subject& what, MemView* view);
 
   explicit CudaBufferWrap(const Napi::CallbackInfo& info);
   ~CudaBufferWrap() override;

@@ -25,11 +25,11 @@ Napi::Function HostBufferWrap::Init(Napi::Env env) {
   return ctor;
 }
 
-void HostBufferWrap::ViewOf(Napi::Object object, const std::string& what,
+void HostBufferWrap::ViewOf(Napi::Object object, const Subject& what,
                             MemView* view) {
   HostBufferWrap* host = Unwrap(object);
   if (host->disposed_) {
-    ThrowTypeError(object.Env(), what + ": the HostBuffer was disposed");
+    ThrowTypeError(object.Env(), what.str() + ": the HostBuffer was disposed");
   }
   view->ptr = host->ptr_;
   view->size = host->size_;

@@ -22,8 +22,7 @@ class HostBufferWrap : public Napi::ObjectWrap<HostBufferWrap>,
   // Defines the class and registers it in the environment's data.
   static Napi::Function Init(Napi::Env env);
   // The BufferViewFn of the class (env/env_data.h).
-  static void ViewOf(Napi::Object object, const std::string& what,
-                     MemView* view);
+  static void ViewOf(Napi::Object object, const Subject& what, MemView* view);
 
   explicit HostBufferWrap(const Napi::CallbackInfo& info);
   ~HostBufferWrap() override;

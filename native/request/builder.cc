@@ -18,15 +18,17 @@
 namespace triton_node {
 namespace {
 
-void RequireCudaFor(Napi::Env env, int kind, const std::string& what) {
+void RequireCudaFor(Napi::Env env, int kind, const Subject& what) {
   if (kind == kMemCpu || Cuda().available) return;
   throw MakeError(env, "UNSUPPORTED",
-                  what + ": " + (kind == kMemGpu ? "GPU" : "pinned") +
+                  what.str() + ": " + (kind == kMemGpu ? "GPU" : "pinned") +
                       " memory needs CUDA, which is not available (" +
                       Cuda().reason + ")");
 }
 
-void Check(Napi::Env env, TRITONSERVER_Error* err) { ThrowIfError(env, err); }
+void Check(Napi::Env env, TRITONSERVER_Error* err) {
+  if (err != nullptr) ThrowIfError(env, err);
+}
 
 // Inputs: the memory must stay alive and in place until RELEASE_ALL, whatever
 // the caller does with its buffer. HostBuffer/CudaBuffer memory is ours (its
@@ -61,15 +63,15 @@ void KeepInput(Napi::Env env, RequestContext* ctx, MemView* view) {
 // object, which the result hands back. A resizable ArrayBuffer could shrink
 // before Triton writes, so it is refused.
 void KeepDestination(Napi::Env env, RequestContext* ctx, const MemView& view,
-                     const std::string& what) {
+                     const Subject& what) {
   if (view.use == nullptr) {
     JsMemoryKind kind = JsMemoryKind::kFixed;
     std::shared_ptr<void> hold = HoldJsMemory(view.array_buffer, &kind);
     if (hold == nullptr) {
-      throw MakeError(env, "INTERNAL", what + " has no ArrayBuffer");
+      throw MakeError(env, "INTERNAL", what.str() + " has no ArrayBuffer");
     }
     if (kind == JsMemoryKind::kResizable) {
-      ThrowTypeError(env, what +
+      ThrowTypeError(env, what.str() +
                               ": a resizable ArrayBuffer cannot be a "
                               "destination (it could shrink before Triton "
                               "writes); use a fixed-length one");
@@ -208,7 +210,7 @@ void CreateRequest(const Napi::CallbackInfo& info, const SubmitNumbers& nums,
 // An input's shape from nums (on the stack up to 16 dimensions).
 class Shape {
  public:
-  Shape(Napi::Env env, SubmitNumbers& nums, const std::string& what) {
+  Shape(Napi::Env env, SubmitNumbers& nums, const Subject& what) {
     rank_ = nums.Count(nums.Next(), "rank");
     if (rank_ > 16) {
       heap_.resize(rank_);
@@ -217,7 +219,7 @@ class Shape {
     for (uint32_t d = 0; d < rank_; ++d) {
       double dim = nums.At(nums.Next());
       if (!IsInteger(dim)) {
-        ThrowTypeError(env, what + ": shape must hold integers");
+        ThrowTypeError(env, what.str() + ": shape must hold integers");
       }
       dims_[d] = static_cast<int64_t>(dim);
     }
@@ -234,10 +236,10 @@ class Shape {
 
 // The byte length Triton gets: the whole view, or less when asked.
 size_t InputByteLength(Napi::Env env, int64_t asked, const MemView& view,
-                       const std::string& what) {
+                       const Subject& what) {
   if (asked < 0) return view.size;
   if (static_cast<uint64_t>(asked) > view.size) {
-    ThrowRangeError(env, what + ": byteLength " + std::to_string(asked) +
+    ThrowRangeError(env, what.str() + ": byteLength " + std::to_string(asked) +
                              " exceeds its data (" + std::to_string(view.size) +
                              " bytes)");
   }
@@ -250,17 +252,17 @@ void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
   const TritonApi& api = Api();
   Napi::Env env = info.Env();
   Utf8 name(env, info[arg], "input name");
-  std::string what = std::string("input '") + name.c_str() + "'";
+  const Subject what("input", name.c_str());
   int code = nums.Enum(nums.Next(), kLastDataType, "datatype");
   if (code <= static_cast<int>(TRITONSERVER_TYPE_INVALID)) {
-    ThrowTypeError(env,
-                   what + ": unknown datatype code " + std::to_string(code));
+    ThrowTypeError(
+        env, what.str() + ": unknown datatype code " + std::to_string(code));
   }
   int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
   Shape shape(env, nums, what);
   MemView view;
   if (!ResolveMemView(env, info[arg + 1], what, &view)) {
-    ThrowTypeError(env, what +
+    ThrowTypeError(env, what.str() +
                             ": data must be an ArrayBufferView, HostBuffer "
                             "or CudaBuffer");
   }
@@ -281,10 +283,10 @@ void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
 
 // An `into` destination for output `index`.
 void SetDestination(Napi::Env env, napi_value into, uint32_t index,
-                    const std::string& what, RequestContext* ctx) {
+                    const Subject& what, RequestContext* ctx) {
   OutputPlacement& p = ctx->placements.items[index];
-  if (!ResolveMemView(env, into, what + " destination", &p.into)) {
-    ThrowTypeError(env, what +
+  if (!ResolveMemView(env, into, what.With(" destination"), &p.into)) {
+    ThrowTypeError(env, what.str() +
                             ": into must be an ArrayBufferView, "
                             "HostBuffer or CudaBuffer");
   }
@@ -295,7 +297,7 @@ void SetDestination(Napi::Env env, napi_value into, uint32_t index,
   p.into_tag.ptr = p.into.ptr;
   p.into_tag.capacity = p.into.size;
   p.into_tag.placement = static_cast<int>(index);
-  KeepDestination(env, ctx, p.into, what + " destination");
+  KeepDestination(env, ctx, p.into, what.With(" destination"));
   p.into_ref = ctx->refs.back();
 }
 
@@ -304,7 +306,7 @@ void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
                SubmitNumbers& nums, RequestContext* ctx) {
   Napi::Env env = info.Env();
   Utf8 name(env, info[arg], "output name");
-  std::string what = std::string("output '") + name.c_str() + "'";
+  const Subject what("output", name.c_str());
   OutputPlacement& p = ctx->placements.items[index];
   p.name.assign(name.c_str(), name.size());
   p.kind = ctx->placements.default_kind;
@@ -333,10 +335,10 @@ void AddParameter(const Napi::CallbackInfo& info, size_t arg,
   Napi::Env env = info.Env();
   Utf8 name(env, info[arg], "parameter name");
   napi_value value = info[arg + 1];
-  std::string what = std::string("parameter '") + name.c_str() + "'";
+  const Subject what("parameter", name.c_str());
   switch (nums.Enum(nums.Next(), kParamBool, "parameter type")) {
     case kParamString: {
-      Utf8 s(env, value, what.c_str());
+      Utf8 s(env, value, what);
       Check(env, api.TRITONSERVER_InferenceRequestSetStringParameter(
                      r, name.c_str(), s.c_str()));
       break;
@@ -354,7 +356,7 @@ void AddParameter(const Napi::CallbackInfo& info, size_t arg,
                      r, name.c_str(), ToBool(env, value, what)));
       break;
     default:
-      ThrowTypeError(env, what + ": missing type");
+      ThrowTypeError(env, what.str() + ": missing type");
   }
 }
 

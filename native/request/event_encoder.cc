@@ -25,12 +25,16 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
 }
 
 // Turns the flat encoding into NativeEvents (lib/binding.ts) and hands them
-// to onEvents (or returns them, without onEvents). Layout per event in `n`:
+// to onEvents (or returns them, without onEvents). The numbers are `n`'s first
+// `end` (the array is kept from call to call, and may be longer); the values
+// come as the arguments after `list`, or in `list` when there are many. Layout
+// per event in `n`:
 //   0                         an event decoded already: vals[next]
 //   1 token final flags ...   flags: EventFlag bits; then, in this order:
 //     error: vals; count, per output: name (string index or -1: vals),
 //     datatype code, memory kind, memory type id, byteLength,
-//     inSlab (1: data = slab, else vals), byteOffset, dims, shape...;
+//     inSlab (1: data = slab and byteOffset is from `base`, else vals),
+//     byteOffset, dims, shape...;
 //     parameters: count, per parameter: name (string index or -1: vals),
 //     type (TRITONSERVER_ParameterType), value (STRING: vals; INT, DOUBLE:
 //     the number; BOOL: 1 or 0; other types: none);
@@ -40,12 +44,12 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
 constexpr const char kDecoderSource[] = R"JS(
 (function (dtNames, memNames) {
   'use strict';
-  return function decode(onEvents, n, vals, strings, slab) {
+  return function decode(onEvents, n, end, strings, slab, base, list, ...rest) {
+    const vals = list === undefined ? rest : list;
     const events = [];
-    const len = n.length;
     let i = 0;
     let v = 0;
-    while (i < len) {
+    while (i < end) {
       if (n[i++] === 0) {
         events.push(vals[v++]);
         continue;
@@ -65,8 +69,14 @@ constexpr const char kDecoderSource[] = R"JS(
           const memoryType = memNames[n[i++]];
           const memoryTypeId = n[i++];
           const byteLength = n[i++];
-          const data = n[i++] === 1 ? slab : vals[v++];
-          const byteOffset = n[i++];
+          let data, byteOffset;
+          if (n[i++] === 1) {
+            data = slab;
+            byteOffset = base + n[i++];
+          } else {
+            data = vals[v++];
+            byteOffset = n[i++];
+          }
           const dims = n[i++];
           const shape = [];
           for (let d = 0; d < dims; d++) shape.push(n[i++]);
@@ -107,8 +117,33 @@ constexpr const char kDecoderSource[] = R"JS(
 
 constexpr size_t kMaxInterned = 256;
 constexpr size_t kSlabAlignment = 16;
+// A new slab's size, unless one drain needs more. Views keep a slab alive:
+// a result of a few bytes may keep this much memory until it is collected.
+constexpr size_t kSlabBytes = 32 * 1024;
+// The decoder's values go as arguments up to this many, else in an array.
+constexpr size_t kMaxValArgs = 32;
+constexpr size_t kDecoderFixedArgs = 7;
+
+size_t AlignSlab(size_t offset) {
+  return (offset + kSlabAlignment - 1) & ~(kSlabAlignment - 1);
+}
+
+// Points `*ref` at `value` (napi_ref values live as long as the encoder).
+void Rereference(napi_env env, napi_ref* ref, napi_value value) {
+  if (*ref != nullptr) napi_delete_reference(env, *ref);
+  *ref = nullptr;
+  napi_create_reference(env, value, 1, ref);
+}
 
 }  // namespace
+
+void NumberList::Grow() {
+  size_t capacity = capacity_ > 0 ? capacity_ * 2 : 256;
+  std::unique_ptr<double[]> data(new double[capacity]);
+  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_ * sizeof(double));
+  data_ = std::move(data);
+  capacity_ = capacity;
+}
 
 void EventEncoder::Init(napi_env env) {
   Napi::Env e(env);
@@ -142,23 +177,36 @@ void EventEncoder::Init(napi_env env) {
 }
 
 void EventEncoder::Release(napi_env env) {
-  if (decoder_ != nullptr) napi_delete_reference(env, decoder_);
-  if (strings_ != nullptr) napi_delete_reference(env, strings_);
-  decoder_ = nullptr;
-  strings_ = nullptr;
+  for (napi_ref* ref : {&decoder_, &strings_, &nums_array_, &slab_buffer_}) {
+    if (*ref != nullptr) napi_delete_reference(env, *ref);
+    *ref = nullptr;
+  }
   interned_.clear();
+  last_interned_ = 0;
+  slab_used_ = 0;
 }
 
 void EventEncoder::BeginDrain() {
-  nums_.clear();
-  vals_.clear();
-  slab_.clear();
-  events_ = 0;
+  scratch_.nums.clear();
+  scratch_.vals.clear();
+  scratch_.slab.clear();
+  scratch_.uses_slab = false;
+  scratch_.events = 0;
 }
 
 double EventEncoder::Intern(napi_env env, const char* s) {
-  for (size_t i = 0; i < interned_.size(); ++i) {
-    if (interned_[i] == s) return static_cast<double>(i);
+  const size_t length = std::strlen(s);
+  const size_t count = interned_.size();
+  // Names come in the same order in every response (outputs, parameters,
+  // model): the one after the last found is the likely one.
+  size_t i = last_interned_ + 1;
+  for (size_t tried = 0; tried < count; ++tried, ++i) {
+    if (i >= count) i = 0;
+    const std::string& name = interned_[i];
+    if (name.size() == length && std::memcmp(name.data(), s, length) == 0) {
+      last_interned_ = i;
+      return static_cast<double>(i);
+    }
   }
   napi_value str = nullptr;
   napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &str);
@@ -167,30 +215,31 @@ double EventEncoder::Intern(napi_env env, const char* s) {
     napi_get_reference_value(env, strings_, &strings);
     uint32_t index = static_cast<uint32_t>(interned_.size());
     if (napi_set_element(env, strings, index, str) == napi_ok) {
-      interned_.emplace_back(s);
+      interned_.emplace_back(s, length);
+      last_interned_ = index;
       return static_cast<double>(index);
     }
   }
-  vals_.push_back(str);
+  scratch_.vals.push_back(str);
   return -1;
 }
 
 void EventEncoder::AddDecoded(napi_value event) {
-  nums_.push_back(0);
-  vals_.push_back(event);
-  ++events_;
+  scratch_.nums.push_back(0);
+  scratch_.vals.push_back(event);
+  ++scratch_.events;
 }
 
 void EventEncoder::AddResponse(napi_env env, Completion* c) {
-  size_t nums_mark = nums_.size();
-  size_t vals_mark = vals_.size();
+  size_t nums_mark = scratch_.nums.size();
+  size_t vals_mark = scratch_.vals.size();
   try {
     EncodeResponse(env, c);
-    ++events_;
+    ++scratch_.events;
   } catch (const Napi::Error& e) {
     // Roll back the partial event and report the failure on it instead.
-    nums_.resize(nums_mark);
-    vals_.resize(vals_mark);
+    scratch_.nums.Truncate(nums_mark);
+    scratch_.vals.resize(vals_mark);
     bool final = (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
     AddError(env, c->ctx->token, final,
              ErrorInfo{TRITONSERVER_ERROR_INTERNAL,
@@ -200,24 +249,18 @@ void EventEncoder::AddResponse(napi_env env, Completion* c) {
 
 void EventEncoder::AddError(napi_env env, uint64_t token, bool final,
                             const ErrorInfo& error) {
-  nums_.push_back(1);
-  nums_.push_back(static_cast<double>(token));
-  nums_.push_back(final ? 1 : 0);
-  nums_.push_back(kHasError);
-  vals_.push_back(MakeErrorInfoObject(Napi::Env(env), error));
-  ++events_;
+  scratch_.nums.push_back(1);
+  scratch_.nums.push_back(static_cast<double>(token));
+  scratch_.nums.push_back(final ? 1 : 0);
+  scratch_.nums.push_back(kHasError);
+  scratch_.vals.push_back(MakeErrorInfoObject(Napi::Env(env), error));
+  ++scratch_.events;
 }
 
 napi_value EventEncoder::DecodeAlone(napi_env env, Completion* c) {
   // This event alone, in scratch of its own; the drain's scratch is kept.
-  std::vector<double> nums;
-  std::vector<napi_value> vals;
-  std::vector<uint8_t> slab;
-  uint32_t events = 0;
-  nums.swap(nums_);
-  vals.swap(vals_);
-  slab.swap(slab_);
-  std::swap(events, events_);
+  Scratch drain;
+  std::swap(drain, scratch_);
   napi_value decoded = nullptr;
   try {
     AddResponse(env, c);
@@ -226,49 +269,45 @@ napi_value EventEncoder::DecodeAlone(napi_env env, Completion* c) {
     napi_value list = Call(env, undefined);
     napi_get_element(env, list, 0, &decoded);
   } catch (...) {
-    nums.swap(nums_);
-    vals.swap(vals_);
-    slab.swap(slab_);
-    std::swap(events, events_);
+    std::swap(drain, scratch_);
     throw;
   }
-  nums.swap(nums_);
-  vals.swap(vals_);
-  slab.swap(slab_);
-  std::swap(events, events_);
+  std::swap(drain, scratch_);
   return decoded;
 }
 
 void EventEncoder::EncodeOutput(napi_env env, const RequestContext* ctx,
                                 const OutputRecord& out) {
-  nums_.push_back(Intern(env, out.name != nullptr ? out.name : ""));
+  scratch_.nums.push_back(Intern(env, out.name != nullptr ? out.name : ""));
   int dtype = static_cast<int>(out.datatype);
   if (dtype < 0 || dtype > kLastDataType) {
     dtype = TRITONSERVER_TYPE_INVALID;
   }
-  nums_.push_back(dtype);
+  scratch_.nums.push_back(dtype);
   int kind = static_cast<int>(out.memory_type);
-  nums_.push_back(kind >= 0 && kind < kMemKindCount ? kind : 0);
-  nums_.push_back(static_cast<double>(out.memory_type_id));
-  nums_.push_back(static_cast<double>(out.byte_size));
+  scratch_.nums.push_back(kind >= 0 && kind < kMemKindCount ? kind : 0);
+  scratch_.nums.push_back(static_cast<double>(out.memory_type_id));
+  scratch_.nums.push_back(static_cast<double>(out.byte_size));
   if (CopiedSmall(out)) {
     // Into the drain's slab; the pooled buffer goes back with the response.
-    size_t offset = (slab_.size() + kSlabAlignment - 1) & ~(kSlabAlignment - 1);
-    slab_.resize(offset + out.byte_size);
+    // (Offsets from the start of the drain's part of the slab.)
+    size_t offset = AlignSlab(scratch_.slab.size());
+    scratch_.slab.resize(offset + out.byte_size);
     if (out.byte_size > 0) {
-      std::memcpy(slab_.data() + offset, out.base, out.byte_size);
+      std::memcpy(scratch_.slab.data() + offset, out.base, out.byte_size);
     }
-    nums_.push_back(1);
-    nums_.push_back(static_cast<double>(offset));
+    scratch_.uses_slab = true;
+    scratch_.nums.push_back(1);
+    scratch_.nums.push_back(static_cast<double>(offset));
   } else {
     size_t offset = 0;
-    vals_.push_back(OutputData(Napi::Env(env), ctx, out, &offset));
-    nums_.push_back(0);
-    nums_.push_back(static_cast<double>(offset));
+    scratch_.vals.push_back(OutputData(Napi::Env(env), ctx, out, &offset));
+    scratch_.nums.push_back(0);
+    scratch_.nums.push_back(static_cast<double>(offset));
   }
-  nums_.push_back(static_cast<double>(out.dim_count));
+  scratch_.nums.push_back(static_cast<double>(out.dim_count));
   for (uint64_t d = 0; d < out.dim_count; ++d) {
-    nums_.push_back(static_cast<double>(out.shape[d]));
+    scratch_.nums.push_back(static_cast<double>(out.shape[d]));
   }
 }
 
@@ -279,29 +318,29 @@ void EventEncoder::EncodeParameters(napi_env env, const Completion* c) {
   for (uint32_t i = 0; i < c->parameter_count; ++i) {
     if (c->parameters[i].name != nullptr) ++named;
   }
-  nums_.push_back(named);
+  scratch_.nums.push_back(named);
   for (uint32_t i = 0; i < c->parameter_count; ++i) {
     const ParameterRecord& p = c->parameters[i];
     if (p.name == nullptr) continue;
-    nums_.push_back(Intern(env, p.name));
-    nums_.push_back(static_cast<double>(p.type));
+    scratch_.nums.push_back(Intern(env, p.name));
+    scratch_.nums.push_back(static_cast<double>(p.type));
     switch (p.type) {
       case TRITONSERVER_PARAMETER_STRING: {
         napi_value s = nullptr;
         napi_create_string_utf8(env, static_cast<const char*>(p.value),
                                 NAPI_AUTO_LENGTH, &s);
-        vals_.push_back(s);
+        scratch_.vals.push_back(s);
         break;
       }
       case TRITONSERVER_PARAMETER_INT:
-        nums_.push_back(
+        scratch_.nums.push_back(
             static_cast<double>(*static_cast<const int64_t*>(p.value)));
         break;
       case TRITONSERVER_PARAMETER_BOOL:
-        nums_.push_back(*static_cast<const bool*>(p.value) ? 1 : 0);
+        scratch_.nums.push_back(*static_cast<const bool*>(p.value) ? 1 : 0);
         break;
       case TRITONSERVER_PARAMETER_DOUBLE:
-        nums_.push_back(*static_cast<const double*>(p.value));
+        scratch_.nums.push_back(*static_cast<const double*>(p.value));
         break;
       default:
         break;  // undefined in JS
@@ -312,12 +351,12 @@ void EventEncoder::EncodeParameters(napi_env env, const Completion* c) {
 void EventEncoder::EncodeResponse(napi_env env, Completion* c) {
   Napi::Env e(env);
   const RequestContext* ctx = c->ctx;
-  nums_.push_back(1);
-  nums_.push_back(static_cast<double>(ctx->token));
-  nums_.push_back((c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0 ? 1
-                                                                         : 0);
+  scratch_.nums.push_back(1);
+  scratch_.nums.push_back(static_cast<double>(ctx->token));
+  scratch_.nums.push_back(
+      (c->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0 ? 1 : 0);
   if (c->response == nullptr) {
-    nums_.push_back(0);
+    scratch_.nums.push_back(0);
     return;
   }
   int flags = kHasOutputs;
@@ -325,47 +364,113 @@ void EventEncoder::EncodeResponse(napi_env env, Completion* c) {
   if (c->parameter_count > 0) flags |= kHasParameters;
   if (c->model != nullptr) flags |= kHasModel;
   if (c->id != nullptr && c->id[0] != '\0') flags |= kHasId;
-  nums_.push_back(flags);
-  if (c->has_error) vals_.push_back(MakeErrorInfoObject(e, c->error));
-  nums_.push_back(c->output_count);
+  scratch_.nums.push_back(flags);
+  if (c->has_error) scratch_.vals.push_back(MakeErrorInfoObject(e, c->error));
+  scratch_.nums.push_back(c->output_count);
   for (uint32_t i = 0; i < c->output_count; ++i) {
     EncodeOutput(env, ctx, c->outputs[i]);
   }
   if (c->parameter_count > 0) EncodeParameters(env, c);
   if (c->model != nullptr) {
-    nums_.push_back(Intern(env, c->model));
-    nums_.push_back(static_cast<double>(c->version));
+    scratch_.nums.push_back(Intern(env, c->model));
+    scratch_.nums.push_back(static_cast<double>(c->version));
   }
   if (c->id != nullptr && c->id[0] != '\0') {
-    vals_.push_back(Napi::String::New(e, c->id));
+    scratch_.vals.push_back(Napi::String::New(e, c->id));
   }
+}
+
+napi_value EventEncoder::NumsArray(napi_env env) {
+  const size_t count = scratch_.nums.size();
+  napi_value array = nullptr;
+  void* data = nullptr;
+  size_t length = 0;
+  if (nums_array_ != nullptr) {
+    napi_get_reference_value(env, nums_array_, &array);
+    napi_get_typedarray_info(env, array, nullptr, &length, &data, nullptr,
+                             nullptr);
+  }
+  if (array == nullptr || data == nullptr || length < count) {
+    size_t capacity = length > 64 ? length : 64;
+    while (capacity < count) capacity *= 2;
+    Napi::Env e(env);
+    Napi::ArrayBuffer buffer =
+        Napi::ArrayBuffer::New(e, capacity * sizeof(double));
+    data = buffer.Data();
+    array = Napi::Float64Array::New(e, capacity, buffer, 0);
+    Rereference(env, &nums_array_, array);
+  }
+  if (count > 0) {
+    std::memcpy(data, scratch_.nums.data(), count * sizeof(double));
+  }
+  return array;
+}
+
+napi_value EventEncoder::SlabWithScratch(napi_env env, size_t* base) {
+  const size_t need = scratch_.slab.size();
+  napi_value slab = nullptr;
+  void* data = nullptr;
+  size_t length = 0;
+  bool detached = true;
+  if (slab_buffer_ != nullptr) {
+    napi_get_reference_value(env, slab_buffer_, &slab);
+    // The caller may have detached it since the last drain (its views are
+    // the caller's): then its memory is gone, whatever `data` says.
+    napi_is_detached_arraybuffer(env, slab, &detached);
+    if (!detached) napi_get_arraybuffer_info(env, slab, &data, &length);
+  }
+  *base = AlignSlab(slab_used_);
+  if (detached || data == nullptr || *base > length || length - *base < need) {
+    Napi::ArrayBuffer fresh = Napi::ArrayBuffer::New(
+        Napi::Env(env), need > kSlabBytes ? need : kSlabBytes);
+    slab = fresh;
+    data = fresh.Data();
+    Rereference(env, &slab_buffer_, slab);
+    *base = 0;
+  }
+  // Written now, before any JS runs: the bytes from `base` on were never
+  // handed out, so no view sees them change.
+  if (need > 0) {
+    std::memcpy(static_cast<uint8_t*>(data) + *base, scratch_.slab.data(),
+                need);
+  }
+  slab_used_ = *base + need;
+  return slab;
 }
 
 napi_value EventEncoder::Call(napi_env env, napi_value on_events) {
-  Napi::Env e(env);
-  size_t nbytes = nums_.size() * sizeof(double);
-  Napi::ArrayBuffer nums_buffer = Napi::ArrayBuffer::New(e, nbytes);
-  if (nbytes > 0) std::memcpy(nums_buffer.Data(), nums_.data(), nbytes);
-  Napi::Float64Array nums =
-      Napi::Float64Array::New(e, nums_.size(), nums_buffer, 0);
-  Napi::Array vals = Napi::Array::New(e, vals_.size());
-  for (size_t i = 0; i < vals_.size(); ++i) {
-    napi_set_element(env, vals, static_cast<uint32_t>(i), vals_[i]);
+  napi_value argv[kDecoderFixedArgs + kMaxValArgs];
+  napi_value undefined = nullptr;
+  napi_get_undefined(env, &undefined);
+  argv[0] = on_events;
+  argv[1] = NumsArray(env);
+  napi_create_uint32(env, static_cast<uint32_t>(scratch_.nums.size()),
+                     &argv[2]);
+  napi_get_reference_value(env, strings_, &argv[3]);
+  size_t base = 0;
+  argv[4] = scratch_.uses_slab ? SlabWithScratch(env, &base) : undefined;
+  napi_create_uint32(env, static_cast<uint32_t>(base), &argv[5]);
+  const size_t nvals = scratch_.vals.size();
+  size_t argc = kDecoderFixedArgs;
+  if (nvals <= kMaxValArgs) {
+    argv[6] = undefined;
+    for (size_t i = 0; i < nvals; ++i) argv[argc++] = scratch_.vals[i];
+  } else {
+    Napi::Array list = Napi::Array::New(Napi::Env(env), nvals);
+    for (size_t i = 0; i < nvals; ++i) {
+      napi_set_element(env, list, static_cast<uint32_t>(i), scratch_.vals[i]);
+    }
+    argv[6] = list;
   }
-  Napi::ArrayBuffer slab = Napi::ArrayBuffer::New(e, slab_.size());
-  if (!slab_.empty()) std::memcpy(slab.Data(), slab_.data(), slab_.size());
-  napi_value strings = nullptr;
-  napi_get_reference_value(env, strings_, &strings);
   napi_value decoder = nullptr;
   napi_get_reference_value(env, decoder_, &decoder);
-  napi_value argv[5] = {on_events, nums, vals, strings, slab};
   // Whatever happens next, this scratch is spent.
   BeginDrain();
-  return CallJs(env, decoder, 5, argv);
+  return CallJs(env, decoder, argc, argv);
 }
 
 void EventEncoder::Deliver(napi_env env, napi_value on_events) {
-  if (events_ == 0 || decoder_ == nullptr) {
+  if (scratch_.events == 0 || decoder_ == nullptr) {
     BeginDrain();
     return;
   }

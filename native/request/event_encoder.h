@@ -1,16 +1,21 @@
 // Events of a server's requests, encoded for the JS thread in a flat form:
-// one Float64Array of numbers, one array of the values that must be JS
-// objects, and one ArrayBuffer holding every small output of the drain. A JS
-// function compiled once per server turns them into NativeEvent objects:
-// building objects property by property through Node-API costs far more per
-// property than a JS object literal.
+// a Float64Array of numbers, the values that must be JS objects, and an
+// ArrayBuffer (the slab) holding the drain's small outputs. A JS function
+// compiled once per server turns them into NativeEvent objects: building
+// objects property by property through Node-API costs far more per property
+// than a JS object literal. The Float64Array and the slab are kept from one
+// drain to the next: a new ArrayBuffer per drain costs more than the rest of
+// the encoding.
 #ifndef TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 #define TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 
 #include <napi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "request/completion_queue.h"
@@ -19,6 +24,40 @@
 namespace triton_node {
 
 struct RequestContext;
+
+// The encoding's numbers: a growable array whose append is inline (a
+// vector's out-of-line append cost more than the rest of an output's
+// encoding); growing is not inline.
+class NumberList {
+ public:
+  NumberList() = default;
+  NumberList(NumberList&& other) noexcept { *this = std::move(other); }
+  NumberList& operator=(NumberList&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    other.size_ = 0;
+    other.capacity_ = 0;
+    return *this;
+  }
+
+  void push_back(double d) {
+    if (size_ == capacity_) Grow();
+    data_[size_++] = d;
+  }
+  const double* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+  // Drops the numbers from `size` on (size <= size()).
+  void Truncate(size_t size) { size_ = size; }
+
+ private:
+  void Grow();
+
+  std::unique_ptr<double[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 // JS thread only. Keeps interned strings (model and output names) and
 // scratch vectors that keep their capacity. References are created and
@@ -48,7 +87,7 @@ class EventEncoder {
                 const ErrorInfo& error);
   // An event decoded already (DecodeAlone).
   void AddDecoded(napi_value event);
-  bool empty() const { return events_ == 0; }
+  bool empty() const { return scratch_.events == 0; }
   // Hands the events to `on_events` in one call, and empties the scratch.
   void Deliver(napi_env env, napi_value on_events);
 
@@ -68,14 +107,35 @@ class EventEncoder {
   double Intern(napi_env env, const char* s);
   // Runs the decoder over the scratch (empties it); returns its result.
   napi_value Call(napi_env env, napi_value on_events);
+  // The kept Float64Array, holding a copy of the scratch's numbers.
+  napi_value NumsArray(napi_env env);
+  // The slab holding a copy of the scratch's small outputs, from `*base`.
+  napi_value SlabWithScratch(napi_env env, size_t* base);
+
+  // What one call of the decoder encodes.
+  struct Scratch {
+    NumberList nums;
+    std::vector<napi_value> vals;  // valid inside the drain's handle scope
+    std::vector<uint8_t> slab;     // small outputs, copied to the JS slab
+    bool uses_slab = false;        // some output is in the slab (maybe empty)
+    uint32_t events = 0;
+  };
 
   napi_ref decoder_ = nullptr;
   napi_ref strings_ = nullptr;  // JS array of interned strings
   std::vector<std::string> interned_;
-  std::vector<double> nums_;
-  std::vector<napi_value> vals_;  // valid inside the drain's handle scope
-  std::vector<uint8_t> slab_;
-  uint32_t events_ = 0;
+  size_t last_interned_ = 0;  // index of the last name found
+  Scratch scratch_;
+  // The Float64Array the decoder reads. JS never sees it (the decoder keeps
+  // it to itself), but its memory is looked up again on every call all the
+  // same: no pointer into JS memory is kept between calls.
+  napi_ref nums_array_ = nullptr;
+  // The slab: an ArrayBuffer that result tensors view, carved drain after
+  // drain (never written where a view may be). The caller may detach it
+  // (transfer it) at any time, which frees or moves its memory: it is
+  // checked on every call, and replaced when detached or full.
+  napi_ref slab_buffer_ = nullptr;
+  size_t slab_used_ = 0;  // bytes handed out so far
 };
 
 }  // namespace triton_node

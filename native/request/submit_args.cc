@@ -7,14 +7,13 @@
 
 namespace triton_node {
 
-Utf8::Utf8(Napi::Env env, napi_value value, const char* what) {
-  napi_valuetype type;
-  napi_typeof(env, value, &type);
-  if (type != napi_string) {
-    ThrowTypeError(env, std::string(what) + " must be a string");
-  }
+Utf8::Utf8(Napi::Env env, napi_value value, const Subject& what) {
+  // No napi_typeof first: reading a non-string fails (napi_string_expected).
   size_t length = 0;
-  napi_get_value_string_utf8(env, value, inline_, sizeof(inline_), &length);
+  if (napi_get_value_string_utf8(env, value, inline_, sizeof(inline_),
+                                 &length) != napi_ok) {
+    ThrowTypeError(env, what.str() + " must be a string");
+  }
   if (length + 1 < sizeof(inline_)) {
     data_ = inline_;
     length_ = length;
@@ -29,7 +28,7 @@ Utf8::Utf8(Napi::Env env, napi_value value, const char* what) {
   RejectNul(env, what);
 }
 
-void Utf8::RejectNul(Napi::Env env, const char* what) const {
+void Utf8::RejectNul(Napi::Env env, const Subject& what) const {
   if (std::memchr(data_, '\0', length_) == nullptr) return;
   std::string shown;
   for (size_t i = 0; i < length_; ++i) {
@@ -39,23 +38,19 @@ void Utf8::RejectNul(Napi::Env env, const char* what) const {
       shown += data_[i];
     }
   }
-  ThrowTypeError(env, std::string(what) + " \"" + shown +
-                          "\" must not contain a NUL character");
+  ThrowTypeError(
+      env, what.str() + " \"" + shown + "\" must not contain a NUL character");
 }
 
 SubmitNumbers::SubmitNumbers(Napi::Env env, const Napi::CallbackInfo& info)
     : env_(env) {
+  // A value that is not a TypedArray fails napi_get_typedarray_info.
   bool is_typed = false;
-  if (info.Length() >= kSubmitFixedArgs) {
-    napi_is_typedarray(env, info[0], &is_typed);
-  }
   napi_typedarray_type type = napi_int8_array;
   void* ptr = nullptr;
-  if (is_typed) {
-    napi_value buffer = nullptr;
-    size_t offset = 0;
-    napi_get_typedarray_info(env, info[0], &type, &size_, &ptr, &buffer,
-                             &offset);
+  if (info.Length() >= kSubmitFixedArgs) {
+    is_typed = napi_get_typedarray_info(env, info[0], &type, &size_, &ptr,
+                                        nullptr, nullptr) == napi_ok;
   }
   if (!is_typed || type != napi_float64_array || size_ < kSubmitHeader) {
     ThrowTypeError(env,
@@ -113,50 +108,50 @@ bool IsInteger(double d) {
          d == std::trunc(d);
 }
 
-double ToNumber(Napi::Env env, napi_value v, const std::string& what) {
+double ToNumber(Napi::Env env, napi_value v, const Subject& what) {
   double d = 0;
   if (napi_get_value_double(env, v, &d) != napi_ok) {
-    ThrowTypeError(env, what + " must be a number");
+    ThrowTypeError(env, what.str() + " must be a number");
   }
   return d;
 }
 
-uint64_t ToUint64(Napi::Env env, napi_value v, const std::string& what) {
+uint64_t ToUint64(Napi::Env env, napi_value v, const Subject& what) {
   napi_valuetype type;
   napi_typeof(env, v, &type);
   if (type == napi_bigint) {
     uint64_t u = 0;
     bool lossless = false;
     napi_get_value_bigint_uint64(env, v, &u, &lossless);
-    if (!lossless) ThrowRangeError(env, what + " is out of range");
+    if (!lossless) ThrowRangeError(env, what.str() + " is out of range");
     return u;
   }
   double d = ToNumber(env, v, what);
   if (!(d >= 0) || d != static_cast<double>(static_cast<uint64_t>(d))) {
-    ThrowRangeError(env, what + " must be a non-negative integer");
+    ThrowRangeError(env, what.str() + " must be a non-negative integer");
   }
   return static_cast<uint64_t>(d);
 }
 
-int64_t ToInt64(Napi::Env env, napi_value v, const std::string& what) {
+int64_t ToInt64(Napi::Env env, napi_value v, const Subject& what) {
   napi_valuetype type;
   napi_typeof(env, v, &type);
   if (type == napi_bigint) {
     int64_t i = 0;
     bool lossless = false;
     napi_get_value_bigint_int64(env, v, &i, &lossless);
-    if (!lossless) ThrowRangeError(env, what + " is out of int64 range");
+    if (!lossless) ThrowRangeError(env, what.str() + " is out of int64 range");
     return i;
   }
   double d = ToNumber(env, v, what);
-  if (!IsInteger(d)) ThrowRangeError(env, what + " must be an integer");
+  if (!IsInteger(d)) ThrowRangeError(env, what.str() + " must be an integer");
   return static_cast<int64_t>(d);
 }
 
-bool ToBool(Napi::Env env, napi_value v, const std::string& what) {
+bool ToBool(Napi::Env env, napi_value v, const Subject& what) {
   bool b = false;
   if (napi_get_value_bool(env, v, &b) != napi_ok) {
-    ThrowTypeError(env, what + " must be a boolean");
+    ThrowTypeError(env, what.str() + " must be a boolean");
   }
   return b;
 }

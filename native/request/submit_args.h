@@ -11,6 +11,7 @@
 #include <string>
 
 #include "request/submit_layout.h"
+#include "triton/errors.h"
 
 namespace triton_node {
 
@@ -19,12 +20,12 @@ namespace triton_node {
 // (Triton takes C strings: a NUL would silently cut the value).
 class Utf8 {
  public:
-  Utf8(Napi::Env env, napi_value value, const char* what);
+  Utf8(Napi::Env env, napi_value value, const Subject& what);
   const char* c_str() const { return data_; }
   size_t size() const { return length_; }
 
  private:
-  void RejectNul(Napi::Env env, const char* what) const;
+  void RejectNul(Napi::Env env, const Subject& what) const;
 
   char inline_[128];
   std::string heap_;
@@ -57,10 +58,10 @@ class SubmitNumbers {
 
 bool IsNullish(Napi::Env env, napi_value v);
 bool IsInteger(double d);
-double ToNumber(Napi::Env env, napi_value v, const std::string& what);
-uint64_t ToUint64(Napi::Env env, napi_value v, const std::string& what);
-int64_t ToInt64(Napi::Env env, napi_value v, const std::string& what);
-bool ToBool(Napi::Env env, napi_value v, const std::string& what);
+double ToNumber(Napi::Env env, napi_value v, const Subject& what);
+uint64_t ToUint64(Napi::Env env, napi_value v, const Subject& what);
+int64_t ToInt64(Napi::Env env, napi_value v, const Subject& what);
+bool ToBool(Napi::Env env, napi_value v, const Subject& what);
 
 }  // namespace triton_node
 

@@ -9,7 +9,8 @@
 namespace triton_node {
 
 void ServerCore::Drain(Napi::Env env) {
-  Napi::HandleScope scope(env);
+  // No handle scope of its own: the caller's (HandleWake's, or that of the
+  // JS call that stops the server) holds one drain's handles.
   encoder_.BeginDrain();
   std::vector<Completion*> items;
   // A JS failure (the environment is terminating: JS can no longer run)
@@ -19,9 +20,9 @@ void ServerCore::Drain(Napi::Env env) {
   std::exception_ptr failure;
   // Rounds: deleting a response on this thread may release a trace, which
   // queues one more item that belongs to this same batch.
-  for (int round = 0; round < 4; ++round) {
-    queue_.TakeAll(&items);
-    if (items.empty()) break;
+  constexpr int kRounds = 4;
+  queue_.TakeAll(&items);
+  for (int round = 1; !items.empty(); ++round) {
     for (Completion* c : items) {
       RequestContext* ctx = c->ctx;
       try {
@@ -35,7 +36,11 @@ void ServerCore::Drain(Napi::Env env) {
         contexts_.Recycle(env, ctx);
       }
     }
-    queue_.Recycle(&items);
+    if (round < kRounds) {
+      queue_.RecycleAndTakeAll(&items);
+    } else {
+      queue_.Recycle(&items);
+    }
   }
   if (failure) {
     encoder_.BeginDrain();

@@ -78,6 +78,17 @@ Napi::Object MakeErrorInfoObject(Napi::Env env, const ErrorInfo& info) {
   return obj;
 }
 
+std::string Subject::str() const {
+  std::string text(kind_);
+  if (name_ != nullptr) {
+    text += " '";
+    text += name_;
+    text += "'";
+  }
+  text += suffix_;
+  return text;
+}
+
 void ThrowIfError(Napi::Env env, TRITONSERVER_Error* err,
                   const std::string& context) {
   if (err == nullptr) return;

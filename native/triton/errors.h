@@ -34,6 +34,33 @@ ErrorInfo PeekError(TRITONSERVER_Error* err);
 // fine. Every error the C API returns is the caller's to delete.
 void DropError(TRITONSERVER_Error* err);
 
+// What an error is about ("input 'INPUT0'", "output 'OUT' destination"),
+// kept as its parts: the text is made only when an error is thrown, not for
+// each item of each request. It points at its parts, which must outlive it:
+// make one for the call that uses it.
+class Subject {
+ public:
+  // Plain text. Implicit, so that a literal or a string names a subject.
+  Subject(const char* text) : kind_(text) {}  // NOLINT(runtime/explicit)
+  Subject(const std::string& text)            // NOLINT(runtime/explicit)
+      : kind_(text.c_str()) {}
+  // kind 'name'suffix
+  Subject(const char* kind, const char* name, const char* suffix = "")
+      : kind_(kind), name_(name), suffix_(suffix) {}
+  // The same subject followed by `suffix` (which replaces its own).
+  Subject With(const char* suffix) const {
+    Subject s = *this;
+    s.suffix_ = suffix;
+    return s;
+  }
+  std::string str() const;
+
+ private:
+  const char* kind_;
+  const char* name_ = nullptr;
+  const char* suffix_ = "";
+};
+
 // A JS Error with `code` set.
 Napi::Error MakeError(Napi::Env env, const char* code,
                       const std::string& message);
@@ -45,7 +72,11 @@ Napi::Object MakeErrorInfoObject(Napi::Env env, const ErrorInfo& info);
 // Throws (as a C++ exception carrying a JS Error) if `err` is non-null,
 // after deleting it. `context` is prefixed to the message when non-empty.
 void ThrowIfError(Napi::Env env, TRITONSERVER_Error* err,
-                  const std::string& context = std::string());
+                  const std::string& context);
+// The same without a context (no string made on the path where all is well).
+inline void ThrowIfError(Napi::Env env, TRITONSERVER_Error* err) {
+  if (err != nullptr) ThrowIfError(env, err, std::string());
+}
 
 // Throws a TypeError / RangeError with `code` INVALID_ARG.
 [[noreturn]] void ThrowTypeError(Napi::Env env, const std::string& message);
