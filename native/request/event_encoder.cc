@@ -44,6 +44,37 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
 constexpr const char kDecoderSource[] = R"JS(
 (function (dtNames, memNames) {
   'use strict';
+  // Response parameters are made by a function compiled for the last list of
+  // names (a model answers with the same names every time): an object
+  // literal, not a property added by a computed name per parameter. A list
+  // with '__proto__', or where code cannot be generated, is set one by one.
+  const names = [];
+  const values = [];
+  let lastNames = [];
+  let make = null;
+  function compile(list) {
+    if (list.length > 32 || list.includes('__proto__')) return null;
+    const fields = list.map((s, k) => JSON.stringify(s) + ': v[' + k + ']');
+    try {
+      return new Function('v', 'return { ' + fields.join(', ') + ' };');
+    } catch {
+      return null;
+    }
+  }
+  function parametersOf(count) {
+    let same = count === lastNames.length;
+    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];
+    if (!same) {
+      lastNames = names.slice(0, count);
+      make = compile(lastNames);
+    }
+    if (make !== null) return make(values);
+    const p = {};
+    for (let k = 0; k < count; k++) {
+      Object.defineProperty(p, names[k], { value: values[k], enumerable: true, writable: true, configurable: true });
+    }
+    return p;
+  }
   return function decode(onEvents, n, end, strings, slab, base, list, ...rest) {
     const vals = list === undefined ? rest : list;
     const events = [];
@@ -78,28 +109,32 @@ constexpr const char kDecoderSource[] = R"JS(
             byteOffset = n[i++];
           }
           const dims = n[i++];
-          const shape = [];
-          for (let d = 0; d < dims; d++) shape.push(n[i++]);
+          let shape;
+          // Array literals for the usual ranks (cheaper than growing by push).
+          if (dims === 1) shape = [n[i]];
+          else if (dims === 2) shape = [n[i], n[i + 1]];
+          else if (dims === 3) shape = [n[i], n[i + 1], n[i + 2]];
+          else {
+            shape = [];
+            for (let d = 0; d < dims; d++) shape.push(n[i + d]);
+          }
+          i += dims;
           outputs.push({ name, datatype, shape, memoryType, memoryTypeId, byteLength, data, byteOffset });
         }
       }
       if (flags & 4) {
-        parameters = {};
         const count = n[i++];
         for (let k = 0; k < count; k++) {
           const pi = n[i++];
-          const pname = pi >= 0 ? strings[pi] : vals[v++];
+          names[k] = pi >= 0 ? strings[pi] : vals[v++];
           const ptype = n[i++];
           let value;
           if (ptype === 0) value = vals[v++];
           else if (ptype === 2) value = n[i++] === 1;
           else if (ptype === 1 || ptype === 3) value = n[i++];
-          if (pname === '__proto__') {
-            Object.defineProperty(parameters, pname, { value, enumerable: true, writable: true, configurable: true });
-          } else {
-            parameters[pname] = value;
-          }
+          values[k] = value;
         }
+        parameters = parametersOf(count);
       }
       if (flags & 8) {
         const mi = n[i++];
