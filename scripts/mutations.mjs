@@ -285,4 +285,28 @@ export const MUTATIONS = [
     replace: '  return;\n',
     tests: ['test/hostile.test.ts'],
   },
+  {
+    name: 'planned-inputs-copied',
+    why: 'zero copy on the fast path: a TypedArray input of the input\'s own class is copied before submission',
+    file: 'lib/validate.ts',
+    search: '  b.args.push(name, value as TypedArray);\n',
+    replace: '  b.args.push(name, (value as TypedArray).slice());\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'parameters-stale-names',
+    why: 'a result\'s parameters are its own: the decoder reuses the object maker of an earlier list of names',
+    file: 'native/request/event_encoder.cc',
+    search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
+    replace: '\n',
+    tests: ['test/promises.test.ts'],
+  },
+  {
+    name: 'slab-rewritten',
+    why: 'small outputs are the result\'s own: each drain writes the slab from its start, over earlier results',
+    file: 'native/request/event_encoder.cc',
+    search: '  *base = AlignSlab(slab_used_);\n',
+    replace: '  *base = 0;\n',
+    tests: ['test/output-slab.test.ts'],
+  },
 ];

@@ -227,4 +227,41 @@ describe('what a request carries besides its inputs', () => {
     });
     expect(s.parameters['request.correlation_id']).toBe(`uint:${2n ** 64n - 1n}`);
   });
+
+  it('response parameters: each result has its own names and values, whatever the responses before it had (echo model)', async (ctx) => {
+    skipIf(
+      ctx,
+      fakeOnly(
+        "identity_echo echoes only on the fake: no backend of Triton's test set reads request parameters",
+      ),
+    );
+    // Lists of names that change from response to response, names that need
+    // escaping in source text, and names of Object.prototype's members.
+    const lists: Array<Record<string, string>> = [
+      { a: '1', b: '2' },
+      { a: '3' },
+      { b: '4', a: '5' },
+      { 'q"uote\\back\nline': '6', '\u2028': '7' },
+      { constructor: '8', toString: '9', hasOwnProperty: '10' },
+      { a: '11', b: '12' },
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const list of lists) {
+        const r = await server().infer('identity_echo', {
+          inputs: { INPUT0: Float32Array.of(1) },
+          parameters: list,
+        });
+        const echoed = Object.fromEntries(
+          Object.entries(r.parameters).filter(
+            ([k]) => k.startsWith('request.') && !/correlation_id|priority|timeout_us/.test(k),
+          ),
+        );
+        const expected = Object.fromEntries(
+          Object.entries(list).map(([k, v]) => [`request.${k}`, `string:${v}`]),
+        );
+        expect(echoed).toStrictEqual(expected);
+        expect(Object.getPrototypeOf(r.parameters)).toBe(Object.prototype);
+      }
+    }
+  });
 });
