@@ -24,7 +24,7 @@
 export const MUTATIONS = [
   {
     name: 'inputs-copied',
-    why: 'zero copy: every CPU input is copied before submission',
+    why: 'zero copy: every CPU input that goes the general way ({ data, shape }, DataView, ...) is copied before submission',
     file: 'lib/validate.ts',
     search: '  b.args.push(name, n.data);\n',
     replace:

@@ -44,6 +44,24 @@ describe('zero copy', () => {
     expect(floats((await pending).outputs.OUTPUT0)).toEqual([99, 2, 3]);
   });
 
+  it('so is an input given in any other form: { data, shape }, a view at an offset, a DataView', async () => {
+    const model = server().model('identity_delay');
+    await model.infer({ inputs: { INPUT0: new Float32Array([0]) } });
+    // Each goes the general way (an explicit shape, a view into a larger
+    // buffer whose class is not the input's own, raw bytes), not the fast one.
+    const backing = new Float32Array([7, 1, 2, 3, 7]);
+    const forms: Array<[unknown, Float32Array]> = [
+      [{ data: backing.subarray(1, 4), shape: [1, 3] }, backing],
+      [{ data: new DataView(backing.buffer, 4, 12), datatype: 'FP32', shape: [1, 3] }, backing],
+    ];
+    for (const [value, memory] of forms) {
+      memory.set([7, 1, 2, 3, 7]);
+      const pending = model.infer({ inputs: { INPUT0: value as Float32Array } });
+      memory[1] = 99;
+      expect(floats((await pending).outputs.OUTPUT0)).toEqual([99, 2, 3]);
+    }
+  });
+
   it('a CPU output is a view of the memory Triton wrote (one external pooled buffer), not a copy', async () => {
     const native = addon();
     const input = Float32Array.from({ length: 4096 }, (_, i) => i);
