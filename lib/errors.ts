@@ -44,6 +44,15 @@ export class TritonError extends Error {
 }
 
 /**
+ * `err` with what to do about it appended to its message: Triton's code and
+ * its own text stay as they are. For errors not yet handed to anyone.
+ */
+export function withHint<E extends Error>(err: E, hint: string): E {
+  err.message = `${err.message} (${hint})`;
+  return err;
+}
+
+/**
  * A fresh copy of `err` for one caller, with that caller's context: an error
  * shared by several waiting calls (one failed model-config fetch) must not
  * have its stack or request id rewritten by each of them.

@@ -17,6 +17,7 @@ import {
   optionError,
   stackHere,
   tritonError,
+  withHint,
 } from './errors.js';
 import type { StreamMetrics } from './metrics.js';
 import { type InferResult, InferStream, Result, type StreamHooks, type StreamOptions } from './stream.js';
@@ -181,7 +182,10 @@ export class Inference {
       try {
         text = await this.#native.modelConfig(name, version);
       } catch (err) {
-        throw fromNativeError(err, { model: name, version }, holder);
+        const e = fromNativeError(err, { model: name, version }, holder);
+        if (e.code !== 'NOT_FOUND') throw e;
+        const which = version === -1 ? '' : ` with version ${version}`;
+        throw withHint(e, `is it loaded${which}? server.loadModel('${name}') loads it`);
       }
       return parseModelSpec(text, name, version);
     })();

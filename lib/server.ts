@@ -5,10 +5,11 @@
  * Promise; the JS thread never waits. Responses come back through one event
  * callback per server, which routes each event to its request by token.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NativeEvent, NativeServer } from './binding.js';
-import { type TritonError, captureStack, fromNativeError, tritonError } from './errors.js';
+import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
 import { Inference } from './inference.js';
 import { is } from './is.js';
 import {
@@ -92,7 +93,7 @@ export class Server implements AsyncDisposable {
     try {
       handle = await addon().createServer(native, onEvents);
     } catch (err) {
-      throw fromNativeError(err, {}, holder);
+      throw repositoryHint(fromNativeError(err, {}, holder), native.modelRepositories);
     }
     const inference = new Inference(
       handle,
@@ -242,10 +243,31 @@ export class Server implements AsyncDisposable {
       this.#inference.forget(name);
       try {
         await this.#call(holder, { model: name }, () => this.#native.loadModel(name, text, parsed.files));
+      } catch (err) {
+        // Triton says "failed to poll from model repository" for a name no
+        // repository has: name the models that are there.
+        if (err instanceof TritonError && parsed.files.length === 0 && config === undefined) {
+          throw await this.#absentModelHint(err, name, holder);
+        }
+        throw err;
       } finally {
         this.#inference.forget(name);
       }
     });
+  }
+
+  /** `err`, with the repositories' models named when none of them is `name`. */
+  async #absentModelHint(err: TritonError, name: string, holder: Error): Promise<TritonError> {
+    let index: ModelIndexEntry[];
+    try {
+      index = await this.#index(false, holder);
+    } catch {
+      return err;
+    }
+    if (index.some((e) => e.name === name)) return err;
+    const present = [...new Set(index.map((e) => e.name))].sort();
+    const list = present.length === 0 ? 'none' : present.map((n) => `'${n}'`).join(', ');
+    return withHint(err, `no model '${name}' in the model repositories; the models there: ${list}`);
   }
 
   /**
@@ -298,6 +320,24 @@ export class Server implements AsyncDisposable {
       name,
       async () => {
         this.#inference.forget(name);
+        // Triton returns success for a model that is not loaded: say so.
+        // A model loaded from memory (config and files) is not in real
+        // Triton's repository index: ask for its readiness too.
+        const index = await this.#index(false, holder);
+        const loaded =
+          index.some(
+            (e) =>
+              e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
+          ) || (await this.#call(holder, { model: name }, () => this.#native.modelIsReady(name, -1)));
+        if (!loaded) {
+          const known = index.some((e) => e.name === name);
+          throw tritonError(
+            'NOT_FOUND',
+            `model '${name}' is not loaded, so there is nothing to unload${known ? '' : ' (no model of that name is in the model repositories)'}`,
+            { model: name },
+            holder,
+          );
+        }
         await this.#call(holder, { model: name }, () => this.#native.unloadModel(name, dependents));
       },
       unloaded,
@@ -458,4 +498,12 @@ export class Server implements AsyncDisposable {
   _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
     return this.#inference.stream(name, modelVersion, request, options);
   }
+}
+
+/** A failed start, with the `modelRepository` paths that do not exist named (Triton names a file it could not stat). */
+function repositoryHint(err: TritonError, repositories: readonly string[]): TritonError {
+  const missing = repositories.filter((r) => !existsSync(r));
+  if (missing.length === 0) return err;
+  const list = missing.map((r) => `'${r}'`).join(', ');
+  return withHint(err, `modelRepository: ${list} ${missing.length > 1 ? 'do' : 'does'} not exist`);
 }

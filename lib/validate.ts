@@ -306,6 +306,17 @@ function fromElements(where: string, data: readonly unknown[], u: Unwrapped, spe
     const bools = Uint8Array.from(data as readonly boolean[], (b) => (b ? 1 : 0));
     return { data: bools, datatype: dt ?? 'BOOL', shape: u.shape, count: bools.length, what: 'boolean[]' };
   }
+  const ctor = arrayTypeOf(dt ?? spec.datatype);
+  if (
+    ctor !== null &&
+    spec.datatype !== 'BYTES' &&
+    data.some((e) => typeof e === 'number' || typeof e === 'bigint')
+  ) {
+    // A plain array of numbers for a numeric input: say which TypedArray it takes.
+    throw new TypeError(
+      `${where} is ${dt ?? spec.datatype}: give its data as a ${ctor.name} (${ctor.name}.from([...])), not a plain array of ${typeof data.find((e) => typeof e === 'number' || typeof e === 'bigint')}s`,
+    );
+  }
   for (let i = 0; i < data.length; i++) {
     const e = data[i];
     if (typeof e !== 'string' && !(e instanceof Uint8Array)) {

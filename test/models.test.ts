@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TritonError } from '../lib/index.js';
-import { eventually, useServer } from './helpers.js';
+import { Server, TritonError } from '../lib/index.js';
+import { eventually, serverOptions, useServer } from './helpers.js';
 
 const server = useServer([]);
 
@@ -116,6 +116,36 @@ describe('model control', () => {
     const infer = await rejection(server().infer('no_such_model', { inputs: {} }));
     expect(infer.code).toBe('NOT_FOUND');
     expect(await server().model('no_such_model').isReady()).toBe(false);
+  });
+
+  it('errors name what is missing and how to fix it, keeping Triton’s code and text', async () => {
+    // A model no repository has: the models that are there.
+    const load = await rejection(server().loadModel('no_such_model'));
+    expect(load.code).toBe('INTERNAL');
+    expect(load.message).toMatch(
+      /no model 'no_such_model' in the model repositories; the models there: .*'identity_fp32'/,
+    );
+    // A model that is not loaded: how to load it.
+    const infer = await rejection(server().infer('no_such_model', { inputs: {} }));
+    expect(infer.message).toMatch(/unknown model.*server\.loadModel\('no_such_model'\) loads it/s);
+    // Nothing to unload.
+    const absent = await rejection(server().unloadModel('no_such_model'));
+    expect(absent.code).toBe('NOT_FOUND');
+    expect(absent.message).toContain('no model of that name is in the model repositories');
+    await server().loadModel('identity_nobatch');
+    await server().unloadModel('identity_nobatch', { wait: true });
+    const twice = await rejection(server().unloadModel('identity_nobatch'));
+    expect(twice.code).toBe('NOT_FOUND');
+    expect(twice.message).toBe("model 'identity_nobatch' is not loaded, so there is nothing to unload");
+    // A plain array of numbers for a numeric input: the TypedArray it takes.
+    await server().loadModel('identity_fp32');
+    await expect(server().infer('identity_fp32', { inputs: { INPUT0: [1, 2] as never } })).rejects.toThrow(
+      /INPUT0.* is FP32: give its data as a Float32Array \(Float32Array\.from\(\[\.\.\.\]\)\), not a plain array of numbers/,
+    );
+    // A repository that does not exist: the option named.
+    const missing = '/no/such/repository/anywhere';
+    const start = await rejection(Server.create(serverOptions({ modelRepository: missing })));
+    expect(start.message).toContain(`modelRepository: '${missing}' does not exist`);
   });
 
   it('a bad config fails to load while other models keep serving', async () => {
