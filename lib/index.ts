@@ -27,10 +27,17 @@ export {
   type ModelVersionState,
   type TensorMetadata,
 } from './model.js';
-export { InferStream, type InferResult, type StreamOptions, type StreamStats } from './stream.js';
+export {
+  InferStream,
+  type InferResult,
+  type ResultJSON,
+  type StreamOptions,
+  type StreamStats,
+} from './stream.js';
 export {
   Tensor,
   type TensorData,
+  type TensorJSON,
   type MemoryType,
   type InferTiming,
   type TimingTimestamps,

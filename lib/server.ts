@@ -77,7 +77,7 @@ export class Server implements AsyncDisposable {
   /**
    * Loads Triton's library (once per process) and starts a server. Rejects
    * with a TritonError when the library or the server cannot be started, and
-   * throws a TypeError for option mistakes.
+   * with a TypeError for option mistakes (it never throws synchronously).
    */
   static async create(options: ServerOptions): Promise<Server> {
     const holder = captureStack();

@@ -12,7 +12,7 @@
  * `for await` loop takes the first one.
  */
 import { type TritonError, optionError, tritonError } from './errors.js';
-import type { InferTiming, Tensor } from './tensor.js';
+import type { InferTiming, Tensor, TensorJSON } from './tensor.js';
 
 /** The result of one inference (or one response of a stream). */
 export interface InferResult {
@@ -29,6 +29,18 @@ export interface InferResult {
   dispose(): void;
   /** Same as dispose(), for `using result = await model.infer(...)`. */
   [Symbol.dispose](): void;
+  /** A plain, JSON-ready form (`JSON.stringify(result)` uses it): outputs as `Tensor.toJSON()` gives them. */
+  toJSON(): ResultJSON;
+}
+
+/** What `InferResult.toJSON()` returns. */
+export interface ResultJSON {
+  model: string;
+  version: number;
+  id: string;
+  outputs: Record<string, TensorJSON>;
+  parameters: Record<string, string | number | boolean>;
+  timing?: InferTiming;
 }
 
 /** @internal The InferResult the server builds: one shape, dispose() on the prototype. */
@@ -56,6 +68,21 @@ export class Result implements InferResult {
 
   dispose(): void {
     for (const name in this.outputs) this.outputs[name]!.dispose();
+  }
+
+  /** A plain, JSON-ready form: each output as `Tensor.toJSON()` gives it. */
+  toJSON(): ResultJSON {
+    const outputs: Record<string, TensorJSON> = {};
+    for (const name in this.outputs) outputs[name] = this.outputs[name]!.toJSON();
+    const json: ResultJSON = {
+      model: this.model,
+      version: this.version,
+      id: this.id,
+      outputs,
+      parameters: this.parameters,
+    };
+    if (this.timing !== undefined) json.timing = this.timing;
+    return json;
   }
 
   [Symbol.dispose](): void {

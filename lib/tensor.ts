@@ -74,6 +74,29 @@ export class Tensor<T extends TensorData = TensorData> {
     return this.#disposed;
   }
 
+  /**
+   * A plain, JSON-ready form: name, datatype, shape, where the data is, and
+   * the data as a plain array (numbers; booleans for BOOL; UTF-8 strings for
+   * BYTES; FP16 and BF16 decoded to numbers; INT64/UINT64 as numbers where
+   * exact, else decimal strings). Pinned data is read in place; GPU data and
+   * a disposed tensor's have no `data`. `JSON.stringify(tensor)` uses it.
+   */
+  toJSON(): TensorJSON {
+    const json: TensorJSON = {
+      name: this.name,
+      datatype: this.datatype,
+      shape: this.shape,
+      memoryType: this.memoryType,
+    };
+    if (this.memoryType === 'gpu') json.device = this.device;
+    if (this.#disposed) return json;
+    const data = this.data as TensorData;
+    if (Array.isArray(data)) json.data = data.map((b) => b.toString('utf8'));
+    else if (data instanceof HostBuffer) json.data = hostValues(data, this.datatype, this.size);
+    else if (!(data instanceof CudaBuffer)) json.data = plainValues(data, this.datatype);
+    return json;
+  }
+
   /** Number of elements (the product of the shape). */
   get size(): number {
     return elementCount(this.shape);
@@ -87,6 +110,61 @@ export class Tensor<T extends TensorData = TensorData> {
     }
     return (this.data as Buffer[]).map((b) => b.toString('utf8'));
   }
+}
+
+/** What `Tensor.toJSON()` returns. */
+export interface TensorJSON {
+  name: string;
+  datatype: DataType;
+  shape: number[];
+  memoryType: MemoryType;
+  /** The GPU, for 'gpu' memory. */
+  device?: number;
+  /** The elements, flat (absent for GPU memory and after dispose()). */
+  data?: Array<number | boolean | string>;
+}
+
+const bf16Bits = new Uint32Array(1);
+const bf16Value = new Float32Array(bf16Bits.buffer);
+
+/** An IEEE 754 half-precision value from its 16 bits. */
+export function halfToNumber(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 0x1f) return fraction === 0 ? sign * Number.POSITIVE_INFINITY : Number.NaN;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+/** A bfloat16 value from its 16 bits (the high half of a float32). */
+export function bfloat16ToNumber(bits: number): number {
+  bf16Bits[0] = bits << 16;
+  return bf16Value[0]!;
+}
+
+function plainValues(data: TypedArray, datatype: DataType): Array<number | boolean | string> {
+  const out: Array<number | boolean | string> = new Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if (typeof v === 'bigint') {
+      const n = Number(v);
+      out[i] = Number.isSafeInteger(n) ? n : v.toString();
+    } else if (datatype === 'FP16') out[i] = halfToNumber(v);
+    else if (datatype === 'BF16') out[i] = bfloat16ToNumber(v);
+    else if (datatype === 'BOOL') out[i] = v !== 0;
+    else out[i] = v;
+  }
+  return out;
+}
+
+/** Pinned memory is host memory: its elements are read in place. */
+function hostValues(host: HostBuffer, datatype: DataType, count: number): Array<number | boolean | string> {
+  const ctor = arrayTypeOf(datatype);
+  if (host.disposed || ctor === null) return [];
+  const bytes = host.view();
+  const length = Math.min(count, Math.floor(bytes.byteLength / ctor.BYTES_PER_ELEMENT));
+  return plainValues(new ctor(bytes.buffer, bytes.byteOffset, length) as TypedArray, datatype);
 }
 
 export function elementCount(shape: readonly number[]): number {

@@ -52,8 +52,8 @@ export interface TensorInput {
   datatype?: DataType;
 }
 
-/** An input: a 1-D TypedArray, BYTES elements, or `{ data, shape, datatype }`. */
-export type InputValue = TypedArray | ReadonlyArray<string | Uint8Array> | TensorInput;
+/** An input: a 1-D TypedArray, BYTES elements, booleans (BOOL), or `{ data, shape, datatype }`. */
+export type InputValue = TypedArray | ReadonlyArray<string | Uint8Array> | readonly boolean[] | TensorInput;
 
 /**
  * Where Triton's allocator places an output: `'cpu'`, `'pinned'`, `'gpu'`
