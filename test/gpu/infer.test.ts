@@ -87,6 +87,32 @@ describe('inference with GPU memory', () => {
     (back.outputs.OUTPUT0!.data as HostBuffer).dispose();
   });
 
+  it('toJSON: pinned outputs give their values (read in place), GPU outputs their device and no data', async () => {
+    const small = Float32Array.of(1.5, -2, 3);
+    const pinned = await server().infer('identity_nobatch', {
+      inputs: { INPUT0: small },
+      outputMemory: 'pinned',
+    });
+    expect(JSON.parse(JSON.stringify(pinned)).outputs.OUTPUT0).toEqual({
+      name: 'OUTPUT0',
+      datatype: 'FP32',
+      shape: [3],
+      memoryType: 'pinned',
+      data: [1.5, -2, 3],
+    });
+    pinned.dispose();
+    expect(pinned.outputs.OUTPUT0!.toJSON().data).toBeUndefined();
+    const gpu = await server().infer('identity_nobatch', { inputs: { INPUT0: small }, outputMemory: 'gpu' });
+    expect(gpu.outputs.OUTPUT0!.toJSON()).toEqual({
+      name: 'OUTPUT0',
+      datatype: 'FP32',
+      shape: [3],
+      memoryType: 'gpu',
+      device: 0,
+    });
+    gpu.dispose();
+  });
+
   it('mixes memory per input and per output (FP32 and INT32 on the GPU, BYTES on the CPU)', async () => {
     const ints = Int32Array.from({ length: 100 }, (_, i) => i * -3);
     using f = onDevice(data);
