@@ -79,10 +79,21 @@ export interface InferRequest {
   outputs?: readonly string[] | Record<string, OutputOptions | true>;
   /** Request parameters for the backend. Integral numbers and bigints go as int, others as double. */
   parameters?: Record<string, ParameterValue>;
+  /** The request's id: Triton's logs and traces name it, and the result and errors carry it. */
   id?: string;
+  /** Scheduling priority: 1 is the highest; 0 (the default) is the model's default priority level. */
   priority?: number;
+  /** Triton gives up on the request when it waited longer than this in the queue (0: no timeout). */
   timeoutMicroseconds?: number;
+  /**
+   * The sequence a request of a stateful (sequence-batched) model belongs to:
+   * a non-negative integer (a bigint up to 2^64 - 1) or a string.
+   */
   correlationId?: number | bigint | string;
+  /** The first request of its sequence (Triton's SEQUENCE_START flag); needs `correlationId`. */
+  sequenceStart?: boolean;
+  /** The last request of its sequence (Triton's SEQUENCE_END flag); needs `correlationId`. */
+  sequenceEnd?: boolean;
   /** Model version (default: the Model's version, else the highest ready one). */
   version?: number;
   /** Cancels the request (it rejects with a TritonError 'CANCELLED' named 'AbortError'). */
@@ -529,6 +540,8 @@ const REQUEST_KEYS: ReadonlySet<string> = new Set([
   'priority',
   'timeoutMicroseconds',
   'correlationId',
+  'sequenceStart',
+  'sequenceEnd',
   'version',
   'signal',
   'timing',
@@ -838,6 +851,28 @@ function correlationId(c: unknown): number | bigint | string {
   return c;
 }
 
+/** Triton's request flags: SEQUENCE_START (1) and SEQUENCE_END (2). */
+function sequenceFlags(request: InferRequest): number {
+  let flags = 0;
+  for (const [key, bit] of [
+    ['sequenceStart', 1],
+    ['sequenceEnd', 2],
+  ] as const) {
+    const value = request[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') {
+      throw new TypeError(`Expected a boolean for request.${key} but received ${describe(value)}`);
+    }
+    if (value && request.correlationId === undefined) {
+      throw new TypeError(
+        `request.${key} needs request.correlationId: it names the sequence the request starts or ends`,
+      );
+    }
+    if (value) flags |= bit;
+  }
+  return flags;
+}
+
 /** The header's request-wide settings: priority, timeout, correlation id, output placement, timing. */
 function addSettings(b: Builder, request: InferRequest): void {
   const { nums } = b;
@@ -851,6 +886,9 @@ function addSettings(b: Builder, request: InferRequest): void {
     );
   }
   if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);
+  if (request.sequenceStart !== undefined || request.sequenceEnd !== undefined) {
+    nums[SUBMIT_SLOTS.flags] = sequenceFlags(request);
+  }
   if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
   if (request.outputMemory === undefined && request.outputDevice === undefined) return;
   const place = placement(

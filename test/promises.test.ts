@@ -12,6 +12,7 @@ import { addon } from '../lib/native.js';
 import { collectGarbage, eventually, fakeOnly, requestsSettled, skipIf, useServer } from './helpers.js';
 
 const server = useServer([
+  'identity_fp32',
   'identity_delay',
   'identity_nobatch',
   'identity_priority',
@@ -179,6 +180,52 @@ describe('no growth', () => {
 });
 
 describe('what a request carries besides its inputs', () => {
+  it('sequenceStart and sequenceEnd go to Triton as its request flags, with the correlation id', async () => {
+    // identity_fp32 is not a sequence model: Triton (real and fake) accepts the flags and answers.
+    for (const flags of [
+      { sequenceStart: true },
+      { sequenceEnd: true },
+      { sequenceStart: true, sequenceEnd: true },
+    ]) {
+      const r = await server().infer('identity_fp32', {
+        inputs: { INPUT0: Float32Array.of(4) },
+        correlationId: 9n,
+        ...flags,
+      });
+      expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([4]);
+    }
+    const bad = (extra: Record<string, unknown>) =>
+      server().infer('identity_fp32', { inputs: { INPUT0: Float32Array.of(4) }, ...extra } as never);
+    await expect(bad({ sequenceStart: 1, correlationId: 1 })).rejects.toThrow(
+      /Expected a boolean for request.sequenceStart but received/,
+    );
+    await expect(bad({ sequenceEnd: true })).rejects.toThrow(
+      /request.sequenceEnd needs request.correlationId/,
+    );
+    // false is no flag, and needs nothing.
+    await expect(bad({ sequenceStart: false, sequenceEnd: false })).resolves.toBeDefined();
+  });
+
+  it('the flags arrive as Triton’s bits: SEQUENCE_START 1, SEQUENCE_END 2 (echo model)', async (ctx) => {
+    skipIf(
+      ctx,
+      fakeOnly("identity_echo echoes only on the fake: no backend of Triton's test set reads request flags"),
+    );
+    const flagsOf = async (extra: Record<string, unknown>) =>
+      (
+        await server().infer('identity_echo', {
+          inputs: { INPUT0: Float32Array.of(1) },
+          correlationId: 3,
+          ...extra,
+        })
+      ).parameters['request.flags'];
+    expect(await flagsOf({})).toBe('uint:0');
+    expect(await flagsOf({ sequenceStart: true })).toBe('uint:1');
+    expect(await flagsOf({ sequenceEnd: true })).toBe('uint:2');
+    expect(await flagsOf({ sequenceStart: true, sequenceEnd: true })).toBe('uint:3');
+    expect(await flagsOf({ sequenceStart: false })).toBe('uint:0');
+  });
+
   it('priority reaches the scheduler: a priority-1 request overtakes queued default-priority ones', async () => {
     // identity_priority: one instance, one request per execution (50 ms),
     // two priority levels, default 2.
@@ -271,7 +318,7 @@ describe('what a request carries besides its inputs', () => {
         });
         const echoed = Object.fromEntries(
           Object.entries(r.parameters).filter(
-            ([k]) => k.startsWith('request.') && !/correlation_id|priority|timeout_us/.test(k),
+            ([k]) => k.startsWith('request.') && !/correlation_id|priority|timeout_us|flags/.test(k),
           ),
         );
         const expected = Object.fromEntries(

@@ -409,6 +409,7 @@ void EchoRequest(const TRITONSERVER_InferenceRequest& r,
                                          : "uint:" + std::to_string(r.corr_id));
   add("priority", "uint:" + std::to_string(r.priority));
   add("timeout_us", "uint:" + std::to_string(r.timeout_us));
+  add("flags", "uint:" + std::to_string(r.flags));
 }
 
 }  // namespace
