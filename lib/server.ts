@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NativeEvent, NativeServer } from './binding.js';
 import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
+import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
 import { is } from './is.js';
 import {
@@ -452,6 +453,24 @@ export class Server implements AsyncDisposable {
    */
   metricsHandler(registry?: MetricsRegistry): MetricsHandler {
     return createMetricsHandler(() => this.metrics(), registry);
+  }
+
+  /**
+   * A `(req, res)` handler for Kubernetes probes (`node:http` or Express): a
+   * path ending in `/live` answers whether the server is live; any other path
+   * whether it is ready and so is every model in `options.models` (and in the
+   * request's `?model=`). 200 or 503 with a JSON report; a stopped server is
+   * 503. See docs/api.md.
+   */
+  healthHandler(options: HealthOptions = {}): HealthHandler {
+    return createHealthHandler(
+      {
+        isLive: () => this.isLive(),
+        isReady: () => this.isReady(),
+        modelIsReady: (name) => this.model(name).isReady(),
+      },
+      options,
+    );
   }
 
   /** A custom metric in Triton's registry; it shows in `metrics()`. */
