@@ -116,6 +116,10 @@ export interface NativeServerOptions {
   exitTimeoutSeconds: number;
   /** `unsigned int`: an integer from 0 to NATIVE_UINT32_MAX. */
   modelLoadRetryCount: number;
+  exitOnError: boolean;
+  strictReadiness: boolean;
+  /** `unsigned int` from 1 to NATIVE_UINT32_MAX when present (absent: Triton's default). */
+  modelLoadThreads?: number;
   /** An absolute path, or '' for Triton's default. */
   backendDirectory: string;
   /** `uint64_t`: a non-negative safe integer. */

@@ -57,6 +57,19 @@ export interface ServerOptions {
   exitTimeoutSeconds?: number;
   /** Retries of a failing model load (default 0). */
   modelLoadRetryCount?: number;
+  /**
+   * Fail `Server.create` when a model fails to load at startup (default true,
+   * as Triton). With false the server starts with the models that loaded; the
+   * others are UNAVAILABLE in `modelIndex()`, with the reason.
+   */
+  exitOnError?: boolean;
+  /**
+   * `server.isReady()` only when every model that was loaded is READY
+   * (default true, as Triton); false: ready once the server runs.
+   */
+  strictReadiness?: boolean;
+  /** Threads loading models in parallel (Triton's default is 4). */
+  modelLoadThreads?: number;
   /** Size of Triton's pinned memory pool, bytes. */
   pinnedMemoryPoolBytes?: number;
   /** CUDA memory pool per device: `{ 0: bytes }`, or bytes for device 0. */
@@ -102,6 +115,9 @@ const SERVER_OPTION_KEYS = Object.keys({
   strictModelConfig: true,
   exitTimeoutSeconds: true,
   modelLoadRetryCount: true,
+  exitOnError: true,
+  strictReadiness: true,
+  modelLoadThreads: true,
   pinnedMemoryPoolBytes: true,
   cudaMemoryPoolBytes: true,
   minComputeCapability: true,
@@ -293,6 +309,8 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
     strictModelConfig: flag('strictModelConfig', o.strictModelConfig, true),
     exitTimeoutSeconds: whole('exitTimeoutSeconds', o.exitTimeoutSeconds, 30, NATIVE_UINT32_MAX),
     modelLoadRetryCount: whole('modelLoadRetryCount', o.modelLoadRetryCount, 0, NATIVE_UINT32_MAX),
+    exitOnError: flag('exitOnError', o.exitOnError, true),
+    strictReadiness: flag('strictReadiness', o.strictReadiness, true),
     // Filled in from the library's location once it is loaded, when not given.
     backendDirectory:
       o.backendDirectory === undefined ? '' : resolve(text('backendDirectory', o.backendDirectory)),
@@ -308,6 +326,11 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
     native.minComputeCapability = computeCapability(o.minComputeCapability);
   }
   if (o.serverId !== undefined) native.serverId = text('serverId', o.serverId);
+  if (o.modelLoadThreads !== undefined) {
+    const threads = whole('modelLoadThreads', o.modelLoadThreads, 4, NATIVE_UINT32_MAX);
+    if (threads === 0) throw optionRangeError('modelLoadThreads', 'at least 1', threads);
+    native.modelLoadThreads = threads;
+  }
   return { native, library, streamingMetrics: metrics.streaming };
 }
 

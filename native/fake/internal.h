@@ -525,6 +525,9 @@ struct ServerCore {
   TRITONSERVER_Error* Unload(const std::string& name);
   void UnloadAll();
   std::string IndexJson(bool ready_only);
+  // Strict readiness: every model ever loaded has each version READY or
+  // unloaded (a version that failed to load, or is loading, is not).
+  bool AllModelsReady();
   void Finalized(Model* m);  // reaper: the model's threads are gone
   bool AllIdle();            // no model still referenced
 };

@@ -574,6 +574,20 @@ std::string ServerCore::IndexJson(bool ready_only) {
   return out + "]";
 }
 
+bool ServerCore::AllModelsReady() {
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto& kv : models) {
+    // Scanned but never loaded: not in Triton's lifecycle map, not counted.
+    for (auto& v : kv.second.versions) {
+      if (v.second.state != VersionState::kReady &&
+          v.second.reason != "unloaded") {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace fake
 
 using namespace fake;

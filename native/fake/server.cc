@@ -382,7 +382,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
     *ready = false;
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
   }
-  *ready = true;
+  *ready =
+      !server->core->options.strict_readiness || server->core->AllModelsReady();
   return nullptr;
 }
 

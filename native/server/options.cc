@@ -101,6 +101,16 @@ void SetModelOptions(TRITONSERVER_ServerOptions* opts,
   c->Check(
       api.TRITONSERVER_ServerOptionsSetModelLoadRetryCount(opts, d.retry_count),
       "modelLoadRetryCount");
+  c->Check(api.TRITONSERVER_ServerOptionsSetExitOnError(opts, d.exit_on_error),
+           "exitOnError");
+  c->Check(api.TRITONSERVER_ServerOptionsSetStrictReadiness(opts,
+                                                            d.strict_readiness),
+           "strictReadiness");
+  if (d.load_threads > 0) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetModelLoadThreadCount(
+                 opts, d.load_threads),
+             "modelLoadThreads");
+  }
 }
 
 void SetBackendOptions(TRITONSERVER_ServerOptions* opts,
@@ -167,6 +177,10 @@ ServerOptionsData ReadServerOptions(Napi::Object o) {
   d.strict_config = Bool(o.Get("strictModelConfig"));
   d.exit_timeout = Uint(o.Get("exitTimeoutSeconds"));
   d.retry_count = Uint(o.Get("modelLoadRetryCount"));
+  d.exit_on_error = Bool(o.Get("exitOnError"));
+  d.strict_readiness = Bool(o.Get("strictReadiness"));
+  Napi::Value threads = o.Get("modelLoadThreads");
+  if (!threads.IsUndefined()) d.load_threads = Uint(threads);
   d.backend_dir = Str(o.Get("backendDirectory"));
   Napi::Array config = o.Get("backendConfig").As<Napi::Array>();
   for (uint32_t i = 0; i < config.Length(); ++i) {

@@ -23,6 +23,9 @@ struct ServerOptionsData {
   bool strict_config = true;
   unsigned int exit_timeout = 30;
   unsigned int retry_count = 0;
+  bool exit_on_error = true;
+  bool strict_readiness = true;
+  unsigned int load_threads = 0;  // 0: Triton's default
   std::string backend_dir;
   bool has_pinned = false;
   uint64_t pinned_bytes = 0;

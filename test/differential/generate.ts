@@ -588,6 +588,8 @@ class Runner {
       strictModelConfig: true,
       exitTimeoutSeconds: 5,
       modelLoadRetryCount: 0,
+      exitOnError: true,
+      strictReadiness: true,
       backendDirectory: info.isFake ? '' : (options.backendDirectory ?? process.env.TRITON_BACKEND_DIR ?? ''),
       backendConfig: [],
       log: { verbose: 0, info: false, warn: false, error: false },
