@@ -131,7 +131,8 @@ export interface NativeServerOptions {
   /** [backend, setting, value] triples (any of them may be ''). */
   backendConfig: Array<[string, string, string]>;
   /** verbose: an `int` from 0 to NATIVE_INT32_MAX; file, when present, non-empty. */
-  log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string };
+  /** format, when present: TRITONSERVER_LogFormat, the index in LOG_FORMATS. */
+  log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string; format?: number };
   metrics: boolean;
   /** Non-empty when present. */
   serverId?: string;

@@ -15,6 +15,7 @@ export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from '
 export type {
   ServerOptions,
   LogOptions,
+  LogFormat,
   MetricsOptions,
   LoadModelOptions,
   UnloadModelOptions,

@@ -30,7 +30,17 @@ export interface LogOptions {
   error?: boolean;
   /** Write Triton's log to this file instead of stderr. */
   file?: string;
+  /**
+   * Line format: 'default' (Triton's glog-like `I1201 13:47:00.123456 ...`) or
+   * 'iso8601' (`2026-12-01T13:47:00Z I ...`). Triton's logger is one per
+   * process: the last server created sets it.
+   */
+  format?: LogFormat;
 }
+
+/** Triton's log line formats, in the order of TRITONSERVER_LogFormat. */
+export const LOG_FORMATS = ['default', 'iso8601'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** The `metrics` option of `Server.create`. */
 export interface MetricsOptions {
@@ -222,6 +232,11 @@ function logOptions(value: unknown): NativeServerOptions['log'] {
     error: flag('log.error', log.error, true),
   };
   if (log.file !== undefined) out.file = text('log.file', log.file);
+  if (log.format !== undefined) {
+    if (!is.oneOf(LOG_FORMATS, log.format))
+      throw optionError('log.format', alternatives(LOG_FORMATS), log.format);
+    out.format = LOG_FORMATS.indexOf(log.format);
+  }
   return out;
 }
 

@@ -1,9 +1,14 @@
 // Small C API pieces with no server behind them: versions, datatypes,
 // errors, parameters, messages, buffer attributes and response allocators.
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <mutex>
+#include <string>
 
 #include "internal.h"
 
@@ -80,16 +85,39 @@ void SetLogOptions(const TRITONSERVER_ServerOptions& o) {
   g_log_options = o;
 }
 
+namespace {
+// Process-wide, set when the option is set (as Triton's logger is).
+std::atomic<int> g_log_format{TRITONSERVER_LOG_DEFAULT};
+
+// "<level> fake-engine] ", or with TRITONSERVER_LOG_ISO8601
+// "<yyyy>-<mm>-<dd>T<hh>:<mm>:<ss>Z <level> <pid> fake-engine] ".
+std::string LogPrefix(char level) {
+  if (g_log_format.load() != TRITONSERVER_LOG_ISO8601) {
+    return std::string(1, level) + " fake-engine] ";
+  }
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(stamp) + " " + level + " " + std::to_string(getpid()) +
+         " fake-engine] ";
+}
+}  // namespace
+
+void SetLogFormat(int format) { g_log_format.store(format); }
+
 static void WriteLog(char level, const std::string& line) {
   std::lock_guard<std::mutex> lock(g_log_mu);
   if (level == 'I' && !g_log_options.log_info) return;
   if (level == 'E' && !g_log_options.log_error) return;
+  const std::string text = LogPrefix(level) + line + "\n";
   if (!g_log_options.log_file.empty()) {
     std::ofstream f(g_log_options.log_file, std::ios::app);
-    f << level << " fake-engine] " << line << "\n";
+    f << text;
     return;
   }
-  std::fprintf(stderr, "%c fake-engine] %s\n", level, line.c_str());
+  std::fputs(text.c_str(), stderr);
 }
 void LogInfo(const std::string& line) { WriteLog('I', line); }
 void LogError(const std::string& line) { WriteLog('E', line); }

@@ -88,6 +88,8 @@ inline std::string ShapeString(const std::vector<int64_t>& s) {
 void LogInfo(const std::string& line);
 void LogError(const std::string& line);
 void SetLogOptions(const TRITONSERVER_ServerOptions& options);
+// TRITONSERVER_LogFormat of every log line from now on (process-wide).
+void SetLogFormat(int format);
 
 struct ServerCore;
 struct Model;

@@ -200,6 +200,18 @@ LOG_SETTER(SetLogInfo, bool, options->log_info = value)
 LOG_SETTER(SetLogWarn, bool, options->log_warn = value)
 LOG_SETTER(SetLogError, bool, options->log_error = value)
 LOG_SETTER(SetLogVerbose, int, options->log_verbose = value)
+
+// Like Triton's: the process-wide logger changes now, whatever `options` is;
+// an unknown format changes nothing.
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetLogFormat(
+    TRITONSERVER_ServerOptions* options, const TRITONSERVER_LogFormat format) {
+  (void)options;
+  if (format == TRITONSERVER_LOG_DEFAULT ||
+      format == TRITONSERVER_LOG_ISO8601) {
+    SetLogFormat(format);
+  }
+  return nullptr;
+}
 OPT_SETTER(SetMetrics, bool, options->metrics = value)
 OPT_SETTER(SetGpuMetrics, bool, (void)value)
 OPT_SETTER(SetCpuMetrics, bool, (void)value)

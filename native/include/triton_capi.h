@@ -442,6 +442,8 @@ typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
     (TRITONSERVER_ServerOptions * options, bool log))                          \
   X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetLogVerbose,              \
     (TRITONSERVER_ServerOptions * options, int level))                         \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetLogFormat,               \
+    (TRITONSERVER_ServerOptions * options, TRITONSERVER_LogFormat format))     \
   X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetMetrics,                 \
     (TRITONSERVER_ServerOptions * options, bool metrics))                      \
   X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetGpuMetrics,              \

@@ -25,6 +25,8 @@ void ReadLog(Napi::Object log, ServerOptionsData* d) {
   d->log_error = Bool(log.Get("error"));
   Napi::Value file = log.Get("file");
   if (!file.IsUndefined()) d->log_file = Str(file);
+  Napi::Value format = log.Get("format");
+  if (!format.IsUndefined()) d->log_format = static_cast<int>(Uint(format));
 }
 
 // The options that may be absent.
@@ -157,6 +159,11 @@ void SetLogAndMetricsOptions(TRITONSERVER_ServerOptions* opts,
   }
   c->Check(api.TRITONSERVER_ServerOptionsSetLogVerbose(opts, d.log_verbose),
            "log.verbose");
+  if (d.log_format >= 0) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetLogFormat(
+                 opts, static_cast<TRITONSERVER_LogFormat>(d.log_format)),
+             "log.format");
+  }
   c->Check(api.TRITONSERVER_ServerOptionsSetLogInfo(opts, d.log_info),
            "log.info");
   c->Check(api.TRITONSERVER_ServerOptionsSetLogWarn(opts, d.log_warn),

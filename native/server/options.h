@@ -36,6 +36,7 @@ struct ServerOptionsData {
   int log_verbose = 0;
   bool log_info = false, log_warn = true, log_error = true;
   std::string log_file;
+  int log_format = -1;  // -1: not set
   bool metrics = true;
   std::string server_id;
 };
