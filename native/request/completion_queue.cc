@@ -67,17 +67,6 @@ void CompletionQueue::TakeAll(std::vector<Completion*>* out) {
 
 void CompletionQueue::Recycle(std::vector<Completion*>* items) {
   std::lock_guard<std::mutex> lock(mu_);
-  RecycleLocked(items);
-}
-
-void CompletionQueue::RecycleAndTakeAll(std::vector<Completion*>* items) {
-  std::lock_guard<std::mutex> lock(mu_);
-  RecycleLocked(items);
-  items->swap(queue_);
-  wake_pending_ = false;
-}
-
-void CompletionQueue::RecycleLocked(std::vector<Completion*>* items) {
   for (Completion* c : *items) {
     c->response = nullptr;
     c->ctx = nullptr;

@@ -79,16 +79,12 @@ class CompletionQueue {
   // Takes everything queued (JS thread).
   void TakeAll(std::vector<Completion*>* out);
   void Recycle(std::vector<Completion*>* items);
-  // Recycle, then TakeAll, under one lock.
-  void RecycleAndTakeAll(std::vector<Completion*>* items);
   // No more wake-ups; later pushes are disposed of on the pushing thread.
   // Returns what was still queued.
   void Close(std::vector<Completion*>* leftover);
   bool closed();
 
  private:
-  void RecycleLocked(std::vector<Completion*>* items);
-
   std::mutex mu_;
   std::vector<Completion*> queue_;
   std::vector<Completion*> free_;

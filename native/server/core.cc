@@ -47,11 +47,6 @@ void ServerCore::UpdateKeepAlive(napi_env env) {
     std::lock_guard<std::mutex> lock(state_mu_);
     phase = phase_;
   }
-  UpdateKeepAlive(env, phase);
-}
-
-void ServerCore::UpdateKeepAlive(napi_env env, Phase phase) {
-  if (waker_.released()) return;
   bool stopping = phase == Phase::kStopping || phase == Phase::kDeleting ||
                   (StoppedForJs(phase) && !js_stop_done_);
   // Keep the event loop alive only while something will still settle.
@@ -199,8 +194,7 @@ void ServerCore::HandleWake(Napi::Env env) {
   // thread-safe function's callback (its docs: none is needed inside).
   queue_.BeginWake();  // before taking ops: a later FinishOp wakes again
   std::vector<PendingOp*> ops;
-  // Only ops this thread started and has not settled can be done.
-  if (pending_ops_ > 0) {
+  {
     std::lock_guard<std::mutex> lock(ops_mu_);
     ops.swap(done_ops_);
     for (PendingOp* op : ops) {
@@ -220,22 +214,20 @@ void ServerCore::HandleWake(Napi::Env env) {
   } catch (...) {
     pending = std::current_exception();
   }
-  Phase phase;
+  bool finish;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
-    phase = phase_;
+    finish = StoppedForJs(phase_) && !js_stop_done_;
   }
   // Terminating: the cleanup hook (Teardown) finishes the stop natively.
-  if (StoppedForJs(phase) && !js_stop_done_ && js_usable) {
+  if (finish && js_usable) {
     try {
       FinishStopOnJsThread(env);
     } catch (...) {
       if (!pending) pending = std::current_exception();
     }
-    UpdateKeepAlive(env);  // the phase read above may be out of date
-  } else {
-    UpdateKeepAlive(env, phase);
   }
+  UpdateKeepAlive(env);
   if (pending) std::rethrow_exception(pending);
 }
 

@@ -91,8 +91,6 @@ class ServerCore : public EnvServer,
   void SettleOps(Napi::Env env, std::vector<PendingOp*>* ops);
   void SettleOpsAtStop(Napi::Env env);
   void UpdateKeepAlive(napi_env env);
-  // The same with the phase read already (under state_mu_, just now).
-  void UpdateKeepAlive(napi_env env, Phase phase);
   static bool StoppedForJs(Phase phase) {
     return phase >= Phase::kDeletePending;
   }

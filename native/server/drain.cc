@@ -20,9 +20,9 @@ void ServerCore::Drain(Napi::Env env) {
   std::exception_ptr failure;
   // Rounds: deleting a response on this thread may release a trace, which
   // queues one more item that belongs to this same batch.
-  constexpr int kRounds = 4;
-  queue_.TakeAll(&items);
-  for (int round = 1; !items.empty(); ++round) {
+  for (int round = 0; round < 4; ++round) {
+    queue_.TakeAll(&items);
+    if (items.empty()) break;
     for (Completion* c : items) {
       RequestContext* ctx = c->ctx;
       try {
@@ -36,11 +36,7 @@ void ServerCore::Drain(Napi::Env env) {
         contexts_.Recycle(env, ctx);
       }
     }
-    if (round < kRounds) {
-      queue_.RecycleAndTakeAll(&items);
-    } else {
-      queue_.Recycle(&items);
-    }
+    queue_.Recycle(&items);
   }
   if (failure) {
     encoder_.BeginDrain();

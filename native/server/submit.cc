@@ -31,9 +31,7 @@ uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
     throw MakeError(env, TakeError(err));
   }
   contexts_.Activate(ctx);
-  // A request is in flight: the loop stays alive (UpdateKeepAlive's answer
-  // whatever the phase, without its lock).
-  waker_.KeepLoopAlive(env, true);
+  UpdateKeepAlive(env);
   return ctx->token;
 }
 
