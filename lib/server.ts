@@ -299,9 +299,7 @@ export class Server implements AsyncDisposable {
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       if (this.#stopping !== undefined) return;
       const index = await this.#index(false, holder);
-      const busy = index.some(
-        (e) => e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
-      );
+      const busy = index.some((e) => e.name === name && holdsVersion(e));
       if (!busy) return;
       await new Promise((r) => setTimeout(r, delay));
     }
@@ -326,10 +324,8 @@ export class Server implements AsyncDisposable {
         // Triton's repository index: ask for its readiness too.
         const index = await this.#index(false, holder);
         const loaded =
-          index.some(
-            (e) =>
-              e.name === name && (e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING'),
-          ) || (await this.#call(holder, { model: name }, () => this.#native.modelIsReady(name, -1)));
+          index.some((e) => e.name === name && holdsVersion(e)) ||
+          (await this.#call(holder, { model: name }, () => this.#native.modelIsReady(name, -1)));
         if (!loaded) {
           const known = index.some((e) => e.name === name);
           throw tritonError(
@@ -525,4 +521,9 @@ function repositoryHint(err: TritonError, repositories: readonly string[]): Trit
   if (missing.length === 0) return err;
   const list = missing.map((r) => `'${r}'`).join(', ');
   return withHint(err, `modelRepository: ${list} ${missing.length > 1 ? 'do' : 'does'} not exist`);
+}
+
+/** A version that is loaded, loading or unloading (what an unload acts on or waits for). */
+function holdsVersion(e: ModelIndexEntry): boolean {
+  return e.state === 'READY' || e.state === 'LOADING' || e.state === 'UNLOADING';
 }
