@@ -80,6 +80,7 @@
         "native/fake/metrics.cc",
         "native/fake/model_repository.cc",
         "native/fake/precondition.cc",
+        "native/fake/rate_limiter.cc",
         "native/fake/scheduler.cc",
         "native/fake/server.cc",
         "native/fake/statistics.cc",

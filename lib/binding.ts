@@ -134,8 +134,21 @@ export interface NativeServerOptions {
   /** format, when present: TRITONSERVER_LogFormat, the index in LOG_FORMATS. */
   log: { verbose: number; info: boolean; warn: boolean; error: boolean; file?: string; format?: number };
   metrics: boolean;
+  /** TRITONSERVER_ServerOptionsSetGpuMetrics / SetCpuMetrics, when present. */
+  gpuMetrics?: boolean;
+  cpuMetrics?: boolean;
+  /** `uint64_t` milliseconds, at least 1, when present. */
+  metricsIntervalMs?: number;
   /** Non-empty when present. */
   serverId?: string;
+  /** Non-empty when present (an entry of TRITON_CAPI_OPTIONAL). */
+  modelConfigName?: string;
+  /** mode: TRITONSERVER_RateLimitMode (0 off, 1 exec count); resources: [name, count (`size_t`, a safe integer), device (`int`, -1 global)]. */
+  rateLimiter?: { mode: number; resources: Array<[string, number, number]> };
+  /** [policy, setting, value] triples, non-empty strings. */
+  hostPolicy?: Array<[string, string, string]>;
+  /** The one response cache: its name, its JSON config, and the directory of cache libraries when given. */
+  cache?: { name: string; config: string; directory?: string };
 }
 
 /** One of submit()'s variable arguments: a name, a tensor's memory, an

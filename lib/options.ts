@@ -48,6 +48,67 @@ export interface MetricsOptions {
   enabled?: boolean;
   /** Time-to-first-response and time-between-responses histograms of streams (default false). */
   streaming?: boolean;
+  /** GPU utilization, memory and power metrics (Triton's default: on in builds with GPU metrics). */
+  gpu?: boolean;
+  /** CPU utilization and memory metrics (Triton's default: on in builds with CPU metrics). */
+  cpu?: boolean;
+  /** How often Triton refreshes its GPU, CPU and pinned-memory gauges, ms (Triton's default 2000). */
+  intervalMs?: number;
+}
+
+/** Triton's rate limiter modes, in the order of TRITONSERVER_RateLimitMode. */
+export const RATE_LIMITER_MODES = ['off', 'execCount'] as const;
+export type RateLimiterMode = (typeof RATE_LIMITER_MODES)[number];
+
+/** One resource the rate limiter hands out to model instances. */
+export interface RateLimiterResource {
+  /** The name instance groups use in their `rate_limiter { resources [...] }`. */
+  name: string;
+  /** How many of it there are. */
+  count: number;
+  /** A device's own resource (a GPU id); absent: a global resource. */
+  device?: number;
+}
+
+/**
+ * Triton's rate limiter. With `mode: 'execCount'` a model instance runs only
+ * when the resources its instance group's `rate_limiter` names are free, and
+ * instances with a higher `priority` weight go first.
+ */
+export interface RateLimiterOptions {
+  /** 'off' (Triton's default) or 'execCount'. */
+  mode: RateLimiterMode;
+  /**
+   * The counts available. A resource models name but that is not listed gets
+   * the largest count any instance asks for; a count smaller than an instance
+   * needs fails that model's load.
+   */
+  resources?: readonly RateLimiterResource[];
+}
+
+/**
+ * A host policy: instance groups that name it in `host_policy` run their
+ * threads on these CPU cores and allocate from this NUMA node. Triton's
+ * default policy names are 'cpu' (KIND_CPU instances) and 'gpu_<id>'.
+ */
+export interface HostPolicy {
+  /** The NUMA node to allocate memory from. */
+  numaNode?: number;
+  /** CPU cores as ranges: '0-3' or '0-3,8-11' (a single core is '5-5'). */
+  cpuCores?: string;
+}
+
+/**
+ * Triton's response cache: the one cache library that models with
+ * `response_cache { enable: true }` in their config use.
+ */
+export interface ResponseCacheOptions {
+  /** The cache: 'local' (default) or 'redis'; its library is `<directory>/<name>/libtritoncache_<name>.so`. */
+  name?: string;
+  /** The cache's settings, given to it as JSON: `{ size: bytes }` for 'local'; `host`, `port`… for 'redis'. */
+  config: Record<string, string | number | boolean>;
+  /** Where cache libraries live (Triton's default: /opt/tritonserver/caches). */
+  directory?: string;
 }
 
 export interface ServerOptions {
@@ -97,6 +158,17 @@ export interface ServerOptions {
   metrics?: boolean | MetricsOptions;
   /** Server id reported by metadata(). */
   serverId?: string;
+  /**
+   * Read `configs/<name>.pbtxt` inside each model folder instead of
+   * `config.pbtxt` where that file exists (Triton's custom model configs).
+   */
+  modelConfigName?: string;
+  /** Triton's rate limiter (default: off). */
+  rateLimiter?: RateLimiterOptions;
+  /** Host policies by name, for instance groups' `host_policy`. */
+  hostPolicy?: Record<string, HostPolicy>;
+  /** Triton's response cache (default: none). */
+  responseCache?: ResponseCacheOptions;
 }
 
 export interface LoadModelOptions {
@@ -135,6 +207,10 @@ const SERVER_OPTION_KEYS = Object.keys({
   log: true,
   metrics: true,
   serverId: true,
+  modelConfigName: true,
+  rateLimiter: true,
+  hostPolicy: true,
+  responseCache: true,
 } satisfies Record<keyof ServerOptions, true>);
 
 const LOAD_MODEL_OPTION_KEYS = Object.keys({
@@ -146,7 +222,36 @@ const LOAD_MODEL_OPTION_KEYS = Object.keys({
 const METRICS_OPTION_KEYS = Object.keys({
   enabled: true,
   streaming: true,
+  gpu: true,
+  cpu: true,
+  intervalMs: true,
 } satisfies Record<keyof MetricsOptions, true>);
+
+const RATE_LIMITER_KEYS = Object.keys({ mode: true, resources: true } satisfies Record<
+  keyof RateLimiterOptions,
+  true
+>);
+const RATE_LIMITER_RESOURCE_KEYS = Object.keys({ name: true, count: true, device: true } satisfies Record<
+  keyof RateLimiterResource,
+  true
+>);
+const HOST_POLICY_KEYS = Object.keys({ numaNode: true, cpuCores: true } satisfies Record<
+  keyof HostPolicy,
+  true
+>);
+const RESPONSE_CACHE_KEYS = Object.keys({ name: true, config: true, directory: true } satisfies Record<
+  keyof ResponseCacheOptions,
+  true
+>);
+
+/** Refuses a key of `value` that `keys` does not list, naming the option. */
+function knownKeys(option: string, value: Record<string, unknown>, keys: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!keys.includes(key)) {
+      throw new TypeError(`Unknown option '${option}.${key}' for Server.create (known: ${keys.join(', ')})`);
+    }
+  }
+}
 
 /** `'a', 'b' or 'c'`, for messages. */
 function alternatives(list: readonly string[]): string {
@@ -285,21 +390,123 @@ function computeCapability(value: unknown): number {
   return value;
 }
 
-/** The `metrics` option: Triton's metrics on or off, and stream histograms. */
-function metricsOption(value: unknown): { enabled: boolean; streaming: boolean } {
+interface ParsedMetrics {
+  enabled: boolean;
+  streaming: boolean;
+  gpu?: boolean;
+  cpu?: boolean;
+  intervalMs?: number;
+}
+
+/** The `metrics` option: Triton's metrics on or off, their details, and stream histograms. */
+function metricsOption(value: unknown): ParsedMetrics {
   if (value === undefined) return { enabled: true, streaming: false };
   if (is.bool(value)) return { enabled: value, streaming: false };
   if (!is.object(value)) {
-    throw optionError('metrics', 'a boolean or { enabled?: boolean, streaming?: boolean }', value);
+    throw optionError('metrics', 'a boolean or { enabled?, streaming?, gpu?, cpu?, intervalMs? }', value);
   }
   for (const key of Object.keys(value)) {
     if (!METRICS_OPTION_KEYS.includes(key))
       throw new TypeError(`Unknown option 'metrics.${key}' for Server.create`);
   }
-  return {
+  const out: ParsedMetrics = {
     enabled: flag('metrics.enabled', value.enabled, true),
     streaming: flag('metrics.streaming', value.streaming, false),
   };
+  if (value.gpu !== undefined) out.gpu = flag('metrics.gpu', value.gpu, true);
+  if (value.cpu !== undefined) out.cpu = flag('metrics.cpu', value.cpu, true);
+  if (value.intervalMs !== undefined) {
+    const ms = whole('metrics.intervalMs', value.intervalMs, 2000);
+    if (ms === 0) throw optionRangeError('metrics.intervalMs', 'at least 1', ms);
+    out.intervalMs = ms;
+  }
+  return out;
+}
+
+function rateLimiterOption(value: unknown): NativeServerOptions['rateLimiter'] {
+  if (!is.object(value))
+    throw optionError('rateLimiter', "an object { mode: 'off' | 'execCount', resources? }", value);
+  knownKeys('rateLimiter', value, RATE_LIMITER_KEYS);
+  if (!is.oneOf(RATE_LIMITER_MODES, value.mode)) {
+    throw optionError('rateLimiter.mode', alternatives(RATE_LIMITER_MODES), value.mode);
+  }
+  const list = value.resources ?? [];
+  if (!is.array(list))
+    throw optionError('rateLimiter.resources', 'an array of { name, count, device? }', list);
+  const resources = list.map((r, i): [string, number, number] => {
+    const where = `rateLimiter.resources[${i}]`;
+    if (!is.object(r)) throw optionError(where, 'an object { name, count, device? }', r);
+    knownKeys(where, r, RATE_LIMITER_RESOURCE_KEYS);
+    const name = text(`${where}.name`, r.name);
+    if (r.count === undefined) throw optionError(`${where}.count`, 'a non-negative integer', r.count);
+    const count = whole(`${where}.count`, r.count, 0);
+    const device = r.device === undefined ? -1 : whole(`${where}.device`, r.device, 0, NATIVE_INT32_MAX);
+    return [name, count, device];
+  });
+  return { mode: RATE_LIMITER_MODES.indexOf(value.mode), resources };
+}
+
+/** Triton's own check of 'cpu-cores': comma-separated `low-high` ranges. */
+const CPU_CORE_RANGES = /^\d+-\d+(,\d+-\d+)*$/;
+
+function hostPolicyOption(value: unknown): Array<[string, string, string]> {
+  if (value === undefined) return [];
+  if (!is.object(value))
+    throw optionError('hostPolicy', 'an object of { policyName: { numaNode?, cpuCores? } }', value);
+  const out: Array<[string, string, string]> = [];
+  for (const [policy, settings] of Object.entries(value)) {
+    const where = `hostPolicy.${policy}`;
+    text('hostPolicy key', policy);
+    if (!is.object(settings)) throw optionError(where, 'an object { numaNode?, cpuCores? }', settings);
+    knownKeys(where, settings, HOST_POLICY_KEYS);
+    if (settings.numaNode !== undefined) {
+      out.push([policy, 'numa-node', String(whole(`${where}.numaNode`, settings.numaNode, 0, 63))]);
+    }
+    if (settings.cpuCores !== undefined) {
+      const cores = settings.cpuCores;
+      if (!is.string(cores) || !CPU_CORE_RANGES.test(cores)) {
+        throw optionError(
+          `${where}.cpuCores`,
+          "ranges of core ids such as '0-3' or '0-3,8-11' ('5-5' for one core)",
+          cores,
+        );
+      }
+      for (const range of cores.split(',')) {
+        const [low, high] = range.split('-').map(Number) as [number, number];
+        if (low > high)
+          throw optionRangeError(`${where}.cpuCores`, 'ranges whose first core is not above the last', cores);
+      }
+      out.push([policy, 'cpu-cores', cores]);
+    }
+  }
+  return out;
+}
+
+function responseCacheOption(value: unknown): NativeServerOptions['cache'] {
+  if (!is.object(value))
+    throw optionError(
+      'responseCache',
+      "an object { name?: 'local', config: { size: bytes }, directory? }",
+      value,
+    );
+  knownKeys('responseCache', value, RESPONSE_CACHE_KEYS);
+  const name = value.name === undefined ? 'local' : text('responseCache.name', value.name);
+  if (name.includes('/')) throw optionError('responseCache.name', 'a cache name without "/"', name);
+  const config = value.config;
+  if (!is.object(config))
+    throw optionError('responseCache.config', "the cache's settings, e.g. { size: 1048576 }", config);
+  for (const [key, v] of Object.entries(config)) {
+    if (!is.string(v) && !is.bool(v) && !(typeof v === 'number' && Number.isFinite(v))) {
+      throw optionError(`responseCache.config.${key}`, 'a string, finite number or boolean', v);
+    }
+  }
+  const out: NonNullable<NativeServerOptions['cache']> = {
+    name,
+    config: rawText('responseCache.config', JSON.stringify(config)),
+  };
+  if (value.directory !== undefined)
+    out.directory = resolve(text('responseCache.directory', value.directory));
+  return out;
 }
 
 /** Server.create's options, checked and resolved. */
@@ -333,6 +540,13 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
     log: logOptions(o.log),
     metrics: metrics.enabled,
   };
+  if (o.hostPolicy !== undefined) native.hostPolicy = hostPolicyOption(o.hostPolicy);
+  if (metrics.gpu !== undefined) native.gpuMetrics = metrics.gpu;
+  if (metrics.cpu !== undefined) native.cpuMetrics = metrics.cpu;
+  if (metrics.intervalMs !== undefined) native.metricsIntervalMs = metrics.intervalMs;
+  if (o.modelConfigName !== undefined) native.modelConfigName = text('modelConfigName', o.modelConfigName);
+  if (o.rateLimiter !== undefined) native.rateLimiter = rateLimiterOption(o.rateLimiter);
+  if (o.responseCache !== undefined) native.cache = responseCacheOption(o.responseCache);
   if (o.pinnedMemoryPoolBytes !== undefined) {
     native.pinnedMemoryPoolBytes = whole('pinnedMemoryPoolBytes', o.pinnedMemoryPoolBytes, 0);
   }

@@ -8,7 +8,12 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NativeEvent, NativeServer } from './binding.js';
+import {
+  MODEL_CONTROL_MODES,
+  type NativeEvent,
+  type NativeServer,
+  type NativeServerOptions,
+} from './binding.js';
 import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
@@ -90,12 +95,7 @@ export class Server implements AsyncDisposable {
     // `route.to` once that is set (no request can be submitted before).
     const route: { to?: Inference } = {};
     const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
-    let handle: NativeServer;
-    try {
-      handle = await addon().createServer(native, onEvents);
-    } catch (err) {
-      throw repositoryHint(fromNativeError(err, {}, holder), native.modelRepositories);
-    }
+    const handle = await startServer(native, onEvents, holder);
     const inference = new Inference(
       handle,
       parsed.streamingMetrics ? createStreamMetrics(handle) : undefined,
@@ -513,6 +513,95 @@ export class Server implements AsyncDisposable {
   _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
     return this.#inference.stream(name, modelVersion, request, options);
   }
+}
+
+/**
+ * Starts Triton. Its own exit-on-error check stops a server whose startup
+ * models failed and says only "failed to load all models" (the reasons go to
+ * its log); so Triton always gets exit-on-error off, and the check is made
+ * here from the model index, where the reasons are. A server that failed
+ * before its model repository existed is never handed out: Triton returns
+ * one that is not live, and model calls on it dereference a null pointer.
+ */
+async function startServer(
+  native: NativeServerOptions,
+  onEvents: (events: NativeEvent[]) => void,
+  holder: Error,
+): Promise<NativeServer> {
+  const create = async (options: NativeServerOptions): Promise<NativeServer> => {
+    try {
+      return await addon().createServer(options, onEvents);
+    } catch (err) {
+      throw repositoryHint(fromNativeError(err, {}, holder), options.modelRepositories);
+    }
+  };
+  const handle = await create({ ...native, exitOnError: false });
+  if (!(await handle.isLive().catch(() => false))) {
+    await handle.stop().catch(() => {});
+    // Once more with Triton's own check, for its error: it fails the same
+    // way, before any model is loaded.
+    const again = await create({ ...native, exitOnError: true });
+    if (await again.isLive().catch(() => false)) return checkStartupModels(again, native, holder);
+    await again.stop().catch(() => {});
+    throw tritonError('INTERNAL', 'the server failed to initialize (see its log)', {}, holder);
+  }
+  return checkStartupModels(handle, native, holder);
+}
+
+/** With `exitOnError` (the default), a startup model that failed fails the start, with each model's reason. */
+async function checkStartupModels(
+  handle: NativeServer,
+  native: NativeServerOptions,
+  holder: Error,
+): Promise<NativeServer> {
+  if (!native.exitOnError) return handle;
+  const mode = MODEL_CONTROL_MODES[native.modelControlMode];
+  const all = mode !== 'explicit' || native.startupModels.includes('*');
+  if (!all && native.startupModels.length === 0) return handle;
+  let failures: string[];
+  try {
+    const index = JSON.parse(await handle.modelIndex(false)) as Array<{
+      name: string;
+      version?: string;
+      state?: string;
+      reason?: string;
+    }>;
+    failures = startupFailures(index, all ? undefined : native.startupModels);
+  } catch (err) {
+    await handle.stop().catch(() => {});
+    throw fromNativeError(err, {}, holder);
+  }
+  if (failures.length === 0) return handle;
+  await handle.stop().catch(() => {});
+  const err = tritonError('INTERNAL', 'failed to load all models', {}, holder);
+  return Promise.reject(withHint(err, failures.join('; ')));
+}
+
+/** "model 'x' version 1: reason" for each startup model (all when `names` is undefined) that is not READY. */
+function startupFailures(
+  index: Array<{ name: string; version?: string; state?: string; reason?: string }>,
+  names: readonly string[] | undefined,
+): string[] {
+  const wanted = names ?? [...new Set(index.map((e) => e.name))];
+  const out: string[] = [];
+  for (const name of wanted) {
+    const entries = index.filter((e) => e.name === name);
+    if (entries.length === 0) {
+      out.push(`model '${name}': not in the model repositories`);
+      continue;
+    }
+    const versions = entries.filter((e) => e.state !== undefined);
+    if (versions.length === 0) {
+      out.push(`model '${name}': no version was loaded (check its version folders and version_policy)`);
+      continue;
+    }
+    for (const e of versions) {
+      if (e.state === 'READY' || e.reason === 'unloaded') continue;
+      const which = e.version === undefined || e.version === '' ? '' : ` version ${e.version}`;
+      out.push(`model '${name}'${which}: ${e.state}${e.reason ? `: ${e.reason}` : ''}`);
+    }
+  }
+  return out;
 }
 
 /** A failed start, with the `modelRepository` paths that do not exist named (Triton names a file it could not stat). */

@@ -309,4 +309,28 @@ export const MUTATIONS = [
     replace: '  *base = 0;\n',
     tests: ['test/output-slab.test.ts'],
   },
+  {
+    name: 'startup-reasons-dropped',
+    why: 'errors name the thing: a failed start says only "failed to load all models", not which model failed and why',
+    file: 'lib/server.ts',
+    search: "  return Promise.reject(withHint(err, failures.join('; ')));\n",
+    replace: '  return Promise.reject(err);\n',
+    tests: ['test/startup-options.test.ts'],
+  },
+  {
+    name: 'failed-server-handed-out',
+    why: 'no crash: a server that failed before its model repository (not live) is handed to the caller, whose model calls crash real Triton',
+    file: 'lib/server.ts',
+    search: '  if (!(await handle.isLive().catch(() => false))) {\n',
+    replace: '  if (false) {\n',
+    tests: ['test/startup-options.test.ts'],
+  },
+  {
+    name: 'fake-rate-limiter-unchecked',
+    why: 'the fake as strict as Triton: a model needing more of a rate-limiter resource than the server has loads anyway',
+    file: 'native/fake/rate_limiter.cc',
+    search: '        if (count < r.second) {\n',
+    replace: '        if (false) {\n',
+    tests: ['test/scheduling-options.test.ts'],
+  },
 ];

@@ -21,7 +21,12 @@ describe('startup with a model that fails to load', () => {
     const dir = repository();
     try {
       const options = serverOptions({ modelRepository: dir, modelControlMode: 'none' });
-      await expect(Server.create(options)).rejects.toMatchObject({ name: 'TritonError', code: 'INTERNAL' });
+      // The error keeps Triton's words and names the model and its reason (Triton only logs them).
+      const err = await Server.create(options).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'TritonError', code: 'INTERNAL' });
+      expect((err as Error).message).toMatch(/failed to load all models/);
+      expect((err as Error).message).toMatch(/model 'unknown_backend'.*UNAVAILABLE.*no_such_backend/);
+      expect((err as Error).message).not.toMatch(/identity_fp32/);
       const s = await Server.create({ ...options, exitOnError: false });
       try {
         const index = await s.modelIndex();
@@ -46,6 +51,26 @@ describe('startup with a model that fails to load', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a startup model that is not in the repositories is named in the error', async () => {
+    const err = await Server.create(serverOptions({ startupModels: ['identity_fp32', 'no_such_model'] })).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ name: 'TritonError', code: 'INTERNAL' });
+    expect((err as Error).message).toMatch(/model 'no_such_model': not in the model repositories/);
+  });
+
+  it('with exitOnError false, a server that failed before its models is refused, not handed out', async () => {
+    // Triton returns such a server not live, and its model calls would
+    // dereference a null model repository.
+    const missing = join(tmpdir(), 'triton-node-no-such-repository');
+    const err = await Server.create(serverOptions({ modelRepository: missing, exitOnError: false })).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ name: 'TritonError' });
+    expect((err as Error).message).toContain(missing);
+    expect((err as Error).message).toMatch(/modelRepository/);
   });
 
   it('the new options are checked, each error naming its option', async () => {

@@ -132,6 +132,19 @@ InstanceGroupConfig ToInstanceGroup(const Json& g) {
   }
   group.passive = GetBool(g, "passive");
   group.host_policy = GetString(g, "host_policy");
+  if (const Json* rl = g.find("rate_limiter")) {
+    group.has_rate_limiter = true;
+    if (const Json* res = rl->find("resources")) {
+      for (size_t k = 0; k < res->size(); ++k) {
+        const Json& r = res->at(k);
+        group.rate_limiter_resources.push_back(
+            {GetString(r, "name"), GetBool(r, "global"),
+             static_cast<uint32_t>(GetUint(r, "count"))});
+      }
+    }
+    group.rate_limiter_priority =
+        static_cast<uint32_t>(GetUint(*rl, "priority"));
+  }
   return group;
 }
 

@@ -133,6 +133,20 @@ Json InstanceGroupJson(const InstanceGroupConfig& g) {
   j.set("profile", std::move(profiles));
   j.set("passive", Json::Bool(g.passive));
   j.set("host_policy", Json::Str(g.host_policy));
+  if (g.has_rate_limiter) {
+    Json rl = Json::Object();
+    Json resources = Json::Array();
+    for (const auto& r : g.rate_limiter_resources) {
+      Json one = Json::Object();
+      one.set("name", Json::Str(r.name));
+      one.set("global", Json::Bool(r.global));
+      one.set("count", Json::Int(r.count));
+      resources.push(std::move(one));
+    }
+    rl.set("resources", std::move(resources));
+    rl.set("priority", Json::Int(g.rate_limiter_priority));
+    j.set("rate_limiter", std::move(rl));
+  }
   return j;
 }
 

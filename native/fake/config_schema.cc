@@ -99,10 +99,21 @@ const MessageDesc kOutputDesc{
      Scalar("is_shape_tensor", FieldType::kBool),
      Scalar("is_non_linear_format_io", FieldType::kBool)}};
 
+const MessageDesc kRateLimiterResourceDesc{
+    "inference.ModelRateLimiter.Resource",
+    {Scalar("name", FieldType::kString), Scalar("global", FieldType::kBool),
+     Scalar("count", FieldType::kUint32)}};
+
+const MessageDesc kRateLimiterDesc{
+    "inference.ModelRateLimiter",
+    {Message("resources", &kRateLimiterResourceDesc, true),
+     Scalar("priority", FieldType::kUint32)}};
+
 const MessageDesc kInstanceGroupDesc{
     "inference.ModelInstanceGroup",
     {Scalar("name", FieldType::kString), Enum("kind", &kKindEnum),
-     Scalar("count", FieldType::kInt32, false, 0), Skipped("rate_limiter"),
+     Scalar("count", FieldType::kInt32, false, 0),
+     Message("rate_limiter", &kRateLimiterDesc),
      Scalar("gpus", FieldType::kInt32, true, 0),
      Skipped("secondary_devices", true),
      Scalar("profile", FieldType::kString, true),

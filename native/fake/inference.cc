@@ -433,6 +433,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestNew(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m)) {
@@ -856,6 +857,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
                 "library releases it once per request (use after free)");
   }
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   if (server->core->stopping.load()) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE,
                r->Prefix() +

@@ -349,6 +349,15 @@ struct TRITONSERVER_ServerOptions
   int log_verbose = 0;
   bool metrics = true;
   uint64_t pinned_pool = 268435456;
+  TRITONSERVER_RateLimitMode rate_limit_mode = TRITONSERVER_RATE_LIMIT_OFF;
+  // device (-1 global) -> resource -> count; a repeated resource keeps the
+  // smaller count, as Triton does.
+  std::map<int, std::map<std::string, size_t>> rate_limit_resources;
+  // policy -> setting -> value
+  std::map<std::string, std::map<std::string, std::string>> host_policies;
+  // cache name -> its JSON config
+  std::map<std::string, std::string> caches;
+  std::string cache_dir = "/opt/tritonserver/caches";
 };
 
 namespace fake {
@@ -513,6 +522,9 @@ struct ServerCore {
   std::atomic<bool> sync_callbacks{false};
   std::mutex load_mu;  // serializes loads and unloads
   uint64_t created_ns = 0;
+  // Set when the server failed before its model repository existed and
+  // exit-on-error was off: Triton hands such a server back, not live.
+  bool init_failed = false;
 
   // Model lookup for a request or a metadata query: NOT_FOUND in Triton's
   // words when no READY version matches.
@@ -547,5 +559,20 @@ struct TRITONSERVER_Server : fake::Counted<fake::kLiveServer>,
                              fake::Tracked<fake::Handle::kServer> {
   std::shared_ptr<fake::ServerCore> core;
 };
+
+namespace fake {
+// rate_limiter.cc: why `cfg` cannot load under the server's rate limiter
+// ("" when it can). Caller holds core.mu.
+std::string RateLimiterProblem(const ServerCore& core, const std::string& name,
+                               const ModelConfig& cfg);
+}  // namespace fake
+
+// A model call on a server that failed to initialize: Triton has no model
+// repository manager then and dereferences a null one.
+#define FAKE_INITIALIZED(server)                                           \
+  FAKE_EXPECT(!(server)->core->init_failed,                                \
+              "this server failed to initialize (exit-on-error was off); " \
+              "the real library has no model repository then and crashes " \
+              "on a null pointer")
 
 #endif  // TRITON_NODE_FAKE_INTERNAL_H_

@@ -44,6 +44,12 @@ struct TensorConfig {
   bool is_non_linear_format_io = false;
 };
 
+struct RateLimiterResourceConfig {
+  std::string name;
+  bool global = false;
+  uint32_t count = 0;
+};
+
 struct InstanceGroupConfig {
   std::string name;               // filled in: "<model>_<index>" or "<model>"
   std::string kind = "KIND_CPU";  // KIND_AUTO/KIND_CPU/KIND_GPU/KIND_MODEL
@@ -53,6 +59,10 @@ struct InstanceGroupConfig {
   std::vector<std::string> profile;
   bool passive = false;
   std::string host_policy;
+  // rate_limiter: what each instance needs to run under the rate limiter.
+  bool has_rate_limiter = false;
+  std::vector<RateLimiterResourceConfig> rate_limiter_resources;
+  uint32_t rate_limiter_priority = 0;
 };
 
 struct QueuePolicyConfig {

@@ -494,9 +494,13 @@ TRITONSERVER_Error* ServerCore::Load(
   if (chosen.empty()) return RefuseNoVersions(this, name);
 
   TRITONSERVER_Error_Code fail_code;
-  const std::string fail = BackendProblem(this, cfg, &fail_code);
+  std::string fail = BackendProblem(this, cfg, &fail_code);
   std::string new_json = ModelConfigToJson(cfg);
   std::lock_guard<std::mutex> lock(mu);
+  if (fail.empty()) {
+    fail = RateLimiterProblem(*this, name, cfg);
+    fail_code = TRITONSERVER_ERROR_INVALID_ARG;
+  }
   ModelEntry& entry = models[name];
   entry.dir = dir;
   entry.version_dirs = dirs;
@@ -611,6 +615,7 @@ static TRITONSERVER_Error* ModelControlAllowed(TRITONSERVER_Server* server) {
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
     TRITONSERVER_Server* server, const char* model_name) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
@@ -685,6 +690,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
         "non-zero");
   }
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   for (uint64_t i = 0; i < parameter_count; ++i) {
     FAKE_LIVE(kParameter, parameters[i]);
   }
@@ -718,6 +724,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
     TRITONSERVER_Server* server, const char* model_name) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
@@ -727,6 +734,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
     TRITONSERVER_Server* server, const char* model_name) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   // No ensembles in the fake, so a model has no dependents to unload.
   if (auto* e = NotReadyAfterStop(server)) return e;
@@ -738,6 +746,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
     TRITONSERVER_Server* server, uint32_t flags,
     TRITONSERVER_Message** model_index) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   if (auto* e = NotReadyAfterStop(server)) return e;
   FAKE_NOT_NULL(model_index);
   auto* m = new TRITONSERVER_Message();
@@ -751,6 +760,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIsReady(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, bool* ready) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   FAKE_NOT_NULL(ready);
   *ready = false;
@@ -767,6 +777,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelBatchProperties(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, uint32_t* flags, void** voidp) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   if (voidp != nullptr) *voidp = nullptr;
   FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
@@ -782,6 +793,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelTransactionProperties(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, uint32_t* txn_flags, void** voidp) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   if (voidp != nullptr) *voidp = nullptr;
   // Triton writes 0 to it before looking the model up.
   FAKE_NOT_NULL(txn_flags);
@@ -799,6 +811,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, TRITONSERVER_Message** model_metadata) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))
@@ -826,6 +839,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
     const int64_t model_version, const uint32_t config_version,
     TRITONSERVER_Message** model_config) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
   if (auto* e = server->core->FindReady(model_name, model_version, &m))

@@ -236,6 +236,65 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetModelControlMode(
   return nullptr;
 }
 
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetRateLimiterMode(
+    TRITONSERVER_ServerOptions* options, TRITONSERVER_RateLimitMode mode) {
+  FAKE_LIVE(kServerOptions, options);
+  if (mode != TRITONSERVER_RATE_LIMIT_OFF &&
+      mode != TRITONSERVER_RATE_LIMIT_EXEC_COUNT) {
+    return ErrArg("unknown rate limit mode '" +
+                  std::to_string(static_cast<int>(mode)) + "'");
+  }
+  options->rate_limit_mode = mode;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error*
+TRITONSERVER_ServerOptionsAddRateLimiterResource(
+    TRITONSERVER_ServerOptions* options, const char* resource_name,
+    size_t resource_count, int device) {
+  FAKE_LIVE(kServerOptions, options);
+  FAKE_NOT_NULL(resource_name);
+  auto& resources = options->rate_limit_resources[device];
+  auto it = resources.find(resource_name);
+  if (it == resources.end()) {
+    resources.emplace(resource_name, resource_count);
+  } else if (resource_count < it->second) {
+    it->second = resource_count;  // as Triton: the smaller count wins
+  }
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetHostPolicy(
+    TRITONSERVER_ServerOptions* options, const char* policy_name,
+    const char* setting, const char* value) {
+  FAKE_LIVE(kServerOptions, options);
+  FAKE_NOT_NULL(policy_name);
+  FAKE_NOT_NULL(setting);
+  FAKE_NOT_NULL(value);
+  const std::string name(setting);
+  if (name != "numa-node" && name != "cpu-cores") {
+    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
+               "Unsupported host policy setting '" + name +
+                   "' is specified, supported settings are 'numa-node', "
+                   "'cpu-cores'");
+  }
+  options->host_policies[policy_name][name] = value;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetCacheConfig(
+    TRITONSERVER_ServerOptions* options, const char* cache_name,
+    const char* config_json) {
+  FAKE_LIVE(kServerOptions, options);
+  FAKE_NOT_NULL(cache_name);
+  FAKE_NOT_NULL(config_json);
+  options->caches[cache_name] = config_json;
+  return nullptr;
+}
+
+OPT_SETTER(SetCacheDirectory, const char*, FAKE_NOT_NULL(value);
+           options->cache_dir = value)
+
 FAKE_EXPORT TRITONSERVER_Error*
 TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
     TRITONSERVER_ServerOptions* options, int gpu_device, uint64_t size) {
@@ -281,6 +340,30 @@ std::vector<std::string> StartupModels(ServerCore* core,
   return to_load;
 }
 
+// What Triton sets up before its model repository, in its order: the
+// response cache (one at most, its library found in the cache directory).
+// The fake runs no cache library: a cache that Triton would load is refused.
+TRITONSERVER_Error* InitBeforeModels(const TRITONSERVER_ServerOptions& opts) {
+  if (opts.caches.empty()) return nullptr;
+  if (opts.cache_dir.empty()) return ErrArg("cache directory can not be empty");
+  if (opts.caches.size() > 1) {
+    return ErrArg(
+        "found multiple cache configurations, but only a single cache is "
+        "currently supported");
+  }
+  const std::string& name = opts.caches.begin()->first;
+  const std::string lib = "libtritoncache_" + name + ".so";
+  const std::string path = opts.cache_dir + "/" + name + "/" + lib;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return ErrArg("unable to find '" + lib +
+                  "' for cache. Searched: " + opts.cache_dir);
+  }
+  return Err(
+      TRITONSERVER_ERROR_UNSUPPORTED,
+      "the fake engine runs no response cache library (found " + path + ")");
+}
+
 // Loads each model, logging the failures; false when any failed.
 bool LoadAll(ServerCore* core, const std::vector<std::string>& to_load) {
   bool failed = false;
@@ -309,16 +392,29 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   if (options->repo_paths.empty()) {
     return ErrArg("at least one model repository path must be set");
   }
+  TRITONSERVER_Error* init = InitBeforeModels(*options);
   for (const auto& p : options->repo_paths) {
-    if (!IsDir(p)) {
-      return Err(TRITONSERVER_ERROR_INTERNAL, "failed to stat file " + p);
+    if (init == nullptr && !IsDir(p)) {
+      init = Err(TRITONSERVER_ERROR_INTERNAL, "failed to stat file " + p);
     }
   }
+  // As Triton: with exit-on-error, a failed start is an error; without, the
+  // error is logged and a server that is not live is handed back.
+  if (init != nullptr && options->exit_on_error) return init;
   SetLogOptions(*options);
   auto core = std::make_shared<ServerCore>();
   core->self = core;
   core->options = *options;
   core->created_ns = SteadyNs();
+  if (init != nullptr) {
+    LogError(init->msg);
+    delete init;
+    core->init_failed = true;
+    auto* s = new TRITONSERVER_Server();
+    s->core = std::move(core);
+    *server = s;
+    return nullptr;
+  }
   const char* env = std::getenv("TRITONFAKE_SYNC_CALLBACKS");
   if (env != nullptr && std::strcmp(env, "1") == 0) {
     g_sync_callbacks.store(true);
@@ -382,7 +478,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsLive(
     *live = false;
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
   }
-  *live = true;
+  *live = !server->core->init_failed;
   return nullptr;
 }
 
@@ -395,7 +491,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerIsReady(
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
   }
   *ready =
-      !server->core->options.strict_readiness || server->core->AllModelsReady();
+      !server->core->init_failed && (!server->core->options.strict_readiness ||
+                                     server->core->AllModelsReady());
   return nullptr;
 }
 

@@ -143,6 +143,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelStatistics(
     TRITONSERVER_Server* server, const char* model_name,
     const int64_t model_version, TRITONSERVER_Message** model_stats) {
   FAKE_LIVE(kServer, server);
+  FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   FAKE_NOT_NULL(model_stats);
   ServerCore* core = server->core.get();

@@ -108,6 +108,11 @@ typedef enum TRITONSERVER_logformat_enum {
   TRITONSERVER_LOG_ISO8601 = 1
 } TRITONSERVER_LogFormat;
 
+typedef enum TRITONSERVER_ratelimitmode_enum {
+  TRITONSERVER_RATE_LIMIT_OFF = 0,
+  TRITONSERVER_RATE_LIMIT_EXEC_COUNT = 1
+} TRITONSERVER_RateLimitMode;
+
 typedef enum TRITONSERVER_errorcode_enum {
   TRITONSERVER_ERROR_UNKNOWN = 0,
   TRITONSERVER_ERROR_INTERNAL = 1,
@@ -459,6 +464,19 @@ typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
   X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetBackendConfig,           \
     (TRITONSERVER_ServerOptions * options, const char* backend_name,           \
      const char* setting, const char* value))                                  \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetRateLimiterMode,         \
+    (TRITONSERVER_ServerOptions * options, TRITONSERVER_RateLimitMode mode))   \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsAddRateLimiterResource,     \
+    (TRITONSERVER_ServerOptions * options, const char* resource_name,          \
+     size_t resource_count, int device))                                       \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetHostPolicy,              \
+    (TRITONSERVER_ServerOptions * options, const char* policy_name,            \
+     const char* setting, const char* value))                                  \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetCacheConfig,             \
+    (TRITONSERVER_ServerOptions * options, const char* cache_name,             \
+     const char* config_json))                                                 \
+  X(TRITONSERVER_Error*, TRITONSERVER_ServerOptionsSetCacheDirectory,          \
+    (TRITONSERVER_ServerOptions * options, const char* cache_dir))             \
   X(TRITONSERVER_Error*, TRITONSERVER_ServerNew,                               \
     (TRITONSERVER_Server * *server, TRITONSERVER_ServerOptions * options))     \
   X(TRITONSERVER_Error*, TRITONSERVER_ServerDelete,                            \

@@ -52,6 +52,53 @@ void ReadOptional(Napi::Object o, ServerOptionsData* d) {
   }
   v = o.Get("serverId");
   if (!v.IsUndefined()) d->server_id = Str(v);
+  v = o.Get("modelConfigName");
+  if (!v.IsUndefined()) d->model_config_name = Str(v);
+}
+
+std::vector<std::array<std::string, 3>> Triples(Napi::Value v) {
+  std::vector<std::array<std::string, 3>> out;
+  if (v.IsUndefined()) return out;
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    Napi::Array t = a.Get(i).As<Napi::Array>();
+    out.push_back({Str(t.Get(0u)), Str(t.Get(1u)), Str(t.Get(2u))});
+  }
+  return out;
+}
+
+// Rate limiter, host policies, response cache and the metrics details.
+void ReadScheduling(Napi::Object o, ServerOptionsData* d) {
+  Napi::Value v = o.Get("rateLimiter");
+  if (!v.IsUndefined()) {
+    Napi::Object rl = v.As<Napi::Object>();
+    d->rate_limit_mode = static_cast<int>(Uint(rl.Get("mode")));
+    Napi::Array res = rl.Get("resources").As<Napi::Array>();
+    for (uint32_t i = 0; i < res.Length(); ++i) {
+      Napi::Array r = res.Get(i).As<Napi::Array>();
+      d->rate_limit_resources.emplace_back(Str(r.Get(0u)),
+                                           static_cast<size_t>(Num(r.Get(1u))),
+                                           static_cast<int>(Num(r.Get(2u))));
+    }
+  }
+  d->host_policy = Triples(o.Get("hostPolicy"));
+  v = o.Get("cache");
+  if (!v.IsUndefined()) {
+    Napi::Object cache = v.As<Napi::Object>();
+    d->cache_name = Str(cache.Get("name"));
+    d->cache_config = Str(cache.Get("config"));
+    Napi::Value dir = cache.Get("directory");
+    if (!dir.IsUndefined()) d->cache_dir = Str(dir);
+  }
+  v = o.Get("gpuMetrics");
+  if (!v.IsUndefined()) d->gpu_metrics = Bool(v) ? 1 : 0;
+  v = o.Get("cpuMetrics");
+  if (!v.IsUndefined()) d->cpu_metrics = Bool(v) ? 1 : 0;
+  v = o.Get("metricsIntervalMs");
+  if (!v.IsUndefined()) {
+    d->has_metrics_interval = true;
+    d->metrics_interval_ms = static_cast<uint64_t>(Num(v));
+  }
 }
 
 // Records the first failure of a sequence of option calls.
@@ -64,6 +111,12 @@ class FirstError {
       ok_ = false;
       error_ = {info.code, std::string(what) + ": " + info.message};
     }
+  }
+  // A failure found here rather than returned by Triton.
+  void Fail(TRITONSERVER_Error_Code code, std::string message) {
+    if (!ok_) return;
+    ok_ = false;
+    error_ = {code, std::move(message)};
   }
   bool ok() const { return ok_; }
   const ErrorInfo& error() const { return error_; }
@@ -112,6 +165,49 @@ void SetModelOptions(TRITONSERVER_ServerOptions* opts,
     c->Check(api.TRITONSERVER_ServerOptionsSetModelLoadThreadCount(
                  opts, d.load_threads),
              "modelLoadThreads");
+  }
+  if (!d.model_config_name.empty()) {
+    if (api.TRITONSERVER_ServerOptionsSetModelConfigName == nullptr) {
+      c->Fail(TRITONSERVER_ERROR_UNSUPPORTED,
+              "modelConfigName: this Triton library has no "
+              "TRITONSERVER_ServerOptionsSetModelConfigName (API 1.31 or "
+              "newer needed)");
+    } else {
+      c->Check(api.TRITONSERVER_ServerOptionsSetModelConfigName(
+                   opts, d.model_config_name.c_str()),
+               "modelConfigName");
+    }
+  }
+}
+
+void SetSchedulingOptions(TRITONSERVER_ServerOptions* opts,
+                          const ServerOptionsData& d, FirstError* c) {
+  const TritonApi& api = Api();
+  if (d.rate_limit_mode >= 0) {
+    c->Check(
+        api.TRITONSERVER_ServerOptionsSetRateLimiterMode(
+            opts, static_cast<TRITONSERVER_RateLimitMode>(d.rate_limit_mode)),
+        "rateLimiter.mode");
+  }
+  for (const auto& r : d.rate_limit_resources) {
+    c->Check(api.TRITONSERVER_ServerOptionsAddRateLimiterResource(
+                 opts, std::get<0>(r).c_str(), std::get<1>(r), std::get<2>(r)),
+             "rateLimiter.resources");
+  }
+  for (const auto& p : d.host_policy) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetHostPolicy(
+                 opts, p[0].c_str(), p[1].c_str(), p[2].c_str()),
+             "hostPolicy");
+  }
+  if (!d.cache_name.empty()) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetCacheConfig(
+                 opts, d.cache_name.c_str(), d.cache_config.c_str()),
+             "responseCache");
+  }
+  if (!d.cache_dir.empty()) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetCacheDirectory(
+                 opts, d.cache_dir.c_str()),
+             "responseCache.directory");
   }
 }
 
@@ -172,6 +268,21 @@ void SetLogAndMetricsOptions(TRITONSERVER_ServerOptions* opts,
            "log.error");
   c->Check(api.TRITONSERVER_ServerOptionsSetMetrics(opts, d.metrics),
            "metrics");
+  if (d.gpu_metrics >= 0) {
+    c->Check(
+        api.TRITONSERVER_ServerOptionsSetGpuMetrics(opts, d.gpu_metrics == 1),
+        "metrics.gpu");
+  }
+  if (d.cpu_metrics >= 0) {
+    c->Check(
+        api.TRITONSERVER_ServerOptionsSetCpuMetrics(opts, d.cpu_metrics == 1),
+        "metrics.cpu");
+  }
+  if (d.has_metrics_interval) {
+    c->Check(api.TRITONSERVER_ServerOptionsSetMetricsInterval(
+                 opts, d.metrics_interval_ms),
+             "metrics.intervalMs");
+  }
 }
 
 }  // namespace
@@ -198,6 +309,7 @@ ServerOptionsData ReadServerOptions(Napi::Object o) {
   ReadLog(o.Get("log").As<Napi::Object>(), &d);
   d.metrics = Bool(o.Get("metrics"));
   ReadOptional(o, &d);
+  ReadScheduling(o, &d);
   return d;
 }
 
@@ -215,6 +327,7 @@ TRITONSERVER_Server* NewTritonServer(const ServerOptionsData& d,
   SetModelOptions(raw, d, &c);
   SetBackendOptions(raw, d, &c);
   SetMemoryOptions(raw, d, &c);
+  SetSchedulingOptions(raw, d, &c);
   SetLogAndMetricsOptions(raw, d, &c);
   if (!c.ok()) {
     *error = c.error();

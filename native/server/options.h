@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,17 @@ struct ServerOptionsData {
   std::string log_file;
   int log_format = -1;  // -1: not set
   bool metrics = true;
+  int gpu_metrics = -1, cpu_metrics = -1;  // -1: Triton's default
+  bool has_metrics_interval = false;
+  uint64_t metrics_interval_ms = 0;
   std::string server_id;
+  std::string model_config_name;
+  int rate_limit_mode = -1;  // -1: not set (Triton's default, off)
+  // (resource, count, device); device -1 is a global resource.
+  std::vector<std::tuple<std::string, size_t, int>> rate_limit_resources;
+  std::vector<std::array<std::string, 3>>
+      host_policy;  // policy, setting, value
+  std::string cache_name, cache_config, cache_dir;
 };
 
 // Plain typed reads: the TS layer checked every field (lib/options.ts), so
