@@ -54,9 +54,9 @@ describe('startup with a model that fails to load', () => {
   });
 
   it('a startup model that is not in the repositories is named in the error', async () => {
-    const err = await Server.create(serverOptions({ startupModels: ['identity_fp32', 'no_such_model'] })).catch(
-      (e: unknown) => e,
-    );
+    const err = await Server.create(
+      serverOptions({ startupModels: ['identity_fp32', 'no_such_model'] }),
+    ).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'TritonError', code: 'INTERNAL' });
     expect((err as Error).message).toMatch(/model 'no_such_model': not in the model repositories/);
   });
