@@ -19,6 +19,11 @@ export type {
   MetricsOptions,
   LoadModelOptions,
   UnloadModelOptions,
+  RateLimiterOptions,
+  RateLimiterResource,
+  RateLimiterMode,
+  HostPolicy,
+  ResponseCacheOptions,
 } from './options.js';
 export {
   Model,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as api from '../lib/index.js';
 import * as testing from '../lib/testing.js';
@@ -51,6 +52,46 @@ describe('docs/api.md', () => {
     }
     for (const name of Object.keys(testing.fakeEngine)) {
       if (!doc.includes(`fakeEngine.${name}`)) missing.push(`fakeEngine.${name}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+/**
+ * The members of every exported options interface (and of the request and
+ * result shapes), read with the TypeScript compiler from lib/: what each
+ * function accepts, by name.
+ */
+function optionMembers(): Array<[string, string[]]> {
+  const program = ts.createProgram([`${ROOT}lib/index.ts`], { strict: true, noEmit: true });
+  const checker = program.getTypeChecker();
+  const index = program.getSourceFile(`${ROOT}lib/index.ts`)!;
+  const out: Array<[string, string[]]> = [];
+  for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)) {
+    const name = symbol.getName();
+    if (!/Options$|^InferRequest$|^HostPolicy$|^RateLimiterResource$|^OutputOptions$/.test(name)) continue;
+    const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+    if (!(target.flags & ts.SymbolFlags.Interface)) continue;
+    const type = checker.getDeclaredTypeOfSymbol(target);
+    out.push([name, checker.getPropertiesOfType(type).map((p) => p.getName())]);
+  }
+  return out;
+}
+
+describe('docs/api.md and the options each function accepts', () => {
+  const codeSpans = [...doc.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  it('names every member of every options interface in code', () => {
+    const interfaces = optionMembers();
+    // The interfaces this test must see (a broken reader would pass vacuously).
+    expect(interfaces.map(([n]) => n)).toEqual(
+      expect.arrayContaining(['ServerOptions', 'LoadModelOptions', 'RateLimiterOptions', 'InferRequest']),
+    );
+    const missing: string[] = [];
+    for (const [iface, members] of interfaces) {
+      if (!codeSpans.some((c) => new RegExp(`\\b${iface}\\b`).test(c))) missing.push(iface);
+      for (const m of members) {
+        if (!codeSpans.some((c) => new RegExp(`(^|[^\\w.])${m}\\b`).test(c))) missing.push(`${iface}.${m}`);
+      }
     }
     expect(missing).toEqual([]);
   });
