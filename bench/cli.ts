@@ -434,10 +434,24 @@ function soakCommand(cmd: Command): void {
     });
 }
 
+function typesCommandOf(cmd: Command): void {
+  cmd
+    .command('types')
+    .description('Write TypeScript model specs from the config.pbtxt files of model repositories')
+    .allowUnknownOption(true)
+    .helpOption(false)
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { typesCommand } = await import('../lib/types-command.js');
+      process.exitCode = typesCommand(args);
+    });
+}
+
 function program(): Command {
   const cmd = new Command('triton-node').description('triton-node command-line tools');
   benchCommand(cmd);
   soakCommand(cmd);
+  typesCommandOf(cmd);
   return cmd;
 }
 

@@ -12,6 +12,24 @@
  */
 export { Server, type ServerMetadata } from './server.js';
 export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './health.js';
+export {
+  modelTypes,
+  type ModelTypesEntry,
+  type ModelTypesOptions,
+  type ModelTypesOutput,
+} from './codegen.js';
+export type {
+  DataTypeArrays,
+  DataTypeInputs,
+  InputOf,
+  ModelSpec,
+  TensorDataOf,
+  TypedInferRequest,
+  TypedInferResult,
+  TypedTensorInput,
+  RequestOf,
+  ResultOf,
+} from './typed.js';
 export type {
   ServerOptions,
   LogOptions,

@@ -5,6 +5,7 @@
 import type { DataType } from './datatypes.js';
 import type { ModelStatistics } from './statistics.js';
 import type { InferResult, InferStream, StreamOptions } from './stream.js';
+import type { ModelSpec, RequestOf, ResultOf } from './typed.js';
 import type { InferRequest } from './validate.js';
 
 /** A model version's state in the repository index. */
@@ -60,7 +61,12 @@ export interface ModelHost {
   _stream(name: string, version: number, request: InferRequest, options: StreamOptions): InferStream;
 }
 
-export class Model {
+/**
+ * A model of a server. `Model<Spec>` (from `server.model<Spec>(name)`) types
+ * its requests and results by the spec's input and output names and
+ * datatypes; a plain `Model` takes any names.
+ */
+export class Model<S extends ModelSpec = ModelSpec> {
   readonly name: string;
   /** The version this handle is pinned to; -1 follows the highest ready version. */
   readonly version: number;
@@ -99,12 +105,13 @@ export class Model {
   }
 
   /** Runs one inference. See `server.infer()`. */
-  infer(request: InferRequest): Promise<InferResult> {
-    return this.#host._infer(this.name, this.version, request);
+  infer<R extends RequestOf<S>>(request: R): Promise<ResultOf<S, R>> {
+    return this.#host._infer(this.name, this.version, request as InferRequest) as Promise<ResultOf<S, R>>;
   }
 
   /** Streams the responses of a decoupled model. See `server.stream()`. */
-  stream(request: InferRequest, options: StreamOptions = {}): InferStream {
-    return this.#host._stream(this.name, this.version, request, options);
+  stream<R extends RequestOf<S>>(request: R, options: StreamOptions = {}): InferStream<ResultOf<S, R>> {
+    const stream: InferStream = this.#host._stream(this.name, this.version, request as InferRequest, options);
+    return stream as unknown as InferStream<ResultOf<S, R>>;
   }
 }

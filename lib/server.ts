@@ -36,6 +36,7 @@ import {
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
+import type { ModelSpec } from './typed.js';
 import {
   type LoadModelOptions,
   type ServerOptions,
@@ -368,9 +369,14 @@ export class Server implements AsyncDisposable {
     return this.#index(flag('readyOnly', options?.readyOnly, false), holder);
   }
 
-  /** A handle on a model, pinned to `version` when given. */
-  model(name: string, version?: number): Model {
-    return new Model(this, modelName(name), modelVersion(version));
+  /**
+   * A handle on a model, pinned to `version` when given. `model<Spec>(name)`
+   * types its requests and results by a `ModelSpec` (its input and output
+   * names and datatypes; `triton-node types` writes them from the configs).
+   * The spec is the caller's word: nothing checks it against the model.
+   */
+  model<S extends ModelSpec = ModelSpec>(name: string, version?: number): Model<S> {
+    return new Model<S>(this, modelName(name), modelVersion(version));
   }
 
   /** @internal */

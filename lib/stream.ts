@@ -149,7 +149,7 @@ type State = 'starting' | 'open' | 'ended' | 'failed' | 'closed';
  * `for await`; leaving the loop early (`break`, `return`, an exception)
  * cancels the request. It can be iterated once.
  */
-export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDisposable {
+export class InferStream<T = InferResult> implements AsyncIterableIterator<T>, AsyncDisposable {
   readonly highWaterMark: number;
   readonly highWaterMarkBytes: number;
   #queue: InferResult[] = [];
@@ -159,7 +159,7 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
   #head = 0;
   #state: State = 'starting';
   #error: TritonError | undefined;
-  #waiter: { resolve: (r: IteratorResult<InferResult>) => void; reject: (e: unknown) => void } | undefined;
+  #waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
   #hooks: StreamHooks | undefined;
   #cancelWanted = false;
   #submittedAt = 0;
@@ -236,7 +236,7 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
     if (this.#waiter !== undefined) {
       const w = this.#waiter;
       this.#waiter = undefined;
-      w.resolve({ value: result, done: false });
+      w.resolve({ value: result as T, done: false });
       return;
     }
     const waiting = this.buffered;
@@ -325,8 +325,9 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
     hooks?.closed?.();
   }
 
-  next(): Promise<IteratorResult<InferResult>> {
-    if (this.buffered > 0) return Promise.resolve({ value: this.#take(), done: false });
+  next(): Promise<IteratorResult<T>> {
+    // T is InferResult unless a typed Model narrowed it (types only).
+    if (this.buffered > 0) return Promise.resolve({ value: this.#take() as T, done: false });
     if (this.#state === 'failed') {
       const err = this.#error!;
       this.#close();
@@ -347,7 +348,7 @@ export class InferStream implements AsyncIterableIterator<InferResult>, AsyncDis
   }
 
   /** Stops consuming: cancels the request if it is still running and drops buffered responses. */
-  return(): Promise<IteratorResult<InferResult>> {
+  return(): Promise<IteratorResult<T>> {
     if (this.#state === 'open' || this.#state === 'starting') {
       if (this.#hooks) this.#hooks.cancel();
       else this.#cancelWanted = true;

@@ -6,6 +6,7 @@ import type { NativeMemoryType, NativeOutput, NativeTiming } from './binding.js'
 import { CudaBuffer, HostBuffer } from './cuda.js';
 import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from './datatypes.js';
 import { addon } from './native.js';
+import type { TensorDataOf } from './typed.js';
 
 /** Where an output's memory is. */
 export type MemoryType = NativeMemoryType;
@@ -17,14 +18,19 @@ export type MemoryType = NativeMemoryType;
  */
 export type TensorData = TypedArray | Buffer[] | HostBuffer | CudaBuffer;
 
-/** One output tensor of an inference. */
-export class Tensor<T extends TensorData = TensorData> {
+/**
+ * One output tensor of an inference. `Tensor<D, M>` types `data` by datatype
+ * and memory (see `TensorDataOf`): `Tensor<'FP32'>` is a CPU tensor whose
+ * data is a Float32Array, `Tensor<'FP32', 'pinned'>` holds a HostBuffer; a
+ * plain `Tensor` may be any of them.
+ */
+export class Tensor<D extends DataType = DataType, M extends MemoryType = DataType extends D ? MemoryType : 'cpu'> {
   readonly name: string;
-  readonly datatype: DataType;
+  readonly datatype: D;
   readonly shape: number[];
-  readonly data: T;
+  readonly data: TensorDataOf<D, M>;
   /** Where `data` lives: 'cpu' memory, 'pinned' host memory, or a 'gpu'. */
-  readonly memoryType: MemoryType;
+  readonly memoryType: M;
   /** The device (GPU id) for 'gpu' memory, otherwise 0. */
   readonly device: number;
   /** What dispose() gives back: the addon's ArrayBuffer, or a pooled HostBuffer/CudaBuffer. */
@@ -36,16 +42,18 @@ export class Tensor<T extends TensorData = TensorData> {
     name: string,
     datatype: DataType,
     shape: number[],
-    data: T,
+    data: TensorData,
     memoryType: MemoryType,
     device: number,
     owned?: ArrayBuffer | HostBuffer | CudaBuffer,
   ) {
     this.name = name;
-    this.datatype = datatype;
+    // The datatype and memory are what the response says; a typed Tensor's
+    // parameters are the caller's spec of them.
+    this.datatype = datatype as D;
     this.shape = shape;
-    this.data = data;
-    this.memoryType = memoryType;
+    this.data = data as TensorDataOf<D, M>;
+    this.memoryType = memoryType as M;
     this.device = device;
     this.#owned = owned;
   }
