@@ -25,8 +25,11 @@ import type { LibraryInfo } from './native.js';
 export interface LogOptions {
   /** Verbose level (0 = off). */
   verbose?: number;
+  /** Log info lines (default false). */
   info?: boolean;
+  /** Log warnings (default true). */
   warn?: boolean;
+  /** Log errors (default true). */
   error?: boolean;
   /** Write Triton's log to this file instead of stderr. */
   file?: string;
@@ -145,6 +148,7 @@ export interface ServerOptions {
   pinnedMemoryPoolBytes?: number;
   /** CUDA memory pool per device: `{ 0: bytes }`, or bytes for device 0. */
   cudaMemoryPoolBytes?: number | Record<number, number>;
+  /** The lowest CUDA compute capability a GPU needs for Triton to use it (e.g. 7.0; Triton's default depends on its build). */
   minComputeCapability?: number;
   /** Backend settings: `{ onnxruntime: { 'default-max-batch-size': '4' } }`. */
   backendConfig?: Record<string, Record<string, string | number | boolean>>;

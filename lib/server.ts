@@ -36,7 +36,6 @@ import {
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
-import type { ModelSpec } from './typed.js';
 import {
   type LoadModelOptions,
   type ServerOptions,
@@ -52,6 +51,7 @@ import {
 import { parseModelConfigText } from './pbtxt.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
 import type { InferResult, InferStream, StreamOptions } from './stream.js';
+import type { ModelSpec } from './typed.js';
 import { type InferRequest, checkRequestShape } from './validate.js';
 
 export interface ServerMetadata {

@@ -24,7 +24,10 @@ export type TensorData = TypedArray | Buffer[] | HostBuffer | CudaBuffer;
  * data is a Float32Array, `Tensor<'FP32', 'pinned'>` holds a HostBuffer; a
  * plain `Tensor` may be any of them.
  */
-export class Tensor<D extends DataType = DataType, M extends MemoryType = DataType extends D ? MemoryType : 'cpu'> {
+export class Tensor<
+  D extends DataType = DataType,
+  M extends MemoryType = DataType extends D ? MemoryType : 'cpu',
+> {
   readonly name: string;
   readonly datatype: D;
   readonly shape: number[];

@@ -74,6 +74,7 @@ export interface OutputOptions {
 export type ParameterValue = string | number | boolean | bigint;
 
 export interface InferRequest {
+  /** Input tensors by name: TypedArrays (shape from the model's dims), BYTES elements, booleans, or `{ data, shape, datatype }`. */
   inputs: Record<string, InputValue>;
   /** Output names, or options per output (`true` for defaults). Default: every output. */
   outputs?: readonly string[] | Record<string, OutputOptions | true>;

@@ -62,18 +62,22 @@ describe('docs/api.md', () => {
  * result shapes), read with the TypeScript compiler from lib/: what each
  * function accepts, by name.
  */
-function optionMembers(): Array<[string, string[]]> {
+function optionMembers(): Array<[string, string[], string[]]> {
   const program = ts.createProgram([`${ROOT}lib/index.ts`], { strict: true, noEmit: true });
   const checker = program.getTypeChecker();
   const index = program.getSourceFile(`${ROOT}lib/index.ts`)!;
-  const out: Array<[string, string[]]> = [];
+  const out: Array<[string, string[], string[]]> = [];
   for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)) {
     const name = symbol.getName();
     if (!/Options$|^InferRequest$|^HostPolicy$|^RateLimiterResource$|^OutputOptions$/.test(name)) continue;
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
     if (!(target.flags & ts.SymbolFlags.Interface)) continue;
     const type = checker.getDeclaredTypeOfSymbol(target);
-    out.push([name, checker.getPropertiesOfType(type).map((p) => p.getName())]);
+    const props = checker.getPropertiesOfType(type);
+    const undocumented = props
+      .filter((p) => ts.displayPartsToString(p.getDocumentationComment(checker)).trim() === '')
+      .map((p) => p.getName());
+    out.push([name, props.map((p) => p.getName()), undocumented]);
   }
   return out;
 }
@@ -94,5 +98,10 @@ describe('docs/api.md and the options each function accepts', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it('has TSDoc on every member of every options interface', () => {
+    const undocumented = optionMembers().flatMap(([iface, , members]) => members.map((m) => `${iface}.${m}`));
+    expect(undocumented).toEqual([]);
   });
 });
