@@ -12,6 +12,15 @@
  */
 export { Server, type ServerMetadata } from './server.js';
 export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './health.js';
+export type {
+  CanaryOptions,
+  CanaryReport,
+  DeployOptions,
+  Deployment,
+  DeploymentStatus,
+  DeploymentStep,
+  RollbackOptions,
+} from './deploy.js';
 export {
   modelTypes,
   type ModelTypesEntry,

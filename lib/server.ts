@@ -14,6 +14,7 @@ import {
   type NativeServer,
   type NativeServerOptions,
 } from './binding.js';
+import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from './deploy.js';
 import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
@@ -68,6 +69,8 @@ export class Server implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
   /** Per model: the end of its last load or unload (see #serialized). */
   readonly #control = new Map<string, Promise<void>>();
+  /** Pinned versions, live canaries and the deployment history. */
+  readonly #deployments: Deployments;
 
   private constructor(
     native: NativeServer,
@@ -79,6 +82,22 @@ export class Server implements AsyncDisposable {
     this.#inference = inference;
     this.#repositories = repositories;
     this.#library = library;
+    const stopped = () => this.#stopping !== undefined;
+    this.#deployments = new Deployments({
+      repositories,
+      loadModel: (name, options) => this.loadModel(name, options),
+      unloadModel: (name) => this.unloadModel(name, { wait: true }),
+      readyVersions: async (name) =>
+        (await this.#index(false, captureStack()))
+          .filter((e) => e.name === name && e.state === 'READY' && e.version !== undefined)
+          .map((e) => e.version!)
+          .sort((a, b) => a - b),
+      inferAt: (name, version, request) => this.#inference.infer(name, version, request),
+      createMetric: (spec) => this.createMetric(spec),
+      get stopped() {
+        return stopped();
+      },
+    });
   }
 
   /**
@@ -166,6 +185,7 @@ export class Server implements AsyncDisposable {
     if (this.#stopping === undefined) {
       const holder = captureStack();
       this.#inference.beginStop();
+      this.#deployments.close();
       this.#stopping = (async () => {
         let failure: unknown;
         try {
@@ -235,6 +255,15 @@ export class Server implements AsyncDisposable {
     modelName(name);
     const parsed = parseLoadModelOptions(options);
     let config = parsed.config;
+    let pin: number | undefined;
+    if (parsed.versions === undefined && config === undefined && parsed.files.length === 0) {
+      // A model with a deployment history serves its deployed version.
+      const restored = await this.#deployments.restore(name);
+      if (restored !== undefined) {
+        parsed.versions = restored.versions;
+        pin = restored.pinned;
+      }
+    }
     if (parsed.versions !== undefined) {
       if (this.#stopping !== undefined) throw this.#closedError(holder, { model: name });
       const base = config ?? (await this.#repositoryConfig(name, holder));
@@ -256,6 +285,54 @@ export class Server implements AsyncDisposable {
         this.#inference.forget(name);
       }
     });
+    if (pin !== undefined) this.#deployments.pin(name, pin);
+  }
+
+  // ---- deployments ----------------------------------------------------------
+
+  /**
+   * Rolls out a version of `name` without moving traffic before it is
+   * checked: writes `files` as a new numbered version folder (or takes the
+   * existing `version`), loads it beside the pinned one, runs the `canary`,
+   * then pins it (unversioned requests of this library go to it) and keeps
+   * `keep` previous versions loaded. A canary that fails unloads it and keeps
+   * the old pin. Resolves with the outcome (also kept in the model's
+   * `deployments.jsonl`); rejects only for mistakes in the call.
+   */
+  deploy(name: string, options: DeployOptions): Promise<Deployment> {
+    try {
+      modelName(name);
+      if (this.#stopping !== undefined) throw this.#closedError(captureStack(), { model: name });
+      return this.#deployments.deploy(name, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Pins the previous (or the given) version again: a pointer flip when it is loaded, a load first when not. */
+  rollback(name: string, options: RollbackOptions = {}): Promise<Deployment> {
+    try {
+      modelName(name);
+      if (this.#stopping !== undefined) throw this.#closedError(captureStack(), { model: name });
+      return this.#deployments.rollback(name, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The deploys and rollbacks of `name`, oldest first, from its `deployments.jsonl`. */
+  deployments(name: string): Promise<Deployment[]> {
+    try {
+      modelName(name);
+      return this.#deployments.history(name);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The version unversioned requests of `name` go to, when one is pinned (else Triton's highest ready). */
+  pinnedVersion(name: string): number | undefined {
+    return this.#deployments.pinned(name);
   }
 
   /** `err`, with the repositories' models named when none of them is `name`. */
@@ -502,7 +579,9 @@ export class Server implements AsyncDisposable {
 
   /** @internal Runs one inference (Model.infer and infer() land here). */
   _infer(name: string, modelVersion: number, request: InferRequest): Promise<InferResult> {
-    return this.#inference.infer(name, modelVersion, request);
+    if (modelVersion !== -1 || this.#deployments.idle)
+      return this.#inference.infer(name, modelVersion, request);
+    return this.#deployments.infer(name, (v) => this.#inference.infer(name, v, request));
   }
 
   /**
@@ -517,7 +596,8 @@ export class Server implements AsyncDisposable {
 
   /** @internal Starts a stream (Model.stream and stream() land here). */
   _stream(name: string, modelVersion: number, request: InferRequest, options: StreamOptions): InferStream {
-    return this.#inference.stream(name, modelVersion, request, options);
+    const version = modelVersion === -1 ? this.#deployments.streamVersion(name) : modelVersion;
+    return this.#inference.stream(name, version, request, options);
   }
 }
 

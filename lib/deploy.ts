@@ -1,0 +1,718 @@
+/**
+ * Safe rollouts of model versions: `server.deploy()`, `server.rollback()`,
+ * `server.deployments()`.
+ *
+ * Triton sends an unversioned request to the highest READY version, so
+ * loading version 2 next to version 1 moves all traffic at once. Here the
+ * library pins the version its unversioned requests go to (`server.infer`,
+ * `server.model(name)` without a version, streams): a new version is loaded
+ * beside the pinned one, checked by a canary, and only then pinned. A failed
+ * check leaves the old version pinned and unloads the new one. The history is
+ * kept as JSON lines in the model's folder (`deployments.jsonl`), so a new
+ * Server reads it back and `loadModel(name)` serves the deployed version.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize, sep } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { TritonError, tritonError } from './errors.js';
+import { is } from './is.js';
+import type { Metric, MetricSpec } from './metrics.js';
+import type { ModelConfig } from './model.js';
+import type { InferResult } from './stream.js';
+import type { Tensor } from './tensor.js';
+import type { InferRequest } from './validate.js';
+
+/** How a new version is checked before it is pinned. */
+export interface CanaryOptions {
+  /** Requests sent to the new version (and, with `compare`, to the pinned one): any error fails the canary. */
+  requests?: readonly InferRequest[];
+  /**
+   * A share (0–1) of live unversioned `infer()` traffic sent to the new
+   * version for `durationMs`. A live request that fails there is retried on
+   * the pinned version, so the caller does not see the failure; it counts
+   * against the canary. Streams stay on the pinned version.
+   */
+  traffic?: number;
+  /** How long live traffic is shared, ms (default 5000 when `traffic` is set, else 0). */
+  durationMs?: number;
+  /** The most errors per live canary request (default 0). */
+  maxErrorRate?: number;
+  /** The most p99 latency of the new version over the pinned one's, measured on live traffic in the same window. */
+  maxLatencyRatio?: number;
+  /** Live requests each side needs before the latency ratio is judged (default 20). */
+  minRequests?: number;
+  /** Compares the outputs of the pinned and the new version for each of `requests`; false fails the canary. */
+  compare?: (
+    oldOutputs: Record<string, Tensor>,
+    newOutputs: Record<string, Tensor>,
+    request: InferRequest,
+  ) => boolean | Promise<boolean>;
+}
+
+/** One step of a deployment, for `onStep`. */
+export interface DeploymentStep {
+  model: string;
+  step: 'writing' | 'loading' | 'canary' | 'switching' | 'rolling-back' | 'unloading' | 'done';
+  /** The version the step is about. */
+  version: number;
+  detail?: string;
+}
+
+export interface DeployOptions {
+  /** A version folder already in the repository. */
+  version?: number;
+  /** The files of a new version (paths inside the version folder); written as the next version number. */
+  files?: Record<string, Uint8Array | string>;
+  /** A model config for the load (Triton's JSON form or its text); it applies to every loaded version. */
+  config?: ModelConfig | string;
+  /** The checks before the switch; none: the new version is pinned once it loaded. */
+  canary?: CanaryOptions;
+  /** Previous versions kept loaded after a switch, for an instant rollback (default 1); older ones are unloaded (they stay on disk). */
+  keep?: number;
+  /** Why, for the history. */
+  reason?: string;
+  /** Called at each step. */
+  onStep?: (step: DeploymentStep) => void;
+}
+
+export interface RollbackOptions {
+  /** The version to go back to (default: the one pinned before the current one). */
+  to?: number;
+  /** Why, for the history. */
+  reason?: string;
+}
+
+/** What a canary measured. */
+export interface CanaryReport {
+  /** Requests of `canary.requests` sent, and how many failed on the new version. */
+  requests: number;
+  requestErrors: number;
+  /** Requests whose outputs `compare` refused. */
+  mismatches: number;
+  /** Live requests sent to the new version, and how many failed there (each retried on the pinned one). */
+  liveRequests: number;
+  liveErrors: number;
+  /** liveErrors / liveRequests (0 without live traffic). */
+  errorRate: number;
+  /** p99 latency of live requests on the new and on the pinned version in the window, ms. */
+  p99Ms?: number;
+  baselineP99Ms?: number;
+  latencyRatio?: number;
+}
+
+/** 'succeeded': pinned; 'rolled-back': the canary failed and the new version was unloaded; 'failed': the new version did not load (nothing changed). */
+export type DeploymentStatus = 'succeeded' | 'rolled-back' | 'failed';
+
+/** One deploy or rollback, as returned and as kept in the history. */
+export interface Deployment {
+  kind: 'deploy' | 'rollback';
+  model: string;
+  /** The version pinned before (null: none was loaded). */
+  from: number | null;
+  /** The version deployed, or rolled back to. */
+  to: number;
+  status: DeploymentStatus;
+  /** Why it rolled back or failed, or the caller's reason. */
+  reason?: string;
+  /** The version pinned afterwards (null: none). */
+  pinned: number | null;
+  /** The versions loaded afterwards. */
+  loaded: number[];
+  canary?: CanaryReport;
+  startedAt: string;
+  finishedAt: string;
+}
+
+/** @internal What deployments need from their server. */
+export interface DeployHost {
+  /** Absolute model repository paths. */
+  readonly repositories: readonly string[];
+  loadModel(name: string, options: { versions: number[]; config?: ModelConfig | string }): Promise<void>;
+  unloadModel(name: string): Promise<void>;
+  /** READY versions of the model. */
+  readyVersions(name: string): Promise<number[]>;
+  /** An inference at an explicit version (never routed). */
+  inferAt(name: string, version: number, request: InferRequest): Promise<InferResult>;
+  createMetric(spec: MetricSpec): Metric;
+  readonly stopped: boolean;
+}
+
+const HISTORY = 'deployments.jsonl';
+
+/** A canary sharing live traffic. */
+interface LiveCanary {
+  version: number;
+  traffic: number;
+  inflight: number;
+  drained: (() => void) | undefined;
+  latencies: number[];
+  baseline: number[];
+  requests: number;
+  errors: number;
+}
+
+function p99(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)];
+}
+
+function optionError(option: string, expected: string, value: unknown): TypeError {
+  return new TypeError(
+    `${option}: expected ${expected}, got ${typeof value === 'string' ? `'${value}'` : String(value)}`,
+  );
+}
+
+function checkDeployOptions(options: unknown): DeployOptions {
+  if (!is.object(options)) throw optionError('deploy options', 'an object with version or files', options);
+  const known = ['version', 'files', 'config', 'canary', 'keep', 'reason', 'onStep'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key))
+      throw new TypeError(`Unknown option '${key}' for deploy (known: ${known.join(', ')})`);
+  }
+  const o = options as DeployOptions;
+  if ((o.version === undefined) === (o.files === undefined)) {
+    throw new TypeError(
+      'deploy: give either version (a version folder in the repository) or files (a new version)',
+    );
+  }
+  if (o.version !== undefined && (!is.integer(o.version) || o.version < 1)) {
+    throw optionError('deploy version', 'a version number >= 1', o.version);
+  }
+  if (o.files !== undefined) {
+    if (!is.object(o.files) || Object.keys(o.files).length === 0) {
+      throw optionError('deploy files', 'an object of { path: bytes } with at least one file', o.files);
+    }
+    for (const [path, content] of Object.entries(o.files)) {
+      const clean = normalize(path);
+      if (path === '' || path.startsWith('/') || clean.split(sep).includes('..')) {
+        throw new TypeError(
+          `deploy files['${path}']: expected a path inside the version folder, without '..'`,
+        );
+      }
+      if (!is.string(content) && !(content instanceof Uint8Array)) {
+        throw optionError(`deploy files['${path}']`, 'a Uint8Array or string', content);
+      }
+    }
+  }
+  if (o.keep !== undefined && (!is.integer(o.keep) || o.keep < 0)) {
+    throw optionError('deploy keep', 'a non-negative integer', o.keep);
+  }
+  if (o.reason !== undefined && !is.string(o.reason))
+    throw optionError('deploy reason', 'a string', o.reason);
+  if (o.onStep !== undefined && typeof o.onStep !== 'function')
+    throw optionError('deploy onStep', 'a function', o.onStep);
+  if (o.canary !== undefined) checkCanary(o.canary);
+  return o;
+}
+
+function checkCanary(c: unknown): void {
+  if (!is.object(c)) throw optionError('deploy canary', 'an object', c);
+  const known = [
+    'requests',
+    'traffic',
+    'durationMs',
+    'maxErrorRate',
+    'maxLatencyRatio',
+    'minRequests',
+    'compare',
+  ];
+  for (const key of Object.keys(c)) {
+    if (!known.includes(key))
+      throw new TypeError(`Unknown option 'canary.${key}' for deploy (known: ${known.join(', ')})`);
+  }
+  const o = c as CanaryOptions;
+  if (o.requests !== undefined && !is.array(o.requests))
+    throw optionError('canary.requests', 'an array of requests', o.requests);
+  const share = (name: string, v: unknown) => {
+    if (v !== undefined && (!is.number(v) || v < 0 || v > 1))
+      throw optionError(`canary.${name}`, 'a number from 0 to 1', v);
+  };
+  share('traffic', o.traffic);
+  share('maxErrorRate', o.maxErrorRate);
+  if (o.durationMs !== undefined && (!is.integer(o.durationMs) || o.durationMs < 0)) {
+    throw optionError('canary.durationMs', 'a non-negative integer', o.durationMs);
+  }
+  if (o.maxLatencyRatio !== undefined && (!is.number(o.maxLatencyRatio) || o.maxLatencyRatio <= 0)) {
+    throw optionError('canary.maxLatencyRatio', 'a positive number', o.maxLatencyRatio);
+  }
+  if (o.minRequests !== undefined && (!is.integer(o.minRequests) || o.minRequests < 1)) {
+    throw optionError('canary.minRequests', 'a positive integer', o.minRequests);
+  }
+  if (o.compare !== undefined && typeof o.compare !== 'function')
+    throw optionError('canary.compare', 'a function', o.compare);
+}
+
+/** @internal A server's pins, live canaries and deployment history. */
+export class Deployments {
+  readonly #host: DeployHost;
+  readonly #pins = new Map<string, number>();
+  readonly #canaries = new Map<string, LiveCanary>();
+  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #gauges = new Map<string, Metric>();
+  readonly #counters = new Map<string, Metric>();
+
+  constructor(host: DeployHost) {
+    this.#host = host;
+  }
+
+  /** True while no model has a pin or a canary: requests go to Triton's choice. */
+  get idle(): boolean {
+    return this.#pins.size === 0 && this.#canaries.size === 0;
+  }
+
+  pinned(name: string): number | undefined {
+    return this.#pins.get(name);
+  }
+
+  /** The version an unversioned stream of `name` goes to (-1: Triton's highest ready). */
+  streamVersion(name: string): number {
+    return this.#pins.get(name) ?? -1;
+  }
+
+  /** Routes an unversioned inference: the pinned version, or a live canary's share. Decided now, at the call. */
+  infer(name: string, run: (version: number) => Promise<InferResult>): Promise<InferResult> {
+    const pin = this.#pins.get(name) ?? -1;
+    const canary = this.#canaries.get(name);
+    if (canary === undefined) return run(pin);
+    const start = performance.now();
+    if (Math.random() >= canary.traffic) {
+      return run(pin).then((r) => {
+        canary.baseline.push(performance.now() - start);
+        return r;
+      });
+    }
+    canary.requests++;
+    canary.inflight++;
+    const settle = () => {
+      canary.inflight--;
+      if (canary.inflight === 0) canary.drained?.();
+    };
+    return run(canary.version).then(
+      (r) => {
+        canary.latencies.push(performance.now() - start);
+        settle();
+        return r;
+      },
+      () => {
+        canary.errors++;
+        settle();
+        return run(pin);
+      },
+    );
+  }
+
+  /** Forgets live canaries (the server stops). */
+  close(): void {
+    for (const c of this.#canaries.values()) c.drained?.();
+    this.#canaries.clear();
+  }
+
+  /** The folder of `name` in the first repository that has it. */
+  #modelDir(name: string): string {
+    for (const repo of this.#host.repositories) {
+      const dir = join(repo, name);
+      if (existsSync(join(dir))) return dir;
+    }
+    throw tritonError(
+      'NOT_FOUND',
+      `deployments need the model's folder in a repository; no '${name}' in ${this.#host.repositories.join(', ')}`,
+      { model: name },
+    );
+  }
+
+  /** The history of `name`, oldest first ([] when none). */
+  async history(name: string): Promise<Deployment[]> {
+    let text: string;
+    try {
+      text = await readFile(join(this.#modelDir(name), HISTORY), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: Deployment[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        out.push(JSON.parse(line) as Deployment);
+      } catch {
+        // A line cut short by a crash while appending: the ones before it stand.
+      }
+    }
+    return out;
+  }
+
+  async #record(name: string, entry: Deployment): Promise<void> {
+    await appendFile(join(this.#modelDir(name), HISTORY), `${JSON.stringify(entry)}\n`);
+    if (this.#host.stopped) return;
+    try {
+      const key = `${name}\0${entry.kind}\0${entry.status}`;
+      let counter = this.#counters.get(key);
+      if (counter === undefined) {
+        counter = this.#host.createMetric({
+          kind: 'counter',
+          name: 'triton_node_deployments_total',
+          description: 'Deployments and rollbacks by model, kind and outcome',
+          labels: { model: name, kind: entry.kind, outcome: entry.status },
+        });
+        this.#counters.set(key, counter);
+      }
+      counter.increment();
+    } catch {
+      // Metrics are best effort: a library without custom metrics still deploys.
+    }
+  }
+
+  #setPin(name: string, version: number | null): void {
+    if (version === null) this.#pins.delete(name);
+    else this.#pins.set(name, version);
+    if (this.#host.stopped) return;
+    try {
+      let gauge = this.#gauges.get(name);
+      if (gauge === undefined) {
+        gauge = this.#host.createMetric({
+          kind: 'gauge',
+          name: 'triton_node_deployment',
+          description: 'The model version unversioned requests go to (0: none pinned)',
+          labels: { model: name },
+        });
+        this.#gauges.set(name, gauge);
+      }
+      gauge.set(version ?? 0);
+    } catch {
+      // best effort, as above
+    }
+  }
+
+  /** Runs `work` after the previous deploy or rollback of `name`. */
+  #serialized<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(name) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => undefined);
+    this.#locks.set(name, tail);
+    void tail.then(() => {
+      if (this.#locks.get(name) === tail) this.#locks.delete(name);
+    });
+    return run;
+  }
+
+  /** The version folders of a model directory. */
+  async #versionFolders(dir: string): Promise<number[]> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries
+      .filter((e) => e.isDirectory() && /^[0-9]+$/.test(e.name))
+      .map((e) => Number(e.name))
+      .sort((a, b) => a - b);
+  }
+
+  /** Writes `files` as version folder `version`: into a hidden staging folder, then one rename. */
+  async #writeVersion(
+    dir: string,
+    version: number,
+    files: Record<string, Uint8Array | string>,
+  ): Promise<void> {
+    const staging = join(dir, `.triton-node-staging-${version}-${randomBytes(6).toString('hex')}`);
+    try {
+      for (const [path, content] of Object.entries(files)) {
+        const file = join(staging, path);
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(file, content);
+      }
+      // rename() onto an existing non-empty folder fails: a version is never overwritten.
+      await rename(staging, join(dir, String(version)));
+    } catch (err) {
+      await rm(staging, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  deploy(name: string, options: DeployOptions): Promise<Deployment> {
+    const o = checkDeployOptions(options);
+    return this.#serialized(name, () => this.#deploy(name, o));
+  }
+
+  async #deploy(name: string, o: DeployOptions): Promise<Deployment> {
+    const startedAt = new Date().toISOString();
+    const dir = this.#modelDir(name);
+    const step = (s: DeploymentStep['step'], version: number, detail?: string) => {
+      try {
+        o.onStep?.({ model: name, step: s, version, ...(detail === undefined ? {} : { detail }) });
+      } catch {
+        // A throwing listener does not stop a rollout half-way.
+      }
+    };
+    const ready = await this.#host.readyVersions(name);
+    const from = this.#pins.get(name) ?? (ready.length > 0 ? Math.max(...ready) : null);
+    // Hold unversioned traffic on the serving version from here on.
+    if (from !== null) this.#setPin(name, from);
+    let to: number;
+    if (o.version !== undefined) {
+      to = o.version;
+      if (!(await this.#versionFolders(dir)).includes(to)) {
+        throw tritonError('NOT_FOUND', `deploy: model '${name}' has no version folder ${to} in ${dir}`, {
+          model: name,
+        });
+      }
+      if (to === from)
+        throw new TypeError(`deploy: version ${to} of '${name}' is already the pinned version`);
+    } else {
+      const folders = await this.#versionFolders(dir);
+      to = Math.max(0, ...folders, ...ready) + 1;
+      step('writing', to, join(dir, String(to)));
+      await this.#writeVersion(dir, to, o.files!);
+    }
+    const finish = async (
+      status: DeploymentStatus,
+      pinned: number | null,
+      reason: string | undefined,
+      canary?: CanaryReport,
+    ): Promise<Deployment> => {
+      const entry: Deployment = {
+        kind: 'deploy',
+        model: name,
+        from,
+        to,
+        status,
+        ...(reason === undefined ? {} : { reason }),
+        pinned,
+        loaded: await this.#host.readyVersions(name).catch(() => []),
+        ...(canary === undefined ? {} : { canary }),
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      };
+      await this.#record(name, entry);
+      step('done', to, status);
+      return entry;
+    };
+
+    step('loading', to);
+    const versions = [...new Set([...ready, to])].sort((a, b) => a - b);
+    try {
+      await this.#host.loadModel(name, { versions, ...(o.config === undefined ? {} : { config: o.config }) });
+    } catch (err) {
+      // Triton keeps the versions it served when a reload fails.
+      return finish('failed', from, `version ${to} did not load: ${(err as Error).message}`);
+    }
+
+    const verdict = await this.#canary(name, from, to, o.canary, step);
+    if (verdict.failure !== undefined) {
+      step('rolling-back', to, verdict.failure);
+      await this.#unloadVersion(name, to, ready);
+      return finish('rolled-back', from, verdict.failure, verdict.report);
+    }
+
+    step('switching', to);
+    this.#setPin(name, to);
+    const keep = o.keep ?? 1;
+    const recent = await this.#recentPins(name, from);
+    const kept = new Set([to, ...recent.filter((v) => ready.includes(v)).slice(0, keep)]);
+    const unload = versions.filter((v) => !kept.has(v));
+    if (unload.length > 0) {
+      step('unloading', to, unload.join(', '));
+      try {
+        await this.#host.loadModel(name, { versions: [...kept].sort((a, b) => a - b) });
+      } catch {
+        // The switch stands; the older versions merely stay loaded.
+      }
+    }
+    return finish('succeeded', to, o.reason, verdict.report);
+  }
+
+  /** Versions pinned before, most recent first (from the history, then `from`). */
+  async #recentPins(name: string, from: number | null): Promise<number[]> {
+    const out: number[] = from === null ? [] : [from];
+    const history = await this.history(name).catch(() => []);
+    for (let i = history.length - 1; i >= 0; i--) {
+      const p = history[i]!.pinned;
+      if (p !== null && !out.includes(p)) out.push(p);
+    }
+    return out;
+  }
+
+  /** Unloads `version` (after the canary failed), keeping `others` loaded. */
+  async #unloadVersion(name: string, version: number, others: number[]): Promise<void> {
+    const rest = others.filter((v) => v !== version);
+    try {
+      if (rest.length > 0) await this.#host.loadModel(name, { versions: rest });
+      else await this.#host.unloadModel(name);
+    } catch {
+      // Not pinned, it serves no unversioned request; it stays loaded.
+    }
+  }
+
+  /** Runs the canary; `failure` says why it failed. */
+  async #canary(
+    name: string,
+    from: number | null,
+    to: number,
+    options: CanaryOptions | undefined,
+    step: (s: DeploymentStep['step'], version: number, detail?: string) => void,
+  ): Promise<{ failure?: string; report?: CanaryReport }> {
+    if (options === undefined) return {};
+    step('canary', to);
+    const report: CanaryReport = {
+      requests: 0,
+      requestErrors: 0,
+      mismatches: 0,
+      liveRequests: 0,
+      liveErrors: 0,
+      errorRate: 0,
+    };
+    let failure: string | undefined;
+    for (const request of options.requests ?? []) {
+      report.requests++;
+      let fresh: InferResult;
+      try {
+        fresh = await this.#host.inferAt(name, to, request);
+      } catch (err) {
+        report.requestErrors++;
+        failure ??= `canary request ${report.requests} failed on version ${to}: ${(err as Error).message}`;
+        continue;
+      }
+      if (options.compare !== undefined && from !== null) {
+        let old: InferResult | undefined;
+        try {
+          old = await this.#host.inferAt(name, from, request);
+          const same = await options.compare(old.outputs, fresh.outputs, request);
+          if (!same) {
+            report.mismatches++;
+            failure ??= `canary request ${report.requests}: compare() refused the outputs of version ${to} against version ${from}`;
+          }
+        } catch (err) {
+          report.mismatches++;
+          failure ??= `canary request ${report.requests}: comparing with version ${from} failed: ${(err as Error).message}`;
+        } finally {
+          old?.dispose();
+        }
+      }
+      fresh.dispose();
+    }
+    const traffic = options.traffic ?? 0;
+    if (failure === undefined && traffic > 0) {
+      const live: LiveCanary = {
+        version: to,
+        traffic,
+        inflight: 0,
+        drained: undefined,
+        latencies: [],
+        baseline: [],
+        requests: 0,
+        errors: 0,
+      };
+      this.#canaries.set(name, live);
+      await new Promise((r) => setTimeout(r, options.durationMs ?? 5000));
+      // Stop routing, then let the canary's requests finish before judging (and before any unload).
+      this.#canaries.delete(name);
+      if (live.inflight > 0) await new Promise<void>((r) => (live.drained = r));
+      report.liveRequests = live.requests;
+      report.liveErrors = live.errors;
+      report.errorRate = live.requests === 0 ? 0 : live.errors / live.requests;
+      const mine = p99(live.latencies);
+      const theirs = p99(live.baseline);
+      if (mine !== undefined) report.p99Ms = mine;
+      if (theirs !== undefined) report.baselineP99Ms = theirs;
+      if (mine !== undefined && theirs !== undefined && theirs > 0) report.latencyRatio = mine / theirs;
+      const maxErrorRate = options.maxErrorRate ?? 0;
+      if (report.errorRate > maxErrorRate) {
+        failure = `error rate ${report.errorRate.toFixed(3)} on live traffic over maxErrorRate ${maxErrorRate}`;
+      } else if (options.maxLatencyRatio !== undefined) {
+        const min = options.minRequests ?? 20;
+        if (live.latencies.length < min || live.baseline.length < min) {
+          failure = `too few live requests to judge latency (${live.latencies.length} on version ${to}, ${live.baseline.length} on the pinned version; minRequests ${min})`;
+        } else if ((report.latencyRatio ?? 0) > options.maxLatencyRatio) {
+          failure = `p99 latency ratio ${report.latencyRatio!.toFixed(2)} over maxLatencyRatio ${options.maxLatencyRatio}`;
+        }
+      }
+    }
+    return failure === undefined ? { report } : { failure, report };
+  }
+
+  rollback(name: string, options: RollbackOptions): Promise<Deployment> {
+    if (!is.object(options)) throw optionError('rollback options', 'an object', options);
+    for (const key of Object.keys(options)) {
+      if (key !== 'to' && key !== 'reason')
+        throw new TypeError(`Unknown option '${key}' for rollback (known: to, reason)`);
+    }
+    if (options.to !== undefined && (!is.integer(options.to) || options.to < 1)) {
+      throw optionError('rollback to', 'a version number >= 1', options.to);
+    }
+    if (options.reason !== undefined && !is.string(options.reason)) {
+      throw optionError('rollback reason', 'a string', options.reason);
+    }
+    return this.#serialized(name, () => this.#rollback(name, options));
+  }
+
+  async #rollback(name: string, options: RollbackOptions): Promise<Deployment> {
+    const startedAt = new Date().toISOString();
+    const dir = this.#modelDir(name);
+    const ready = await this.#host.readyVersions(name);
+    const from = this.#pins.get(name) ?? (ready.length > 0 ? Math.max(...ready) : null);
+    let to = options.to;
+    if (to === undefined) {
+      const earlier = (await this.#recentPins(name, null)).filter((v) => v !== from);
+      to = earlier[0];
+      if (to === undefined) {
+        throw tritonError(
+          'NOT_FOUND',
+          `rollback: model '${name}' has no earlier pinned version to go back to`,
+          {
+            model: name,
+          },
+        );
+      }
+    }
+    if (!ready.includes(to)) {
+      if (!(await this.#versionFolders(dir)).includes(to)) {
+        throw tritonError('NOT_FOUND', `rollback: model '${name}' has no version folder ${to} in ${dir}`, {
+          model: name,
+        });
+      }
+      await this.#host.loadModel(name, { versions: [...new Set([...ready, to])].sort((a, b) => a - b) });
+    }
+    this.#setPin(name, to);
+    const entry: Deployment = {
+      kind: 'rollback',
+      model: name,
+      from,
+      to,
+      status: 'succeeded',
+      ...(options.reason === undefined ? {} : { reason: options.reason }),
+      pinned: to,
+      loaded: await this.#host.readyVersions(name).catch(() => []),
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    };
+    await this.#record(name, entry);
+    return entry;
+  }
+
+  /**
+   * Before `loadModel(name)` without versions: the versions the history says
+   * were loaded and the pin, when the model has a history and those folders
+   * exist. Undefined: load as Triton would.
+   */
+  async restore(name: string): Promise<{ versions: number[]; pinned: number } | undefined> {
+    let history: Deployment[];
+    try {
+      history = await this.history(name);
+    } catch (err) {
+      if (err instanceof TritonError) return undefined;
+      throw err;
+    }
+    const last = history.at(-1);
+    if (last === undefined || last.pinned === null) return undefined;
+    const folders = await this.#versionFolders(this.#modelDir(name));
+    if (!folders.includes(last.pinned)) return undefined;
+    const versions = [...new Set([last.pinned, ...last.loaded.filter((v) => folders.includes(v))])].sort(
+      (a, b) => a - b,
+    );
+    return { versions, pinned: last.pinned };
+  }
+
+  /** Pins `version` (a restore at load). */
+  pin(name: string, version: number): void {
+    this.#setPin(name, version);
+  }
+}
