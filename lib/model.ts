@@ -47,8 +47,9 @@ export interface ModelMetadata {
   outputs: TensorMetadata[];
 }
 
-/** Triton's model config in its JSON form (protobuf field names, e.g. `max_batch_size`). */
-export type ModelConfig = Record<string, unknown>;
+import type { ModelConfig } from './model-config.js';
+
+export type { ModelConfig };
 
 /** @internal What a Model needs from its server. */
 export interface ModelHost {

@@ -64,7 +64,22 @@ interface Token {
 
 class Lexer {
   private pos = 0;
+  /** Where the last token read starts (for error locations). */
+  lastStart = 0;
   constructor(private readonly src: string) {}
+
+  /** 1-based line and column of an offset. */
+  location(offset: number): { line: number; column: number } {
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i < offset && i < this.src.length; i++) {
+      if (this.src[i] === '\n') {
+        line++;
+        start = i + 1;
+      }
+    }
+    return { line, column: offset - start + 1 };
+  }
 
   private skip(): void {
     while (this.pos < this.src.length) {
@@ -88,6 +103,7 @@ class Lexer {
 
   next(): Token | undefined {
     this.skip();
+    this.lastStart = this.pos;
     if (this.pos >= this.src.length) return undefined;
     const src = this.src;
     const c = src[this.pos]!;
@@ -124,7 +140,7 @@ class Lexer {
       this.pos += id[0].length;
       return { kind: 'ident', text: id[0] };
     }
-    throw new SyntaxError(`unexpected character '${c}' at offset ${this.pos}`);
+    throw new SyntaxError(`unexpected character '${c}'`);
   }
 }
 
@@ -222,7 +238,136 @@ function addField(
   out[name] = values[0]!;
 }
 
-/** Parses config.pbtxt text into Triton's JSON model config form. Throws SyntaxError. */
+/** Parses config.pbtxt text into Triton's JSON model config form. Throws a SyntaxError that says `line L, column C: …`. */
 export function parseModelConfigText(text: string): Record<string, unknown> {
-  return parseMessage(new Lexer(text), undefined, []);
+  const lex = new Lexer(text);
+  try {
+    return parseMessage(lex, undefined, []);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    const { line, column } = lex.location(lex.lastStart);
+    throw new SyntaxError(`line ${line}, column ${column}: ${err.message}`);
+  }
+}
+
+// ---- writing ---------------------------------------------------------------------
+
+/** Fields whose values are enum names: written bare (`data_type: TYPE_FP32`), never quoted. */
+const ENUM_FIELDS = new Set(['data_type', 'format', 'kind', 'timeout_action', 'priority']);
+
+/** Fields of string type: written quoted even when they look like numbers. */
+const STRING_FIELDS = new Set([
+  'name',
+  'platform',
+  'backend',
+  'runtime',
+  'label_filename',
+  'host_policy',
+  'default_model_filename',
+  'model_name',
+  'model_namespace',
+  'key',
+  'value',
+  'string_value',
+  'input_name',
+  'output_name',
+  'target_name',
+  'source_input',
+  'profile',
+  'op_library_filename',
+  'input_data_file',
+  'data_file',
+  'parameters',
+]);
+
+function quote(text: string): string {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r')}"`;
+}
+
+function scalarText(name: string, value: unknown): string {
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`${name}: ${value} has no text form`);
+    return String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string') {
+    if (ENUM_FIELDS.has(name) && /^[A-Z][A-Z0-9_]*$/.test(value)) return value;
+    // Triton's JSON writes some 64-bit integers as strings ("dims": ["1"]).
+    if (!STRING_FIELDS.has(name) && /^-?\d+$/.test(value)) return value;
+    return quote(value);
+  }
+  throw new TypeError(`${name}: a ${value === null ? 'null' : typeof value} has no text form`);
+}
+
+function isMessage(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function writeField(name: string, value: unknown, path: string[], indent: string, out: string[]): void {
+  if (value === undefined) return;
+  const inner = `${indent}  `;
+  if (isMapField(name, path) && isMessage(value)) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) {
+      out.push(`${indent}${name}: []`);
+      return;
+    }
+    for (const [key, v] of entries) {
+      out.push(`${indent}${name} {`);
+      // priority_queue_policy is keyed by priority level (a uint64): bare.
+      out.push(`${inner}key: ${name === 'priority_queue_policy' && /^\d+$/.test(key) ? key : quote(key)}`);
+      if (isMessage(v)) {
+        out.push(`${inner}value {`);
+        writeMessage(v, [...path, name, 'value'], `${inner}  `, out);
+        out.push(`${inner}}`);
+      } else {
+        out.push(`${inner}value: ${scalarText('value', v)}`);
+      }
+      out.push(`${indent}}`);
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) {
+      out.push(`${indent}${name}: []`);
+    } else if (value.every((v) => !isMessage(v))) {
+      out.push(`${indent}${name}: [ ${value.map((v) => scalarText(name, v)).join(', ')} ]`);
+    } else {
+      out.push(`${indent}${name} [`);
+      value.forEach((v, i) => {
+        if (!isMessage(v)) throw new TypeError(`${[...path, name].join('.')}[${i}]: expected a message`);
+        out.push(`${inner}{`);
+        writeMessage(v, [...path, name], `${inner}  `, out);
+        out.push(`${inner}}${i < value.length - 1 ? ',' : ''}`);
+      });
+      out.push(`${indent}]`);
+    }
+    return;
+  }
+  if (isMessage(value)) {
+    out.push(`${indent}${name} {`);
+    writeMessage(value, [...path, name], inner, out);
+    out.push(`${indent}}`);
+    return;
+  }
+  out.push(`${indent}${name}: ${scalarText(name, value)}`);
+}
+
+function writeMessage(message: Record<string, unknown>, path: string[], indent: string, out: string[]): void {
+  for (const [name, value] of Object.entries(message)) {
+    if (!/^[A-Za-z_]\w*$/.test(name)) throw new TypeError(`'${name}' is not a config field name`);
+    writeField(name, value, path, indent, out);
+  }
+}
+
+/**
+ * Writes a model config (Triton's JSON form) as config.pbtxt text: enum
+ * names bare, repeated fields in brackets, maps as key/value entries. What
+ * `parseModelConfigText` reads back is the same config.
+ */
+export function formatModelConfigText(config: Record<string, unknown>): string {
+  const out: string[] = [];
+  writeMessage(config, [], '', out);
+  return `${out.join('\n')}\n`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Server, TritonError } from '../lib/index.js';
+import { type ModelConfig, Server, TritonError } from '../lib/index.js';
 import { eventually, serverOptions, useServer } from './helpers.js';
 
 const server = useServer([]);
@@ -231,7 +231,7 @@ describe('model control', () => {
       max_batch_size: 0,
       input: [{ name: 'INPUT0', data_type: 'TYPE_INT32', dims: [-1] }],
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_INT32', dims: [-1] }],
-    };
+    } satisfies ModelConfig;
     await server().loadModel('in_memory_identity', {
       config,
       files: { '1/placeholder.txt': 'identity needs no file' },
