@@ -333,4 +333,28 @@ export const MUTATIONS = [
     replace: '        if (false) {\n',
     tests: ['test/scheduling-options.test.ts'],
   },
+  {
+    name: 'deploy-pin-ignored',
+    why: 'safe rollout: unversioned requests go to Triton\'s highest ready version instead of the pinned one, so a new version takes traffic before its canary',
+    file: 'lib/server.ts',
+    search: '    return this.#deployments.infer(name, (v) => this.#inference.infer(name, v, request));\n',
+    replace: '    return this.#inference.infer(name, modelVersion, request);\n',
+    tests: ['test/deploy.test.ts'],
+  },
+  {
+    name: 'deploy-failed-canary-kept',
+    why: 'safe rollout: a version whose canary failed is pinned anyway',
+    file: 'lib/deploy.ts',
+    search: '    if (verdict.failure !== undefined) {\n',
+    replace: '    if (false) {\n',
+    tests: ['test/deploy.test.ts'],
+  },
+  {
+    name: 'config-map-as-list',
+    why: 'lossless config text: map fields are written as plain lists, which do not read back as maps',
+    file: 'lib/pbtxt.ts',
+    search: '  if (isMapField(name, path) && isMessage(value)) {\n',
+    replace: '  if (false) {\n',
+    tests: ['test/model-config.test.ts'],
+  },
 ];

@@ -69,14 +69,12 @@ describe('the reference configs of a real Triton (its JSON with every default fi
   } catch {
     // Not in this checkout: the repository's own configs above still run.
   }
-  it.skipIf(names.length === 0).each(names.map((n) => [n]))(
-    '%s round-trips through the text form',
-    (name) => {
-      const json = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ModelConfig;
-      const text = formatModelConfig(json);
-      expect(parseModelConfig(text)).toEqual(numbersOf(json));
-    },
-  );
+  it.skipIf(names.length > 0)('(no reference folder beside this checkout: skipped)', () => {});
+  it.each(names.map((n) => [n]))('%s round-trips through the text form', (name) => {
+    const json = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ModelConfig;
+    const text = formatModelConfig(json);
+    expect(parseModelConfig(text)).toEqual(numbersOf(json));
+  });
 });
 
 describe('a known config written as text', () => {
