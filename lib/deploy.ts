@@ -605,7 +605,11 @@ export class Deployments {
       await new Promise((r) => setTimeout(r, options.durationMs ?? 5000));
       // Stop routing, then let the canary's requests finish before judging (and before any unload).
       this.#canaries.delete(name);
-      if (live.inflight > 0) await new Promise<void>((r) => (live.drained = r));
+      if (live.inflight > 0) {
+        await new Promise<void>((resolve) => {
+          live.drained = resolve;
+        });
+      }
       report.liveRequests = live.requests;
       report.liveErrors = live.errors;
       report.errorRate = live.requests === 0 ? 0 : live.errors / live.requests;
