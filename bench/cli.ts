@@ -447,11 +447,25 @@ function typesCommandOf(cmd: Command): void {
     });
 }
 
+function lintCommandOf(cmd: Command): void {
+  cmd
+    .command('lint')
+    .description("Check model configs against Triton's guidance (rules: docs/lint/)")
+    .allowUnknownOption(true)
+    .helpOption(false)
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { lintCommand } = await import('../lib/lint/command.js');
+      process.exitCode = lintCommand(args);
+    });
+}
+
 function program(): Command {
   const cmd = new Command('triton-node').description('triton-node command-line tools');
   benchCommand(cmd);
   soakCommand(cmd);
   typesCommandOf(cmd);
+  lintCommandOf(cmd);
   return cmd;
 }
 

@@ -45,6 +45,17 @@ export {
   type ModelWarmup,
 } from './model-config.js';
 export {
+  lint,
+  lintModel,
+  lintRules,
+  formatLintText,
+  formatLintSarif,
+  type LintFinding,
+  type LintOptions,
+  type LintReport,
+  type LintSeverity,
+} from './lint/index.js';
+export {
   modelTypes,
   type ModelTypesEntry,
   type ModelTypesOptions,
@@ -74,6 +85,7 @@ export type {
   RateLimiterMode,
   HostPolicy,
   ResponseCacheOptions,
+  LintMode,
 } from './options.js';
 export {
   Model,
