@@ -460,12 +460,26 @@ function lintCommandOf(cmd: Command): void {
     });
 }
 
+function tuneCommandOf(cmd: Command): void {
+  cmd
+    .command('tune')
+    .description("Run Triton's dynamic batching procedure on a model in-process, against a latency SLA")
+    .allowUnknownOption(true)
+    .helpOption(false)
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { tuneCommand } = await import('../lib/tune/command.js');
+      process.exitCode = await tuneCommand(args);
+    });
+}
+
 function program(): Command {
   const cmd = new Command('triton-node').description('triton-node command-line tools');
   benchCommand(cmd);
   soakCommand(cmd);
   typesCommandOf(cmd);
   lintCommandOf(cmd);
+  tuneCommandOf(cmd);
   return cmd;
 }
 

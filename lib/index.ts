@@ -55,6 +55,8 @@ export {
   type LintReport,
   type LintSeverity,
 } from './lint/index.js';
+export { tune, type TuneOptions, type TunePoint, type TuneProgress, type TuneResult } from './tune/index.js';
+export { tuneReportHtml } from './tune/report.js';
 export {
   modelTypes,
   type ModelTypesEntry,

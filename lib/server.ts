@@ -133,6 +133,11 @@ export class Server implements AsyncDisposable {
     return server;
   }
 
+  /** The model repositories, as absolute paths. */
+  get repositories(): readonly string[] {
+    return this.#repositories;
+  }
+
   /** The Triton library this server runs on. */
   get library(): LibraryInfo {
     return this.#library;
