@@ -217,14 +217,15 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
   const configFor = (n: number, p: number | null, delayUs: number): ModelConfig => {
     const base = repositoryConfig(server, name) ?? original;
     const groups = base.instance_group?.length ? base.instance_group : [{ kind: 'KIND_AUTO' as const }];
-    const config: ModelConfig = { ...base, instance_group: groups.map((g) => ({ ...g, count: n })) };
-    if (p === null) delete config.dynamic_batching;
-    else
+    const { dynamic_batching: batching, ...rest } = base;
+    const config: ModelConfig = { ...rest, instance_group: groups.map((g) => ({ ...g, count: n })) };
+    if (p !== null) {
       config.dynamic_batching = {
-        ...(base.dynamic_batching ?? {}),
+        ...(batching ?? {}),
         preferred_batch_size: [p],
         max_queue_delay_microseconds: delayUs,
       };
+    }
     return config;
   };
 

@@ -6,7 +6,7 @@
  */
 import type { TunePoint, TuneResult } from './index.js';
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function label(p: TunePoint): string {
   const batching =
@@ -54,7 +54,7 @@ export function tuneChartSvg(result: TuneResult): string {
     const shape = p.preferredBatchSize === null ? 'rect' : 'circle';
     const cx = x(p.p99Ms);
     const cy = y(p.throughput);
-    const title = `<title>${escape(label(p))}: ${p.throughput.toFixed(1)}/s, p99 ${p.p99Ms.toFixed(2)} ms</title>`;
+    const title = `<title>${escapeHtml(label(p))}: ${p.throughput.toFixed(1)}/s, p99 ${p.p99Ms.toFixed(2)} ms</title>`;
     out.push(
       shape === 'rect'
         ? `<rect x="${cx - 4}" y="${cy - 4}" width="8" height="8" fill="${color}" fill-opacity="0.7">${title}</rect>`
@@ -65,7 +65,7 @@ export function tuneChartSvg(result: TuneResult): string {
     const bx = x(result.best.p99Ms);
     const by = y(result.best.throughput);
     out.push(`<circle cx="${bx}" cy="${by}" r="10" fill="none" stroke="black" stroke-width="2"/>`);
-    out.push(`<text x="${bx + 12}" y="${by - 8}">pick: ${escape(label(result.best))}</text>`);
+    out.push(`<text x="${bx + 12}" y="${by - 8}">pick: ${escapeHtml(label(result.best))}</text>`);
   }
   instances.forEach((n, i) => {
     out.push(
@@ -116,19 +116,19 @@ export function tuneReportHtml(result: TuneResult): string {
   ];
   return [
     '<!doctype html>',
-    `<html><head><meta charset="utf-8"><title>triton-node tune: ${escape(result.model)}</title>`,
+    `<html><head><meta charset="utf-8"><title>triton-node tune: ${escapeHtml(result.model)}</title>`,
     '<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}pre{background:#f4f4f4;padding:1em}</style>',
     '</head><body>',
-    `<h1>triton-node tune: ${escape(result.model)}</h1>`,
+    `<h1>triton-node tune: ${escapeHtml(result.model)}</h1>`,
     `<p>SLA: p99 ≤ ${result.slaP99Ms} ms. ${result.points.length} points, ${result.startedAt} to ${result.finishedAt}.</p>`,
     tuneChartSvg(result),
     result.best === undefined
       ? '<p><b>No configuration met the SLA.</b></p>'
-      : `<h2>Pick</h2><p>${escape(label(result.best))}: ${result.best.throughput.toFixed(1)} inferences/s, p99 ${result.best.p99Ms.toFixed(2)} ms${
+      : `<h2>Pick</h2><p>${escapeHtml(label(result.best))}: ${result.best.throughput.toFixed(1)} inferences/s, p99 ${result.best.p99Ms.toFixed(2)} ms${
           result.recheck === undefined
             ? ''
             : `; measured again: ${result.recheck.throughput.toFixed(1)}/s, p99 ${result.recheck.p99Ms.toFixed(2)} ms (${result.recheck.meetsSla ? 'within' : 'outside'} the SLA)`
-        }.</p><pre>${escape(result.configText ?? '')}</pre>`,
+        }.</p><pre>${escapeHtml(result.configText ?? '')}</pre>`,
     '<h2>Every point</h2>',
     `<table><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>${result.points.map(row).join('\n')}</table>`,
     '</body></html>',
