@@ -12,7 +12,7 @@
  * Server reads it back and `loadModel(name)` serves the deployed version.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -697,17 +697,30 @@ export class Deployments {
    * were loaded and the pin, when the model has a history and those folders
    * exist. Undefined: load as Triton would.
    */
-  async restore(name: string): Promise<{ versions: number[]; pinned: number } | undefined> {
-    let history: Deployment[];
+  restore(name: string): { versions: number[]; pinned: number } | undefined {
+    // Synchronous (a small file, read only where it exists): a load starts
+    // in the same turn as the call, as without a history.
+    let file: string;
     try {
-      history = await this.history(name);
-    } catch (err) {
-      if (err instanceof TritonError) return undefined;
-      throw err;
+      file = join(this.#modelDir(name), HISTORY);
+    } catch {
+      return undefined;
     }
-    const last = history.at(-1);
+    if (!existsSync(file)) return undefined;
+    let last: Deployment | undefined;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        last = JSON.parse(line) as Deployment;
+      } catch {
+        // a line cut short: the ones before it stand
+      }
+    }
     if (last === undefined || last.pinned === null) return undefined;
-    const folders = await this.#versionFolders(this.#modelDir(name));
+    const dir = this.#modelDir(name);
+    const folders = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && /^[0-9]+$/.test(e.name))
+      .map((e) => Number(e.name));
     if (!folders.includes(last.pinned)) return undefined;
     const versions = [...new Set([last.pinned, ...last.loaded.filter((v) => folders.includes(v))])].sort(
       (a, b) => a - b,

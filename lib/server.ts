@@ -272,7 +272,7 @@ export class Server implements AsyncDisposable {
     let pin: number | undefined;
     if (parsed.versions === undefined && config === undefined && parsed.files.length === 0) {
       // A model with a deployment history serves its deployed version.
-      const restored = await this.#deployments.restore(name);
+      const restored = this.#deployments.restore(name);
       if (restored !== undefined) {
         parsed.versions = restored.versions;
         pin = restored.pinned;
