@@ -187,7 +187,7 @@ const OUTCOME_FIX: Record<string, string> = {
   dlopen:
     'a library it needs is missing (the detail names it; `ldd` on the file lists them all): run in the image Triton was built for, or add that library to LD_LIBRARY_PATH',
   symbols: 'point TRITON_SERVER_LIB at libtritonserver.so itself',
-  version: 'Triton r24.08 or newer (C API 1.34+) is needed',
+  version: 'upgrade Triton to the C API the detail names (triton-node is tested on r24.08+, C API 1.34+)',
   probe: 'run `node -e "require(\'triton-node\').loadLibrary()"` to see the error',
 };
 
