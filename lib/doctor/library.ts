@@ -70,7 +70,9 @@ interface ProbeOutput {
 
 function runChild(args: string[], timeoutMs: number): Promise<{ out: string; err: string; why: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+    // In Electron's main process execPath is Electron itself: run it as plain Node.
+    const env = process.versions.electron ? { ...process.env, ELECTRON_RUN_AS_NODE: '1' } : process.env;
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, env });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
