@@ -98,7 +98,11 @@ function missingTools() {
 }
 
 function printCannotBuild(missing) {
-  const why = inRepository ? 'the repository builds from source' : `no prebuilt binary fits ${platformName}`;
+  const why = inRepository
+    ? 'the repository builds from source'
+    : fromSourceRequested()
+      ? 'a build from source was asked for (--build-from-source or TRITON_NODE_BUILD_FROM_SOURCE=1)'
+      : `no prebuilt binary fits ${platformName}`;
   const lines = [
     `${why}, and it cannot be built here. Missing:`,
     ...missing.map((m) => `  - ${m}`),
@@ -106,7 +110,9 @@ function printCannotBuild(missing) {
     '  Debian/Ubuntu: apt-get install -y g++ make python3',
     '  RHEL/Fedora:   dnf install -y gcc-c++ make python3',
     '  Alpine (musl has no prebuilt binary): apk add g++ make python3',
-    'Or install on linux-x64 or linux-arm64 with glibc, where prebuilt binaries need no tools',
+    fromSourceRequested() && !inRepository
+      ? 'Or leave the build from source out: the prebuilt binary for this machine needs no tools'
+      : 'Or install on linux-x64 or linux-arm64 with glibc, where prebuilt binaries need no tools',
     '(a multi-stage Dockerfile can also build in a full image and copy node_modules to a slim one).',
   ];
   for (const line of lines) say(line);
