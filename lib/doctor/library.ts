@@ -72,7 +72,11 @@ function runChild(args: string[], timeoutMs: number): Promise<{ out: string; err
   return new Promise((resolve) => {
     // In Electron's main process execPath is Electron itself: run it as plain Node.
     const env = process.versions.electron ? { ...process.env, ELECTRON_RUN_AS_NODE: '1' } : process.env;
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, env });
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+      env,
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
