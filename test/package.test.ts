@@ -11,7 +11,7 @@
  * this machine's architecture; the prebuilt binaries are cached by a hash of
  * their sources in build/prebuild-cache, so a second run compiles nothing).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
   mkdirSync,
@@ -49,10 +49,37 @@ function bareEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const child = spawnSync(command, args, { ...options, encoding: 'utf8', timeout: 540_000 });
-  const output = `${child.stdout ?? ''}\n${child.stderr ?? ''}${child.error ? `\n${child.error.message}` : ''}`;
-  return { status: child.status, stdout: child.stdout ?? '', stderr: child.stderr ?? '', output };
+interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  output: string;
+}
+
+/**
+ * Runs a command without blocking this worker's event loop (packing takes
+ * minutes where it compiles, and a blocked worker misses vitest's calls).
+ */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, timeout: 540_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += String(d);
+    });
+    const done = (status: number | null, error?: Error) =>
+      resolve({ status, stdout, stderr, output: `${stdout}\n${stderr}${error ? `\n${error.message}` : ''}` });
+    child.on('error', (err) => done(null, err));
+    child.on('close', (code) => done(code));
+  });
 }
 
 /** Files of the repository as git sees them (tracked, and new files not ignored). */
@@ -77,7 +104,7 @@ interface PackResult {
 let packed: PackResult;
 let tarball: string;
 
-function pack(): void {
+async function pack(): Promise<void> {
   const copy = join(work, 'repo');
   for (const file of repositoryFiles()) cpSync(join(ROOT, file), join(copy, file), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
@@ -86,7 +113,7 @@ function pack(): void {
     TRITON_NODE_PREBUILD_ARCHES: process.arch,
     TRITON_NODE_PREBUILD_CACHE: join(ROOT, 'build', 'prebuild-cache'),
   };
-  const child = run(process.execPath, [npmCli(), 'pack', '--json', '--pack-destination', work], {
+  const child = await run(process.execPath, [npmCli(), 'pack', '--json', '--pack-destination', work], {
     cwd: copy,
     env,
   });
@@ -97,7 +124,7 @@ function pack(): void {
   tarball = join(work, packed.filename);
 }
 
-function install(): ReturnType<typeof run> {
+function install(): Promise<RunResult> {
   mkdirSync(bin);
   symlinkSync(process.execPath, join(bin, 'node'));
   symlinkSync('/bin/sh', join(bin, 'sh'));
@@ -126,12 +153,12 @@ function sizeOf(dir: string): number {
   return total;
 }
 
-let installResult: ReturnType<typeof run>;
+let installResult: RunResult;
 
 describe('the package, packed and installed where there is no compiler', () => {
-  beforeAll(() => {
-    pack();
-    installResult = install();
+  beforeAll(async () => {
+    await pack();
+    installResult = await install();
   }, 600_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -157,9 +184,9 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(result.messages.map((m) => formatMessage(m, result.pkg))).toEqual([]);
   });
 
-  it('arethetypeswrong finds no problem for node10, node16 (CJS and ESM) and bundlers', () => {
+  it('arethetypeswrong finds no problem for node10, node16 (CJS and ESM) and bundlers', async () => {
     const attw = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
-    const child = run(process.execPath, [attw, tarball, '--format', 'ascii'], {
+    const child = await run(process.execPath, [attw, tarball, '--format', 'ascii'], {
       cwd: work,
       env: process.env,
     });
@@ -187,22 +214,22 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(bytes).toBeLessThan(2_000_000);
   });
 
-  it('runs the quickstart from the installed package on the fake engine', () => {
+  it('runs the quickstart from the installed package on the fake engine', async () => {
     const quickstart = join(installed, 'examples', 'quickstart.mjs');
-    const child = run(process.execPath, [quickstart], { cwd: consumer, env: bareEnv() });
+    const child = await run(process.execPath, [quickstart], { cwd: consumer, env: bareEnv() });
     expect(child.status, child.output).toBe(0);
     expect(child.stdout).toContain('identity_fp32 v1: OUTPUT0 FP32 [1,4] = [ 1, 2, 3, 4 ]');
   });
 
-  it('loads from CommonJS too', () => {
+  it('loads from CommonJS too', async () => {
     const code = "const t = require('triton-node'); console.log(typeof t.Server.create, typeof t.doctor)";
-    const child = run(process.execPath, ['-e', code], { cwd: consumer, env: bareEnv() });
+    const child = await run(process.execPath, ['-e', code], { cwd: consumer, env: bareEnv() });
     expect(child.stdout.trim(), child.output).toBe('function function');
   });
 
-  it('runs `triton-node doctor --json`, which says the addon is a prebuild', () => {
+  it('runs `triton-node doctor --json`, which says the addon is a prebuild', async () => {
     const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
-    const child = run(process.execPath, [cli, 'doctor', '--json'], { cwd: consumer, env: bareEnv() });
+    const child = await run(process.execPath, [cli, 'doctor', '--json'], { cwd: consumer, env: bareEnv() });
     const report = JSON.parse(child.stdout) as { ok: boolean; addon: { kind: string; fakeEngine: string } };
     expect(report.addon.kind).toBe('prebuild');
     expect(report.addon.fakeEngine).toBe(
@@ -211,10 +238,10 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(child.status).toBe(report.ok ? 0 : 1);
   });
 
-  it('a build from source with no tools says which are missing and how to get them', () => {
+  it('a build from source with no tools says which are missing and how to get them', async () => {
     const script = join(installed, 'scripts', 'install.mjs');
     const env = bareEnv({ TRITON_NODE_BUILD_FROM_SOURCE: '1' });
-    const child = run(process.execPath, [script], { cwd: installed, env });
+    const child = await run(process.execPath, [script], { cwd: installed, env });
     expect(child.status).toBe(1);
     expect(child.stderr).toContain('`make` (node-gyp drives the build with it)');
     expect(child.stderr).toContain('`g++`, a C++17 compiler');
