@@ -1,5 +1,10 @@
+# The addon and the fake engine build everywhere, on an install too (when no
+# prebuilt binary fits). The fake engine's C++ tests and the benchmark driver
+# build only where their sources are, that is in the repository: the package
+# does not ship them, so an install never compiles them.
 {
   "variables": {
+    "triton_node_dev_targets%": "<!(node -p \"+require('fs').existsSync('native/fake/test')\")",
     "cxx_flags": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
   },
   "targets": [
@@ -102,43 +107,49 @@
           "files": ["<(PRODUCT_DIR)/libtritonserver.so"]
         }
       ]
-    },
-    {
-      "target_name": "fake_engine_tests",
-      "type": "executable",
-      "sources": [
-        "native/fake/config_backend_checks.cc",
-        "native/fake/config_convert.cc",
-        "native/fake/config_defaults.cc",
-        "native/fake/config_documents.cc",
-        "native/fake/config_json_reader.cc",
-        "native/fake/config_schema.cc",
-        "native/fake/config_text_parser.cc",
-        "native/fake/config_text_tokenizer.cc",
-        "native/fake/config_validate.cc",
-        "native/fake/json.cc",
-        "native/fake/test/config_tests.cc",
-        "native/fake/test/engine_tests.cc",
-        "native/fake/test/fake_engine_tests.cc",
-        "native/fake/test/precondition_tests.cc"
-      ],
-      "include_dirs": ["native/include"],
-      "cflags!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
-      "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
-      "libraries": ["-ldl", "-lpthread"]
-    },
-    {
-      "target_name": "bench_driver",
-      "type": "executable",
-      "sources": [
-        "bench/native/driver.cc"
-      ],
-      "include_dirs": ["native/include"],
-      "cflags!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
-      "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
-      "libraries": ["-ldl", "-lpthread"]
     }
+  ],
+  "conditions": [
+    ["triton_node_dev_targets==1", {
+      "targets": [
+        {
+          "target_name": "fake_engine_tests",
+          "type": "executable",
+          "sources": [
+            "native/fake/config_backend_checks.cc",
+            "native/fake/config_convert.cc",
+            "native/fake/config_defaults.cc",
+            "native/fake/config_documents.cc",
+            "native/fake/config_json_reader.cc",
+            "native/fake/config_schema.cc",
+            "native/fake/config_text_parser.cc",
+            "native/fake/config_text_tokenizer.cc",
+            "native/fake/config_validate.cc",
+            "native/fake/json.cc",
+            "native/fake/test/config_tests.cc",
+            "native/fake/test/engine_tests.cc",
+            "native/fake/test/fake_engine_tests.cc",
+            "native/fake/test/precondition_tests.cc"
+          ],
+          "include_dirs": ["native/include"],
+          "cflags!": ["-fno-exceptions", "-fno-rtti"],
+          "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
+          "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
+          "libraries": ["-ldl", "-lpthread"]
+        },
+        {
+          "target_name": "bench_driver",
+          "type": "executable",
+          "sources": [
+            "bench/native/driver.cc"
+          ],
+          "include_dirs": ["native/include"],
+          "cflags!": ["-fno-exceptions", "-fno-rtti"],
+          "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
+          "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
+          "libraries": ["-ldl", "-lpthread"]
+        }
+      ]
+    }]
   ]
 }

@@ -434,52 +434,10 @@ function soakCommand(cmd: Command): void {
     });
 }
 
-function typesCommandOf(cmd: Command): void {
-  cmd
-    .command('types')
-    .description('Write TypeScript model specs from the config.pbtxt files of model repositories')
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { typesCommand } = await import('../lib/types-command.js');
-      process.exitCode = typesCommand(args);
-    });
-}
-
-function lintCommandOf(cmd: Command): void {
-  cmd
-    .command('lint')
-    .description("Check model configs against Triton's guidance (rules: docs/lint/)")
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { lintCommand } = await import('../lib/lint/command.js');
-      process.exitCode = lintCommand(args);
-    });
-}
-
-function tuneCommandOf(cmd: Command): void {
-  cmd
-    .command('tune')
-    .description("Run Triton's dynamic batching procedure on a model in-process, against a latency SLA")
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { tuneCommand } = await import('../lib/tune/command.js');
-      process.exitCode = await tuneCommand(args);
-    });
-}
-
 function program(): Command {
   const cmd = new Command('triton-node').description('triton-node command-line tools');
   benchCommand(cmd);
   soakCommand(cmd);
-  typesCommandOf(cmd);
-  lintCommandOf(cmd);
-  tuneCommandOf(cmd);
   return cmd;
 }
 

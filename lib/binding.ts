@@ -409,6 +409,28 @@ export interface NativeCuda {
   /** cudaFree/cudaFreeHost calls that failed since the process started (each
    * also reported on stderr). */
   freeFailures(): number;
+  /** What `triton-node doctor` reports; never throws. A field is null where
+   * the runtime lacks the entry point or the call failed. */
+  describe(): NativeCudaDescription;
+}
+
+/** The CUDA runtime, the driver and each visible device (cuda.describe()). */
+export interface NativeCudaDescription {
+  available: boolean;
+  /** Why CUDA is unavailable ('' when available). */
+  reason: string;
+  /** The libcudart file loaded ('' when none). */
+  runtimePath: string;
+  /** 1000 * major + 10 * minor (12080: CUDA 12.8). */
+  runtimeVersion: number | null;
+  /** The newest CUDA the driver supports, same encoding; 0: no driver. */
+  driverVersion: number | null;
+  devices: Array<{
+    index: number;
+    name: string | null;
+    totalMemory: number | null;
+    computeCapability: string | null;
+  }>;
 }
 
 export interface NativeAddon {
@@ -457,5 +479,7 @@ export interface NativeAddon {
     errorCodes: Record<TritonErrorCode, number>;
     /** The fake engine's live-object kinds, in TRITONFAKE_LiveObjects order. */
     liveObjectKinds: string[];
+    /** The Node-API version the addon was built for (NAPI_VERSION in binding.gyp). */
+    napiVersion: number;
   };
 }

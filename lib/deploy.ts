@@ -504,20 +504,30 @@ export class Deployments {
     }
 
     step('switching', to);
-    this.#setPin(name, to);
-    const keep = o.keep ?? 1;
-    const recent = await this.#recentPins(name, from);
-    const kept = new Set([to, ...recent.filter((v) => ready.includes(v)).slice(0, keep)]);
-    const unload = versions.filter((v) => !kept.has(v));
-    if (unload.length > 0) {
-      step('unloading', to, unload.join(', '));
-      try {
-        await this.#host.loadModel(name, { versions: [...kept].sort((a, b) => a - b) });
-      } catch {
-        // The switch stands; the older versions merely stay loaded.
-      }
-    }
+    await this.#switchTo(name, from, to, versions, o.keep ?? 1, step);
     return finish('succeeded', to, o.reason, verdict.report);
+  }
+
+  /** Pins `to`, then unloads the loaded versions beyond the `keep` most recently pinned before it. */
+  async #switchTo(
+    name: string,
+    from: number | null,
+    to: number,
+    loaded: number[],
+    keep: number,
+    step: (s: DeploymentStep['step'], version: number, detail?: string) => void,
+  ): Promise<void> {
+    this.#setPin(name, to);
+    const recent = await this.#recentPins(name, from);
+    const kept = new Set([to, ...recent.filter((v) => loaded.includes(v) && v !== to).slice(0, keep)]);
+    const unload = loaded.filter((v) => !kept.has(v));
+    if (unload.length === 0) return;
+    step('unloading', to, unload.join(', '));
+    try {
+      await this.#host.loadModel(name, { versions: [...kept].sort((a, b) => a - b) });
+    } catch {
+      // The switch stands; the older versions merely stay loaded.
+    }
   }
 
   /** Versions pinned before, most recent first (from the history, then `from`). */

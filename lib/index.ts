@@ -134,6 +134,15 @@ export {
   isDataType,
 } from './datatypes.js';
 export { libraryInfo, loadLibrary, type LibraryInfo } from './native.js';
+export {
+  doctor,
+  formatDoctorReport,
+  type DoctorOptions,
+  type DoctorReport,
+  type DoctorCheck,
+  type DoctorStatus,
+  type LibraryProbe,
+} from './doctor/index.js';
 export { cuda, CudaBuffer, HostBuffer, IPC_HANDLE_BYTES, type CopySource } from './cuda.js';
 export {
   Metric,

@@ -11,16 +11,19 @@
  * @packageDocumentation
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FakeLiveObjects } from './binding.js';
-import { addon, packageRoot } from './native.js';
+import { addon, fakeEnginePath } from './native.js';
 
 export type { FakeLiveObjects };
 
 export const fakeEngine = {
-  /** Path of the fake engine's libtritonserver.so in this package. */
+  /**
+   * Path of the fake engine's libtritonserver.so in this package: beside the
+   * prebuilt addon (prebuilds/<platform>-<arch>/), or build/fake/ when the
+   * addon was built from source.
+   */
   get libraryPath(): string {
-    return join(packageRoot(), 'build', 'fake', 'libtritonserver.so');
+    return fakeEnginePath();
   },
 
   /** True when the fake engine was built (and the addon loads). */

@@ -136,7 +136,12 @@ describe('triton-node tune', () => {
       LIBRARY_PATH,
       ...(BACKEND_DIR === undefined ? [] : ['--backend-dir', BACKEND_DIR]),
     ];
-    const script = `import('${ROOT}lib/tune/command.ts').then((m) => m.tuneCommand(${JSON.stringify(args)})).then((code) => process.exit(code));`;
+    const script = [
+      `const lib = await import('${ROOT}lib/index.ts');`,
+      `const { tuneCommand } = await import('${ROOT}lib/tune/command.ts');`,
+      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune });`,
+      'process.exit(code);',
+    ].join('\n');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,9 +11,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DataType, isDataType } from '../datatypes.js';
-import { Server } from '../server.js';
+import type { Server, ServerOptions } from '../index.js';
 import type { InputValue } from '../validate.js';
-import { type TuneOptions, tune } from './index.js';
+import type { TuneOptions, TuneResult } from './index.js';
 import { tuneReportHtml, tuneSummaryText } from './report.js';
 
 export const TUNE_USAGE =
@@ -64,76 +64,103 @@ function inputOf(spec: string): [string, InputValue] {
   return [m[1]!, { data: new DataView(new ArrayBuffer(count * (bytes ?? 1))), shape, datatype }];
 }
 
-export async function tuneCommand(args: string[]): Promise<number> {
-  let values: Record<string, string | string[] | boolean | undefined>;
+/**
+ * What the command needs from the library, passed in: the CLI imports the
+ * package by name (one copy of the library), tests pass the sources.
+ */
+export interface TuneCommandLibrary {
+  createServer(options: ServerOptions): Promise<Server>;
+  tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult>;
+}
+
+const TUNE_ARGS = {
+  repository: { type: 'string' },
+  model: { type: 'string' },
+  'sla-p99': { type: 'string' },
+  concurrency: { type: 'string' },
+  instances: { type: 'string' },
+  preferred: { type: 'string' },
+  'queue-delays': { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  input: { type: 'string', multiple: true },
+  library: { type: 'string' },
+  'backend-dir': { type: 'string' },
+  out: { type: 'string' },
+  force: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+type Values = Record<string, string | string[] | boolean | undefined>;
+
+/** What to tune and how, from the command's arguments; a TypeError names a mistake. */
+function tuneArguments(values: Values): { repository: string; model: string; options: TuneOptions } {
+  if (typeof values.repository !== 'string') throw new TypeError('--repository is required');
+  if (typeof values.model !== 'string') throw new TypeError('--model is required');
+  if (typeof values['sla-p99'] !== 'string') throw new TypeError('--sla-p99 is required (e.g. 20ms)');
+  const options: TuneOptions = { slaP99Ms: parseMs(values['sla-p99'], '--sla-p99') };
+  const text = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const c = text('concurrency');
+  if (c !== undefined) options.concurrency = list(c, '--concurrency');
+  const n = text('instances');
+  if (n !== undefined) options.instances = list(n, '--instances');
+  const p = text('preferred');
+  if (p !== undefined) options.preferredBatchSizes = list(p, '--preferred');
+  const d = text('queue-delays');
+  if (d !== undefined) options.queueDelaysUs = list(d, '--queue-delays');
+  const duration = text('duration');
+  if (duration !== undefined) options.durationMs = Math.round(parseMs(duration, '--duration'));
+  const warmup = text('warmup');
+  if (warmup !== undefined) options.warmupMs = Math.round(parseMs(warmup, '--warmup'));
+  if (Array.isArray(values.input)) options.inputs = Object.fromEntries(values.input.map(inputOf));
+  if (values.force === true) options.force = true;
+  return { repository: resolve(values.repository), model: values.model, options };
+}
+
+/** Writes the report, the JSON and the recommended config, and prints where. */
+function writeResults(result: TuneResult, out: string, model: string): void {
+  mkdirSync(out, { recursive: true });
+  const stem = join(out, `tune-${model}-${result.startedAt.replace(/[:.]/g, '-')}`);
+  writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(`${stem}.html`, tuneReportHtml(result));
+  if (result.configText !== undefined) writeFileSync(`${stem}.pbtxt`, result.configText);
+  const config = result.configText === undefined ? '' : `config: ${stem}.pbtxt\n`;
+  process.stdout.write(`report: ${stem}.html\njson:   ${stem}.json\n${config}`);
+}
+
+/** A server on the repository with the model loaded; undefined (after saying why) when it cannot start. */
+async function startServer(lib: TuneCommandLibrary, values: Values, repository: string, model: string) {
   try {
-    values = parseArgs({
-      args,
-      strict: true,
-      options: {
-        repository: { type: 'string' },
-        model: { type: 'string' },
-        'sla-p99': { type: 'string' },
-        concurrency: { type: 'string' },
-        instances: { type: 'string' },
-        preferred: { type: 'string' },
-        'queue-delays': { type: 'string' },
-        duration: { type: 'string' },
-        warmup: { type: 'string' },
-        input: { type: 'string', multiple: true },
-        library: { type: 'string' },
-        'backend-dir': { type: 'string' },
-        out: { type: 'string' },
-        force: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }).values;
-  } catch (err) {
-    process.stderr.write(`triton-node tune: ${(err as Error).message}\n${TUNE_USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    process.stdout.write(TUNE_USAGE);
-    return 0;
-  }
-  let options: TuneOptions;
-  let repository: string;
-  let modelName: string;
-  try {
-    if (typeof values.repository !== 'string') throw new TypeError('--repository is required');
-    if (typeof values.model !== 'string') throw new TypeError('--model is required');
-    if (typeof values['sla-p99'] !== 'string') throw new TypeError('--sla-p99 is required (e.g. 20ms)');
-    repository = resolve(values.repository);
-    modelName = values.model;
-    options = { slaP99Ms: parseMs(values['sla-p99'], '--sla-p99') };
-    if (typeof values.concurrency === 'string')
-      options.concurrency = list(values.concurrency, '--concurrency');
-    if (typeof values.instances === 'string') options.instances = list(values.instances, '--instances');
-    if (typeof values.preferred === 'string')
-      options.preferredBatchSizes = list(values.preferred, '--preferred');
-    if (typeof values['queue-delays'] === 'string')
-      options.queueDelaysUs = list(values['queue-delays'], '--queue-delays');
-    if (typeof values.duration === 'string')
-      options.durationMs = Math.round(parseMs(values.duration, '--duration'));
-    if (typeof values.warmup === 'string') options.warmupMs = Math.round(parseMs(values.warmup, '--warmup'));
-    if (Array.isArray(values.input)) options.inputs = Object.fromEntries(values.input.map(inputOf));
-    if (values.force === true) options.force = true;
-  } catch (err) {
-    process.stderr.write(`triton-node tune: ${(err as Error).message}\n${TUNE_USAGE}`);
-    return 2;
-  }
-  let server: Server;
-  try {
-    server = await Server.create({
+    const server = await lib.createServer({
       modelRepository: repository,
       ...(typeof values.library === 'string' ? { library: values.library } : {}),
       ...(typeof values['backend-dir'] === 'string' ? { backendDirectory: values['backend-dir'] } : {}),
     });
-    await server.loadModel(modelName);
+    await server.loadModel(model);
+    return server;
   } catch (err) {
     process.stderr.write(`triton-node tune: ${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
+export async function tuneCommand(args: string[], lib: TuneCommandLibrary): Promise<number> {
+  let values: Values;
+  let what: ReturnType<typeof tuneArguments>;
+  try {
+    values = parseArgs({ args, strict: true, options: TUNE_ARGS }).values;
+    if (values.help === true) {
+      process.stdout.write(TUNE_USAGE);
+      return 0;
+    }
+    what = tuneArguments(values);
+  } catch (err) {
+    process.stderr.write(`triton-node tune: ${(err as Error).message}\n${TUNE_USAGE}`);
     return 2;
   }
+  const { repository, model, options } = what;
+  const server = await startServer(lib, values, repository, model);
+  if (server === undefined) return 2;
   const abort = new AbortController();
   const onSigint = () => {
     process.stderr.write('\ntriton-node tune: stopping; putting the original config back\n');
@@ -143,17 +170,9 @@ export async function tuneCommand(args: string[]): Promise<number> {
   options.signal = abort.signal;
   options.onProgress = (p) => process.stderr.write(`[${p.done}/${p.planned}] ${p.what}\n`);
   try {
-    const result = await tune(server, modelName, options);
+    const result = await lib.tune(server, model, options);
     process.stdout.write(tuneSummaryText(result));
-    const out = resolve(typeof values.out === 'string' ? values.out : 'tune-results');
-    mkdirSync(out, { recursive: true });
-    const stem = join(out, `tune-${modelName}-${result.startedAt.replace(/[:.]/g, '-')}`);
-    writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(`${stem}.html`, tuneReportHtml(result));
-    if (result.configText !== undefined) writeFileSync(`${stem}.pbtxt`, result.configText);
-    process.stdout.write(
-      `report: ${stem}.html\njson:   ${stem}.json\n${result.configText ? `config: ${stem}.pbtxt\n` : ''}`,
-    );
+    writeResults(result, resolve(typeof values.out === 'string' ? values.out : 'tune-results'), model);
     return result.best !== undefined && result.recheck?.meetsSla !== false ? 0 : 1;
   } catch (err) {
     if (abort.signal.aborted) {

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { TritonError, tritonError } from '../errors.js';
+import { tritonError } from '../errors.js';
 import { type ModelConfig, formatModelConfig } from '../model-config.js';
 import type { ModelMetadata } from '../model.js';
 import { parseModelConfigText } from '../pbtxt.js';
@@ -165,57 +165,48 @@ function gpuMemoryUsed(metrics: string): number | undefined {
   return total;
 }
 
-/**
- * Runs the procedure on `name` (loaded, explicit model control) and returns
- * every point, the pick and the recommended config. The original config is
- * put back at the end, on an error and on `signal`.
- */
-export async function tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult> {
-  checkOptions(options);
-  const startedAt = new Date().toISOString();
-  const model = server.model(name);
-  const original = await model.config();
-  const backend = original.backend ?? '';
-  if (
-    !options.force &&
-    (original.model_transaction_policy?.decoupled === true || LLM_BACKENDS.has(backend))
-  ) {
-    throw tritonError(
-      'UNSUPPORTED',
-      `tune: model '${name}' is ${LLM_BACKENDS.has(backend) ? `an LLM backend (${backend})` : 'decoupled'}: it batches internally, so Triton's batching rarely helps; pass force to tune it anyway`,
-      { model: name },
-    );
-  }
-  const mbs = Number(original.max_batch_size ?? 0);
-  const meta = await model.metadata();
-  const inputs = options.inputs ?? defaultInputs(meta, mbs > 0);
-  const concurrency = [...(options.concurrency ?? [1, 8, 32])].sort((a, b) => a - b);
-  const instances = [...(options.instances ?? [1, 2])];
-  const preferred =
-    mbs > 0
-      ? [...(options.preferredBatchSizes ?? [2, 4, 8, 16, 32, 64, 128, 256].filter((p) => p <= mbs))].filter(
-          (p) => p <= mbs,
-        )
-      : [];
-  const delays = [...(options.queueDelaysUs ?? [100, 500, 1000, 5000, 10000])];
-  const durationMs = options.durationMs ?? 3000;
-  const warmupMs = options.warmupMs ?? 300;
-  const sla = options.slaP99Ms;
-  const points: TunePoint[] = [];
-  let done = 0;
-  let planned = instances.length * (1 + preferred.length + delays.length) * concurrency.length;
+/** The settings of one run, resolved from the options and the model. */
+interface Plan {
+  inputs: Record<string, InputValue>;
+  concurrency: number[];
+  instances: number[];
+  preferred: number[];
+  delays: number[];
+  durationMs: number;
+  warmupMs: number;
+  sla: number;
+}
 
-  const abortIfAsked = () => {
-    if (options.signal?.aborted) {
-      const err = tritonError('CANCELLED', `tune of '${name}' stopped`, { model: name });
+/** One run of the procedure: its plan, the points measured, the progress. */
+class TuneRun {
+  readonly points: TunePoint[] = [];
+  done = 0;
+  planned: number;
+  readonly #model: ReturnType<Server['model']>;
+
+  constructor(
+    readonly server: Server,
+    readonly name: string,
+    readonly original: ModelConfig,
+    readonly plan: Plan,
+    readonly options: TuneOptions,
+  ) {
+    this.#model = server.model(name);
+    this.planned =
+      plan.instances.length * (1 + plan.preferred.length + plan.delays.length) * plan.concurrency.length;
+  }
+
+  abortIfAsked(): void {
+    if (this.options.signal?.aborted) {
+      const err = tritonError('CANCELLED', `tune of '${this.name}' stopped`, { model: this.name });
       err.name = 'AbortError';
       throw err;
     }
-  };
+  }
 
-  /** The original config with `instances` instances and the given batching. */
-  const configFor = (n: number, p: number | null, delayUs: number): ModelConfig => {
-    const base = repositoryConfig(server, name) ?? original;
+  /** The original config with `n` instances and the given batching. */
+  configFor(n: number, p: number | null, delayUs: number): ModelConfig {
+    const base = repositoryConfig(this.server, this.name) ?? this.original;
     const groups = base.instance_group?.length ? base.instance_group : [{ kind: 'KIND_AUTO' as const }];
     const { dynamic_batching: batching, ...rest } = base;
     const config: ModelConfig = { ...rest, instance_group: groups.map((g) => ({ ...g, count: n })) };
@@ -227,45 +218,49 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
       };
     }
     return config;
-  };
+  }
 
-  const measure = async (n: number, p: number | null, delayUs: number, c: number): Promise<TunePoint> => {
-    abortIfAsked();
-    options.onProgress?.({
-      done,
-      planned,
-      what: `instances ${n}, ${p === null ? 'no batching' : `preferred ${p}, queue delay ${delayUs} µs`}, concurrency ${c}`,
-    });
-    const latencies: number[] = [];
-    let errors = 0;
-    let requests = 0;
-    let measuring = false;
-    let before: ModelStatistics[] = [];
-    const run = async (until: () => boolean) => {
-      while (!until()) {
+  /** Closed-loop load from `c` workers until `end`; latencies recorded while `record()` says so. */
+  async #load(
+    c: number,
+    end: number,
+    sample: { latencies: number[]; requests: number; errors: number } | undefined,
+  ) {
+    const inputs = this.plan.inputs;
+    const worker = async () => {
+      while (performance.now() < end) {
         const t0 = performance.now();
         try {
-          const r = await model.infer({ inputs });
+          const r = await this.#model.infer({ inputs });
           r.dispose();
-          if (measuring) latencies.push(performance.now() - t0);
+          sample?.latencies.push(performance.now() - t0);
         } catch {
-          if (measuring) errors++;
+          if (sample) sample.errors++;
         }
-        if (measuring) requests++;
+        if (sample) sample.requests++;
       }
     };
-    const warmEnd = performance.now() + warmupMs;
-    await Promise.all(Array.from({ length: c }, () => run(() => performance.now() >= warmEnd)));
-    before = await model.statistics();
-    measuring = true;
+    await Promise.all(Array.from({ length: c }, worker));
+  }
+
+  /** Measures the loaded configuration at concurrency `c`. */
+  async measure(n: number, p: number | null, delayUs: number, c: number): Promise<TunePoint> {
+    this.abortIfAsked();
+    const what = p === null ? 'no batching' : `preferred ${p}, queue delay ${delayUs} µs`;
+    this.options.onProgress?.({
+      done: this.done,
+      planned: this.planned,
+      what: `instances ${n}, ${what}, concurrency ${c}`,
+    });
+    await this.#load(c, performance.now() + this.plan.warmupMs, undefined);
+    const before = await this.#model.statistics();
+    const sample = { latencies: [] as number[], requests: 0, errors: 0 };
     const start = performance.now();
-    const end = start + durationMs;
-    await Promise.all(Array.from({ length: c }, () => run(() => performance.now() >= end)));
+    await this.#load(c, start + this.plan.durationMs, sample);
     const seconds = (performance.now() - start) / 1000;
-    measuring = false;
-    const delta = statisticsDelta(before, await model.statistics());
-    const gpu = gpuMemoryUsed(await server.metrics().catch(() => ''));
-    latencies.sort((a, b) => a - b);
+    const delta = statisticsDelta(before, await this.#model.statistics());
+    const gpu = gpuMemoryUsed(await this.server.metrics().catch(() => ''));
+    const latencies = sample.latencies.sort((a, b) => a - b);
     // Batch elements per request, as Triton counted them.
     const batch = delta.successes > 0 ? delta.inferences / delta.successes : 1;
     const point: TunePoint = {
@@ -273,89 +268,143 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
       preferredBatchSize: p,
       queueDelayUs: p === null ? 0 : delayUs,
       concurrency: c,
-      throughput: ((requests - errors) * batch) / seconds,
+      throughput: ((sample.requests - sample.errors) * batch) / seconds,
       p50Ms: percentile(latencies, 0.5),
       p90Ms: percentile(latencies, 0.9),
       p99Ms: percentile(latencies, 0.99),
       queueUs: delta.meanQueueUs,
       computeUs: delta.meanComputeUs,
       meanBatchSize: delta.meanBatchSize,
-      requests,
-      errors,
+      requests: sample.requests,
+      errors: sample.errors,
       ...(gpu === undefined ? {} : { gpuMemoryBytes: gpu }),
       meetsSla: false,
     };
-    point.meetsSla = errors === 0 && latencies.length > 0 && point.p99Ms <= sla;
-    points.push(point);
-    done++;
+    point.meetsSla = sample.errors === 0 && latencies.length > 0 && point.p99Ms <= this.plan.sla;
+    this.points.push(point);
+    this.done++;
     return point;
-  };
+  }
 
   /** Loads a configuration and measures it at every concurrency. */
-  const sweep = async (n: number, p: number | null, delayUs: number): Promise<TunePoint[]> => {
-    abortIfAsked();
-    await server.loadModel(name, { config: configFor(n, p, delayUs) });
+  async sweep(n: number, p: number | null, delayUs: number): Promise<TunePoint[]> {
+    this.abortIfAsked();
+    await this.server.loadModel(this.name, { config: this.configFor(n, p, delayUs) });
     const out: TunePoint[] = [];
-    for (const c of concurrency) out.push(await measure(n, p, delayUs, c));
+    for (const c of this.plan.concurrency) out.push(await this.measure(n, p, delayUs, c));
     return out;
-  };
+  }
 
+  /** Raises the preferred size until no concurrency stays within the SLA; the best size. */
+  async raisePreferred(n: number): Promise<number | undefined> {
+    const { preferred, concurrency } = this.plan;
+    let best: number | undefined;
+    let bestThroughput = -1;
+    for (const [i, p] of preferred.entries()) {
+      const within = (await this.sweep(n, p, 0)).filter((x) => x.meetsSla);
+      if (within.length === 0) {
+        // The first breach: larger sizes only wait longer.
+        this.planned -= (preferred.length - i - 1) * concurrency.length;
+        break;
+      }
+      const top = Math.max(...within.map((x) => x.throughput));
+      if (top > bestThroughput) {
+        bestThroughput = top;
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  /** The queue-delay caps for size `p`, until the SLA breaks. */
+  async raiseDelay(n: number, p: number): Promise<void> {
+    const { delays, concurrency } = this.plan;
+    for (const [i, d] of delays.entries()) {
+      if (!(await this.sweep(n, p, d)).some((x) => x.meetsSla)) {
+        this.planned -= (delays.length - i - 1) * concurrency.length;
+        return;
+      }
+    }
+  }
+}
+
+/** The plan of a run, from the options and the model's config and metadata. */
+async function planOf(
+  server: Server,
+  name: string,
+  original: ModelConfig,
+  options: TuneOptions,
+): Promise<Plan> {
+  const mbs = Number(original.max_batch_size ?? 0);
+  const meta = await server.model(name).metadata();
+  const preferred = options.preferredBatchSizes ?? [2, 4, 8, 16, 32, 64, 128, 256];
+  return {
+    inputs: options.inputs ?? defaultInputs(meta, mbs > 0),
+    concurrency: [...(options.concurrency ?? [1, 8, 32])].sort((a, b) => a - b),
+    instances: [...(options.instances ?? [1, 2])],
+    preferred: mbs > 0 ? preferred.filter((p) => p <= mbs) : [],
+    delays: [...(options.queueDelaysUs ?? [100, 500, 1000, 5000, 10000])],
+    durationMs: options.durationMs ?? 3000,
+    warmupMs: options.warmupMs ?? 300,
+    sla: options.slaP99Ms,
+  };
+}
+
+/** Refuses what batches internally (decoupled models, LLM backends) unless forced. */
+function refuseInternalBatching(name: string, original: ModelConfig, force: boolean | undefined): void {
+  const backend = original.backend ?? '';
+  if (force || (original.model_transaction_policy?.decoupled !== true && !LLM_BACKENDS.has(backend))) return;
+  throw tritonError(
+    'UNSUPPORTED',
+    `tune: model '${name}' is ${LLM_BACKENDS.has(backend) ? `an LLM backend (${backend})` : 'decoupled'}: it batches internally, so Triton's batching rarely helps; pass force to tune it anyway`,
+    { model: name },
+  );
+}
+
+/**
+ * Runs the procedure on `name` (loaded, explicit model control) and returns
+ * every point, the pick and the recommended config. The original config is
+ * put back at the end, on an error and on `signal`.
+ */
+export async function tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult> {
+  checkOptions(options);
+  const startedAt = new Date().toISOString();
+  const original = await server.model(name).config();
+  refuseInternalBatching(name, original, options.force);
+  const run = new TuneRun(server, name, original, await planOf(server, name, original, options), options);
   let best: TunePoint | undefined;
   let recheck: TunePoint | undefined;
   try {
-    for (const n of instances) {
-      await sweep(n, null, 0);
-      let bestPreferred: number | undefined;
-      let bestThroughput = -1;
-      for (const p of preferred) {
-        const pts = await sweep(n, p, 0);
-        const within = pts.filter((x) => x.meetsSla);
-        if (within.length === 0) {
-          // The first breach: larger sizes only wait longer.
-          planned -= (preferred.length - preferred.indexOf(p) - 1) * concurrency.length;
-          break;
-        }
-        const top = Math.max(...within.map((x) => x.throughput));
-        if (top > bestThroughput) {
-          bestThroughput = top;
-          bestPreferred = p;
-        }
-      }
-      if (bestPreferred === undefined) {
-        planned -= delays.length * concurrency.length;
-        continue;
-      }
-      for (const d of delays) {
-        const pts = await sweep(n, bestPreferred, d);
-        if (!pts.some((x) => x.meetsSla)) {
-          planned -= (delays.length - delays.indexOf(d) - 1) * concurrency.length;
-          break;
-        }
-      }
+    for (const n of run.plan.instances) {
+      await run.sweep(n, null, 0);
+      const p = await run.raisePreferred(n);
+      if (p === undefined) run.planned -= run.plan.delays.length * run.plan.concurrency.length;
+      else await run.raiseDelay(n, p);
     }
-    for (const p of points)
+    for (const p of run.points)
       if (p.meetsSla && (best === undefined || p.throughput > best.throughput)) best = p;
     if (best !== undefined) {
-      planned++;
+      run.planned++;
       await server.loadModel(name, {
-        config: configFor(best.instances, best.preferredBatchSize, best.queueDelayUs),
+        config: run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs),
       });
-      recheck = await measure(best.instances, best.preferredBatchSize, best.queueDelayUs, best.concurrency);
-      points.pop(); // the recheck is reported apart
+      recheck = await run.measure(
+        best.instances,
+        best.preferredBatchSize,
+        best.queueDelayUs,
+        best.concurrency,
+      );
+      run.points.pop(); // the recheck is reported apart
     }
   } finally {
     // Put the original back: after the end, an error or an abort.
-    await server.loadModel(name, { config: original }).catch((err: unknown) => {
-      throw err instanceof TritonError
-        ? err
-        : tritonError('INTERNAL', `tune: restoring '${name}' failed: ${String(err)}`);
-    });
+    await server.loadModel(name, { config: original });
   }
-  options.onProgress?.({ done, planned: done, what: 'done' });
+  options.onProgress?.({ done: run.done, planned: run.done, what: 'done' });
   const result: TuneResult = {
     model: name,
-    slaP99Ms: sla,
-    points,
+    slaP99Ms: run.plan.sla,
+    points: run.points,
     original,
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -363,9 +412,8 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
   if (best !== undefined) {
     result.best = best;
     if (recheck !== undefined) result.recheck = recheck;
-    const config = configFor(best.instances, best.preferredBatchSize, best.queueDelayUs);
-    result.config = config;
-    result.configText = formatModelConfig(config);
+    result.config = run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs);
+    result.configText = formatModelConfig(result.config);
   }
   return result;
 }
