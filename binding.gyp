@@ -52,7 +52,8 @@
         "native/server/submit.cc",
         "native/triton/api.cc",
         "native/triton/datatypes.cc",
-        "native/triton/errors.cc"
+        "native/triton/errors.cc",
+        "native/triton/server_handles.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native", "native/include"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],

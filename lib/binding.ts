@@ -455,12 +455,16 @@ export interface NativeAddon {
   /** Addon-side counters for leak tests: live output buffers handed to JS,
    * pooled bytes, requests awaiting release (all environments), and requests
    * of this environment's running servers not yet settled (released, FINAL
-   * and trace released: a decoupled stream outlives its release). */
+   * and trace released: a decoupled stream outlives its release), and
+   * stopped servers kept undeleted while another server of the process runs
+   * (all environments; Triton's process-wide memory managers go with any
+   * deleted server). */
   addonStats(): {
     liveOutputBuffers: number;
     pooledBytes: number;
     pendingRequests: number;
     inflightRequests: number;
+    parkedServers: number;
   };
   /** Records the code the process exits with (main thread, from its exit event). */
   noteExitCode(code: number): void;

@@ -10,6 +10,7 @@
 #include "env/js_call.h"
 #include "server/core.h"
 #include "triton/api.h"
+#include "triton/server_handles.h"
 
 namespace triton_node {
 
@@ -67,7 +68,7 @@ bool ServerCore::DeleteServerOnce() {
     // server): the delete waits until they have all settled.
     if (deferred) CancelInflight();
     if (!deferred) {
-      err = Api().TRITONSERVER_ServerDelete(server_);
+      err = ReleaseServer(server_);
       if (err != nullptr && !failed) {
         error = TakeError(err);
         failed = true;
@@ -99,7 +100,7 @@ void ServerCore::DeleteServerWhenSettled() {
     if (phase_ != Phase::kDeletePending) return;  // the process is exiting
     phase_ = Phase::kDeletingLate;
   }
-  DropError(Api().TRITONSERVER_ServerDelete(server_));
+  DropError(ReleaseServer(server_));
   std::lock_guard<std::mutex> lock(state_mu_);
   phase_ = Phase::kStopped;
   state_cv_.notify_all();
