@@ -58,6 +58,10 @@ std::vector<int64_t> VersionDirs(const std::string& dir) {
   return v;
 }
 
+bool IsEnsemble(const ModelConfig& cfg) {
+  return cfg.platform == "ensemble" || cfg.has_ensemble_scheduling;
+}
+
 TRITONSERVER_Error* PollFailure(const std::string& name,
                                 const std::string& why) {
   LogError("Poll failed for model directory '" + name + "': " + why);
@@ -287,6 +291,11 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
                   "' with no backend in model configuration. Expected model "
                   "name of the form 'model.<backend_name>'.");
   }
+  // Triton checks the whole config while polling; the fake checks what
+  // concerns ensembles.
+  if (IsEnsemble(*cfg) && !ValidateModelConfig(*cfg, &error)) {
+    return PollFailure(name, error);
+  }
   return nullptr;
 }
 
@@ -335,10 +344,6 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   *code = TRITONSERVER_ERROR_INVALID_ARG;
   const std::string& backend_dir = core->options.backend_dir;
   std::string error;
-  if (cfg.platform == "ensemble" || cfg.has_ensemble_scheduling) {
-    *code = TRITONSERVER_ERROR_UNSUPPORTED;
-    return "ensemble models are not supported by the fake engine";
-  }
   if (cfg.has_sequence_batching) {
     *code = TRITONSERVER_ERROR_UNSUPPORTED;
     return "sequence batching is not supported by the fake engine";
@@ -353,7 +358,9 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   return "";
 }
 
-BackendKind KindOfBackend(const std::string& backend) {
+BackendKind KindOfBackend(const ModelConfig& cfg) {
+  const std::string& backend = cfg.backend;
+  if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
   return BackendKind::kIdentity;
@@ -413,6 +420,19 @@ TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
   return Err(fail_code, msg + "\n");
 }
 
+// An ensemble whose steps do not check out: Triton unloads it (versions
+// it served included) and reports the reason as the ensemble's. Caller
+// holds core->mu.
+TRITONSERVER_Error* FailEnsemble(const std::string& name, ModelEntry* entry,
+                                 const std::string& fail) {
+  LogError(std::string(CodeString(TRITONSERVER_ERROR_INVALID_ARG)) + ": " +
+           fail);
+  UnloadEntry(entry);
+  RemoveTempDir(&entry->temp_dir);
+  entry->config_json.clear();
+  return ErrArg("load failed for model '" + name + "': " + fail + "\n");
+}
+
 // The model's timing and echo parameters, as its backend reads them.
 struct BackendParameters {
   uint64_t execute_delay_ms = 0;
@@ -449,7 +469,10 @@ void StartVersions(ServerCore* core, const std::string& name,
     m->name = name;
     m->version = v;
     m->config = cfg;
-    m->backend = KindOfBackend(cfg.backend);
+    m->backend = KindOfBackend(cfg);
+    if (m->backend == BackendKind::kEnsemble) {
+      m->ensemble = MakeEnsemblePlan(m->config);
+    }
     m->execute_delay_ms = params.execute_delay_ms;
     m->square_delay_ns = params.square_delay_ns;
     m->echo_request = params.echo_request;
@@ -474,6 +497,19 @@ TRITONSERVER_Error* ServerCore::Load(
   if (stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
+  TRITONSERVER_Error* err = LoadModel(name, override_json, files);
+  if (err != nullptr) return err;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    models[name].explicitly_loaded = true;
+  }
+  ReloadWaitingEnsembles(name);
+  return nullptr;
+}
+
+TRITONSERVER_Error* ServerCore::LoadModel(
+    const std::string& name, const std::string* override_json,
+    const std::vector<std::pair<std::string, std::string>>* files) {
   TempDirOwner temp_dir;
   std::string dir;
   if (TRITONSERVER_Error* err =
@@ -493,8 +529,10 @@ TRITONSERVER_Error* ServerCore::Load(
   std::vector<int64_t> chosen = ChooseVersions(cfg.version_policy, dirs);
   if (chosen.empty()) return RefuseNoVersions(this, name);
 
-  TRITONSERVER_Error_Code fail_code;
-  std::string fail = BackendProblem(this, cfg, &fail_code);
+  TRITONSERVER_Error_Code fail_code = TRITONSERVER_ERROR_INVALID_ARG;
+  const bool ensemble = IsEnsemble(cfg);
+  std::string fail =
+      ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
   std::string new_json = ModelConfigToJson(cfg);
   std::lock_guard<std::mutex> lock(mu);
   if (fail.empty()) {
@@ -504,6 +542,15 @@ TRITONSERVER_Error* ServerCore::Load(
   ModelEntry& entry = models[name];
   entry.dir = dir;
   entry.version_dirs = dirs;
+  if (ensemble) {
+    entry.has_override_config = override_json != nullptr && files == nullptr;
+    entry.override_config = entry.has_override_config ? *override_json : "";
+    entry.composing.clear();
+    for (const auto& step : cfg.ensemble_steps) {
+      entry.composing.insert(step.model_name);
+    }
+    if (!fail.empty()) return FailEnsemble(name, &entry, fail);
+  }
   if (fail.empty() &&
       IsUnchangedReload(entry, new_json, chosen, files != nullptr)) {
     return nullptr;
@@ -520,18 +567,66 @@ TRITONSERVER_Error* ServerCore::Load(
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::Unload(const std::string& name) {
+TRITONSERVER_Error* ServerCore::Unload(const std::string& name,
+                                       bool dependents) {
   std::lock_guard<std::mutex> load_lock(load_mu);
   if (stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = models.find(name);
-  if (it == models.end()) return nullptr;  // as Triton: success
-  UnloadEntry(&it->second);
-  RemoveTempDir(&it->second.temp_dir);
-  it->second.config_json.clear();
+  std::set<std::string> steps;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = models.find(name);
+    if (it == models.end()) return nullptr;  // as Triton: success
+    UnloadEntry(&it->second);
+    RemoveTempDir(&it->second.temp_dir);
+    it->second.config_json.clear();
+    it->second.explicitly_loaded = false;
+    steps.swap(it->second.composing);  // out of the dependency graph
+  }
+  UnloadEnsemblesUsing(name);
+  if (dependents) UnloadUnusedSteps(steps);
   return nullptr;
+}
+
+// Triton's cascading removal: an ensemble's steps' models that were not
+// loaded by name and that no other ensemble uses. Caller holds load_mu.
+void ServerCore::UnloadUnusedSteps(const std::set<std::string>& steps) {
+  std::set<std::string> next;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& step : steps) {
+      auto it = models.find(step);
+      if (it == models.end() || it->second.explicitly_loaded) continue;
+      bool used = false;
+      for (auto& kv : models) used |= kv.second.composing.count(step) != 0;
+      if (used) continue;
+      UnloadEntry(&it->second);
+      it->second.config_json.clear();
+      next.insert(it->second.composing.begin(), it->second.composing.end());
+      it->second.composing.clear();
+    }
+  }
+  if (!next.empty()) UnloadUnusedSteps(next);
+}
+
+void ServerCore::UnloadEnsemblesUsing(const std::string& name) {
+  std::vector<std::string> users;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& kv : models) {
+      if (kv.second.composing.count(name) == 0) continue;
+      bool serving = false;
+      for (auto& v : kv.second.versions) {
+        serving |= v.second.state == VersionState::kReady;
+      }
+      if (!serving) continue;
+      UnloadEntry(&kv.second);
+      kv.second.config_json.clear();
+      users.push_back(kv.first);
+    }
+  }
+  for (const auto& user : users) UnloadEnsemblesUsing(user);
 }
 
 void ServerCore::UnloadAll() {
@@ -728,7 +823,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name);
+  return server->core->Unload(model_name, false);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
@@ -736,10 +831,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
   FAKE_LIVE(kServer, server);
   FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
-  // No ensembles in the fake, so a model has no dependents to unload.
+  // The ensembles that use the model go with it in both calls (seen on
+  // real r25.07: a plain unload of a step's model unloads its ensembles);
+  // this one also unloads what an ensemble's steps brought in.
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name);
+  return server->core->Unload(model_name, true);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(

@@ -11,6 +11,16 @@ namespace fake {
 
 std::atomic<bool> g_sync_callbacks{false};
 
+namespace {
+// Triton's pinned memory manager: a process-wide singleton that the
+// initialisation of a server creates when there is none, and that the
+// destruction of any server (a deleted one, or one that failed to start)
+// destroys, whatever other servers still use it (r25.07, server.cc).
+std::atomic<bool> g_host_memory_manager{false};
+}  // namespace
+
+bool HostMemoryManagerExists() { return g_host_memory_manager.load(); }
+
 // ---- the reaper: joins the threads of models that finished unloading ------
 // One process-wide thread, never joined: a model's last request may be
 // deleted on that model's own thread (inside a callback), which cannot join
@@ -385,14 +395,22 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   FAKE_LIVE(kServerOptions, options);
   FAKE_NOT_NULL(server);
   *server = nullptr;
+  // A server that fails to start is destroyed, and the memory manager with it.
+  auto fail = [](TRITONSERVER_Error* e) {
+    g_host_memory_manager.store(false);
+    return e;
+  };
   if (options->mode == TRITONSERVER_MODEL_CONTROL_POLL) {
-    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
-               "model control mode POLL is not supported by the fake engine");
+    return fail(
+        Err(TRITONSERVER_ERROR_UNSUPPORTED,
+            "model control mode POLL is not supported by the fake engine"));
   }
   if (options->repo_paths.empty()) {
-    return ErrArg("at least one model repository path must be set");
+    return fail(ErrArg("at least one model repository path must be set"));
   }
   TRITONSERVER_Error* init = InitBeforeModels(*options);
+  // Triton makes the memory manager after the cache, before the models.
+  if (init == nullptr) g_host_memory_manager.store(true);
   for (const auto& p : options->repo_paths) {
     if (init == nullptr && !IsDir(p)) {
       init = Err(TRITONSERVER_ERROR_INTERNAL, "failed to stat file " + p);
@@ -400,7 +418,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   }
   // As Triton: with exit-on-error, a failed start is an error; without, the
   // error is logged and a server that is not live is handed back.
-  if (init != nullptr && options->exit_on_error) return init;
+  if (init != nullptr && options->exit_on_error) return fail(init);
   SetLogOptions(*options);
   auto core = std::make_shared<ServerCore>();
   core->self = core;
@@ -427,7 +445,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   if (!loaded && options->exit_on_error) {
     TRITONSERVER_Error* e = StopCore(core.get());
     if (e != nullptr) delete e;
-    return Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models");
+    return fail(Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models"));
   }
   auto* s = new TRITONSERVER_Server();
   s->core = std::move(core);
@@ -451,6 +469,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
                   "them); the real library's backend threads use the "
                   "deleted server (crash)");
   delete server;
+  g_host_memory_manager.store(false);
   return nullptr;
 }
 
