@@ -92,6 +92,7 @@
         "native/fake/rate_limiter.cc",
         "native/fake/scheduler.cc",
         "native/fake/server.cc",
+        "native/fake/stand_ins.cc",
         "native/fake/statistics.cc",
         "native/fake/trace.cc"
       ],

@@ -448,6 +448,9 @@ export interface NativeAddon {
   /** Fake engine only: run inferences synchronously inside ServerInferAsync.
    * Returns false on a real Triton. */
   fakeSetSyncCallbacks(enabled: boolean): boolean;
+  /** Fake engine only: stand-in backends, "<backend>=<mode>[,...]" ("" for
+   * none); false (nothing done) on a real Triton; throws on a malformed spec. */
+  fakeSetStandIns(spec: string): boolean;
   /** Per environment: true when external ArrayBuffers are refused (Electron)
    * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
   copyOutputs(): boolean;

@@ -61,6 +61,12 @@ export interface ServerMetadata {
   name: string;
   version: string;
   extensions: string[];
+  /**
+   * Only on the fake engine with stand-in backends asked for
+   * (`fakeEngine.standIns()` in `triton-node/testing`): backend name (or
+   * `'*'`) to mode.
+   */
+  standIns?: Record<string, string>;
 }
 
 export class Server implements AsyncDisposable {
@@ -182,8 +188,19 @@ export class Server implements AsyncDisposable {
   async metadata(): Promise<ServerMetadata> {
     const holder = captureStack();
     const text = await this.#call(holder, {}, () => this.#native.metadata());
-    const raw = JSON.parse(text) as { name?: string; version?: string; extensions?: string[] };
-    return { name: raw.name ?? '', version: raw.version ?? '', extensions: raw.extensions ?? [] };
+    const raw = JSON.parse(text) as {
+      name?: string;
+      version?: string;
+      extensions?: string[];
+      triton_node_stand_ins?: Record<string, string>;
+    };
+    const metadata: ServerMetadata = {
+      name: raw.name ?? '',
+      version: raw.version ?? '',
+      extensions: raw.extensions ?? [],
+    };
+    if (raw.triton_node_stand_ins !== undefined) metadata.standIns = raw.triton_node_stand_ins;
+    return metadata;
   }
 
   /**
@@ -517,16 +534,19 @@ export class Server implements AsyncDisposable {
       platform?: string;
       inputs?: ModelMetadata['inputs'];
       outputs?: ModelMetadata['outputs'];
+      triton_node_stand_in?: string;
     };
     const tensors = (list: ModelMetadata['inputs'] | undefined) =>
       (list ?? []).map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape.map(Number) }));
-    return {
+    const metadata: ModelMetadata = {
       name: raw.name,
       versions: (raw.versions ?? []).map(Number),
       platform: raw.platform ?? '',
       inputs: tensors(raw.inputs),
       outputs: tensors(raw.outputs),
     };
+    if (raw.triton_node_stand_in !== undefined) metadata.standIn = raw.triton_node_stand_in;
+    return metadata;
   }
 
   /** @internal */

@@ -446,6 +446,10 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
   Sleep(m->execute_delay_ms * 1000000ull);
   const uint64_t output_start = SteadyNs();
   for (size_t i = 0; i < n; ++i) {
+    if (m->backend == BackendKind::kStandIn) {
+      StandInRespond(m, b[i], resps[i]);
+      continue;
+    }
     IdentityRespond(m, b[i], resps[i]);
     if (m->echo_request && resps[i]->error == nullptr) {
       EchoRequest(*b[i], resps[i]);

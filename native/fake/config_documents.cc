@@ -237,7 +237,8 @@ std::string ModelConfigToJson(const ModelConfig& cfg) {
 }
 
 std::string ModelMetadataJson(const ModelConfig& cfg,
-                              const std::vector<int64_t>& versions) {
+                              const std::vector<int64_t>& versions,
+                              const std::string& stand_in) {
   Json o = Json::Object();
   o.set("name", Json::Str(cfg.name));
   Json v = Json::Array();
@@ -248,6 +249,7 @@ std::string ModelMetadataJson(const ModelConfig& cfg,
         Json::Str(cfg.platform.empty() ? cfg.backend : cfg.platform));
   o.set("inputs", TensorsMetadataJson(cfg, cfg.input));
   o.set("outputs", TensorsMetadataJson(cfg, cfg.output));
+  if (!stand_in.empty()) o.set("triton_node_stand_in", Json::Str(stand_in));
   return o.dump();
 }
 

@@ -86,6 +86,7 @@ inline std::string ShapeString(const std::vector<int64_t>& s) {
 
 // Logging honouring the server's log options (stderr or the log file).
 void LogInfo(const std::string& line);
+void LogWarning(const std::string& line);
 void LogError(const std::string& line);
 void SetLogOptions(const TRITONSERVER_ServerOptions& options);
 // TRITONSERVER_LogFormat of every log line from now on (process-wide).
@@ -407,7 +408,7 @@ std::string StatsEntryJson(const std::string& name, int64_t version,
                            ModelStats* stats);
 
 // ---- models and scheduling (scheduler.cc, backends.cc) ---------------------
-enum class BackendKind { kIdentity, kRepeat, kSquare, kEnsemble };
+enum class BackendKind { kIdentity, kRepeat, kSquare, kEnsemble, kStandIn };
 
 struct EnsemblePlan;
 
@@ -430,6 +431,9 @@ struct Model {
   // Ensembles: the steps (ensemble_scheduler.cc). An ensemble has no
   // instance threads; busy_instances counts its requests in flight.
   std::shared_ptr<const EnsemblePlan> ensemble;
+  // Stand-ins (stand_ins.cc): "<backend>:<mode>", and whether it echoes.
+  std::string stand_in;
+  bool stand_in_echoes = false;
   double load_seconds = 0;
   ModelStats stats;
 
@@ -515,6 +519,21 @@ TRITONSERVER_Error* ValidateRequest(TRITONSERVER_InferenceRequest* r, Model* m);
 // once with synchronous callbacks). On an error the caller keeps it.
 TRITONSERVER_Error* RunRequest(TRITONSERVER_InferenceRequest* r,
                                TRITONSERVER_InferenceTrace* trace);
+
+// ---- stand-in backends (stand_ins.cc), opt-in: TRITONFAKE_SetStandIns
+// The stand-in configured for `backend` (its name, else "*"): true with
+// *mode ("zeros" or "echo") when there is one.
+bool StandInFor(const std::string& backend, std::string* mode);
+// The configured stand-ins as a JSON object ({"onnxruntime":"zeros"}), or
+// "" when none.
+std::string StandInsJson();
+// TRITONFAKE_STAND_INS, read when a server is created.
+void ReadStandInsFromEnvironment();
+// Answers one request of a stand-in model: each output of its configured
+// data type and shape (zeros, or a compatible input's copy when it echoes),
+// and the parameter triton_node_stand_in = "<backend>:<mode>".
+void StandInRespond(Model* m, TRITONSERVER_InferenceRequest* r,
+                    TRITONSERVER_InferenceResponse* resp);
 
 // ---- ensembles (ensemble_scheduler.cc)
 // How an ensemble runs, built once from its validated config.

@@ -156,6 +156,15 @@ bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
 // `model_name` is the repository directory name.
 void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
 
+// Fills backend, platform and default_model_filename the way Triton does
+// for the backends it knows (tensorflow, tensorrt, onnxruntime, openvino,
+// pytorch, python): a platform gives its backend (onnxruntime_onnx:
+// onnxruntime) and a backend its platform, and with neither, the model file
+// in the first version directory says (`files`: its entries, whether each
+// is a directory; null without a version directory).
+void FillBackendDefaults(const std::map<std::string, bool>* files,
+                         ModelConfig* cfg);
+
 // Checks what Triton checks while reading a model from the repository, after
 // FillModelConfigDefaults: a backend or platform is named, max_batch_size is
 // not negative, every input/output has a name, a data type and valid dims,
@@ -195,8 +204,11 @@ std::string ModelConfigToJson(const ModelConfig& cfg);
 
 // TRITONSERVER_ServerModelMetadata JSON for a model with the given ready
 // versions (strings, ascending), in Triton's shape.
+// A stand-in model (stand_ins.cc) gets "triton_node_stand_in":
+// "<backend>:<mode>", which no Triton document has.
 std::string ModelMetadataJson(const ModelConfig& cfg,
-                              const std::vector<int64_t>& versions);
+                              const std::vector<int64_t>& versions,
+                              const std::string& stand_in = "");
 
 // "TYPE_FP32" <-> TRITONSERVER_DataType; "TYPE_STRING" is BYTES.
 TRITONSERVER_DataType DataTypeFromConfigName(const std::string& name);

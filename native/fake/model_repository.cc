@@ -45,6 +45,32 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
+// The entries of the model's first version directory (first by name, as
+// Triton takes it), each with whether it is a directory: Triton looks there
+// for a model file to tell the backend. False without a version directory.
+bool FirstVersionFiles(const std::string& dir,
+                       std::map<std::string, bool>* files) {
+  std::vector<std::string> versions;
+  for (const auto& n : SubDirs(dir)) {
+    if (std::all_of(n.begin(), n.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      versions.push_back(n);
+    }
+  }
+  if (versions.empty()) return false;
+  const std::string first = dir + "/" + versions.front();  // SubDirs sorts
+  DIR* d = ::opendir(first.c_str());
+  if (d == nullptr) return true;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    (*files)[n] = IsDir(first + "/" + n);
+  }
+  ::closedir(d);
+  return true;
+}
+
 std::vector<int64_t> VersionDirs(const std::string& dir) {
   std::vector<int64_t> v;
   for (const auto& n : SubDirs(dir)) {
@@ -283,6 +309,9 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
           name, "failed to read text proto from " + path + ": " + error);
     }
   }
+  std::map<std::string, bool> files;
+  const bool has_version = FirstVersionFiles(dir, &files);
+  FillBackendDefaults(has_version ? &files : nullptr, cfg);
   FillModelConfigDefaults(name, cfg);
   if (cfg->backend.empty() && cfg->platform.empty()) {
     return PollFailure(
@@ -348,9 +377,11 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
     *code = TRITONSERVER_ERROR_UNSUPPORTED;
     return "sequence batching is not supported by the fake engine";
   }
-  if ((cfg.backend != "identity" && cfg.backend != "repeat" &&
-       cfg.backend != "square") ||
-      (!backend_dir.empty() && !IsDir(backend_dir))) {
+  const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
+                   cfg.backend == "square";
+  std::string mode;
+  if (!own && StandInFor(cfg.backend, &mode)) return "";
+  if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {
     return "unable to find backend library for backend '" + cfg.backend +
            "', try specifying runtime on the model configuration.";
   }
@@ -363,6 +394,7 @@ BackendKind KindOfBackend(const ModelConfig& cfg) {
   if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
+  if (backend != "identity") return BackendKind::kStandIn;
   return BackendKind::kIdentity;
 }
 
@@ -433,6 +465,23 @@ TRITONSERVER_Error* FailEnsemble(const std::string& name, ModelEntry* entry,
   return ErrArg("load failed for model '" + name + "': " + fail + "\n");
 }
 
+// A model whose backend the fake does not have, answered by the stand-in
+// asked for: said loudly.
+void StartStandIn(Model* m) {
+  std::string mode;
+  if (!StandInFor(m->config.backend, &mode)) mode = "zeros";
+  m->stand_in = m->config.backend + ":" + mode;
+  m->stand_in_echoes = mode == "echo";
+  LogWarning("model '" + m->name + "' version " + std::to_string(m->version) +
+             ": backend '" + m->config.backend +
+             "' is a STAND-IN of the fake engine (" + mode +
+             "): its outputs have the configured data types and shapes but "
+             "are " +
+             (m->stand_in_echoes ? "copies of compatible inputs (else zeros)"
+                                 : "zeros") +
+             ", not results of the model");
+}
+
 // The model's timing and echo parameters, as its backend reads them.
 struct BackendParameters {
   uint64_t execute_delay_ms = 0;
@@ -472,6 +521,8 @@ void StartVersions(ServerCore* core, const std::string& name,
     m->backend = KindOfBackend(cfg);
     if (m->backend == BackendKind::kEnsemble) {
       m->ensemble = MakeEnsemblePlan(m->config);
+    } else if (m->backend == BackendKind::kStandIn) {
+      StartStandIn(m.get());
     }
     m->execute_delay_ms = params.execute_delay_ms;
     m->square_delay_ns = params.square_delay_ns;
@@ -926,7 +977,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
   }
   FAKE_NOT_NULL(model_metadata);
   auto* msg = new TRITONSERVER_Message();
-  msg->json = ModelMetadataJson(m->config, ready);
+  msg->json = ModelMetadataJson(m->config, ready, m->stand_in);
   *model_metadata = msg;
   return nullptr;
 }

@@ -256,6 +256,7 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
                     size_t instance, bool inline_mode) {
   switch (backend) {
     case BackendKind::kIdentity:
+    case BackendKind::kStandIn:  // one execution per batch, as identity
       IdentityExecute(this, batch, inline_mode);
       break;
     case BackendKind::kRepeat:

@@ -437,6 +437,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   if (env != nullptr && std::strcmp(env, "1") == 0) {
     g_sync_callbacks.store(true);
   }
+  ReadStandInsFromEnvironment();
   LogInfo(
       "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
       "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
@@ -525,7 +526,11 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
       "\"extensions\":[\"model_repository\",\"model_repository(unload_"
       "dependents)\",\"schedule_policy\",\"model_configuration\","
       "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
-      "\"logging\"]}";
+      "\"logging\"]";
+  // Stand-in backends, when asked for (stand_ins.cc): said here too.
+  const std::string stand_ins = StandInsJson();
+  if (!stand_ins.empty()) m->json += ",\"triton_node_stand_ins\":" + stand_ins;
+  m->json += "}";
   *server_metadata = m;
   return nullptr;
 }
