@@ -208,9 +208,10 @@ export class Server implements AsyncDisposable {
    * with an error, then the server is deleted. Idempotent; every later call
    * on this server rejects with a TritonError 'UNAVAILABLE'. Resolves once
    * Triton's stop returned (after `exitTimeoutSeconds` at most; requests
-   * still in flight then are cancelled, and the server is deleted once
-   * Triton released them); the expired exit timeout is emitted as a process
-   * warning.
+   * still in flight then are cancelled). When the exit timeout expired, the
+   * server is left undeleted until the process exits (Triton may still be
+   * destroying its models on threads of its own, which a delete would pull
+   * the server from under), and a process warning says so.
    */
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
@@ -232,7 +233,8 @@ export class Server implements AsyncDisposable {
         if (failure !== undefined) {
           const err = fromNativeError(failure, {}, holder);
           process.emitWarning(
-            `triton-node: stopping the server reported ${err.code}: ${err.message}`,
+            `triton-node: stopping the server reported ${err.code}: ${err.message} ` +
+              '(the server is left undeleted until the process exits; see "stop() timed out" in docs/troubleshooting.md)',
             'TritonWarning',
           );
         }

@@ -265,8 +265,8 @@ export const MUTATIONS = [
     name: 'exit-code-lost',
     why: 'exit paths: a process whose stop timed out with a request in a backend goes on into Triton\'s static destructors',
     file: 'native/server/exit_registry.cc',
-    search: '  if (!TeardownAllCores()) return;\n',
-    replace: '  TeardownAllCores();\n  return;\n',
+    search: '  if (!triton_running && !g_server_left.load()) return;\n',
+    replace: '  (void)triton_running;\n  return;\n',
     tests: ['test/process.test.ts'],
   },
   {

@@ -469,6 +469,28 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
                   "server are still running (a stop that timed out leaves "
                   "them); the real library's backend threads use the "
                   "deleted server (crash)");
+  // Triton's stop unloads the models only once no inference is in flight,
+  // and gives up (the exit timeout) without waiting for the unloads it
+  // started; a second stop returns at once. The delete then destroys the
+  // models still loaded, and the ones still being destroyed go on, on
+  // detached threads of its model lifecycle that use the deleted server and
+  // lifecycle (r25.07: "double free" in the rate limiter, SIGSEGV;
+  // docs/troubleshooting.md).
+  std::string live_models;
+  {
+    std::lock_guard<std::mutex> lock(server->core->mu);
+    for (auto& kv : server->core->models) {
+      for (auto& v : kv.second.versions) {
+        if (v.second.model == nullptr) continue;
+        live_models += (live_models.empty() ? "'" : ", '") + kv.first +
+                       "' version " + std::to_string(v.first);
+      }
+    }
+  }
+  FAKE_EXPECT(live_models.empty(),
+              "the stop timed out and model(s) " + live_models +
+                  " are not destroyed yet; the real library destroys them "
+                  "on detached threads that use the deleted server (crash)");
   delete server;
   g_host_memory_manager.store(false);
   return nullptr;

@@ -31,8 +31,9 @@ ServerCore::~ServerCore() {
   on_events_.SuppressDestruct();
   // The allocator may still be used by Triton while a request is out; else
   // every response is deleted (the queue was closed, or drained) and the
-  // member's destructor deletes it.
-  if (!ServerDeleted() || ledger_.Inflight() != 0) allocator_.Leak();
+  // member's destructor deletes it, also for a server left undeleted (no
+  // request of ours is left in it to allocate for).
+  if (ledger_.Inflight() != 0) allocator_.Leak();
 }
 
 void ServerCore::Init(Napi::Env env) {

@@ -35,10 +35,11 @@ class ServerCore : public EnvServer,
     kRunning,        //
     kStopping,       // stop() began: operations still inside Triton finish
     kDeleting,       // ServerStop, then ServerDelete, run
-    kDeletePending,  // stopped, but requests outlived the exit timeout: the
-                     // delete waits until they settle
+    kDeletePending,  // stopped, but requests are still in flight: the delete
+                     // waits until they settle
     kDeletingLate,   // that delete runs
-    kUndeleted,      // the process exits first: the server is left as is
+    kUndeleted,      // left undeleted for good: its stop timed out (see
+                     // DeleteServerOnce), or the process exits first
     kStopped,        // deleted (or never created)
   };
 

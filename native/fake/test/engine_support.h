@@ -161,6 +161,14 @@ inline std::string MakeRepo() {
   return root;
 }
 
+// After a stop that timed out, a server may be deleted only once Triton has
+// destroyed every one of its models (the fake aborts otherwise, as Triton
+// crashes: server.cc, ServerDelete). Nothing in the C API tells when; the
+// fake's reaper takes microseconds once the last holder of a model is gone.
+inline void WaitModelsDestroyed() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
 inline TRITONSERVER_Server* NewServer(const std::string& repo,
                                       unsigned exit_timeout = 5) {
   TRITONSERVER_ServerOptions* o = nullptr;

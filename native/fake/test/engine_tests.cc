@@ -361,6 +361,7 @@ TEST(EngineStopWithRequestsInFlight) {
                        "scheduler for model has stopped accepting new "
                        "inference requests"));
   E(A().TRITONSERVER_InferenceRequestDelete(held));
+  WaitModelsDestroyed();
   E(A().TRITONSERVER_ServerDelete(s2));
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   E(A().TRITONSERVER_ServerDelete(s));
@@ -961,6 +962,7 @@ void CheckStopGivesUpAfterExitTimeout(const std::string& repo,
   CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)),
            std::string("1: Exit timeout expired. Exiting immediately."));
   DeleteResponses(&p);
+  WaitModelsDestroyed();
   E(A().TRITONSERVER_ServerDelete(s));
 }
 
