@@ -443,6 +443,9 @@ struct Model {
   std::atomic<int64_t> refs{0};
   std::atomic<bool> unloading{false};
   std::atomic<bool> finalize_queued{false};
+  // Until then its instance threads count as still returning from the
+  // load's warm-up (server.cc, QueueFinalize); 0 once that cannot matter.
+  std::atomic<uint64_t> load_tail_until_ns{0};
 
   // Scheduler queue (instance threads wait on cv).
   std::mutex mu;
@@ -647,7 +650,13 @@ struct ServerCore {
 };
 
 void ScanRepository(ServerCore* core);
+// How long after a load returns its model must not be destroyed (Triton
+// r25.07's instance thread may still be returning from the warm-up).
+constexpr uint64_t kLoadTailNs = 50'000'000;
 void QueueFinalize(std::shared_ptr<Model> m);
+// Models whose destruction cannot race their load (Triton releases them
+// itself, long after): a reload's previous versions, ServerNew's own stop.
+void ForgetLoadTails(ModelEntry* entry);
 std::string PrometheusText(ServerCore* core);
 std::string CustomMetricsText();
 

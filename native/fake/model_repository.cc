@@ -529,6 +529,7 @@ void StartVersions(ServerCore* core, const std::string& name,
     m->echo_request = params.echo_request;
     m->Start();
     m->load_seconds = (SteadyNs() - t0) / 1e9;
+    m->load_tail_until_ns = SteadyNs() + kLoadTailNs;
     VersionSlot& slot = entry->versions[v];
     // A version still draining from the previous load keeps its threads
     // until the reaper finalizes it; the slot now belongs to the new model.
@@ -609,6 +610,9 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   if (!fail.empty()) {
     return FailVersions(name, &entry, chosen, fail_code, fail);
   }
+  // Triton releases the previous versions only once the new ones loaded:
+  // their own load is long over.
+  ForgetLoadTails(&entry);
   UnloadEntry(&entry);
   // The versions that used the previous files are unloading.
   RemoveTempDir(&entry.temp_dir);

@@ -55,7 +55,27 @@ Reaper* GetReaper() {
 }
 }  // namespace
 
+// Triton destroys a model on a thread of its own as soon as its last
+// reference goes, and r25.07's instance thread may then still be returning
+// from the payload that finished the load (its warm-up: the load returns as
+// soon as that payload's result is set). The destruction reads the
+// thread's list of instances without a lock while the thread has that
+// instance taken out (TritonBackendThread::StopBackendThread against
+// BackendThread and RateLimiter::DequeuePayload): SIGSEGV in
+// InstanceQueue::DecrementConsumerCount or StopBackendThread. The window
+// is short but real on a busy machine; the fake makes it kLoadTailNs long.
 void QueueFinalize(std::shared_ptr<Model> m) {
+  const uint64_t tail = m->load_tail_until_ns.load();
+  const uint64_t now = SteadyNs();
+  if (tail != 0 && now < tail) {
+    Violation("model unload",
+              "'" + m->name + "' version " + std::to_string(m->version) +
+                  " is destroyed " +
+                  std::to_string((now + kLoadTailNs - tail) / 1000000) +
+                  " ms after its load returned; the real library's model "
+                  "deleter then races the instance thread still returning "
+                  "from the load's warm-up (crash)");
+  }
   if (m->finalize_queued.exchange(true)) return;
   Reaper* r = GetReaper();
   {
@@ -79,6 +99,12 @@ void ServerCore::Finalized(Model* m) {
     }
   }
   cv.notify_all();
+}
+
+void ForgetLoadTails(ModelEntry* entry) {
+  for (auto& kv : entry->versions) {
+    if (kv.second.model != nullptr) kv.second.model->load_tail_until_ns = 0;
+  }
 }
 
 bool ServerCore::AllIdle() {
@@ -444,6 +470,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   ScanRepository(core.get());
   const bool loaded = LoadAll(core.get(), StartupModels(core.get(), *options));
   if (!loaded && options->exit_on_error) {
+    // Real Triton unloads here right after the loads, with the same race
+    // against the warm-up as above; nothing a caller can hold off.
+    {
+      std::lock_guard<std::mutex> lock(core->mu);
+      for (auto& kv : core->models) ForgetLoadTails(&kv.second);
+    }
     TRITONSERVER_Error* e = StopCore(core.get());
     if (e != nullptr) delete e;
     return fail(Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models"));

@@ -115,11 +115,14 @@ void ServerCore::StartOpThread(Napi::Env env, PendingOp* op) {
   std::shared_ptr<ServerCore> self = shared_from_this();
   try {
     std::thread([self, op] {
+      const ModelEffect effect = op->op->effect();
+      if (effect == ModelEffect::kUnloads) self->WaitLoadsSettled();
       try {
         op->op->Execute(self->server_);
       } catch (const std::exception& e) {
         op->op->Fail(ErrorInfo{TRITONSERVER_ERROR_INTERNAL, e.what()});
       }
+      if (effect == ModelEffect::kLoads) self->NoteModelsLoaded();
       // Queue the op before leaving the count of active threads: the stop
       // thread waits for that count to reach zero before it deletes the
       // server and lets the JS thread close the queue, so every op is queued

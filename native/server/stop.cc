@@ -57,6 +57,7 @@ bool ServerCore::DeleteServerOnce() {
   bool deferred = false;
   bool left = false;
   if (server_ != nullptr) {
+    WaitLoadsSettled();
     TRITONSERVER_Error* err = Api().TRITONSERVER_ServerStop(server_);
     if (err != nullptr) {
       error = TakeError(err);
@@ -120,6 +121,20 @@ void ServerCore::DeleteServerWhenSettled() {
   std::lock_guard<std::mutex> lock(state_mu_);
   phase_ = Phase::kStopped;
   state_cv_.notify_all();
+}
+
+void ServerCore::NoteModelsLoaded() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  loads_settle_at_ = std::chrono::steady_clock::now() + kLoadSettle;
+}
+
+void ServerCore::WaitLoadsSettled() {
+  std::chrono::steady_clock::time_point until;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    until = loads_settle_at_;
+  }
+  std::this_thread::sleep_until(until);
 }
 
 void ServerCore::FinishStopOnJsThread(Napi::Env env) {

@@ -542,11 +542,13 @@ TEST(EngineInMemoryModelFiles) {
   CheckFilesMakeTheDirectory(f);
   CheckFailedLoadsLeaveNothing(f);
   // Unloading removes the directory; so does deleting the server.
+  WaitLoadTail();
   CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "in_memory")),
            std::string());
   CHECK(TempModelDirs(tmp).empty());
   CHECK_EQ(f.Load({f.Cfg(), f.File("file:1/p", "p")}), std::string());
   CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
+  WaitLoadTail();
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(TempModelDirs(tmp).empty());
   CHECK(AllZero());

@@ -462,6 +462,7 @@ TEST(RealBehaviourBatchSizeZero) {
   TRITONSERVER_Server* s = NewServer(repo);
   CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "identity_fixed")),
            std::string());
+  WaitLoadTail();
   TRITONSERVER_ResponseAllocator* a = NewAllocator();
   // A batch of 0 with other dimensions fixed: the data must still be the
   // size of one batch entry.
@@ -509,6 +510,7 @@ TEST(RealBehaviourOptionalInputLeftOut) {
   TRITONSERVER_Server* s = NewServer(repo);
   CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "identity_optional")),
            std::string());
+  WaitLoadTail();
   TRITONSERVER_ResponseAllocator* a = NewAllocator();
   Probe p;
   TRITONSERVER_InferenceRequest* r = nullptr;
