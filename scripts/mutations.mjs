@@ -278,6 +278,22 @@ export const MUTATIONS = [
     tests: ['test/server.test.ts'],
   },
   {
+    name: 'timed-out-stop-deleted',
+    why: "stop: a server whose stop timed out is deleted (once its requests settle), and Triton's model deleter threads then use the deleted server",
+    file: 'native/server/stop.cc',
+    search: '    if (failed) {\n      // A stop that timed out is never followed by ServerDelete.',
+    replace: '    if (false) {\n      // A stop that timed out is never followed by ServerDelete.',
+    tests: ['test/lifetime.test.ts'],
+  },
+  {
+    name: 'unload-right-after-load',
+    why: "model control: an unload or a stop no longer keeps off a load that just returned (Triton's instance thread may still be returning from the warm-up)",
+    file: 'native/server/core.h',
+    search: '  static constexpr std::chrono::milliseconds kLoadSettle{100};\n',
+    replace: '  static constexpr std::chrono::milliseconds kLoadSettle{0};\n',
+    tests: ['test/lifetime.test.ts'],
+  },
+  {
     name: 'nul-accepted',
     why: 'strings: a NUL in a request id or parameter is passed on, and Triton cuts the string there',
     file: 'native/request/submit_args.cc',
