@@ -189,7 +189,11 @@ describe('an ensemble of parallel steps (ensemble_crossed)', () => {
     const r = await server().infer('ensemble_crossed', { inputs, outputs: ['FROM_A'] });
     expect(Object.keys(r.outputs)).toEqual(['FROM_A']);
     expect(floats(r, 'FROM_A')).toEqual([1]);
-    expect((await stats(server(), 'identity_nobatch')).executionCount - before).toBe(1);
+    // Triton counts a step's execution once its backend reports statistics,
+    // which may come after the response: wait for it, then check it is one.
+    const executions = async () => (await stats(server(), 'identity_nobatch')).executionCount - before;
+    await eventually(async () => (await executions()) >= 1);
+    expect(await executions()).toBe(1);
     // Real r25.07 walks back from an unrequested output through an ensemble
     // input as if step 0 wrote it, and so also leaves out step 0 when only
     // its output is asked for: the request then ends in Triton's deadlock
