@@ -866,13 +866,23 @@ TEST(EngineRepeatBadRequestStillWaitsBeforeRelease) {
   }
   DeleteKept(&c);
   E(A().TRITONSERVER_InferenceRequestDelete(r));
-  TRITONSERVER_Message* m = nullptr;
-  E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
-  const char* base;
-  size_t size;
-  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
-  std::string js(base, size);
-  E(A().TRITONSERVER_MessageDelete(m));
+  // repeat records its statistics after it released the request (as the
+  // real backend does): wait for them rather than read them too early.
+  std::string js;
+  for (int i = 0; i < 200; ++i) {
+    TRITONSERVER_Message* m = nullptr;
+    E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
+    const char* base;
+    size_t size;
+    E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+    js.assign(base, size);
+    E(A().TRITONSERVER_MessageDelete(m));
+    if (js.find("\"execution_count\":1,") != std::string::npos &&
+        js.find("\"success\":{\"count\":1,") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   CHECK(js.find("\"inference_count\":1,\"execution_count\":1,") !=
         std::string::npos);
   CHECK(js.find("\"success\":{\"count\":1,") != std::string::npos);
