@@ -342,6 +342,24 @@ export const MUTATIONS = [
     tests: ['test/startup-options.test.ts'],
   },
   {
+    name: 'fake-lookup-unheld',
+    why: 'no hung Promise: the fake takes a request\'s reference on its model after the lookup\'s lock (a preemption there lets an unload finalize the model under the new request, which then never runs)',
+    file: 'native/fake/model_repository.cc',
+    search:
+      '  std::lock_guard<std::mutex> lock(mu);\n' +
+      '  TRITONSERVER_Error* e = FindReadyLocked(name, version, out);\n' +
+      '  if (e == nullptr) (*out)->AddRef();\n',
+    replace:
+      '  TRITONSERVER_Error* e;\n' +
+      '  {\n' +
+      '    std::lock_guard<std::mutex> lock(mu);\n' +
+      '    e = FindReadyLocked(name, version, out);\n' +
+      '  }\n' +
+      '  std::this_thread::sleep_for(std::chrono::microseconds(300));\n' +
+      '  if (e == nullptr) (*out)->AddRef();\n',
+    tests: ['test/fake-engine-native.test.ts'],
+  },
+  {
     name: 'fake-rate-limiter-unchecked',
     why: 'the fake as strict as Triton: a model needing more of a rate-limiter resource than the server has loads anyway',
     file: 'native/fake/rate_limiter.cc',

@@ -406,10 +406,9 @@ void Context::FindModels() {
     const auto key = std::make_pair(step.model_name, step.model_version);
     if (models_.count(key) != 0) continue;
     std::shared_ptr<Model> m;
-    status_ = Status::Take(
-        model_->core->FindReady(step.model_name, step.model_version, &m));
+    status_ = Status::Take(model_->core->FindReadyAndHold(
+        step.model_name, step.model_version, &m));
     if (!status_.ok) return;
-    m->AddRef();
     models_[key] = std::move(m);
   }
 }

@@ -437,13 +437,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestNew(
   FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   std::shared_ptr<Model> m;
-  if (auto* e = server->core->FindReady(model_name, model_version, &m)) {
+  if (auto* e = server->core->FindReadyAndHold(model_name, model_version, &m)) {
     return e;
   }
   // Triton stores the new request only after finding the model.
   FAKE_NOT_NULL(inference_request);
   auto* r = new TRITONSERVER_InferenceRequest();
-  m->AddRef();
   r->model = std::move(m);
   *inference_request = r;
   return nullptr;

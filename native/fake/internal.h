@@ -615,6 +615,13 @@ struct ServerCore {
   // words when no READY version matches.
   TRITONSERVER_Error* FindReady(const std::string& name, int64_t version,
                                 std::shared_ptr<Model>* out);
+  // FindReady that also takes a reference (Model::AddRef) on success, for
+  // a request that will hold the model; Model::Release gives it back.
+  TRITONSERVER_Error* FindReadyAndHold(const std::string& name, int64_t version,
+                                       std::shared_ptr<Model>* out);
+  // Caller holds mu.
+  TRITONSERVER_Error* FindReadyLocked(const std::string& name, int64_t version,
+                                      std::shared_ptr<Model>* out);
   // `files` (may be null): an in-memory model's files, relative path →
   // bytes; they are written to a temporary model directory that replaces
   // the repository's (Triton requires `override_json` with them).

@@ -212,6 +212,27 @@ TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
                                           int64_t version,
                                           std::shared_ptr<Model>* out) {
   std::lock_guard<std::mutex> lock(mu);
+  return FindReadyLocked(name, version, out);
+}
+
+// The reference is taken under the repository lock: an unload marks a
+// version UNLOADING and finalizes it when no reference is left, under
+// that same lock. Taken after it, a request could be made on a model
+// whose instance threads the reaper is already joining (it would never
+// run: a hung request, which real Triton, holding the model by a shared
+// pointer from the lookup on, never has).
+TRITONSERVER_Error* ServerCore::FindReadyAndHold(const std::string& name,
+                                                 int64_t version,
+                                                 std::shared_ptr<Model>* out) {
+  std::lock_guard<std::mutex> lock(mu);
+  TRITONSERVER_Error* e = FindReadyLocked(name, version, out);
+  if (e == nullptr) (*out)->AddRef();
+  return e;
+}
+
+TRITONSERVER_Error* ServerCore::FindReadyLocked(const std::string& name,
+                                                int64_t version,
+                                                std::shared_ptr<Model>* out) {
   auto it = models.find(name);
   if (it == models.end() || it->second.versions.empty()) {
     return Err(TRITONSERVER_ERROR_NOT_FOUND,

@@ -2,6 +2,7 @@
 // count), a condition-variable queue, and the dynamic batcher that gathers
 // queued requests up to the preferred / max batch within the queue delay.
 #include <algorithm>
+#include <cstdio>
 
 #include "internal.h"
 
@@ -41,7 +42,9 @@ void Model::JoinThreads() {
 }
 
 void Model::Release() {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1 && unloading.load()) {
+  // Sequentially consistent against UnloadEntry, which stores `unloading`
+  // and then reads `refs`: one of the two sees the other and finalizes.
+  if (refs.fetch_sub(1, std::memory_order_seq_cst) == 1 && unloading.load()) {
     if (auto me = self.lock()) QueueFinalize(std::move(me));
   }
 }
@@ -53,6 +56,15 @@ TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
   }
   {
     std::lock_guard<std::mutex> lock(mu);
+    if (stop_threads) {
+      // No instance thread would ever take it: the fake's own bug (a
+      // request holds its model, so it cannot have been finalized).
+      std::fprintf(stderr,
+                   "triton fake: internal error: a request for '%s' queued "
+                   "after the model's instance threads stopped\n",
+                   name.c_str());
+      std::abort();
+    }
     const auto& qp = config.dynamic_batching.default_queue_policy;
     if (config.dynamic_batching.present && qp.max_queue_size > 0 &&
         queue.size() >= qp.max_queue_size) {

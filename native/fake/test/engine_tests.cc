@@ -994,3 +994,71 @@ TEST(EngineLiveResponsesHoldTheirModel) {
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   CHECK(AllZero());
 }
+
+namespace {
+
+// One request of the racing loop below: made, sent and waited for; false
+// when it was accepted and then never completed.
+bool OneRacingRequest(TRITONSERVER_Server* s, TRITONSERVER_ResponseAllocator* a,
+                      const float* in) {
+  TRITONSERVER_InferenceRequest* r = nullptr;
+  // NOT_FOUND / UNAVAILABLE while the model is away: nothing was made.
+  if (!E(A().TRITONSERVER_InferenceRequestNew(&r, s, "identity_fp32", -1))
+           .empty()) {
+    return true;
+  }
+  Probe p;
+  int64_t shape[2] = {1, 4};
+  E(A().TRITONSERVER_InferenceRequestAddInput(
+      r, "INPUT0", TRITONSERVER_TYPE_FP32, shape, 2));
+  E(A().TRITONSERVER_InferenceRequestAppendInputData(
+      r, "INPUT0", in, 16, TRITONSERVER_MEMORY_CPU, 0));
+  E(A().TRITONSERVER_InferenceRequestSetReleaseCallback(r, ReleaseCb, &p));
+  E(A().TRITONSERVER_InferenceRequestSetResponseCallback(r, a, &p, ResponseFn,
+                                                         &p));
+  bool done = true;
+  if (E(A().TRITONSERVER_ServerInferAsync(s, r, nullptr)).empty()) {
+    done = p.WaitDone(10000);
+    DeleteResponses(&p);
+  }
+  if (done) E(A().TRITONSERVER_InferenceRequestDelete(r));
+  return done;
+}
+
+}  // namespace
+
+// A request made while its model unloads holds the model from the lookup
+// on (Triton keeps a shared pointer to it): it runs and completes, however
+// the lookup and the unload interleave. Four threads make requests while a
+// fifth unloads and loads the model again.
+TEST(EngineRequestsRacingUnloadAllComplete) {
+  if (!A().ok) return;
+  std::string repo = MakeRepo();
+  TRITONSERVER_Server* s = NewServer(repo, 5);
+  TRITONSERVER_ResponseAllocator* a = NewAllocator();
+  std::atomic<bool> racing{true};
+  std::atomic<int> hung{0};
+  std::vector<std::thread> requesters;
+  for (int t = 0; t < 4; ++t) {
+    requesters.emplace_back([&] {
+      float in[4] = {1, 2, 3, 4};
+      while (racing.load()) {
+        if (!OneRacingRequest(s, a, in)) ++hung;
+      }
+    });
+  }
+  for (int round = 0; round < 25; ++round) {
+    E(A().TRITONSERVER_ServerUnloadModel(s, "identity_fp32"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, "identity_fp32")),
+             std::string());
+    WaitLoadTail();
+  }
+  racing = false;
+  for (auto& t : requesters) t.join();
+  CHECK_EQ(hung.load(), 0);
+  CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)), std::string());
+  E(A().TRITONSERVER_ServerDelete(s));
+  E(A().TRITONSERVER_ResponseAllocatorDelete(a));
+  CHECK(AllZero());
+}
