@@ -414,6 +414,16 @@ export interface NativeCuda {
   describe(): NativeCudaDescription;
 }
 
+/** One visible CUDA device as the runtime describes it (null: the query failed). */
+export interface CudaDeviceInfo {
+  index: number;
+  name: string | null;
+  /** Bytes. */
+  totalMemory: number | null;
+  /** 'major.minor', e.g. '9.0'. */
+  computeCapability: string | null;
+}
+
 /** The CUDA runtime, the driver and each visible device (cuda.describe()). */
 export interface NativeCudaDescription {
   available: boolean;
@@ -425,12 +435,7 @@ export interface NativeCudaDescription {
   runtimeVersion: number | null;
   /** The newest CUDA the driver supports, same encoding; 0: no driver. */
   driverVersion: number | null;
-  devices: Array<{
-    index: number;
-    name: string | null;
-    totalMemory: number | null;
-    computeCapability: string | null;
-  }>;
+  devices: CudaDeviceInfo[];
 }
 
 export interface NativeAddon {

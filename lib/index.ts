@@ -142,6 +142,7 @@ export {
   type DoctorCheck,
   type DoctorStatus,
   type LibraryProbe,
+  type CudaDeviceInfo,
 } from './doctor/index.js';
 export { cuda, CudaBuffer, HostBuffer, IPC_HANDLE_BYTES, type CopySource } from './cuda.js';
 export {

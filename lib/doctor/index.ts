@@ -16,6 +16,7 @@ import { checkModels } from './models.js';
 import type { DoctorReport } from './report.js';
 
 export { formatDoctorReport } from './report.js';
+export type { CudaDeviceInfo } from '../binding.js';
 export type { DoctorCheck, DoctorReport, DoctorStatus, LibraryProbe } from './report.js';
 
 export interface DoctorOptions {

@@ -5,6 +5,8 @@
  * @packageDocumentation
  */
 
+import type { CudaDeviceInfo } from '../binding.js';
+
 /** `fail`: triton-node cannot work this way; `warn`: it works, with a catch; `info`: a fact. */
 export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
 
@@ -79,12 +81,7 @@ export interface DoctorReport {
     kernelModule: string | null;
     available: boolean;
     reason: string;
-    devices: Array<{
-      index: number;
-      name: string | null;
-      totalMemory: number | null;
-      computeCapability: string | null;
-    }>;
+    devices: CudaDeviceInfo[];
     /** The lowest compute capability the server accepts (Triton's default, 6.0, unless given). */
     minComputeCapability: number;
   };
