@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../lib/index.js';
 import { addon } from '../lib/native.js';
+import { IDENTITY_DELAY_CONFIG } from './fixtures/delay-model.js';
 import { MODELS, eventually, library, serverOptions } from './helpers.js';
 
 describe('server lifecycle', () => {
@@ -241,22 +242,8 @@ describe('a stop that times out', () => {
     const onWarning = (w: Error) => warnings.push(w.message);
     process.on('warning', onWarning);
     try {
-      // One instance, one request per execution, 20 ms each: 300 requests
-      // queue for ~6 s, far longer than the exit timeout.
-      await server.loadModel('identity_delay', {
-        config: {
-          name: 'identity_delay',
-          backend: 'identity',
-          max_batch_size: 1,
-          input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
-          output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
-          instance_group: [{ count: 1, kind: 'KIND_CPU' }],
-          dynamic_batching: {
-            default_queue_policy: { timeout_action: 'REJECT', allow_timeout_override: true },
-          },
-          parameters: { execute_delay_ms: { string_value: '20' } },
-        },
-      });
+      // 300 requests queue for ~6 s, far longer than the exit timeout.
+      await server.loadModel('identity_delay', { config: IDENTITY_DELAY_CONFIG });
       const m = server.model('identity_delay');
       await m.infer({ inputs: { INPUT0: new Float32Array([0]) } });
       // Each request writes its output straight into its own destination,
