@@ -5,10 +5,11 @@ export default defineConfig({
   entry: {
     index: 'lib/index.ts',
     testing: 'lib/testing.ts',
+    gateway: 'lib/gateway/index.ts',
     cli: 'bench/cli.ts',
   },
   format: ['esm', 'cjs'],
-  dts: { entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' } },
+  dts: { entry: { index: 'lib/index.ts', testing: 'lib/testing.ts', gateway: 'lib/gateway/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',
