@@ -319,6 +319,8 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
   return (req, res) => {
     const done = ctx.begin();
     res.once('close', done);
+    // While draining, clients are told to take their next request elsewhere.
+    if (ctx.draining) res.setHeader('Connection', 'close');
     let path = '/';
     try {
       path = new URL(req.url ?? '/', 'http://gateway').pathname;

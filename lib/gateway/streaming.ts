@@ -103,10 +103,16 @@ export async function handleGenerateStream(
   const decoded = v2 ? decodeInferRequest(Buffer.from(JSON.stringify(body)), undefined) : undefined;
   const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));
   const stream: InferStream = ctx.server.model(name, version).stream(request);
-  const cancel = () => stream.cancel();
+  // A shutdown past its deadline cancels the request and says so in a last event.
+  let shutDown = false;
+  const cancel = () => {
+    shutDown = true;
+    stream.cancel();
+  };
   ctx.cancels.add(cancel);
   // A client that goes away cancels the request.
-  res.once('close', cancel);
+  const gone = () => stream.cancel();
+  res.once('close', gone);
   try {
     // The first response (or the request's error) decides the status.
     let next = await stream.next();
@@ -126,7 +132,8 @@ export async function handleGenerateStream(
       if (!res.write(`data: ${event}\n\n`)) await drained(res);
       next = await stream.next();
     }
-    res.end();
+    if (shutDown) res.end(`data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`);
+    else res.end();
   } catch (err) {
     if (!res.headersSent) throw err;
     // Mid-stream: the error is the last event, as Triton sends it.
@@ -138,7 +145,7 @@ export async function handleGenerateStream(
     if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: errorMessage(err) })}\n\n`);
   } finally {
     ctx.cancels.delete(cancel);
-    res.off('close', cancel);
+    res.off('close', gone);
     stream.cancel();
   }
 }
