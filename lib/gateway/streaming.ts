@@ -43,23 +43,21 @@ async function generateRequest(
   return decodeInferRequest(Buffer.from(header), undefined).request;
 }
 
-/** The model's dims with its variable dimension sized to hold `count` elements. */
+/**
+ * The model's dims with the variable dimensions sized to hold `count`
+ * elements: the last variable one takes them, earlier ones (a batch
+ * dimension) are 1.
+ */
 function fitShape(dims: readonly number[], count: number, input: string): number[] {
-  const free = dims.filter((d) => d < 0).length;
+  const last = dims.findLastIndex((d) => d < 0);
   const known = dims.reduce((n, d) => (d < 0 ? n : n * d), 1);
-  if (free === 0) return [...dims];
-  if (free > 1 || known === 0 || count % known !== 0) {
+  if (last < 0) return [...dims];
+  if (known === 0 || count % known !== 0) {
     throw badRequest(
       `input '${input}': cannot shape ${count} elements to the model's dims [${dims.join(',')}]; send a v2 inference request with 'shape'`,
     );
   }
-  let first = true;
-  return dims.map((d) => {
-    if (d >= 0) return d;
-    if (!first) return 1;
-    first = false;
-    return count / known;
-  });
+  return dims.map((d, i) => (d >= 0 ? d : i === last ? count / known : 1));
 }
 
 function generateEvent(result: InferResult): string {
