@@ -145,6 +145,19 @@ describe('health and metadata', () => {
     expect(r.headers['content-type']).toMatch(/^text\/plain/);
     expect(r.text).toContain('nv_inference_request_success');
   });
+
+  it('serves the gateway’s own request counters, durations and overhead at /metrics', async () => {
+    await call('/v2/models/identity_fp32/infer', {
+      json: { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1], data: [1] }] },
+    });
+    await call('/v2/models/no_such_model/infer', { json: { inputs: [] } });
+    const text = (await call('/metrics')).text;
+    expect(text).toMatch(/triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="200"[^}]*\} [1-9]/);
+    expect(text).toMatch(/triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="40[04]"[^}]*\} [1-9]/);
+    expect(text).toMatch(/triton_node_gateway_request_duration_us_count\{[^}]*route="infer"[^}]*\} [1-9]/);
+    expect(text).toMatch(/triton_node_gateway_overhead_us_count\{protocol="http"\} [1-9]/);
+    expect(text).toMatch(/triton_node_gateway_in_flight [0-9]/);
+  });
 });
 
 describe('inference', () => {

@@ -4,6 +4,7 @@
  * drains.
  */
 import type { Server } from '../server.js';
+import type { GatewayMetrics } from './metrics.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
 export interface GatewayLogger {
@@ -18,12 +19,17 @@ export interface ResolvedGatewayOptions {
   maxBodyBytes: number;
   repositoryControl: boolean;
   sharedMemory: boolean;
+  metrics: boolean;
 }
 
 export class GatewayContext {
   readonly server: Server;
   readonly options: ResolvedGatewayOptions;
   readonly logger: GatewayLogger;
+  /** The gateway's own metrics (undefined when turned off). */
+  readonly metrics: GatewayMetrics | undefined;
+  /** Per response: how long its inference took in the library, µs (for the overhead metric). */
+  readonly inferTimes = new WeakMap<object, number>();
   /** Requests being served now (HTTP requests, gRPC calls, streams). */
   inFlight = 0;
   /** Set by drain(): readiness answers false and new inference is refused. */
@@ -32,20 +38,28 @@ export class GatewayContext {
   readonly cancels = new Set<() => void>();
   #idle: Array<() => void> = [];
 
-  constructor(server: Server, options: ResolvedGatewayOptions, logger: GatewayLogger) {
+  constructor(
+    server: Server,
+    options: ResolvedGatewayOptions,
+    logger: GatewayLogger,
+    metrics: GatewayMetrics | undefined,
+  ) {
     this.server = server;
     this.options = options;
     this.logger = logger;
+    this.metrics = metrics;
   }
 
   /** Counts a request in flight; the returned function (call it once) counts it out. */
   begin(): () => void {
     this.inFlight++;
+    this.metrics?.inFlight(this.inFlight);
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.inFlight--;
+      this.metrics?.inFlight(this.inFlight);
       if (this.inFlight === 0) {
         const waiting = this.#idle;
         this.#idle = [];

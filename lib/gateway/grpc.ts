@@ -303,16 +303,28 @@ function unary(
   rpc: string,
   fn: (req: Record<string, Json>, call: UnaryCall) => Promise<object>,
 ) {
+  const route = rpc === 'ModelInfer' ? 'infer' : rpc;
   return (call: UnaryCall, callback: Callback) => {
     const done = ctx.begin();
+    const arrived = performance.now();
+    const record = (status: string) =>
+      ctx.metrics?.record(
+        'grpc',
+        route,
+        status,
+        (performance.now() - arrived) * 1000,
+        ctx.inferTimes.get(call),
+      );
     fn(call.request, call).then(
       (value) => {
         done();
         callback(null, value);
+        record('OK');
       },
       (err) => {
         done();
         fail(ctx, callback, err, rpc);
+        record(String(grpcStatus(err)));
       },
     );
   };
@@ -412,7 +424,13 @@ export function grpcImplementation(
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort(new Error('the client cancelled the call')));
       decoded.request.signal = abort.signal;
-      const result = await server.model(decoded.name, decoded.version).infer(decoded.request);
+      const started = performance.now();
+      let result: InferResult;
+      try {
+        result = await server.model(decoded.name, decoded.version).infer(decoded.request);
+      } finally {
+        ctx.inferTimes.set(call, (performance.now() - started) * 1000);
+      }
       try {
         return encodeGrpcResponse(result, decoded.outputs, shm);
       } finally {

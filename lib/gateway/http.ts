@@ -126,11 +126,14 @@ async function infer(
   res.once('close', onClose);
   decoded.request.signal = abort.signal;
   let result: InferResult;
+  const started = performance.now();
   try {
     result = await ctx.server.model(name, version).infer(decoded.request);
   } catch (err) {
     res.off('close', onClose);
     throw err;
+  } finally {
+    ctx.inferTimes.set(res, (performance.now() - started) * 1000);
   }
   res.off('close', onClose);
   // Binary parts are views of Triton's output memory: give it back once sent.
@@ -314,11 +317,34 @@ async function route(
   throw new GatewayError(404, 'Not Found', 'NOT_FOUND');
 }
 
+/** A route's name for metrics (few values: never a model name). */
+function routeLabel(path: string): string {
+  if (path.endsWith('/infer')) return 'infer';
+  if (path.endsWith('/generate_stream')) return 'generate_stream';
+  if (path.startsWith('/v2/health/')) return 'health';
+  if (path.startsWith('/v2/repository/')) return 'repository';
+  if (path.includes('sharedmemory')) return 'shared_memory';
+  if (path.startsWith('/v2/models/')) return 'model';
+  if (path === '/v2' || path === '/v2/') return 'server';
+  if (path === '/metrics') return 'metrics';
+  return 'other';
+}
+
 /** The request listener: counts the request in flight until its response is done, and answers every error. */
 export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined): HttpHandler {
   return (req, res) => {
     const done = ctx.begin();
-    res.once('close', done);
+    const arrived = performance.now();
+    res.once('close', () => {
+      done();
+      ctx.metrics?.record(
+        'http',
+        routeLabel(path),
+        String(res.statusCode),
+        (performance.now() - arrived) * 1000,
+        ctx.inferTimes.get(res),
+      );
+    });
     // While draining, clients are told to take their next request elsewhere.
     if (ctx.draining) res.setHeader('Connection', 'close');
     let path = '/';

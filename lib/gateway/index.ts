@@ -18,6 +18,7 @@ import type { Server } from '../server.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
 import { type GrpcServerLike, addGrpcService } from './grpc.js';
 import { type HttpHandler, createHttpHandler } from './http.js';
+import { GatewayMetrics } from './metrics.js';
 import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { GatewayLogger, GrpcServerLike, HttpHandler };
@@ -31,6 +32,11 @@ export interface GatewayOptions {
   repositoryControl?: boolean;
   /** Serve the system shared memory extension (default true). */
   sharedMemory?: boolean;
+  /**
+   * Keep the gateway's own metrics in Triton's registry, served by `/metrics` (default true):
+   * request counts, durations and overhead per protocol and route, requests in flight.
+   */
+  metrics?: boolean;
   /** Where the gateway logs (pino's shape: `logger.info({ ... }, 'message')`); default: nowhere. */
   logger?: GatewayLogger;
 }
@@ -76,7 +82,7 @@ function resolveOptions(options: GatewayOptions) {
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
     throw optionError('maxBodyBytes', 'a positive whole number of bytes', maxBodyBytes);
   }
-  const flag = (name: 'repositoryControl' | 'sharedMemory') => {
+  const flag = (name: 'repositoryControl' | 'sharedMemory' | 'metrics') => {
     const v = options[name] ?? true;
     if (typeof v !== 'boolean') throw optionError(name, 'a boolean', v);
     return v;
@@ -89,6 +95,7 @@ function resolveOptions(options: GatewayOptions) {
       maxBodyBytes,
       repositoryControl: flag('repositoryControl'),
       sharedMemory: flag('sharedMemory'),
+      metrics: flag('metrics'),
     },
     logger,
   };
@@ -102,7 +109,12 @@ function resolveOptions(options: GatewayOptions) {
  */
 export function createGateway(server: Server, options: GatewayOptions = {}): Gateway {
   const { resolved, logger } = resolveOptions(options);
-  const ctx = new GatewayContext(server, resolved, logger);
+  const ctx = new GatewayContext(
+    server,
+    resolved,
+    logger,
+    resolved.metrics ? new GatewayMetrics(server) : undefined,
+  );
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
   const handler = createHttpHandler(ctx, shm);
   return {
