@@ -152,8 +152,12 @@ describe('health and metadata', () => {
     });
     await call('/v2/models/no_such_model/infer', { json: { inputs: [] } });
     const text = (await call('/metrics')).text;
-    expect(text).toMatch(/triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="200"[^}]*\} [1-9]/);
-    expect(text).toMatch(/triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="40[04]"[^}]*\} [1-9]/);
+    expect(text).toMatch(
+      /triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="200"[^}]*\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /triton_node_gateway_requests_total\{[^}]*route="infer"[^}]*status="40[04]"[^}]*\} [1-9]/,
+    );
     expect(text).toMatch(/triton_node_gateway_request_duration_us_count\{[^}]*route="infer"[^}]*\} [1-9]/);
     expect(text).toMatch(/triton_node_gateway_overhead_us_count\{protocol="http"\} [1-9]/);
     expect(text).toMatch(/triton_node_gateway_in_flight [0-9]/);

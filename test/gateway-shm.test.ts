@@ -123,11 +123,11 @@ describe('errors', () => {
     expect(missing.json.error).toMatch(/Unable to open shared memory region: 'no-such-key'/);
     const bad = await call('/v2/systemsharedmemory/region/x/register', { key, byte_size: -1 });
     expect(bad.status).toBe(400);
-    const escape = await call('/v2/systemsharedmemory/region/x/register', {
+    const outside = await call('/v2/systemsharedmemory/region/x/register', {
       key: '../etc/passwd',
       byte_size: 8,
     });
-    expect(escape.status).toBe(400);
+    expect(outside.status).toBe(400);
   });
 
   it('an output larger than its region: 400 naming the output', async () => {
