@@ -152,9 +152,13 @@ async function infer(
     'Inference-Header-Content-Length': header.length,
     'Content-Length': total,
   });
+  // One writev for the header and the parts: separate small writes would
+  // each go out as a packet of their own.
+  res.cork();
   res.write(header);
   for (const p of parts) res.write(p);
   res.end();
+  res.uncork();
 }
 
 async function modelRoute(
