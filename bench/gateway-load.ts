@@ -340,20 +340,56 @@ async function inProcess(size: Size, seconds: number) {
   }
 }
 
-/** Waits until the gateway has nothing in flight but the asking request (a case's backlog is done). */
-async function settle(served: Served): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const res = await fetch(`http://127.0.0.1:${served.httpPort}/metrics`);
-    const text = await res.text();
-    const m = /^triton_node_gateway_in_flight (\S+)/m.exec(text);
-    if (m === null || Number(m[1]) <= 1) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 function selected(name: string): boolean {
   if (!values.cases) return true;
   return values.cases.split(',').some((c) => name.startsWith(c));
+}
+
+/** Runs one case on a fresh `serve` process: no backlog of the previous case slows it. */
+async function onFreshServe<T>(run: (served: Served) => Promise<T>): Promise<T> {
+  const served = await startServe();
+  try {
+    return await run(served);
+  } finally {
+    if (served.child.exitCode === null) {
+      served.child.kill('SIGTERM');
+      await served.exit;
+    }
+  }
+}
+
+/** SIGTERM halfway through a run: requests already accepted are answered (the drain finishes), new ones get 503 or a refused connection. */
+function sigtermRun(): Promise<Record<string, unknown>> {
+  return onFreshServe(async (served) => {
+    const run = httpCase(served.httpPort, INFER, 'binary', '16B', DURATION_S);
+    setTimeout(() => served.child.kill('SIGTERM'), (DURATION_S * 1000) / 2);
+    const r = await run;
+    const code = await served.exit;
+    return {
+      exitCode: code,
+      drainFinished: served.lines.find((l) => l.msg === 'stopped')?.finished,
+      inFlightAtSignal: served.lines.find((l) => l.msg === 'shutting down: draining')?.inFlight,
+      answered: r.requests,
+      statusCodes: r.statusCodes,
+      clientErrors: r.errors,
+    };
+  });
+}
+
+function ratiosOf(results: CaseResult[]) {
+  return results
+    .filter((r) => r.side === 'gateway')
+    .map((g) => {
+      const size = g.case.endsWith('1MiB') ? '1MiB' : '16B';
+      const base = results.find((r) => r.case === `in-process-${size}`);
+      const echo = results.find((r) => r.case === g.case.replace(/^http-/, 'echo-'));
+      return {
+        case: g.case,
+        reqPerSecVsInProcess: base ? g.reqPerSec / base.reqPerSec : undefined,
+        p99VsInProcess: base ? g.p99Ms / base.p99Ms : undefined,
+        reqPerSecVsEcho: echo ? g.reqPerSec / echo.reqPerSec : undefined,
+      };
+    });
 }
 
 async function main(): Promise<void> {
@@ -367,74 +403,45 @@ async function main(): Promise<void> {
   for (const size of ['16B', '1MiB'] as const) {
     if (selected(`in-process-${size}`))
       report(`in-process-${size}`, 'in-process', await inProcess(size, DURATION_S));
-    for (const kind of ['json', 'binary'] as const) {
+    for (const kind of ['binary', 'json'] as const) {
       const name = `echo-${kind}-${size}`;
       if (selected(name)) report(name, 'echo', await echoCase(kind, size, DURATION_S));
     }
-  }
-  const served = await startServe();
-  try {
-    for (const size of ['16B', '1MiB'] as const) {
-      for (const kind of ['json', 'binary'] as const) {
-        const name = `http-${kind}-${size}`;
-        if (selected(name))
-          report(name, 'gateway', await httpCase(served.httpPort, INFER, kind, size, DURATION_S));
+    for (const kind of ['binary', 'json'] as const) {
+      const name = `http-${kind}-${size}`;
+      if (selected(name)) {
+        report(
+          name,
+          'gateway',
+          await onFreshServe((s) => httpCase(s.httpPort, INFER, kind, size, DURATION_S)),
+        );
       }
-      if (selected(`grpc-${size}`))
-        report(`grpc-${size}`, 'gateway', await grpcCase(served, size, DURATION_S));
     }
-    let sigterm: Record<string, unknown> | undefined;
-    if (values.sigterm) {
-      // SIGTERM halfway through a run: requests already accepted are answered
-      // (the drain finishes), new ones get 503 or a refused connection.
-      const run = httpCase(served.httpPort, INFER, 'binary', '16B', DURATION_S);
-      setTimeout(() => served.child.kill('SIGTERM'), (DURATION_S * 1000) / 2);
-      const r = await run;
-      const code = await served.exit;
-      const stopped = served.lines.find((l) => l.msg === 'stopped');
-      sigterm = {
-        exitCode: code,
-        drainFinished: stopped?.finished,
-        inFlightAtSignal: served.lines.find((l) => l.msg === 'shutting down: draining')?.inFlight,
-        answered: r.requests,
-        statusCodes: r.statusCodes,
-        clientErrors: r.errors,
-      };
-      process.stderr.write(`sigterm: ${JSON.stringify(sigterm)}\n`);
-    }
-    const ratios = results
-      .filter((r) => r.side === 'gateway')
-      .map((g) => {
-        const size = g.case.endsWith('1MiB') ? '1MiB' : '16B';
-        const base = results.find((r) => r.case === `in-process-${size}`);
-        const echo = results.find((r) => r.case === g.case.replace(/^http-/, 'echo-'));
-        return {
-          case: g.case,
-          reqPerSecVsInProcess: base ? g.reqPerSec / base.reqPerSec : undefined,
-          p99VsInProcess: base ? g.p99Ms / base.p99Ms : undefined,
-          reqPerSecVsEcho: echo ? g.reqPerSec / echo.reqPerSec : undefined,
-        };
-      });
-    const out = {
-      when: new Date().toISOString(),
-      library: values.library,
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-      connections: CONNECTIONS,
-      durationS: DURATION_S,
-      results,
-      ratios,
-      sigterm,
-    };
-    mkdirSync(values.out!, { recursive: true });
-    const file = path.join(values.out!, `gateway-load-${out.when.replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  } finally {
-    if (served.child.exitCode === null) {
-      served.child.kill('SIGTERM');
-      await served.exit;
+    if (selected(`grpc-${size}`)) {
+      report(`grpc-${size}`, 'gateway', await onFreshServe((s) => grpcCase(s, size, DURATION_S)));
     }
   }
+  const sigterm = values.sigterm ? await sigtermRun() : undefined;
+  if (sigterm) process.stderr.write(`sigterm: ${JSON.stringify(sigterm)}\n`);
+  const out = {
+    when: new Date().toISOString(),
+    library: values.library,
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      node: process.version,
+      loadavg: os.loadavg(),
+    },
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+    results,
+    ratios: ratiosOf(results),
+    sigterm,
+  };
+  mkdirSync(values.out!, { recursive: true });
+  const file = path.join(values.out!, `gateway-load-${out.when.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
 
 await main();

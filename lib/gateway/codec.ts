@@ -290,6 +290,88 @@ export function requestParameters(params: Record<string, Json>, request: InferRe
   return binaryByDefault;
 }
 
+/** Where the binary tensors of a body are read from, input after input. */
+interface BinaryCursor {
+  body: Buffer;
+  headerLength: number | undefined;
+  pos: number;
+}
+
+/** One input of a request: JSON data, binary data from the body, or a shared-memory region. */
+function decodeInput(
+  input: Json,
+  i: number,
+  cursor: BinaryCursor,
+  resolveShm: ShmResolver | undefined,
+): [string, TensorInput] {
+  if (!isObject(input))
+    throw badRequest(`Expected an object for inputs[${i}] but received ${describe(input)}`);
+  const name = input.name;
+  if (typeof name !== 'string' || name === '') {
+    throw badRequest(`Expected a name for inputs[${i}].name but received ${describe(name)}`);
+  }
+  const what = `input '${name}'`;
+  const datatype = input.datatype;
+  if (!isDataType(datatype)) {
+    throw badRequest(
+      `Expected one of ${DATATYPES.join(', ')} for ${what} datatype but received ${describe(datatype)}`,
+    );
+  }
+  const shape = shapeOf(input.shape, `${what} shape`);
+  const params = parameters(input.parameters, `${what} parameters`);
+  const count = product(shape);
+  const size = datatype === 'BYTES' ? -1 : count * elementSize(datatype);
+  const checkSize = (bytes: number, source: string) => {
+    if (size >= 0 && bytes !== size) {
+      throw badRequest(
+        `${what}: shape [${shape.join(',')}] of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
+      );
+    }
+  };
+  const shm = shmReference(params, what);
+  const tensor = (data: TensorInput['data']): [string, TensorInput] => [name, { data, shape, datatype }];
+  if (params.binary_data_size !== undefined) {
+    if (shm !== undefined)
+      throw badRequest(`${what}: 'binary_data_size' and 'shared_memory_region' together`);
+    if (input.data !== undefined) throw badRequest(`${what}: 'data' and 'binary_data_size' together`);
+    if (cursor.headerLength === undefined) {
+      throw badRequest(
+        `${what} has 'binary_data_size': the Inference-Header-Content-Length header must give the JSON header's length`,
+      );
+    }
+    const bytes = nonNegativeInteger(params.binary_data_size, `${what} 'binary_data_size'`);
+    const left = cursor.body.length - cursor.pos;
+    if (bytes > left) {
+      throw badRequest(
+        `unexpected size for ${what}: 'binary_data_size' is ${bytes} but only ${left} bytes of binary data are left`,
+      );
+    }
+    checkSize(bytes, "'binary_data_size'");
+    const view = cursor.body.subarray(cursor.pos, cursor.pos + bytes);
+    cursor.pos += bytes;
+    return tensor(binaryData(view, datatype));
+  }
+  if (shm !== undefined) {
+    if (input.data !== undefined) throw badRequest(`${what}: 'data' and 'shared_memory_region' together`);
+    if (resolveShm === undefined)
+      throw new GatewayError(400, `${what}: shared memory is not enabled`, 'UNSUPPORTED');
+    checkSize(shm.byteSize, "'shared_memory_byte_size'");
+    return tensor(binaryData(resolveShm(shm, what), datatype));
+  }
+  if (!Array.isArray(input.data)) {
+    throw badRequest(
+      `Expected an array for ${what} 'data' (or binary data) but received ${describe(input.data)}`,
+    );
+  }
+  const values = flatten(input.data, what);
+  if (values.length !== count) {
+    throw badRequest(
+      `${what}: shape [${shape.join(',')}] has ${count} elements but 'data' has ${values.length}`,
+    );
+  }
+  return tensor(jsonData(values, datatype, what));
+}
+
 /**
  * Decodes an inference request: the JSON header (all of `body`, or its first
  * `headerLength` bytes), then the binary tensors after it. Throws a
@@ -317,78 +399,15 @@ export function decodeInferRequest(
   if (!Array.isArray(json.inputs)) {
     throw badRequest(`Expected an array for 'inputs' but received ${describe(json.inputs)}`);
   }
-  let pos = end;
+  const cursor: BinaryCursor = { body, headerLength, pos: end };
   for (const [i, input] of json.inputs.entries()) {
-    if (!isObject(input))
-      throw badRequest(`Expected an object for inputs[${i}] but received ${describe(input)}`);
-    const name = input.name;
-    if (typeof name !== 'string' || name === '') {
-      throw badRequest(`Expected a name for inputs[${i}].name but received ${describe(name)}`);
-    }
-    const what = `input '${name}'`;
-    if (Object.hasOwn(request.inputs, name)) throw badRequest(`${what} is given twice`);
-    const datatype = input.datatype;
-    if (!isDataType(datatype)) {
-      throw badRequest(
-        `Expected one of ${DATATYPES.join(', ')} for ${what} datatype but received ${describe(datatype)}`,
-      );
-    }
-    const shape = shapeOf(input.shape, `${what} shape`);
-    const params = parameters(input.parameters, `${what} parameters`);
-    const count = product(shape);
-    const size = datatype === 'BYTES' ? -1 : count * elementSize(datatype);
-    const checkSize = (bytes: number, source: string) => {
-      if (size >= 0 && bytes !== size) {
-        throw badRequest(
-          `${what}: shape [${shape.join(',')}] of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
-        );
-      }
-    };
-    const shm = shmReference(params, what);
-    if (params.binary_data_size !== undefined) {
-      if (shm !== undefined)
-        throw badRequest(`${what}: 'binary_data_size' and 'shared_memory_region' together`);
-      if (input.data !== undefined) throw badRequest(`${what}: 'data' and 'binary_data_size' together`);
-      if (headerLength === undefined) {
-        throw badRequest(
-          `${what} has 'binary_data_size': the Inference-Header-Content-Length header must give the JSON header's length`,
-        );
-      }
-      const bytes = nonNegativeInteger(params.binary_data_size, `${what} 'binary_data_size'`);
-      if (pos + bytes > body.length) {
-        throw badRequest(
-          `unexpected size for ${what}: 'binary_data_size' is ${bytes} but only ${body.length - pos} bytes of binary data are left`,
-        );
-      }
-      checkSize(bytes, "'binary_data_size'");
-      const view = body.subarray(pos, pos + bytes);
-      pos += bytes;
-      request.inputs[name] = { data: binaryData(view, datatype), shape, datatype };
-    } else if (shm !== undefined) {
-      if (input.data !== undefined) throw badRequest(`${what}: 'data' and 'shared_memory_region' together`);
-      if (resolveShm === undefined)
-        throw new GatewayError(400, `${what}: shared memory is not enabled`, 'UNSUPPORTED');
-      checkSize(shm.byteSize, "'shared_memory_byte_size'");
-      const view = resolveShm(shm, what);
-      request.inputs[name] = { data: binaryData(view, datatype), shape, datatype };
-    } else {
-      if (!Array.isArray(input.data)) {
-        throw badRequest(
-          `Expected an array for ${what} 'data' (or binary data) but received ${describe(input.data)}`,
-        );
-      }
-      const values = flatten(input.data, what);
-      if (values.length !== count) {
-        throw badRequest(
-          `${what}: shape [${shape.join(',')}] has ${count} elements but 'data' has ${values.length}`,
-        );
-      }
-      request.inputs[name] = { data: jsonData(values, datatype, what), shape, datatype };
-    }
+    const [name, tensor] = decodeInput(input, i, cursor, resolveShm);
+    if (Object.hasOwn(request.inputs, name)) throw badRequest(`input '${name}' is given twice`);
+    request.inputs[name] = tensor;
   }
-  if (pos !== body.length) {
+  if (cursor.pos !== body.length) {
     throw badRequest(
-      `unexpected additional input data: ${body.length - pos} bytes after the last binary input`,
+      `unexpected additional input data: ${body.length - cursor.pos} bytes after the last binary input`,
     );
   }
   const outputs = outputPlans(json.outputs, binaryByDefault);

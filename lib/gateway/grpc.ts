@@ -343,33 +343,10 @@ function repositoryParameters(map: Json): Record<string, Json> {
   return out;
 }
 
-/** The service's implementation over the gateway's context. */
-export function grpcImplementation(
-  ctx: GatewayContext,
-  shm: SharedMemoryRegistry | undefined,
-): Record<string, unknown> {
+/** RepositoryIndex, RepositoryModelLoad and RepositoryModelUnload. */
+function repositoryRpcs(ctx: GatewayContext): Record<string, unknown> {
   const server = ctx.server;
-  const modelName = (req: Record<string, Json>) => {
-    if (typeof req.name !== 'string' || req.name === '') throw badRequest('the request names no model');
-    return req.name;
-  };
   return {
-    ServerLive: unary(ctx, 'ServerLive', async () => ({ live: await server.isLive() })),
-    ServerReady: unary(ctx, 'ServerReady', async () => ({
-      ready: !ctx.draining && (await server.isReady()),
-    })),
-    ModelReady: unary(ctx, 'ModelReady', async (req) => ({
-      ready: await server.model(modelName(req), version(req)).isReady(),
-    })),
-    ServerMetadata: unary(ctx, 'ServerMetadata', () => serverMetadata(server)),
-    ModelMetadata: unary(ctx, 'ModelMetadata', (req) => modelMetadata(server, modelName(req), version(req))),
-    ModelConfig: unary(ctx, 'ModelConfig', async (req) => ({
-      config: await server.model(modelName(req), version(req)).config(),
-    })),
-    ModelStatistics: unary(ctx, 'ModelStatistics', async (req) => {
-      const stats = await modelStatistics(server, (req.name as string) ?? '', version(req));
-      return { model_stats: stats.map(statisticsDocument) };
-    }),
     RepositoryIndex: unary(ctx, 'RepositoryIndex', async (req) => ({
       models: indexDocument(await server.modelIndex({ readyOnly: req.ready === true })),
     })),
@@ -400,6 +377,15 @@ export function grpcImplementation(
       await unload(ctx, req.model_name as string, params.unload_dependents === true);
       return {};
     }),
+  };
+}
+
+/** The SystemSharedMemory calls. */
+function sharedMemoryRpcs(
+  shm: SharedMemoryRegistry | undefined,
+  ctx: GatewayContext,
+): Record<string, unknown> {
+  return {
     SystemSharedMemoryStatus: unary(ctx, 'SystemSharedMemoryStatus', async (req) => {
       const registry = requireShm(shm);
       const list = registry.status(req.name === '' ? undefined : (req.name as string));
@@ -418,6 +404,38 @@ export function grpcImplementation(
       requireShm(shm).unregister(req.name === '' ? undefined : (req.name as string));
       return {};
     }),
+  };
+}
+
+/** The service's implementation over the gateway's context. */
+export function grpcImplementation(
+  ctx: GatewayContext,
+  shm: SharedMemoryRegistry | undefined,
+): Record<string, unknown> {
+  const server = ctx.server;
+  const modelName = (req: Record<string, Json>) => {
+    if (typeof req.name !== 'string' || req.name === '') throw badRequest('the request names no model');
+    return req.name;
+  };
+  return {
+    ServerLive: unary(ctx, 'ServerLive', async () => ({ live: await server.isLive() })),
+    ServerReady: unary(ctx, 'ServerReady', async () => ({
+      ready: !ctx.draining && (await server.isReady()),
+    })),
+    ModelReady: unary(ctx, 'ModelReady', async (req) => ({
+      ready: await server.model(modelName(req), version(req)).isReady(),
+    })),
+    ServerMetadata: unary(ctx, 'ServerMetadata', () => serverMetadata(server)),
+    ModelMetadata: unary(ctx, 'ModelMetadata', (req) => modelMetadata(server, modelName(req), version(req))),
+    ModelConfig: unary(ctx, 'ModelConfig', async (req) => ({
+      config: await server.model(modelName(req), version(req)).config(),
+    })),
+    ModelStatistics: unary(ctx, 'ModelStatistics', async (req) => {
+      const stats = await modelStatistics(server, (req.name as string) ?? '', version(req));
+      return { model_stats: stats.map(statisticsDocument) };
+    }),
+    ...repositoryRpcs(ctx),
+    ...sharedMemoryRpcs(shm, ctx),
     ModelInfer: unary(ctx, 'ModelInfer', async (req, call) => {
       if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       const decoded = decodeGrpcRequest(req, shm);

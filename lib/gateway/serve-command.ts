@@ -15,7 +15,7 @@ import { Server } from '../server.js';
 import type { GatewayLogger } from './context.js';
 import { optionalPeer } from './grpc.js';
 import { type GatewayOptions, createGateway } from './index.js';
-import { type GrpcShutdownLike, shutdown } from './shutdown.js';
+import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
 
 export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repository <dir>...] [options]
   --http-port <n>        HTTP/REST port (default 8000; 0 picks a free one)
@@ -197,6 +197,24 @@ async function listenGrpc(
   return { server, port: bound };
 }
 
+/** pino, and for gRPC @grpc/grpc-js and @grpc/proto-loader; undefined (said on stderr) when one is missing. */
+async function loadPeers(
+  config: ServeConfig,
+): Promise<{ logger: GatewayLogger; grpc?: GrpcModule } | undefined> {
+  try {
+    const pino = await optionalPeer<PinoModule>('pino', 'triton-node serve (for its logs)');
+    const logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
+    if (config.grpcPort === null) return { logger };
+    const why = 'triton-node serve (for gRPC; --no-grpc serves HTTP only)';
+    const grpc = await optionalPeer<GrpcModule>('@grpc/grpc-js', why);
+    await optionalPeer('@grpc/proto-loader', why);
+    return { logger, grpc };
+  } catch (err) {
+    process.stderr.write(`triton-node serve: ${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
 /** Runs `triton-node serve`; resolves with the exit code. */
 export async function serveCommand(args: string[]): Promise<number> {
   let config: ServeConfig | 'help';
@@ -211,22 +229,9 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(SERVE_USAGE);
     return 0;
   }
-  let logger: GatewayLogger;
-  let grpc: GrpcModule | undefined;
-  try {
-    const pino = await optionalPeer<PinoModule>('pino', 'triton-node serve (for its logs)');
-    logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
-    if (config.grpcPort !== null) {
-      grpc = await optionalPeer<GrpcModule>(
-        '@grpc/grpc-js',
-        'triton-node serve (for gRPC; --no-grpc serves HTTP only)',
-      );
-      await optionalPeer('@grpc/proto-loader', 'triton-node serve (for gRPC; --no-grpc serves HTTP only)');
-    }
-  } catch (err) {
-    process.stderr.write(`triton-node serve: ${(err as Error).message}\n`);
-    return 1;
-  }
+  const peers = await loadPeers(config);
+  if (peers === undefined) return 1;
+  const { logger, grpc } = peers;
   let server: Server;
   try {
     server = await Server.create(config.server as ServerOptions);
@@ -261,22 +266,34 @@ export async function serveCommand(args: string[]): Promise<number> {
     await server.stop();
     return 1;
   }
+  return untilSignal({
+    gateway,
+    server,
+    http: httpServer,
+    grpc: grpcServer,
+    logger,
+    timeoutMs: config.drainTimeoutMs,
+  });
+}
+
+/**
+ * Resolves with the exit code once a SIGTERM or SIGINT has run the shutdown;
+ * a second signal cancels what is left at once.
+ */
+function untilSignal(targets: ShutdownTargets): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
-        logger.warn?.({ signal }, 'second signal: cancelling what is left now');
-        for (const cancel of [...gateway._context.cancels]) cancel();
+        targets.logger.warn?.({ signal }, 'second signal: cancelling what is left now');
+        for (const cancel of [...targets.gateway._context.cancels]) cancel();
         return;
       }
       stopping = true;
-      shutdown(
-        { gateway, server, http: httpServer, grpc: grpcServer, logger, timeoutMs: config.drainTimeoutMs },
-        signal,
-      ).then(
+      shutdown(targets, signal).then(
         () => resolve(0),
         (err) => {
-          logger.error?.({ err: (err as Error).message }, 'shutdown failed');
+          targets.logger.error?.({ err: (err as Error).message }, 'shutdown failed');
           resolve(1);
         },
       );
