@@ -382,7 +382,9 @@ function ratiosOf(results: CaseResult[]) {
     .map((g) => {
       const size = g.case.endsWith('1MiB') ? '1MiB' : '16B';
       const base = results.find((r) => r.case === `in-process-${size}`);
-      const echo = results.find((r) => r.case === g.case.replace(/^http-/, 'echo-'));
+      const echo = g.case.startsWith('http-')
+        ? results.find((r) => r.case === g.case.replace(/^http-/, 'echo-'))
+        : undefined;
       return {
         case: g.case,
         reqPerSecVsInProcess: base ? g.reqPerSec / base.reqPerSec : undefined,

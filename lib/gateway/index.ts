@@ -16,12 +16,13 @@
 import { optionError } from '../errors.js';
 import type { Server } from '../server.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
+import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
 import { type GrpcServerLike, addGrpcService } from './grpc.js';
 import { type HttpHandler, createHttpHandler } from './http.js';
 import { GatewayMetrics } from './metrics.js';
 import { SharedMemoryRegistry } from './shared-memory.js';
 
-export type { GatewayLogger, GrpcServerLike, HttpHandler };
+export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
 export { GatewayError } from './errors.js';
 
 /** Options of `createGateway()`. */
@@ -51,6 +52,11 @@ export interface DrainOptions {
 export interface Gateway {
   /** The HTTP/REST routes as a `node:http` request listener. */
   readonly handler: HttpHandler;
+  /**
+   * The same routes as a Fastify plugin (`await app.register(gateway.fastify)`): requests to
+   * `/v2/...` and `/metrics` are served before Fastify parses their bodies; other routes are Fastify's.
+   */
+  readonly fastify: FastifyPlugin;
   /**
    * Adds `inference.GRPCInferenceService` to a `@grpc/grpc-js` Server (loads
    * `@grpc/grpc-js` and `@grpc/proto-loader`, optional peer dependencies;
@@ -119,6 +125,7 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
   const handler = createHttpHandler(ctx, shm);
   return {
     handler,
+    fastify: fastifyPlugin(handler),
     addToGrpcServer: (grpcServer) => addGrpcService(ctx, shm, grpcServer),
     get inFlight() {
       return ctx.inFlight;
