@@ -20,7 +20,7 @@ import {
   statisticsDocument,
 } from './protocol.js';
 import type { SharedMemoryRegistry } from './shared-memory.js';
-import { handleGenerateStream } from './streaming.js';
+import { handleGenerate, handleGenerateStream } from './streaming.js';
 
 /** A `node:http` request listener. */
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -195,6 +195,10 @@ async function modelRoute(
       allow(req, 'POST');
       if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       return handleGenerateStream(ctx, req, res, name, version);
+    case 'generate':
+      allow(req, 'POST');
+      if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
+      return handleGenerate(ctx, req, res, name, version);
     default:
       throw new GatewayError(
         501,

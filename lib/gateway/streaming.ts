@@ -86,6 +86,31 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/**
+ * `POST /v2/models/{m}/generate`: one response, in the generate form (the
+ * body as for generate_stream); a decoupled model answers with the error
+ * pointing to streaming.
+ */
+export async function handleGenerate(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  version: number,
+): Promise<void> {
+  const body = parseJsonHeader(
+    (await readBody(req, ctx.options.maxBodyBytes)).toString('utf8'),
+    'the generate request',
+  );
+  const request = await generateRequest(ctx, name, version, body);
+  const result = await ctx.server.model(name, version).infer(request);
+  const text = generateEvent(result);
+  result.dispose();
+  if (res.destroyed) return;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
 export async function handleGenerateStream(
   ctx: GatewayContext,
   req: IncomingMessage,
