@@ -182,7 +182,9 @@ describe('errors', () => {
       expect(message.raw_output_contents).toEqual([]);
       expect(
         Array.from(
-          new Float32Array(new Uint8Array(registry.read({ region: 'g', offset: 16, byteSize: 16 })).buffer),
+          new Float32Array(
+            new Uint8Array(registry.read({ region: 'g', offset: 16, byteSize: 16 }) as Buffer).buffer,
+          ),
         ),
       ).toEqual([1, 2, 3, 4]);
     } finally {

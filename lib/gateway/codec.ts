@@ -8,6 +8,7 @@
  * or a Buffer for BYTES): no copy. Binary outputs are written from the
  * tensors' own memory (Triton's output buffers) and disposed once sent.
  */
+import { CudaBuffer } from '../cuda.js';
 import { DATATYPES, type DataType, elementSize, isDataType } from '../datatypes.js';
 import { describe } from '../errors.js';
 import type { InferResult } from '../stream.js';
@@ -38,8 +39,8 @@ export interface DecodedInfer {
   binaryByDefault: boolean;
 }
 
-/** Resolves a shared-memory input to its bytes (the gateway's region registry). */
-export type ShmResolver = (ref: ShmReference, what: string) => Uint8Array;
+/** Resolves a shared-memory input to its data: bytes, or CUDA memory (the gateway's region registry). */
+export type ShmResolver = (ref: ShmReference, what: string) => Uint8Array | CudaBuffer;
 
 type Json = unknown;
 
@@ -356,7 +357,8 @@ function decodeInput(
     if (resolveShm === undefined)
       throw new GatewayError(400, `${what}: shared memory is not enabled`, 'UNSUPPORTED');
     checkSize(shm.byteSize, "'shared_memory_byte_size'");
-    return tensor(binaryData(resolveShm(shm, what), datatype));
+    const data = resolveShm(shm, what);
+    return tensor(data instanceof CudaBuffer ? data : binaryData(data, datatype));
   }
   if (!Array.isArray(input.data)) {
     throw badRequest(

@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CudaBuffer } from '../cuda.js';
 import { type DataType, elementSize, isDataType } from '../datatypes.js';
 import { describe } from '../errors.js';
 import type { InferResult, InferStream } from '../stream.js';
@@ -206,7 +207,8 @@ export function decodeGrpcRequest(
           `${what}: shape [${shape.join(',')}] of ${datatype} needs ${size} bytes but 'shared_memory_byte_size' is ${ref.byteSize}`,
         );
       }
-      data = binaryData(shm.read(ref), datatype);
+      const shared = shm.read(ref);
+      data = shared instanceof CudaBuffer ? shared : binaryData(shared, datatype);
     } else if (raw.length > 0) {
       const bytes = raw[i]!;
       if (size >= 0 && bytes.length !== size) {
@@ -380,6 +382,33 @@ function repositoryRpcs(ctx: GatewayContext): Record<string, unknown> {
   };
 }
 
+/** The CudaSharedMemory calls. */
+function cudaSharedMemoryRpcs(
+  shm: SharedMemoryRegistry | undefined,
+  ctx: GatewayContext,
+): Record<string, unknown> {
+  return {
+    CudaSharedMemoryStatus: unary(ctx, 'CudaSharedMemoryStatus', async (req) => {
+      const list = requireShm(shm).cudaStatus(req.name === '' ? undefined : (req.name as string));
+      return { regions: Object.fromEntries(list.map((r) => [r.name, r])) };
+    }),
+    CudaSharedMemoryRegister: unary(ctx, 'CudaSharedMemoryRegister', async (req) => {
+      const handle = req.raw_handle as Uint8Array;
+      requireShm(shm).registerCuda(
+        req.name as string,
+        new Uint8Array(handle),
+        Number(req.device_id),
+        Number(req.byte_size),
+      );
+      return {};
+    }),
+    CudaSharedMemoryUnregister: unary(ctx, 'CudaSharedMemoryUnregister', async (req) => {
+      requireShm(shm).unregisterCuda(req.name === '' ? undefined : (req.name as string));
+      return {};
+    }),
+  };
+}
+
 /** The SystemSharedMemory calls. */
 function sharedMemoryRpcs(
   shm: SharedMemoryRegistry | undefined,
@@ -436,6 +465,7 @@ export function grpcImplementation(
     }),
     ...repositoryRpcs(ctx),
     ...sharedMemoryRpcs(shm, ctx),
+    ...cudaSharedMemoryRpcs(shm, ctx),
     ModelInfer: unary(ctx, 'ModelInfer', async (req, call) => {
       if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       const decoded = decodeGrpcRequest(req, shm);

@@ -302,14 +302,17 @@ async function route(
   if (match) return repositoryRoute(ctx, req, res, match);
   match = SHM_ROUTE.exec(path);
   if (match) {
-    if (match[1] === 'cudasharedmemory' || shm === undefined) {
-      throw new GatewayError(501, `${match[1]} is not supported on this gateway`, 'UNSUPPORTED');
-    }
+    if (shm === undefined)
+      throw new GatewayError(501, `${match[1]} is not enabled on this gateway`, 'UNSUPPORTED');
     const region = match[2] === undefined ? undefined : segment(match[2]);
     const action = match[3]!;
     allow(req, action === 'status' ? 'GET' : 'POST');
     const body = action === 'register' ? await optionalJson(ctx, req, 'the register request') : {};
-    return sendJson(res, 200, await shm.handle(action, region, body));
+    const answer =
+      match[1] === 'cudasharedmemory'
+        ? await shm.handleCuda(action, region, body)
+        : await shm.handle(action, region, body);
+    return sendJson(res, 200, answer);
   }
   if (path === '/metrics') {
     allow(req, 'GET');

@@ -1,3 +1,4 @@
+import { cuda } from '../cuda.js';
 import type { ModelIndexEntry, ModelMetadata } from '../model.js';
 /**
  * The protocol's documents other than inference, in the shapes KServe v2 and
@@ -39,7 +40,9 @@ export interface ServerMetadataDocument {
 
 export async function serverMetadata(server: Server): Promise<ServerMetadataDocument> {
   const m = await server.metadata();
-  return { name: m.name, version: m.version, extensions: [...EXTENSIONS] };
+  const extensions: string[] = [...EXTENSIONS];
+  if (cuda.isAvailable()) extensions.push('cuda_shared_memory');
+  return { name: m.name, version: m.version, extensions };
 }
 
 export interface TensorMetadataDocument {
