@@ -1,5 +1,10 @@
+# The addon and the fake engine build everywhere, on an install too (when no
+# prebuilt binary fits). The fake engine's C++ tests and the benchmark driver
+# build only where their sources are, that is in the repository: the package
+# does not ship them, so an install never compiles them.
 {
   "variables": {
+    "triton_node_dev_targets%": "<!(node -p \"+require('fs').existsSync('native/fake/test')\")",
     "cxx_flags": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
   },
   "targets": [
@@ -47,7 +52,8 @@
         "native/server/submit.cc",
         "native/triton/api.cc",
         "native/triton/datatypes.cc",
-        "native/triton/errors.cc"
+        "native/triton/errors.cc",
+        "native/triton/server_handles.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native", "native/include"],
       "defines": ["NAPI_VERSION=9", "NODE_ADDON_API_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
@@ -67,6 +73,7 @@
         "native/fake/config_backend_checks.cc",
         "native/fake/config_convert.cc",
         "native/fake/config_defaults.cc",
+        "native/fake/config_ensemble_checks.cc",
         "native/fake/config_documents.cc",
         "native/fake/config_json_reader.cc",
         "native/fake/config_schema.cc",
@@ -74,6 +81,8 @@
         "native/fake/config_text_tokenizer.cc",
         "native/fake/config_validate.cc",
         "native/fake/cuda_loader.cc",
+        "native/fake/ensemble_models.cc",
+        "native/fake/ensemble_scheduler.cc",
         "native/fake/inference.cc",
         "native/fake/json.cc",
         "native/fake/leak_counters.cc",
@@ -83,6 +92,7 @@
         "native/fake/rate_limiter.cc",
         "native/fake/scheduler.cc",
         "native/fake/server.cc",
+        "native/fake/stand_ins.cc",
         "native/fake/statistics.cc",
         "native/fake/trace.cc"
       ],
@@ -102,43 +112,50 @@
           "files": ["<(PRODUCT_DIR)/libtritonserver.so"]
         }
       ]
-    },
-    {
-      "target_name": "fake_engine_tests",
-      "type": "executable",
-      "sources": [
-        "native/fake/config_backend_checks.cc",
-        "native/fake/config_convert.cc",
-        "native/fake/config_defaults.cc",
-        "native/fake/config_documents.cc",
-        "native/fake/config_json_reader.cc",
-        "native/fake/config_schema.cc",
-        "native/fake/config_text_parser.cc",
-        "native/fake/config_text_tokenizer.cc",
-        "native/fake/config_validate.cc",
-        "native/fake/json.cc",
-        "native/fake/test/config_tests.cc",
-        "native/fake/test/engine_tests.cc",
-        "native/fake/test/fake_engine_tests.cc",
-        "native/fake/test/precondition_tests.cc"
-      ],
-      "include_dirs": ["native/include"],
-      "cflags!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
-      "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
-      "libraries": ["-ldl", "-lpthread"]
-    },
-    {
-      "target_name": "bench_driver",
-      "type": "executable",
-      "sources": [
-        "bench/native/driver.cc"
-      ],
-      "include_dirs": ["native/include"],
-      "cflags!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
-      "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
-      "libraries": ["-ldl", "-lpthread"]
     }
+  ],
+  "conditions": [
+    ["triton_node_dev_targets==1", {
+      "targets": [
+        {
+          "target_name": "fake_engine_tests",
+          "type": "executable",
+          "sources": [
+            "native/fake/config_backend_checks.cc",
+            "native/fake/config_convert.cc",
+            "native/fake/config_defaults.cc",
+            "native/fake/config_ensemble_checks.cc",
+            "native/fake/config_documents.cc",
+            "native/fake/config_json_reader.cc",
+            "native/fake/config_schema.cc",
+            "native/fake/config_text_parser.cc",
+            "native/fake/config_text_tokenizer.cc",
+            "native/fake/config_validate.cc",
+            "native/fake/json.cc",
+            "native/fake/test/config_tests.cc",
+            "native/fake/test/engine_tests.cc",
+            "native/fake/test/fake_engine_tests.cc",
+            "native/fake/test/precondition_tests.cc"
+          ],
+          "include_dirs": ["native/include"],
+          "cflags!": ["-fno-exceptions", "-fno-rtti"],
+          "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
+          "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
+          "libraries": ["-ldl", "-lpthread"]
+        },
+        {
+          "target_name": "bench_driver",
+          "type": "executable",
+          "sources": [
+            "bench/native/driver.cc"
+          ],
+          "include_dirs": ["native/include"],
+          "cflags!": ["-fno-exceptions", "-fno-rtti"],
+          "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++14"],
+          "cflags_cc": ["<@(cxx_flags)", "-fexceptions", "-frtti"],
+          "libraries": ["-ldl", "-lpthread"]
+        }
+      ]
+    }]
   ]
 }

@@ -1,19 +1,46 @@
 import { defineConfig } from 'tsup';
 
-// ESM and CommonJS builds of the public entry points, with types.
-export default defineConfig({
-  entry: {
-    index: 'lib/index.ts',
-    testing: 'lib/testing.ts',
-    gateway: 'lib/gateway/index.ts',
-    cli: 'bench/cli.ts',
+// The public entry points as ESM and CommonJS, with types; the CLI as one
+// ESM file. The gateway and the CLI import the package by name (itself), so
+// that the library is not bundled twice: one copy of each class (TritonError,
+// CudaBuffer, Server) whichever entry point loaded it. No source maps in the
+// package.
+export default defineConfig([
+  {
+    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: false,
+    clean: true,
+    target: 'node20',
+    platform: 'node',
+    shims: true,
+    splitting: false,
   },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'lib/index.ts', testing: 'lib/testing.ts', gateway: 'lib/gateway/index.ts' } },
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  platform: 'node',
-  shims: true,
-  splitting: false,
-});
+  {
+    // triton-node/gateway: loads @grpc/grpc-js, @grpc/proto-loader and pino
+    // (optional peer dependencies) only when used, so `import 'triton-node'`
+    // never does.
+    entry: { gateway: 'lib/gateway/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: false,
+    clean: false,
+    target: 'node20',
+    platform: 'node',
+    shims: true,
+    splitting: false,
+    external: ['triton-node'],
+  },
+  {
+    entry: { cli: 'lib/cli.ts' },
+    format: ['esm'],
+    dts: false,
+    sourcemap: false,
+    clean: false,
+    target: 'node20',
+    platform: 'node',
+    external: ['triton-node', 'triton-node/gateway'],
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

@@ -434,38 +434,10 @@ function soakCommand(cmd: Command): void {
     });
 }
 
-function typesCommandOf(cmd: Command): void {
-  cmd
-    .command('types')
-    .description('Write TypeScript model specs from the config.pbtxt files of model repositories')
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { typesCommand } = await import('../lib/types-command.js');
-      process.exitCode = typesCommand(args);
-    });
-}
-
-function serveCommandOf(cmd: Command): void {
-  cmd
-    .command('serve')
-    .description('Serve the KServe v2 protocol over HTTP and gRPC from an in-process Triton')
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { serveCommand } = await import('../lib/gateway/serve-command.js');
-      process.exitCode = await serveCommand(args);
-    });
-}
-
 function program(): Command {
   const cmd = new Command('triton-node').description('triton-node command-line tools');
   benchCommand(cmd);
   soakCommand(cmd);
-  typesCommandOf(cmd);
-  serveCommandOf(cmd);
   return cmd;
 }
 

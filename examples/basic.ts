@@ -1,11 +1,11 @@
 // Basic inference: several inputs, typed outputs, a requested-output subset,
 // request parameters, per-request timing, and a validation error.
 import { fileURLToPath } from 'node:url';
-import { Server, TritonError } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { Server, TritonError } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
 const server = await Server.create({
-  modelRepository: fileURLToPath(new URL('../test/models', import.meta.url)),
+  modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
   library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
 });

@@ -1,10 +1,10 @@
 // BYTES tensors: strings, raw byte arrays, or an already length-prefixed Buffer.
 import { fileURLToPath } from 'node:url';
-import { Server, encodeBytes } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { Server, encodeBytes } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
 const server = await Server.create({
-  modelRepository: fileURLToPath(new URL('../test/models', import.meta.url)),
+  modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
   library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
 });

@@ -2,11 +2,11 @@
 // Reuse one buffer across requests on a hot path; this also works where the runtime
 // refuses external buffers (Electron).
 import { fileURLToPath } from 'node:url';
-import { Server } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { Server } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
 const server = await Server.create({
-  modelRepository: fileURLToPath(new URL('../test/models', import.meta.url)),
+  modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
   library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
 });

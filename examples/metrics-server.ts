@@ -15,8 +15,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type MetricsRegistry, Server, TritonError } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { type MetricsRegistry, Server, TritonError } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
 const PORT = Number(process.env.PORT ?? 8000);
 const HOST = '127.0.0.1';

@@ -1,11 +1,11 @@
 // Streaming from a decoupled model (repeat): responses arrive one by one, like LLM tokens.
 // Shows per-response handling, early exit (cancels the request) and the stream's timings.
 import { fileURLToPath } from 'node:url';
-import { Server } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { Server } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
 const server = await Server.create({
-  modelRepository: fileURLToPath(new URL('../test/models', import.meta.url)),
+  modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
   library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
 });

@@ -409,6 +409,28 @@ export interface NativeCuda {
   /** cudaFree/cudaFreeHost calls that failed since the process started (each
    * also reported on stderr). */
   freeFailures(): number;
+  /** What `triton-node doctor` reports; never throws. A field is null where
+   * the runtime lacks the entry point or the call failed. */
+  describe(): NativeCudaDescription;
+}
+
+/** The CUDA runtime, the driver and each visible device (cuda.describe()). */
+export interface NativeCudaDescription {
+  available: boolean;
+  /** Why CUDA is unavailable ('' when available). */
+  reason: string;
+  /** The libcudart file loaded ('' when none). */
+  runtimePath: string;
+  /** 1000 * major + 10 * minor (12080: CUDA 12.8). */
+  runtimeVersion: number | null;
+  /** The newest CUDA the driver supports, same encoding; 0: no driver. */
+  driverVersion: number | null;
+  devices: Array<{
+    index: number;
+    name: string | null;
+    totalMemory: number | null;
+    computeCapability: string | null;
+  }>;
 }
 
 export interface NativeAddon {
@@ -426,6 +448,9 @@ export interface NativeAddon {
   /** Fake engine only: run inferences synchronously inside ServerInferAsync.
    * Returns false on a real Triton. */
   fakeSetSyncCallbacks(enabled: boolean): boolean;
+  /** Fake engine only: stand-in backends, "<backend>=<mode>[,...]" ("" for
+   * none); false (nothing done) on a real Triton; throws on a malformed spec. */
+  fakeSetStandIns(spec: string): boolean;
   /** Per environment: true when external ArrayBuffers are refused (Electron)
    * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
   copyOutputs(): boolean;
@@ -433,12 +458,16 @@ export interface NativeAddon {
   /** Addon-side counters for leak tests: live output buffers handed to JS,
    * pooled bytes, requests awaiting release (all environments), and requests
    * of this environment's running servers not yet settled (released, FINAL
-   * and trace released: a decoupled stream outlives its release). */
+   * and trace released: a decoupled stream outlives its release), and
+   * stopped servers kept undeleted while another server of the process runs
+   * (all environments; Triton's process-wide memory managers go with any
+   * deleted server). */
   addonStats(): {
     liveOutputBuffers: number;
     pooledBytes: number;
     pendingRequests: number;
     inflightRequests: number;
+    parkedServers: number;
   };
   /** Records the code the process exits with (main thread, from its exit event). */
   noteExitCode(code: number): void;
@@ -457,5 +486,7 @@ export interface NativeAddon {
     errorCodes: Record<TritonErrorCode, number>;
     /** The fake engine's live-object kinds, in TRITONFAKE_LiveObjects order. */
     liveObjectKinds: string[];
+    /** The Node-API version the addon was built for (NAPI_VERSION in binding.gyp). */
+    napiVersion: number;
   };
 }

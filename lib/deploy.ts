@@ -12,7 +12,7 @@
  * Server reads it back and `loadModel(name)` serves the deployed version.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -504,20 +504,30 @@ export class Deployments {
     }
 
     step('switching', to);
-    this.#setPin(name, to);
-    const keep = o.keep ?? 1;
-    const recent = await this.#recentPins(name, from);
-    const kept = new Set([to, ...recent.filter((v) => ready.includes(v)).slice(0, keep)]);
-    const unload = versions.filter((v) => !kept.has(v));
-    if (unload.length > 0) {
-      step('unloading', to, unload.join(', '));
-      try {
-        await this.#host.loadModel(name, { versions: [...kept].sort((a, b) => a - b) });
-      } catch {
-        // The switch stands; the older versions merely stay loaded.
-      }
-    }
+    await this.#switchTo(name, from, to, versions, o.keep ?? 1, step);
     return finish('succeeded', to, o.reason, verdict.report);
+  }
+
+  /** Pins `to`, then unloads the loaded versions beyond the `keep` most recently pinned before it. */
+  async #switchTo(
+    name: string,
+    from: number | null,
+    to: number,
+    loaded: number[],
+    keep: number,
+    step: (s: DeploymentStep['step'], version: number, detail?: string) => void,
+  ): Promise<void> {
+    this.#setPin(name, to);
+    const recent = await this.#recentPins(name, from);
+    const kept = new Set([to, ...recent.filter((v) => loaded.includes(v) && v !== to).slice(0, keep)]);
+    const unload = loaded.filter((v) => !kept.has(v));
+    if (unload.length === 0) return;
+    step('unloading', to, unload.join(', '));
+    try {
+      await this.#host.loadModel(name, { versions: [...kept].sort((a, b) => a - b) });
+    } catch {
+      // The switch stands; the older versions merely stay loaded.
+    }
   }
 
   /** Versions pinned before, most recent first (from the history, then `from`). */
@@ -697,17 +707,30 @@ export class Deployments {
    * were loaded and the pin, when the model has a history and those folders
    * exist. Undefined: load as Triton would.
    */
-  async restore(name: string): Promise<{ versions: number[]; pinned: number } | undefined> {
-    let history: Deployment[];
+  restore(name: string): { versions: number[]; pinned: number } | undefined {
+    // Synchronous (a small file, read only where it exists): a load starts
+    // in the same turn as the call, as without a history.
+    let file: string;
     try {
-      history = await this.history(name);
-    } catch (err) {
-      if (err instanceof TritonError) return undefined;
-      throw err;
+      file = join(this.#modelDir(name), HISTORY);
+    } catch {
+      return undefined;
     }
-    const last = history.at(-1);
+    if (!existsSync(file)) return undefined;
+    let last: Deployment | undefined;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        last = JSON.parse(line) as Deployment;
+      } catch {
+        // a line cut short: the ones before it stand
+      }
+    }
     if (last === undefined || last.pinned === null) return undefined;
-    const folders = await this.#versionFolders(this.#modelDir(name));
+    const dir = this.#modelDir(name);
+    const folders = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && /^[0-9]+$/.test(e.name))
+      .map((e) => Number(e.name));
     if (!folders.includes(last.pinned)) return undefined;
     const versions = [...new Set([last.pinned, ...last.loaded.filter((v) => folders.includes(v))])].sort(
       (a, b) => a - b,

@@ -45,6 +45,19 @@ export {
   type ModelWarmup,
 } from './model-config.js';
 export {
+  lint,
+  lintModel,
+  lintRules,
+  formatLintText,
+  formatLintSarif,
+  type LintFinding,
+  type LintOptions,
+  type LintReport,
+  type LintSeverity,
+} from './lint/index.js';
+export { tune, type TuneOptions, type TunePoint, type TuneProgress, type TuneResult } from './tune/index.js';
+export { tuneReportHtml } from './tune/report.js';
+export {
   modelTypes,
   type ModelTypesEntry,
   type ModelTypesOptions,
@@ -74,6 +87,7 @@ export type {
   RateLimiterMode,
   HostPolicy,
   ResponseCacheOptions,
+  LintMode,
 } from './options.js';
 export {
   Model,
@@ -120,6 +134,15 @@ export {
   isDataType,
 } from './datatypes.js';
 export { libraryInfo, loadLibrary, type LibraryInfo } from './native.js';
+export {
+  doctor,
+  formatDoctorReport,
+  type DoctorOptions,
+  type DoctorReport,
+  type DoctorCheck,
+  type DoctorStatus,
+  type LibraryProbe,
+} from './doctor/index.js';
 export { cuda, CudaBuffer, HostBuffer, IPC_HANDLE_BYTES, type CopySource } from './cuda.js';
 export {
   Metric,

@@ -45,6 +45,12 @@ export interface ModelMetadata {
   platform: string;
   inputs: TensorMetadata[];
   outputs: TensorMetadata[];
+  /**
+   * Only on the fake engine, for a model its stand-in backend answers
+   * (`fakeEngine.standIns()` in `triton-node/testing`): `'<backend>:<mode>'`,
+   * e.g. `'onnxruntime:zeros'`. Its outputs are not results of the model.
+   */
+  standIn?: string;
 }
 
 import type { ModelConfig } from './model-config.js';

@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import type { LibraryInfo, LoadOutcome, NativeAddon } from './binding.js';
@@ -73,12 +73,40 @@ export function addon(): NativeAddon {
     throw new TritonError(
       `triton-node: the native addon could not be loaded from ${root}: ${(err as Error).message}\n` +
         'Possible solutions:\n' +
-        '- Build it from source: npm run build:native (needs a C++17 compiler, make and Python)\n' +
-        '- Reinstall the package so its install script builds it: npm install triton-node',
+        '- Run `npm rebuild triton-node` in your project: prebuilt binaries cover linux-x64 and linux-arm64 (glibc); elsewhere it builds from source and needs g++, make and python3\n' +
+        '- Run `npx triton-node doctor` to see what is installed and what is missing\n' +
+        '- In the triton-node repository itself: npm run build:native',
       { code: 'UNAVAILABLE', cause: err },
     );
   }
   return addonCache;
+}
+
+/**
+ * The addon binary node-gyp-build picks: build/Release (a build from source)
+ * before prebuilds/<platform>-<arch>/. Throws when there is none.
+ */
+export function addonBinaryPath(): string {
+  const require = createRequire(import.meta.url);
+  const nodeGypBuild = require('node-gyp-build') as { resolve(dir: string): string };
+  return nodeGypBuild.resolve(packageRoot());
+}
+
+/**
+ * The fake engine that came with the addon: beside a prebuilt addon in
+ * prebuilds/<platform>-<arch>/, else build/fake of a build from source.
+ */
+export function fakeEnginePath(): string {
+  let binary: string | undefined;
+  try {
+    binary = addonBinaryPath();
+  } catch {
+    binary = undefined;
+  }
+  if (binary?.split(sep).includes('prebuilds')) {
+    return join(dirname(binary), 'libtritonserver.so');
+  }
+  return join(packageRoot(), 'build', 'fake', 'libtritonserver.so');
 }
 
 export type { LibraryInfo };

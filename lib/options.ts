@@ -173,7 +173,18 @@ export interface ServerOptions {
   hostPolicy?: Record<string, HostPolicy>;
   /** Triton's response cache (default: none). */
   responseCache?: ResponseCacheOptions;
+  /**
+   * Lint each model before it loads (see `lint()`): 'off' (default); 'warn'
+   * emits its errors and warnings as process warnings; 'error' also refuses
+   * to load a model with an error finding (and `Server.create`, for models
+   * loaded at startup).
+   */
+  lint?: LintMode;
 }
+
+/** The `lint` option of `Server.create`. */
+export const LINT_MODES = ['off', 'warn', 'error'] as const;
+export type LintMode = (typeof LINT_MODES)[number];
 
 export interface LoadModelOptions {
   /** A full model config (Triton's JSON form) overriding config.pbtxt. */
@@ -215,6 +226,7 @@ const SERVER_OPTION_KEYS = Object.keys({
   rateLimiter: true,
   hostPolicy: true,
   responseCache: true,
+  lint: true,
 } satisfies Record<keyof ServerOptions, true>);
 
 const LOAD_MODEL_OPTION_KEYS = Object.keys({
@@ -521,6 +533,8 @@ export interface ParsedServerOptions {
   library: string | undefined;
   /** Record stream timing histograms. */
   streamingMetrics: boolean;
+  /** Lint models before they load. */
+  lint: LintMode;
 }
 
 /** Checks every option of Server.create. Throws a TypeError or RangeError naming the first mistake. */
@@ -564,7 +578,9 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
     if (threads === 0) throw optionRangeError('modelLoadThreads', 'at least 1', threads);
     native.modelLoadThreads = threads;
   }
-  return { native, library, streamingMetrics: metrics.streaming };
+  const lint = o.lint ?? 'off';
+  if (!is.oneOf(LINT_MODES, lint)) throw optionError('lint', alternatives(LINT_MODES), o.lint);
+  return { native, library, streamingMetrics: metrics.streaming, lint };
 }
 
 /**

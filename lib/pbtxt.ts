@@ -154,7 +154,24 @@ function scalar(tok: Token): Value {
   throw new SyntaxError(`unexpected '${tok.text}'`);
 }
 
-function parseMessage(lex: Lexer, close: string | undefined, path: string[]): { [key: string]: Value } {
+/** Where each field starts, by path ('input[0].dims'), when asked for. */
+type Positions = Map<string, number>;
+
+/** How many values `out[name]` already holds (the index of the next one). */
+function countOf(out: { [key: string]: Value }, name: string): number {
+  const v = out[name];
+  if (Array.isArray(v)) return v.length;
+  if (typeof v === 'object' && v !== null) return Object.keys(v).length;
+  return v === undefined ? 0 : 1;
+}
+
+function parseMessage(
+  lex: Lexer,
+  close: string | undefined,
+  path: string[],
+  prefix = '',
+  positions?: Positions,
+): { [key: string]: Value } {
   const out: { [key: string]: Value } = {};
   for (;;) {
     const tok = lex.next();
@@ -166,12 +183,17 @@ function parseMessage(lex: Lexer, close: string | undefined, path: string[]): { 
     if (tok.kind === 'punct' && (tok.text === ',' || tok.text === ';')) continue;
     if (tok.kind !== 'ident') throw new SyntaxError(`expected a field name, got '${tok.text}'`);
     const name = tok.text;
+    const fieldPath = prefix === '' ? name : `${prefix}.${name}`;
+    if (positions !== undefined && !positions.has(fieldPath)) positions.set(fieldPath, lex.lastStart);
+    const repeated = REPEATED.has(name) || isMapField(name, path);
     let next = lex.peek();
     if (next?.kind === 'punct' && next.text === ':') {
       lex.next();
       next = lex.peek();
     }
     const values: Value[] = [];
+    const first = countOf(out, name);
+    const at = (i: number) => (repeated || i > 0 ? `${fieldPath}[${first + i}]` : fieldPath);
     if (next?.kind === 'punct' && next.text === '[') {
       lex.next();
       for (;;) {
@@ -185,21 +207,22 @@ function parseMessage(lex: Lexer, close: string | undefined, path: string[]): { 
           lex.next();
           continue;
         }
-        values.push(parseValue(lex, [...path, name]));
+        values.push(parseValue(lex, [...path, name], `${fieldPath}[${first + values.length}]`, positions));
       }
       addField(out, name, values, true, path);
     } else {
-      values.push(parseValue(lex, [...path, name]));
+      values.push(parseValue(lex, [...path, name], at(0), positions));
       addField(out, name, values, false, path);
     }
   }
 }
 
-function parseValue(lex: Lexer, path: string[]): Value {
+function parseValue(lex: Lexer, path: string[], prefix = '', positions?: Positions): Value {
   const tok = lex.next();
   if (tok === undefined) throw new SyntaxError(`missing value for ${path.join('.')}`);
+  if (positions !== undefined && !positions.has(prefix)) positions.set(prefix, lex.lastStart);
   if (tok.kind === 'punct' && (tok.text === '{' || tok.text === '<')) {
-    return parseMessage(lex, tok.text === '{' ? '}' : '>', path);
+    return parseMessage(lex, tok.text === '{' ? '}' : '>', path, prefix, positions);
   }
   return scalar(tok);
 }
@@ -240,14 +263,37 @@ function addField(
 
 /** Parses config.pbtxt text into Triton's JSON model config form. Throws a SyntaxError that says `line L, column C: …`. */
 export function parseModelConfigText(text: string): Record<string, unknown> {
+  return parseModelConfigTextWithPositions(text, false).config;
+}
+
+/** A 1-based line and column in a config's text. */
+export interface TextPosition {
+  line: number;
+  column: number;
+}
+
+/**
+ * Like parseModelConfigText, and where each field starts, by its path:
+ * 'max_batch_size', 'input[0].dims', 'dynamic_batching.preferred_batch_size',
+ * 'parameters' (a map field; its entries are 'parameters[0]'...).
+ */
+export function parseModelConfigTextWithPositions(
+  text: string,
+  withPositions = true,
+): { config: Record<string, unknown>; positions: Map<string, TextPosition> } {
   const lex = new Lexer(text);
+  const offsets: Positions | undefined = withPositions ? new Map() : undefined;
+  let config: Record<string, unknown>;
   try {
-    return parseMessage(lex, undefined, []);
+    config = parseMessage(lex, undefined, [], '', offsets);
   } catch (err) {
     if (!(err instanceof SyntaxError)) throw err;
     const { line, column } = lex.location(lex.lastStart);
     throw new SyntaxError(`line ${line}, column ${column}: ${err.message}`);
   }
+  const positions = new Map<string, TextPosition>();
+  for (const [path, offset] of offsets ?? []) positions.set(path, lex.location(offset));
+  return { config, positions };
 }
 
 // ---- writing ---------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * Promise; the JS thread never waits. Responses come back through one event
  * callback per server, which routes each event to its request by token.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -19,6 +19,7 @@ import { TritonError, captureStack, fromNativeError, tritonError, withHint } fro
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
 import { is } from './is.js';
+import { lintModel } from './lint/index.js';
 import {
   type Metric,
   type MetricSpec,
@@ -38,6 +39,7 @@ import {
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
 import {
+  type LintMode,
   type LoadModelOptions,
   type ServerOptions,
   type UnloadModelOptions,
@@ -59,6 +61,12 @@ export interface ServerMetadata {
   name: string;
   version: string;
   extensions: string[];
+  /**
+   * Only on the fake engine with stand-in backends asked for
+   * (`fakeEngine.standIns()` in `triton-node/testing`): backend name (or
+   * `'*'`) to mode.
+   */
+  standIns?: Record<string, string>;
 }
 
 export class Server implements AsyncDisposable {
@@ -71,6 +79,9 @@ export class Server implements AsyncDisposable {
   readonly #control = new Map<string, Promise<void>>();
   /** Pinned versions, live canaries and the deployment history. */
   readonly #deployments: Deployments;
+  /** The `lint` option, and the config name lint reads. */
+  #lint: LintMode = 'off';
+  #modelConfigName: string | undefined;
 
   private constructor(
     native: NativeServer,
@@ -115,13 +126,22 @@ export class Server implements AsyncDisposable {
     // `route.to` once that is set (no request can be submitted before).
     const route: { to?: Inference } = {};
     const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
+    if (parsed.lint !== 'off') lintStartupModels(native, parsed.lint, holder);
     const handle = await startServer(native, onEvents, holder);
     const inference = new Inference(
       handle,
       parsed.streamingMetrics ? createStreamMetrics(handle) : undefined,
     );
     route.to = inference;
-    return new Server(handle, inference, native.modelRepositories, library);
+    const server = new Server(handle, inference, native.modelRepositories, library);
+    server.#lint = parsed.lint;
+    server.#modelConfigName = native.modelConfigName;
+    return server;
+  }
+
+  /** The model repositories, as absolute paths. */
+  get repositories(): readonly string[] {
+    return this.#repositories;
   }
 
   /** The Triton library this server runs on. */
@@ -168,8 +188,19 @@ export class Server implements AsyncDisposable {
   async metadata(): Promise<ServerMetadata> {
     const holder = captureStack();
     const text = await this.#call(holder, {}, () => this.#native.metadata());
-    const raw = JSON.parse(text) as { name?: string; version?: string; extensions?: string[] };
-    return { name: raw.name ?? '', version: raw.version ?? '', extensions: raw.extensions ?? [] };
+    const raw = JSON.parse(text) as {
+      name?: string;
+      version?: string;
+      extensions?: string[];
+      triton_node_stand_ins?: Record<string, string>;
+    };
+    const metadata: ServerMetadata = {
+      name: raw.name ?? '',
+      version: raw.version ?? '',
+      extensions: raw.extensions ?? [],
+    };
+    if (raw.triton_node_stand_ins !== undefined) metadata.standIns = raw.triton_node_stand_ins;
+    return metadata;
   }
 
   /**
@@ -177,9 +208,10 @@ export class Server implements AsyncDisposable {
    * with an error, then the server is deleted. Idempotent; every later call
    * on this server rejects with a TritonError 'UNAVAILABLE'. Resolves once
    * Triton's stop returned (after `exitTimeoutSeconds` at most; requests
-   * still in flight then are cancelled, and the server is deleted once
-   * Triton released them); the expired exit timeout is emitted as a process
-   * warning.
+   * still in flight then are cancelled). When the exit timeout expired, the
+   * server is left undeleted until the process exits (Triton may still be
+   * destroying its models on threads of its own, which a delete would pull
+   * the server from under), and a process warning says so.
    */
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
@@ -201,7 +233,8 @@ export class Server implements AsyncDisposable {
         if (failure !== undefined) {
           const err = fromNativeError(failure, {}, holder);
           process.emitWarning(
-            `triton-node: stopping the server reported ${err.code}: ${err.message}`,
+            `triton-node: stopping the server reported ${err.code}: ${err.message} ` +
+              '(the server is left undeleted until the process exits; see "stop() timed out" in docs/troubleshooting.md)',
             'TritonWarning',
           );
         }
@@ -258,7 +291,7 @@ export class Server implements AsyncDisposable {
     let pin: number | undefined;
     if (parsed.versions === undefined && config === undefined && parsed.files.length === 0) {
       // A model with a deployment history serves its deployed version.
-      const restored = await this.#deployments.restore(name);
+      const restored = this.#deployments.restore(name);
       if (restored !== undefined) {
         parsed.versions = restored.versions;
         pin = restored.pinned;
@@ -269,6 +302,7 @@ export class Server implements AsyncDisposable {
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
+    if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
       this.#inference.forget(name);
@@ -333,6 +367,34 @@ export class Server implements AsyncDisposable {
   /** The version unversioned requests of `name` go to, when one is pinned (else Triton's highest ready). */
   pinnedVersion(name: string): number | undefined {
     return this.#deployments.pinned(name);
+  }
+
+  /**
+   * The `lint` option: the model's folder linted before its load; errors and
+   * warnings emitted as process warnings, and with 'error' an error finding
+   * refuses the load.
+   */
+  #lintBeforeLoad(name: string, holder: Error): void {
+    const dir = this.#repositories.map((r) => join(r, name)).find((d) => existsSync(d));
+    if (dir === undefined) return;
+    const findings = lintModel(dir, name, {
+      ...(this.#modelConfigName === undefined ? {} : { modelConfigName: this.#modelConfigName }),
+    }).filter((f) => f.severity !== 'info');
+    for (const f of findings) {
+      process.emitWarning(
+        `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
+        'TritonLintWarning',
+      );
+    }
+    const errors = findings.filter((f) => f.severity === 'error');
+    if (this.#lint === 'error' && errors.length > 0) {
+      throw tritonError(
+        'INVALID_ARG',
+        `model '${name}' fails lint: ${errors.map((f) => `${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`).join('; ')}`,
+        { model: name },
+        holder,
+      );
+    }
   }
 
   /** `err`, with the repositories' models named when none of them is `name`. */
@@ -474,16 +536,19 @@ export class Server implements AsyncDisposable {
       platform?: string;
       inputs?: ModelMetadata['inputs'];
       outputs?: ModelMetadata['outputs'];
+      triton_node_stand_in?: string;
     };
     const tensors = (list: ModelMetadata['inputs'] | undefined) =>
       (list ?? []).map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape.map(Number) }));
-    return {
+    const metadata: ModelMetadata = {
       name: raw.name,
       versions: (raw.versions ?? []).map(Number),
       platform: raw.platform ?? '',
       inputs: tensors(raw.inputs),
       outputs: tensors(raw.outputs),
     };
+    if (raw.triton_node_stand_in !== undefined) metadata.standIn = raw.triton_node_stand_in;
+    return metadata;
   }
 
   /** @internal */
@@ -661,6 +726,39 @@ async function checkStartupModels(
   await handle.stop().catch(() => {});
   const err = tritonError('INTERNAL', 'failed to load all models', {}, holder);
   return Promise.reject(withHint(err, failures.join('; ')));
+}
+
+/** The `lint` option at startup: the models Triton will load are linted first. */
+function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: Error): void {
+  const all =
+    MODEL_CONTROL_MODES[native.modelControlMode] !== 'explicit' || native.startupModels.includes('*');
+  const errors: string[] = [];
+  for (const repo of native.modelRepositories) {
+    let names: string[];
+    try {
+      names = readdirSync(repo, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+        .map((e) => e.name);
+    } catch {
+      continue; // Triton names a repository it cannot read.
+    }
+    for (const name of names) {
+      if (!all && !native.startupModels.includes(name)) continue;
+      const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
+      for (const f of lintModel(join(repo, name), name, options)) {
+        if (f.severity === 'info') continue;
+        process.emitWarning(
+          `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
+          'TritonLintWarning',
+        );
+        if (f.severity === 'error')
+          errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
+      }
+    }
+  }
+  if (mode === 'error' && errors.length > 0) {
+    throw tritonError('INVALID_ARG', `models fail lint: ${errors.join('; ')}`, {}, holder);
+  }
 }
 
 /** "model 'x' version 1: reason" for each startup model (all when `names` is undefined) that is not READY. */

@@ -8,19 +8,85 @@
  * import { fakeEngine } from 'triton-node/testing';
  * const server = await Server.create({ library: fakeEngine.libraryPath, modelRepository: './test/models' });
  * ```
+ *
+ * A repository whose models need other backends (onnxruntime, pytorch, ...)
+ * loads on the fake with stand-ins, asked for by name:
+ * `fakeEngine.standIns({ onnxruntime: 'zeros' })`.
  * @packageDocumentation
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FakeLiveObjects } from './binding.js';
-import { addon, packageRoot } from './native.js';
+import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './native.js';
 
 export type { FakeLiveObjects };
 
+/**
+ * What a stand-in backend answers with: `'zeros'` (each output of its
+ * configured datatype and shape, all zeros; a `-1` dimension is taken from
+ * the input of the same name or position when it has as many dimensions,
+ * else 1; BYTES elements are empty) or `'echo'` (the input of the same name,
+ * else of the same position, copied when its datatype and shape fit the
+ * output; zeros otherwise).
+ */
+export type StandInMode = 'zeros' | 'echo';
+
+/**
+ * Stand-ins by backend name, as the model config names the backend once
+ * Triton's defaults are filled in (`platform: "onnxruntime_onnx"` means
+ * backend `onnxruntime`, `pytorch_libtorch` `pytorch`,
+ * `tensorflow_savedmodel` `tensorflow`, `tensorrt_plan` `tensorrt`), or
+ * `'*'` for any backend the fake engine does not run itself.
+ */
+export type StandIns = Readonly<Record<string, StandInMode>>;
+
+const OWN_BACKENDS = ['identity', 'repeat', 'square'];
+
+/** The spec the fake engine reads: "<backend>=<mode>[,...]". */
+function standInSpec(standIns: StandIns | null): string {
+  if (standIns === null) return '';
+  if (typeof standIns !== 'object' || Array.isArray(standIns)) {
+    throw new TypeError(
+      `Expected an object (backend -> mode) or null for standIns but received ${typeof standIns}`,
+    );
+  }
+  const items: string[] = [];
+  for (const [backend, mode] of Object.entries(standIns)) {
+    if (backend === '' || /[,=]/.test(backend)) {
+      throw new TypeError(
+        `Expected a backend name without ',' or '=' in standIns but received ${JSON.stringify(backend)}`,
+      );
+    }
+    if (OWN_BACKENDS.includes(backend)) {
+      throw new TypeError(`standIns.${backend}: the fake engine runs the ${backend} backend itself`);
+    }
+    if (typeof mode === 'function') {
+      // A handler would have to run on the JS thread while the request waits
+      // on one of the engine's threads: either that thread blocks on JS (a
+      // deadlock when the JS thread waits on the engine), or every request
+      // becomes a round trip through the event loop that the engine cannot
+      // see. 'zeros' and 'echo' answer on the engine's thread.
+      throw new TypeError(
+        `standIns.${backend}: handlers are not supported (they would make a Triton thread wait on JavaScript); use 'zeros' or 'echo'`,
+      );
+    }
+    if (mode !== 'zeros' && mode !== 'echo') {
+      throw new TypeError(
+        `Expected 'zeros' or 'echo' for standIns.${backend} but received ${JSON.stringify(mode)}`,
+      );
+    }
+    items.push(`${backend}=${mode}`);
+  }
+  return items.join(',');
+}
+
 export const fakeEngine = {
-  /** Path of the fake engine's libtritonserver.so in this package. */
+  /**
+   * Path of the fake engine's libtritonserver.so in this package: beside the
+   * prebuilt addon (prebuilds/<platform>-<arch>/), or build/fake/ when the
+   * addon was built from source.
+   */
   get libraryPath(): string {
-    return join(packageRoot(), 'build', 'fake', 'libtritonserver.so');
+    return fakeEnginePath();
   },
 
   /** True when the fake engine was built (and the addon loads). */
@@ -49,5 +115,25 @@ export const fakeEngine = {
     if (typeof enabled !== 'boolean')
       throw new TypeError(`Expected a boolean for enabled but received ${typeof enabled}`);
     return addon().fakeSetSyncCallbacks(enabled);
+  },
+
+  /**
+   * Opt-in stand-ins for backends the fake engine does not have, so that a
+   * service's own model repository loads in its CI: a model whose backend
+   * has a stand-in loads and answers with outputs of its configured datatype
+   * and shape (`'zeros'` or `'echo'`, see StandInMode). Stand-ins compute
+   * nothing, and say so: a warning in the log when such a model loads,
+   * `standIn` in its metadata, `standIns` in the server's metadata, and the
+   * parameter `triton_node_stand_in` (`'<backend>:<mode>'`) in every
+   * response. Models loaded afterwards use them, on every server of the
+   * process; `null` (or `{}`) turns them off. Loads the fake engine when no
+   * Triton library is loaded yet; returns false (and does nothing) when a
+   * real Triton is loaded.
+   */
+  standIns(standIns: StandIns | null): boolean {
+    const spec = standInSpec(standIns);
+    const loaded = libraryInfo() ?? loadLibrary(fakeEngine.libraryPath);
+    if (!loaded.isFake) return false;
+    return addon().fakeSetStandIns(spec);
   },
 } as const;

@@ -31,6 +31,7 @@ constexpr AddonFunction kFunctions[] = {
     {"createServer", ServerWrap::CreateServer},
     {"fakeLiveObjects", FakeLiveObjects},
     {"fakeSetSyncCallbacks", FakeSetSyncCallbacks},
+    {"fakeSetStandIns", FakeSetStandIns},
     {"copyOutputs", CopyOutputs},
     {"setCopyOutputs", SetCopyOutputs},
     {"addonStats", AddonStats},

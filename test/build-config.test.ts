@@ -9,15 +9,22 @@ interface GypTarget {
   sources?: string[];
 }
 
+interface GypFile {
+  targets: GypTarget[];
+  /** [condition, { targets }]: the repository-only targets (the fake's tests, the bench driver). */
+  conditions?: Array<[string, { targets?: GypTarget[] }]>;
+}
+
 /** binding.gyp is a Python literal; ours stays within JSON plus # comments. */
 function gypTargets(): Map<string, string[]> {
   const text = readFileSync(`${ROOT}binding.gyp`, 'utf8')
     .split('\n')
     .map((line) => line.replace(/^\s*#.*$/, ''))
     .join('\n');
-  const gyp = JSON.parse(text.replace(/,(\s*[}\]])/g, '$1')) as { targets: GypTarget[] };
+  const gyp = JSON.parse(text.replace(/,(\s*[}\]])/g, '$1')) as GypFile;
+  const targets = [...gyp.targets, ...(gyp.conditions ?? []).flatMap(([, then]) => then.targets ?? [])];
   const out = new Map<string, string[]>();
-  for (const t of gyp.targets) if (t.sources) out.set(t.target_name, [...t.sources].sort());
+  for (const t of targets) if (t.sources) out.set(t.target_name, [...t.sources].sort());
   return out;
 }
 
@@ -57,6 +64,19 @@ describe('build files', () => {
       expect(cmake.get(target)).toEqual(sources);
     });
   }
+
+  it('an install builds only the addon and the fake engine; the rest needs sources the package does not ship', () => {
+    const text = readFileSync(`${ROOT}binding.gyp`, 'utf8').replace(/^\s*#.*$/gm, '');
+    const parsed = JSON.parse(text.replace(/,(\s*[}\]])/g, '$1')) as GypFile;
+    expect(parsed.targets.map((t) => t.target_name).sort()).toEqual([
+      'fake_engine_layout',
+      'triton_node',
+      'tritonserver',
+    ]);
+    const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('!native/fake/test');
+    expect(pkg.files.some((f) => f.startsWith('bench'))).toBe(false);
+  });
 
   it('every listed source file exists', () => {
     const missing = [...gyp.values()].flat().filter((s) => !existsSync(`${ROOT}${s}`));

@@ -18,8 +18,8 @@ import {
   serverOptions,
 } from './helpers.js';
 
-function runChild(mode: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/late-callbacks.ts`], {
+function runChild(mode: string, fixture = 'late-callbacks.ts') {
+  return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/${fixture}`], {
     env: { ...process.env, TEST_LIBRARY: LIBRARY_PATH, TEST_MODELS: MODELS, TEST_MODE: mode },
     encoding: 'utf8',
     timeout: 60_000,
@@ -43,13 +43,15 @@ describe('callbacks after stop', () => {
     expect(report.stopped).toBe('ok');
     expect(report.codes).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE']);
     if (library().isFake) {
-      // Every request, response, trace, allocator and the server itself are gone.
+      // Every request, response, trace and the allocator are gone. The server
+      // is left undeleted for good: its stop timed out, and deleting it would
+      // let Triton destroy its models on threads that use the deleted server.
       expect(report.live).toMatchObject({
         requests: 0,
         responses: 0,
         traces: 0,
         allocators: 0,
-        servers: 0,
+        servers: 1,
         outputBuffers: 0,
       });
     }
@@ -98,5 +100,47 @@ describe('callbacks after stop', () => {
     } finally {
       await main.stop();
     }
+  });
+});
+
+/**
+ * Triton destroys a model on a detached thread of its own once the model's last
+ * reference goes. Nothing those threads use may be freed under them, and no model
+ * may be destroyed right after its load (test/fixtures/model-teardown.ts).
+ */
+describe("Triton's model deleter threads", () => {
+  it('a stop that times out leaves its server undeleted: a second server, and the exit, crash nothing', () => {
+    const child = runChild('timed-out-stop', 'model-teardown.ts');
+    expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called|triton fake:/);
+    expect(child.signal).toBeNull();
+    const lines = child.stdout.trim().split('\n');
+    expect(lines.at(-1)).toBe('done');
+    // The natural end keeps process.exitCode although a server is left behind.
+    expect(child.status).toBe(3);
+    const report = JSON.parse(lines.at(-2)!) as {
+      first: { stop: string; ok: number; failed: number };
+      second: number[];
+      parked: number;
+      live: Record<string, number> | null;
+    };
+    expect(report.first.stop).toBe('timed out');
+    expect(report.first.ok + report.first.failed).toBe(300);
+    expect(report.first.failed).toBeGreaterThan(0);
+    expect(report.second).toEqual([3]);
+    // The first server still counts as running, so the second one is parked
+    // rather than deleted (Triton's memory managers go with any delete).
+    expect(report.parked).toBe(1);
+    if (library().isFake) {
+      // Both servers remain; every request and response is gone.
+      expect(report.live).toMatchObject({ servers: 2, requests: 0, responses: 0 });
+    }
+  });
+
+  it('models unloaded, and servers stopped, right after their load crash nothing', () => {
+    const child = runChild('load-then-unload', 'model-teardown.ts');
+    expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called|triton fake:/);
+    expect(child.signal).toBeNull();
+    expect(child.stdout.trim()).toBe('done');
+    expect(child.status).toBe(0);
   });
 });

@@ -110,6 +110,7 @@ void SetLogFormat(int format) { g_log_format.store(format); }
 static void WriteLog(char level, const std::string& line) {
   std::lock_guard<std::mutex> lock(g_log_mu);
   if (level == 'I' && !g_log_options.log_info) return;
+  if (level == 'W' && !g_log_options.log_warn) return;
   if (level == 'E' && !g_log_options.log_error) return;
   const std::string text = LogPrefix(level) + line + "\n";
   if (!g_log_options.log_file.empty()) {
@@ -120,6 +121,7 @@ static void WriteLog(char level, const std::string& line) {
   std::fputs(text.c_str(), stderr);
 }
 void LogInfo(const std::string& line) { WriteLog('I', line); }
+void LogWarning(const std::string& line) { WriteLog('W', line); }
 void LogError(const std::string& line) { WriteLog('E', line); }
 
 }  // namespace fake

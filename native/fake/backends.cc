@@ -28,6 +28,8 @@ namespace {
 // address in the first page, which is never mapped.
 void* const kUninitializedUserp = reinterpret_cast<void*>(uintptr_t{0x34});
 
+}  // namespace
+
 TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
                                             const ResponseTarget& t) {
   auto* resp = new TRITONSERVER_InferenceResponse();
@@ -43,8 +45,6 @@ TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
   return resp;
 }
 
-// Asks the caller's allocator for one output (always preferring CPU/0, as
-// the real backends do) and records it on the response, failed or not.
 TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
                                    const ResponseTarget& t,
                                    const TensorConfig* cfg,
@@ -95,14 +95,12 @@ TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
     o.owned = true;
     a->users.fetch_add(1);  // released when the response is deleted
     LiveAdd(kLiveOutputBuffer, 1);
-  } else if (bytes > 0) {
-    return Err(TRITONSERVER_ERROR_INTERNAL,
-               "response allocator returned a null buffer for output '" +
-                   cfg->name + "' of " + std::to_string(bytes) + " bytes");
   }
   *out = &o;
   return nullptr;
 }
+
+namespace {
 
 // Reads a whole input into host memory (inputs may live on the GPU).
 std::string ReadInput(const RequestInput& in, std::vector<char>* out) {
@@ -161,6 +159,12 @@ void AddSuccess(Model* m, TRITONSERVER_InferenceRequest* r, uint64_t start,
   s.compute_output.Add(output);
   s.inference_count += r->batch_size;
   s.last_inference_ms = WallMs();
+  if (r->step_totals != nullptr) {
+    std::lock_guard<std::mutex> totals_lock(r->step_totals->mu);
+    r->step_totals->input_ns += input;
+    r->step_totals->infer_ns += infer;
+    r->step_totals->output_ns += output;
+  }
 }
 
 void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
@@ -310,6 +314,11 @@ TRITONSERVER_Error* ZerosForMissingInput(Model* m,
               "failed to create CPU output buffer");
   }
   if (err != nullptr) return err;
+  if (bytes > 0 && o->buffer == nullptr) {
+    return Err(TRITONSERVER_ERROR_INTERNAL,
+               in_name + ": attempted a copy of " + std::to_string(bytes) +
+                   " Bytes to an uninitialized memory");
+  }
   if (bytes > 0) std::memset(o->buffer, 0, bytes);
   return nullptr;
 }
@@ -377,8 +386,8 @@ void IdentityRespond(Model* m, TRITONSERVER_InferenceRequest* r,
 void EchoRequest(const TRITONSERVER_InferenceRequest& r,
                  TRITONSERVER_InferenceResponse* resp) {
   auto add = [resp](const std::string& name, const std::string& value) {
-    resp->echoed.push_back(std::make_unique<TRITONSERVER_Parameter>());
-    TRITONSERVER_Parameter* p = resp->echoed.back().get();
+    resp->extra_params.push_back(std::make_unique<TRITONSERVER_Parameter>());
+    TRITONSERVER_Parameter* p = resp->extra_params.back().get();
     p->name = "request." + name;
     p->type = TRITONSERVER_PARAMETER_STRING;
     p->str = value;
@@ -437,6 +446,10 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
   Sleep(m->execute_delay_ms * 1000000ull);
   const uint64_t output_start = SteadyNs();
   for (size_t i = 0; i < n; ++i) {
+    if (m->backend == BackendKind::kStandIn) {
+      StandInRespond(m, b[i], resps[i]);
+      continue;
+    }
     IdentityRespond(m, b[i], resps[i]);
     if (m->echo_request && resps[i]->error == nullptr) {
       EchoRequest(*b[i], resps[i]);

@@ -203,6 +203,30 @@ void ToStringMaps(const Json& in, ModelConfig* cfg) {
   }
 }
 
+std::map<std::string, std::string> ToStringMap(const Json* m) {
+  std::map<std::string, std::string> out;
+  if (m != nullptr) {
+    for (const auto& item : m->items())
+      out[item.first] = item.second.as_string();
+  }
+  return out;
+}
+
+void ToEnsembleSteps(const Json& es, ModelConfig* cfg) {
+  const Json* steps = es.find("step");
+  if (steps == nullptr) return;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const Json& s = steps->at(i);
+    EnsembleStepConfig step;
+    step.model_name = GetString(s, "model_name");
+    step.model_version = GetInt(s, "model_version");
+    step.input_map = ToStringMap(s.find("input_map"));
+    step.output_map = ToStringMap(s.find("output_map"));
+    step.model_namespace = GetString(s, "model_namespace");
+    cfg->ensemble_steps.push_back(std::move(step));
+  }
+}
+
 }  // namespace
 
 bool FromIntermediate(const Json& in, ModelConfig* cfg, std::string* error) {
@@ -224,7 +248,10 @@ bool FromIntermediate(const Json& in, ModelConfig* cfg, std::string* error) {
     if (!ToDynamicBatching(*db, &cfg->dynamic_batching, error)) return false;
   }
   cfg->has_sequence_batching = in.find("sequence_batching") != nullptr;
-  cfg->has_ensemble_scheduling = in.find("ensemble_scheduling") != nullptr;
+  if (const Json* es = in.find("ensemble_scheduling")) {
+    cfg->has_ensemble_scheduling = true;
+    ToEnsembleSteps(*es, cfg);
+  }
   cfg->default_model_filename = GetString(in, "default_model_filename");
   ToStringMaps(in, cfg);
   if (const Json* tp = in.find("model_transaction_policy")) {

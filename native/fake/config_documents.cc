@@ -160,6 +160,22 @@ Json ParametersJson(const std::map<std::string, std::string>& parameters) {
   return params;
 }
 
+Json EnsembleSchedulingJson(const std::vector<EnsembleStepConfig>& steps) {
+  Json list = Json::Array();
+  for (const auto& step : steps) {
+    Json j = Json::Object();
+    j.set("model_name", Json::Str(step.model_name));
+    j.set("model_version", Json::Int(step.model_version));
+    j.set("input_map", StringMapJson(step.input_map));
+    j.set("output_map", StringMapJson(step.output_map));
+    j.set("model_namespace", Json::Str(step.model_namespace));
+    list.push(std::move(j));
+  }
+  Json es = Json::Object();
+  es.set("step", std::move(list));
+  return es;
+}
+
 // A model's inputs or outputs as its metadata lists them.
 Json TensorsMetadataJson(const ModelConfig& cfg,
                          const std::vector<TensorConfig>& list) {
@@ -201,6 +217,9 @@ std::string ModelConfigToJson(const ModelConfig& cfg) {
   if (cfg.dynamic_batching.present) {
     o.set("dynamic_batching", DynamicBatchingJson(cfg.dynamic_batching));
   }
+  if (cfg.has_ensemble_scheduling) {
+    o.set("ensemble_scheduling", EnsembleSchedulingJson(cfg.ensemble_steps));
+  }
   Json groups = Json::Array();
   for (const auto& g : cfg.instance_group) groups.push(InstanceGroupJson(g));
   o.set("instance_group", std::move(groups));
@@ -218,7 +237,8 @@ std::string ModelConfigToJson(const ModelConfig& cfg) {
 }
 
 std::string ModelMetadataJson(const ModelConfig& cfg,
-                              const std::vector<int64_t>& versions) {
+                              const std::vector<int64_t>& versions,
+                              const std::string& stand_in) {
   Json o = Json::Object();
   o.set("name", Json::Str(cfg.name));
   Json v = Json::Array();
@@ -229,6 +249,7 @@ std::string ModelMetadataJson(const ModelConfig& cfg,
         Json::Str(cfg.platform.empty() ? cfg.backend : cfg.platform));
   o.set("inputs", TensorsMetadataJson(cfg, cfg.input));
   o.set("outputs", TensorsMetadataJson(cfg, cfg.output));
+  if (!stand_in.empty()) o.set("triton_node_stand_in", Json::Str(stand_in));
   return o.dump();
 }
 

@@ -165,6 +165,25 @@ const MessageDesc kStringMapEntryDesc{
     "inference.ModelConfig.StringEntry",
     {Scalar("key", FieldType::kString), Scalar("value", FieldType::kString)}};
 
+const MessageDesc kStepInputMapEntryDesc{
+    "inference.ModelEnsembling.Step.InputMapEntry",
+    {Scalar("key", FieldType::kString), Scalar("value", FieldType::kString)}};
+
+const MessageDesc kStepOutputMapEntryDesc{
+    "inference.ModelEnsembling.Step.OutputMapEntry",
+    {Scalar("key", FieldType::kString), Scalar("value", FieldType::kString)}};
+
+const MessageDesc kEnsembleStepDesc{
+    "inference.ModelEnsembling.Step",
+    {Scalar("model_name", FieldType::kString),
+     Scalar("model_version", FieldType::kInt64),
+     Map("input_map", &kStepInputMapEntryDesc),
+     Map("output_map", &kStepOutputMapEntryDesc),
+     Scalar("model_namespace", FieldType::kString)}};
+
+const MessageDesc kEnsemblingDesc{"inference.ModelEnsembling",
+                                  {Message("step", &kEnsembleStepDesc, true)}};
+
 const MessageDesc kTransactionPolicyDesc{
     "inference.ModelTransactionPolicy",
     {Scalar("decoupled", FieldType::kBool)}};
@@ -184,7 +203,7 @@ const MessageDesc kModelConfigDesc{
      Skipped("optimization"),
      Message("dynamic_batching", &kDynamicBatchingDesc),
      Skipped("sequence_batching"),
-     Skipped("ensemble_scheduling"),
+     Message("ensemble_scheduling", &kEnsemblingDesc),
      Message("instance_group", &kInstanceGroupDesc, true),
      Scalar("default_model_filename", FieldType::kString),
      Map("cc_model_filenames", &kStringMapEntryDesc),

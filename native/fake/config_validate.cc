@@ -187,10 +187,14 @@ bool Validate(const ModelConfig& cfg, std::string* error) {
   for (const auto& t : cfg.output) {
     if (!ValidateTensor(t, false, cfg, error)) return false;
   }
-  if (!cfg.has_ensemble_scheduling && !ValidateInstanceGroups(cfg, error)) {
+  if (cfg.has_ensemble_scheduling)
+    return ValidateEnsembleScheduling(cfg, error);
+  if (cfg.platform == "ensemble") {
+    *error = "ensemble scheduling must be set for ensemble " + cfg.name +
+             " whose platform is ensemble";
     return false;
   }
-  return true;
+  return ValidateInstanceGroups(cfg, error);
 }
 
 }  // namespace

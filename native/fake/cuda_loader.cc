@@ -53,6 +53,11 @@ std::string CopyBuffer(void* dst, TRITONSERVER_MemoryType dst_type,
                        TRITONSERVER_MemoryType src_type, int64_t src_id,
                        size_t bytes, const std::string& what) {
   if (bytes == 0) return "";
+  // As the backends' copy helper (backend_common.cc) says it.
+  if (src == nullptr || dst == nullptr) {
+    return what + ": attempted a copy of " + std::to_string(bytes) + " Bytes " +
+           (src == nullptr ? "from" : "to") + " an uninitialized memory";
+  }
   if (dst_type != TRITONSERVER_MEMORY_GPU &&
       src_type != TRITONSERVER_MEMORY_GPU) {
     std::memcpy(dst, src, bytes);

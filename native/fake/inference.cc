@@ -375,6 +375,7 @@ TRITONSERVER_Error* Validate(TRITONSERVER_InferenceRequest* r, Model* m) {
     }
   }
   r->batch_size = batch == 0 ? 1 : batch;
+  r->request_batch = batch;
   return nullptr;
 }
 
@@ -828,6 +829,26 @@ void UndoStart(TRITONSERVER_InferenceRequest* r, Model* m,
 
 }  // namespace
 
+TRITONSERVER_Error* fake::ValidateRequest(TRITONSERVER_InferenceRequest* r,
+                                          Model* m) {
+  return Validate(r, m);
+}
+
+TRITONSERVER_Error* fake::RunRequest(TRITONSERVER_InferenceRequest* r,
+                                     TRITONSERVER_InferenceTrace* trace) {
+  Model* m = r->model.get();
+  StartRequest(r, m, trace);
+  if (g_sync_callbacks.load(std::memory_order_relaxed)) {
+    m->ExecuteInline(r);
+    return nullptr;
+  }
+  if (auto* e = m->Enqueue(r)) {
+    UndoStart(r, m, trace);
+    return e;
+  }
+  return nullptr;
+}
+
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
     TRITONSERVER_Server* server,
     TRITONSERVER_InferenceRequest* inference_request,
@@ -866,16 +887,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
   }
   // From here the request runs: everything Triton will call must exist.
   CheckRunnable(__func__, r, trace);
-  StartRequest(r, m, trace);
-  if (g_sync_callbacks.load(std::memory_order_relaxed)) {
-    m->ExecuteInline(r);
-    return nullptr;
-  }
-  if (auto* e = m->Enqueue(r)) {
-    UndoStart(r, m, trace);
-    return e;
-  }
-  return nullptr;
+  return RunRequest(r, trace);
 }
 
 // ---- responses --------------------------------------------------------------
@@ -922,7 +934,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameterCount(
   FAKE_LIVE(kResponse, inference_response);
   FAKE_NOT_NULL(count);
   *count = (inference_response->identity_params ? 4 : 0) +
-           static_cast<uint32_t>(inference_response->echoed.size());
+           static_cast<uint32_t>(inference_response->extra_params.size());
   return nullptr;
 }
 
@@ -936,12 +948,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceResponseParameter(
   TRITONSERVER_InferenceResponse* resp = inference_response;
   const uint32_t fixed = resp->identity_params ? 4 : 0;
   if (index >= fixed) {
-    if (index - fixed >= resp->echoed.size()) {
+    if (index - fixed >= resp->extra_params.size()) {
       return ErrArg(
           "out of bounds index " + std::to_string(index) + ": response has " +
-          std::to_string(fixed + resp->echoed.size()) + " parameters");
+          std::to_string(fixed + resp->extra_params.size()) + " parameters");
     }
-    const TRITONSERVER_Parameter& p = *resp->echoed[index - fixed];
+    const TRITONSERVER_Parameter& p = *resp->extra_params[index - fixed];
     *name = p.name.c_str();
     *type = p.type;
     *vvalue = p.ValuePtr();

@@ -86,6 +86,7 @@ inline std::string ShapeString(const std::vector<int64_t>& s) {
 
 // Logging honouring the server's log options (stderr or the log file).
 void LogInfo(const std::string& line);
+void LogWarning(const std::string& line);
 void LogError(const std::string& line);
 void SetLogOptions(const TRITONSERVER_ServerOptions& options);
 // TRITONSERVER_LogFormat of every log line from now on (process-wide).
@@ -230,6 +231,13 @@ enum class RequestState {
 };
 const char* RequestStateName(RequestState s);
 
+// Compute durations of the steps of one ensemble request, summed (Triton's
+// secondary statistics aggregator): the ensemble reports them as its own.
+struct StepComputeTotals {
+  std::mutex mu;
+  uint64_t input_ns = 0, infer_ns = 0, output_ns = 0;
+};
+
 // What a response needs to reach the caller, copied out of the request so
 // decoupled backends can keep answering after the request was released.
 struct ResponseTarget {
@@ -277,10 +285,15 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest>,
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t request_start_ns = 0;
   uint64_t queue_start_ns = 0;
-  uint64_t batch_size = 1;   // batch elements (1 for non-batching models)
-  uint64_t deadline_ns = 0;  // 0 = none (queue policy timeout)
+  uint64_t batch_size = 1;     // batch elements (1 for non-batching models)
+  uint64_t request_batch = 0;  // Triton's BatchSize(): 0 without a batch dim
+  uint64_t deadline_ns = 0;    // 0 = none (queue policy timeout)
   // The outputs the backend is asked for, in Triton's (sorted) order.
   std::vector<const fake::TensorConfig*> outputs_to_send;
+  // A step of an ensemble: what its inputs' data lives in (kept until the
+  // request is deleted), and where its compute durations are summed too.
+  std::vector<std::shared_ptr<const void>> input_owners;
+  std::shared_ptr<fake::StepComputeTotals> step_totals;
 
   fake::RequestInput* FindInput(const std::string& n) {
     auto it = inputs.find(n);
@@ -317,8 +330,9 @@ struct TRITONSERVER_InferenceResponse : fake::Counted<fake::kLiveResponse>,
   TRITONSERVER_Error* error = nullptr;  // owned by the response
   std::vector<fake::ResponseOutput> outputs;
   bool identity_params = false;  // param0..param3 as the identity backend
-  // After those: what an echo_request model echoes.
-  std::vector<std::unique_ptr<TRITONSERVER_Parameter>> echoed;
+  // After those: what an echo_request model echoes, an ensemble's
+  // sequence parameters, a stand-in's marker.
+  std::vector<std::unique_ptr<TRITONSERVER_Parameter>> extra_params;
   TRITONSERVER_ResponseAllocator* allocator = nullptr;
   // The trace of a one-to-one request is released when its response goes.
   TRITONSERVER_InferenceTrace* trace = nullptr;
@@ -394,7 +408,9 @@ std::string StatsEntryJson(const std::string& name, int64_t version,
                            ModelStats* stats);
 
 // ---- models and scheduling (scheduler.cc, backends.cc) ---------------------
-enum class BackendKind { kIdentity, kRepeat, kSquare };
+enum class BackendKind { kIdentity, kRepeat, kSquare, kEnsemble, kStandIn };
+
+struct EnsemblePlan;
 
 struct StreamJob;
 
@@ -412,6 +428,12 @@ struct Model {
   // priority and timeout.
   bool echo_request = false;
   uint64_t square_delay_ns = 0;  // square CUSTOM_INFER_DELAY_NS
+  // Ensembles: the steps (ensemble_scheduler.cc). An ensemble has no
+  // instance threads; busy_instances counts its requests in flight.
+  std::shared_ptr<const EnsemblePlan> ensemble;
+  // Stand-ins (stand_ins.cc): "<backend>:<mode>", and whether it echoes.
+  std::string stand_in;
+  bool stand_in_echoes = false;
   double load_seconds = 0;
   ModelStats stats;
 
@@ -421,6 +443,9 @@ struct Model {
   std::atomic<int64_t> refs{0};
   std::atomic<bool> unloading{false};
   std::atomic<bool> finalize_queued{false};
+  // Until then its instance threads count as still returning from the
+  // load's warm-up (server.cc, QueueFinalize); 0 once that cannot matter.
+  std::atomic<uint64_t> load_tail_until_ns{0};
 
   // Scheduler queue (instance threads wait on cv).
   std::mutex mu;
@@ -468,6 +493,19 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                    bool inline_mode);
 void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                    bool inline_mode);
+// A new response for the request behind `t` (the allocator's start function
+// runs); it holds `model` until deleted.
+TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
+                                            const ResponseTarget& t);
+// Asks t's allocator for one output (preferring CPU/0, as the real backends
+// and Triton's ensembles do) and records it on the response, failed or not.
+// A null buffer for a non-empty output is not an error here (Triton lets
+// whoever copies into it fail).
+TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
+                                   const ResponseTarget& t,
+                                   const TensorConfig* cfg,
+                                   std::vector<int64_t> shape, size_t bytes,
+                                   ResponseOutput** out);
 // Sends one error response (FINAL) for a request without releasing it.
 void SendErrorResponse(TRITONSERVER_InferenceRequest* r,
                        TRITONSERVER_Error* err, bool call_start);
@@ -475,6 +513,43 @@ void SendErrorResponse(TRITONSERVER_InferenceRequest* r,
 void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
                  TRITONSERVER_Error* err, bool call_start);
 void ReleaseRequest(TRITONSERVER_InferenceRequest* r);
+
+// ---- requests (inference.cc)
+// Triton's checks at submission (InferenceRequest::Normalize); fills the
+// request's batch size and each input's batch_shape.
+TRITONSERVER_Error* ValidateRequest(TRITONSERVER_InferenceRequest* r, Model* m);
+// Runs a validated request: PENDING, then queued on its model (or run at
+// once with synchronous callbacks). On an error the caller keeps it.
+TRITONSERVER_Error* RunRequest(TRITONSERVER_InferenceRequest* r,
+                               TRITONSERVER_InferenceTrace* trace);
+
+// ---- stand-in backends (stand_ins.cc), opt-in: TRITONFAKE_SetStandIns
+// The stand-in configured for `backend` (its name, else "*"): true with
+// *mode ("zeros" or "echo") when there is one.
+bool StandInFor(const std::string& backend, std::string* mode);
+// The configured stand-ins as a JSON object ({"onnxruntime":"zeros"}), or
+// "" when none.
+std::string StandInsJson();
+// TRITONFAKE_STAND_INS, read when a server is created.
+void ReadStandInsFromEnvironment();
+// Answers one request of a stand-in model: each output of its configured
+// data type and shape (zeros, or a compatible input's copy when it echoes),
+// and the parameter triton_node_stand_in = "<backend>:<mode>".
+void StandInRespond(Model* m, TRITONSERVER_InferenceRequest* r,
+                    TRITONSERVER_InferenceResponse* resp);
+
+// ---- ensembles (ensemble_scheduler.cc)
+// How an ensemble runs, built once from its validated config.
+std::shared_ptr<const EnsemblePlan> MakeEnsemblePlan(const ModelConfig& cfg);
+// Starts an ensemble request (PENDING, its model's scheduler took it); runs
+// on the submitting thread, as Triton's ensemble scheduler does.
+void EnsembleStart(const std::shared_ptr<Model>& m,
+                   TRITONSERVER_InferenceRequest* r);
+// Whether Triton's process-wide host memory manager exists (server.cc):
+// made by the creation of a server when missing, torn down by the deletion
+// of any server. Triton's ensembles allocate their intermediate tensors
+// from it.
+bool HostMemoryManagerExists();
 void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
                      uint32_t flags);
 
@@ -506,6 +581,15 @@ struct ModelEntry {
   std::vector<int64_t> version_dirs;  // as found at the last load attempt
   std::map<int64_t, VersionSlot> versions;
   std::string config_json;  // of the loaded config, to detect reloads
+  // An ensemble in Triton's dependency graph (from its first load until it
+  // is unloaded itself): the models its steps name. Unloading one of them
+  // unloads the ensemble; loading it again loads the ensemble again.
+  std::set<std::string> composing;
+  // Loaded by name (not only as an ensemble's step), since its last unload.
+  bool explicitly_loaded = false;
+  // The "config" an ensemble was loaded with, if any: it loads with it again.
+  std::string override_config;
+  bool has_override_config = false;
 };
 
 struct ServerCore {
@@ -520,7 +604,8 @@ struct ServerCore {
   // server while any exist crashes Triton's backend threads.
   std::atomic<int64_t> active_inferences{0};
   std::atomic<bool> sync_callbacks{false};
-  std::mutex load_mu;  // serializes loads and unloads
+  std::mutex load_mu;             // serializes loads and unloads
+  std::set<std::string> loading;  // ensembles being loaded (load_mu)
   uint64_t created_ns = 0;
   // Set when the server failed before its model repository existed and
   // exit-on-error was off: Triton hands such a server back, not live.
@@ -536,7 +621,25 @@ struct ServerCore {
   TRITONSERVER_Error* Load(
       const std::string& name, const std::string* override_json,
       const std::vector<std::pair<std::string, std::string>>* files = nullptr);
-  TRITONSERVER_Error* Unload(const std::string& name);
+  // With `dependents`, the models an ensemble's steps brought in go too
+  // (those not loaded by name, which no other ensemble uses).
+  TRITONSERVER_Error* Unload(const std::string& name, bool dependents);
+  // Load's work, under load_mu (ensembles load their steps' models with it).
+  TRITONSERVER_Error* LoadModel(
+      const std::string& name, const std::string* override_json,
+      const std::vector<std::pair<std::string, std::string>>* files);
+  // An ensemble's steps, as Triton resolves them at load (ensemble_models.cc):
+  // loads the steps' models that are new or changed, then checks them and
+  // the ensemble against them. "" when the ensemble can load (and
+  // cfg->decoupled set as Triton sets it), else why not (INVALID_ARG).
+  // Caller holds load_mu, not mu.
+  std::string PrepareEnsemble(ModelConfig* cfg);
+  // After `name` loaded: the ensembles that wait for it load again; after
+  // it was unloaded: the ensembles that use it are unloaded (and wait).
+  // Caller holds load_mu, not mu.
+  void ReloadWaitingEnsembles(const std::string& name);
+  void UnloadEnsemblesUsing(const std::string& name);
+  void UnloadUnusedSteps(const std::set<std::string>& steps);
   void UnloadAll();
   std::string IndexJson(bool ready_only);
   // Strict readiness: every model ever loaded has each version READY or
@@ -547,7 +650,13 @@ struct ServerCore {
 };
 
 void ScanRepository(ServerCore* core);
+// How long after a load returns its model must not be destroyed (Triton
+// r25.07's instance thread may still be returning from the warm-up).
+constexpr uint64_t kLoadTailNs = 50'000'000;
 void QueueFinalize(std::shared_ptr<Model> m);
+// Models whose destruction cannot race their load (Triton releases them
+// itself, long after): a reload's previous versions, ServerNew's own stop.
+void ForgetLoadTails(ModelEntry* entry);
 std::string PrometheusText(ServerCore* core);
 std::string CustomMetricsText();
 

@@ -12,6 +12,7 @@
 //   config_defaults.cc        FillModelConfigDefaults
 //   config_validate.cc        ValidateModelConfig
 //   config_backend_checks.cc  ValidateForBackend
+//   config_ensemble_checks.cc ValidateEnsembleScheduling, ValidateEnsembleSteps
 //   config_documents.cc       ModelConfigToJson, ModelMetadataJson
 #ifndef TRITON_NODE_FAKE_MODEL_CONFIG_H_
 #define TRITON_NODE_FAKE_MODEL_CONFIG_H_
@@ -91,6 +92,18 @@ struct VersionPolicyConfig {
   std::vector<int64_t> versions;  // specific
 };
 
+// One step of ensemble_scheduling: the composing model and which ensemble
+// tensor feeds each of its inputs (input_map: model input -> ensemble
+// tensor) and receives each of its outputs (output_map: model output ->
+// ensemble tensor).
+struct EnsembleStepConfig {
+  std::string model_name;
+  int64_t model_version = 0;  // -1: the highest ready version
+  std::map<std::string, std::string> input_map;
+  std::map<std::string, std::string> output_map;
+  std::string model_namespace;
+};
+
 struct ModelConfig {
   std::string name;
   std::string platform;
@@ -102,8 +115,9 @@ struct ModelConfig {
   std::vector<TensorConfig> output;
   std::vector<InstanceGroupConfig> instance_group;
   DynamicBatchingConfig dynamic_batching;
-  bool has_sequence_batching = false;    // parsed only to answer UNSUPPORTED
-  bool has_ensemble_scheduling = false;  // likewise
+  bool has_sequence_batching = false;  // parsed only to answer UNSUPPORTED
+  bool has_ensemble_scheduling = false;
+  std::vector<EnsembleStepConfig> ensemble_steps;
   std::map<std::string, std::string> parameters;  // key -> string_value
   bool decoupled = false;  // model_transaction_policy.decoupled
   // Whether the config has a model_transaction_policy block: Triton reports
@@ -142,6 +156,15 @@ bool ParseModelConfigJson(const std::string& json_text, ModelConfig* out,
 // `model_name` is the repository directory name.
 void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
 
+// Fills backend, platform and default_model_filename the way Triton does
+// for the backends it knows (tensorflow, tensorrt, onnxruntime, openvino,
+// pytorch, python): a platform gives its backend (onnxruntime_onnx:
+// onnxruntime) and a backend its platform, and with neither, the model file
+// in the first version directory says (`files`: its entries, whether each
+// is a directory; null without a version directory).
+void FillBackendDefaults(const std::map<std::string, bool>* files,
+                         ModelConfig* cfg);
+
 // Checks what Triton checks while reading a model from the repository, after
 // FillModelConfigDefaults: a backend or platform is named, max_batch_size is
 // not negative, every input/output has a name, a data type and valid dims,
@@ -149,6 +172,22 @@ void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg);
 // groups are well formed. Returns false with Triton's message; Triton only
 // logs it and fails the load with "failed to poll from model repository".
 bool ValidateModelConfig(const ModelConfig& cfg, std::string* error);
+
+// Triton's checks of an ensemble's config alone (part of
+// ValidateModelConfig): platform, no instance groups, every step complete,
+// and every ensemble input, output and intermediate tensor connected.
+bool ValidateEnsembleScheduling(const ModelConfig& cfg, std::string* error);
+
+// Triton's checks of an ensemble against its composing models, once they
+// are loaded (`composing[i]`: step i's model config): batch sizes, every
+// model input mapped, every mapped name a real input or output, the data
+// type and shape of each ensemble tensor the same wherever it is used, and
+// no step fed by different decoupled models. *decoupled says whether an
+// output comes through a decoupled model (Triton then makes the ensemble
+// decoupled). False with Triton's message (INVALID_ARG).
+bool ValidateEnsembleSteps(const ModelConfig& ens,
+                           const std::vector<const ModelConfig*>& composing,
+                           bool* decoupled, std::string* error);
 
 // Checks what Triton's backends check for the fake's three backends when a
 // model is created (identity INPUTn/OUTPUTn pairs; repeat and square tensor
@@ -165,8 +204,11 @@ std::string ModelConfigToJson(const ModelConfig& cfg);
 
 // TRITONSERVER_ServerModelMetadata JSON for a model with the given ready
 // versions (strings, ascending), in Triton's shape.
+// A stand-in model (stand_ins.cc) gets "triton_node_stand_in":
+// "<backend>:<mode>", which no Triton document has.
 std::string ModelMetadataJson(const ModelConfig& cfg,
-                              const std::vector<int64_t>& versions);
+                              const std::vector<int64_t>& versions,
+                              const std::string& stand_in = "");
 
 // "TYPE_FP32" <-> TRITONSERVER_DataType; "TYPE_STRING" is BYTES.
 TRITONSERVER_DataType DataTypeFromConfigName(const std::string& name);

@@ -45,6 +45,32 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
+// The entries of the model's first version directory (first by name, as
+// Triton takes it), each with whether it is a directory: Triton looks there
+// for a model file to tell the backend. False without a version directory.
+bool FirstVersionFiles(const std::string& dir,
+                       std::map<std::string, bool>* files) {
+  std::vector<std::string> versions;
+  for (const auto& n : SubDirs(dir)) {
+    if (std::all_of(n.begin(), n.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      versions.push_back(n);
+    }
+  }
+  if (versions.empty()) return false;
+  const std::string first = dir + "/" + versions.front();  // SubDirs sorts
+  DIR* d = ::opendir(first.c_str());
+  if (d == nullptr) return true;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    (*files)[n] = IsDir(first + "/" + n);
+  }
+  ::closedir(d);
+  return true;
+}
+
 std::vector<int64_t> VersionDirs(const std::string& dir) {
   std::vector<int64_t> v;
   for (const auto& n : SubDirs(dir)) {
@@ -56,6 +82,10 @@ std::vector<int64_t> VersionDirs(const std::string& dir) {
   }
   std::sort(v.begin(), v.end());
   return v;
+}
+
+bool IsEnsemble(const ModelConfig& cfg) {
+  return cfg.platform == "ensemble" || cfg.has_ensemble_scheduling;
 }
 
 TRITONSERVER_Error* PollFailure(const std::string& name,
@@ -279,6 +309,9 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
           name, "failed to read text proto from " + path + ": " + error);
     }
   }
+  std::map<std::string, bool> files;
+  const bool has_version = FirstVersionFiles(dir, &files);
+  FillBackendDefaults(has_version ? &files : nullptr, cfg);
   FillModelConfigDefaults(name, cfg);
   if (cfg->backend.empty() && cfg->platform.empty()) {
     return PollFailure(
@@ -286,6 +319,11 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
                   name +
                   "' with no backend in model configuration. Expected model "
                   "name of the form 'model.<backend_name>'.");
+  }
+  // Triton checks the whole config while polling; the fake checks what
+  // concerns ensembles.
+  if (IsEnsemble(*cfg) && !ValidateModelConfig(*cfg, &error)) {
+    return PollFailure(name, error);
   }
   return nullptr;
 }
@@ -335,17 +373,15 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   *code = TRITONSERVER_ERROR_INVALID_ARG;
   const std::string& backend_dir = core->options.backend_dir;
   std::string error;
-  if (cfg.platform == "ensemble" || cfg.has_ensemble_scheduling) {
-    *code = TRITONSERVER_ERROR_UNSUPPORTED;
-    return "ensemble models are not supported by the fake engine";
-  }
   if (cfg.has_sequence_batching) {
     *code = TRITONSERVER_ERROR_UNSUPPORTED;
     return "sequence batching is not supported by the fake engine";
   }
-  if ((cfg.backend != "identity" && cfg.backend != "repeat" &&
-       cfg.backend != "square") ||
-      (!backend_dir.empty() && !IsDir(backend_dir))) {
+  const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
+                   cfg.backend == "square";
+  std::string mode;
+  if (!own && StandInFor(cfg.backend, &mode)) return "";
+  if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {
     return "unable to find backend library for backend '" + cfg.backend +
            "', try specifying runtime on the model configuration.";
   }
@@ -353,9 +389,12 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   return "";
 }
 
-BackendKind KindOfBackend(const std::string& backend) {
+BackendKind KindOfBackend(const ModelConfig& cfg) {
+  const std::string& backend = cfg.backend;
+  if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
+  if (backend != "identity") return BackendKind::kStandIn;
   return BackendKind::kIdentity;
 }
 
@@ -413,6 +452,36 @@ TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
   return Err(fail_code, msg + "\n");
 }
 
+// An ensemble whose steps do not check out: Triton unloads it (versions
+// it served included) and reports the reason as the ensemble's. Caller
+// holds core->mu.
+TRITONSERVER_Error* FailEnsemble(const std::string& name, ModelEntry* entry,
+                                 const std::string& fail) {
+  LogError(std::string(CodeString(TRITONSERVER_ERROR_INVALID_ARG)) + ": " +
+           fail);
+  UnloadEntry(entry);
+  RemoveTempDir(&entry->temp_dir);
+  entry->config_json.clear();
+  return ErrArg("load failed for model '" + name + "': " + fail + "\n");
+}
+
+// A model whose backend the fake does not have, answered by the stand-in
+// asked for: said loudly.
+void StartStandIn(Model* m) {
+  std::string mode;
+  if (!StandInFor(m->config.backend, &mode)) mode = "zeros";
+  m->stand_in = m->config.backend + ":" + mode;
+  m->stand_in_echoes = mode == "echo";
+  LogWarning("model '" + m->name + "' version " + std::to_string(m->version) +
+             ": backend '" + m->config.backend +
+             "' is a STAND-IN of the fake engine (" + mode +
+             "): its outputs have the configured data types and shapes but "
+             "are " +
+             (m->stand_in_echoes ? "copies of compatible inputs (else zeros)"
+                                 : "zeros") +
+             ", not results of the model");
+}
+
 // The model's timing and echo parameters, as its backend reads them.
 struct BackendParameters {
   uint64_t execute_delay_ms = 0;
@@ -449,12 +518,18 @@ void StartVersions(ServerCore* core, const std::string& name,
     m->name = name;
     m->version = v;
     m->config = cfg;
-    m->backend = KindOfBackend(cfg.backend);
+    m->backend = KindOfBackend(cfg);
+    if (m->backend == BackendKind::kEnsemble) {
+      m->ensemble = MakeEnsemblePlan(m->config);
+    } else if (m->backend == BackendKind::kStandIn) {
+      StartStandIn(m.get());
+    }
     m->execute_delay_ms = params.execute_delay_ms;
     m->square_delay_ns = params.square_delay_ns;
     m->echo_request = params.echo_request;
     m->Start();
     m->load_seconds = (SteadyNs() - t0) / 1e9;
+    m->load_tail_until_ns = SteadyNs() + kLoadTailNs;
     VersionSlot& slot = entry->versions[v];
     // A version still draining from the previous load keeps its threads
     // until the reaper finalizes it; the slot now belongs to the new model.
@@ -474,6 +549,19 @@ TRITONSERVER_Error* ServerCore::Load(
   if (stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
+  TRITONSERVER_Error* err = LoadModel(name, override_json, files);
+  if (err != nullptr) return err;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    models[name].explicitly_loaded = true;
+  }
+  ReloadWaitingEnsembles(name);
+  return nullptr;
+}
+
+TRITONSERVER_Error* ServerCore::LoadModel(
+    const std::string& name, const std::string* override_json,
+    const std::vector<std::pair<std::string, std::string>>* files) {
   TempDirOwner temp_dir;
   std::string dir;
   if (TRITONSERVER_Error* err =
@@ -493,8 +581,10 @@ TRITONSERVER_Error* ServerCore::Load(
   std::vector<int64_t> chosen = ChooseVersions(cfg.version_policy, dirs);
   if (chosen.empty()) return RefuseNoVersions(this, name);
 
-  TRITONSERVER_Error_Code fail_code;
-  std::string fail = BackendProblem(this, cfg, &fail_code);
+  TRITONSERVER_Error_Code fail_code = TRITONSERVER_ERROR_INVALID_ARG;
+  const bool ensemble = IsEnsemble(cfg);
+  std::string fail =
+      ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
   std::string new_json = ModelConfigToJson(cfg);
   std::lock_guard<std::mutex> lock(mu);
   if (fail.empty()) {
@@ -504,6 +594,15 @@ TRITONSERVER_Error* ServerCore::Load(
   ModelEntry& entry = models[name];
   entry.dir = dir;
   entry.version_dirs = dirs;
+  if (ensemble) {
+    entry.has_override_config = override_json != nullptr && files == nullptr;
+    entry.override_config = entry.has_override_config ? *override_json : "";
+    entry.composing.clear();
+    for (const auto& step : cfg.ensemble_steps) {
+      entry.composing.insert(step.model_name);
+    }
+    if (!fail.empty()) return FailEnsemble(name, &entry, fail);
+  }
   if (fail.empty() &&
       IsUnchangedReload(entry, new_json, chosen, files != nullptr)) {
     return nullptr;
@@ -511,6 +610,9 @@ TRITONSERVER_Error* ServerCore::Load(
   if (!fail.empty()) {
     return FailVersions(name, &entry, chosen, fail_code, fail);
   }
+  // Triton releases the previous versions only once the new ones loaded:
+  // their own load is long over.
+  ForgetLoadTails(&entry);
   UnloadEntry(&entry);
   // The versions that used the previous files are unloading.
   RemoveTempDir(&entry.temp_dir);
@@ -520,18 +622,66 @@ TRITONSERVER_Error* ServerCore::Load(
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::Unload(const std::string& name) {
+TRITONSERVER_Error* ServerCore::Unload(const std::string& name,
+                                       bool dependents) {
   std::lock_guard<std::mutex> load_lock(load_mu);
   if (stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = models.find(name);
-  if (it == models.end()) return nullptr;  // as Triton: success
-  UnloadEntry(&it->second);
-  RemoveTempDir(&it->second.temp_dir);
-  it->second.config_json.clear();
+  std::set<std::string> steps;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = models.find(name);
+    if (it == models.end()) return nullptr;  // as Triton: success
+    UnloadEntry(&it->second);
+    RemoveTempDir(&it->second.temp_dir);
+    it->second.config_json.clear();
+    it->second.explicitly_loaded = false;
+    steps.swap(it->second.composing);  // out of the dependency graph
+  }
+  UnloadEnsemblesUsing(name);
+  if (dependents) UnloadUnusedSteps(steps);
   return nullptr;
+}
+
+// Triton's cascading removal: an ensemble's steps' models that were not
+// loaded by name and that no other ensemble uses. Caller holds load_mu.
+void ServerCore::UnloadUnusedSteps(const std::set<std::string>& steps) {
+  std::set<std::string> next;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& step : steps) {
+      auto it = models.find(step);
+      if (it == models.end() || it->second.explicitly_loaded) continue;
+      bool used = false;
+      for (auto& kv : models) used |= kv.second.composing.count(step) != 0;
+      if (used) continue;
+      UnloadEntry(&it->second);
+      it->second.config_json.clear();
+      next.insert(it->second.composing.begin(), it->second.composing.end());
+      it->second.composing.clear();
+    }
+  }
+  if (!next.empty()) UnloadUnusedSteps(next);
+}
+
+void ServerCore::UnloadEnsemblesUsing(const std::string& name) {
+  std::vector<std::string> users;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& kv : models) {
+      if (kv.second.composing.count(name) == 0) continue;
+      bool serving = false;
+      for (auto& v : kv.second.versions) {
+        serving |= v.second.state == VersionState::kReady;
+      }
+      if (!serving) continue;
+      UnloadEntry(&kv.second);
+      kv.second.config_json.clear();
+      users.push_back(kv.first);
+    }
+  }
+  for (const auto& user : users) UnloadEnsemblesUsing(user);
 }
 
 void ServerCore::UnloadAll() {
@@ -728,7 +878,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name);
+  return server->core->Unload(model_name, false);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
@@ -736,10 +886,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
   FAKE_LIVE(kServer, server);
   FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
-  // No ensembles in the fake, so a model has no dependents to unload.
+  // The ensembles that use the model go with it in both calls (seen on
+  // real r25.07: a plain unload of a step's model unloads its ensembles);
+  // this one also unloads what an ensemble's steps brought in.
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name);
+  return server->core->Unload(model_name, true);
 }
 
 FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
@@ -829,7 +981,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
   }
   FAKE_NOT_NULL(model_metadata);
   auto* msg = new TRITONSERVER_Message();
-  msg->json = ModelMetadataJson(m->config, ready);
+  msg->json = ModelMetadataJson(m->config, ready, m->stand_in);
   *model_metadata = msg;
   return nullptr;
 }

@@ -14,6 +14,7 @@ Model::~Model() {
 }
 
 void Model::Start() {
+  if (backend == BackendKind::kEnsemble) return;  // its steps' models run
   size_t n = 0;
   for (const auto& g : config.instance_group) n += g.count > 0 ? g.count : 0;
   if (n == 0) n = 1;
@@ -46,6 +47,10 @@ void Model::Release() {
 }
 
 TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
+  if (backend == BackendKind::kEnsemble) {
+    EnsembleStart(r->model, r);
+    return nullptr;
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     const auto& qp = config.dynamic_batching.default_queue_policy;
@@ -78,6 +83,10 @@ TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
 }
 
 void Model::ExecuteInline(TRITONSERVER_InferenceRequest* r) {
+  if (backend == BackendKind::kEnsemble) {
+    EnsembleStart(r->model, r);
+    return;
+  }
   r->state.store(RequestState::kExecuting);
   std::vector<TRITONSERVER_InferenceRequest*> batch{r};
   Execute(batch, 0, true);
@@ -247,6 +256,7 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
                     size_t instance, bool inline_mode) {
   switch (backend) {
     case BackendKind::kIdentity:
+    case BackendKind::kStandIn:  // one execution per batch, as identity
       IdentityExecute(this, batch, inline_mode);
       break;
     case BackendKind::kRepeat:
@@ -254,6 +264,8 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
       break;
     case BackendKind::kSquare:
       for (auto* r : batch) SquareExecute(this, r, inline_mode);
+      break;
+    case BackendKind::kEnsemble:  // never queued (Enqueue)
       break;
   }
 }

@@ -11,6 +11,16 @@ namespace fake {
 
 std::atomic<bool> g_sync_callbacks{false};
 
+namespace {
+// Triton's pinned memory manager: a process-wide singleton that the
+// initialisation of a server creates when there is none, and that the
+// destruction of any server (a deleted one, or one that failed to start)
+// destroys, whatever other servers still use it (r25.07, server.cc).
+std::atomic<bool> g_host_memory_manager{false};
+}  // namespace
+
+bool HostMemoryManagerExists() { return g_host_memory_manager.load(); }
+
 // ---- the reaper: joins the threads of models that finished unloading ------
 // One process-wide thread, never joined: a model's last request may be
 // deleted on that model's own thread (inside a callback), which cannot join
@@ -45,7 +55,27 @@ Reaper* GetReaper() {
 }
 }  // namespace
 
+// Triton destroys a model on a thread of its own as soon as its last
+// reference goes, and r25.07's instance thread may then still be returning
+// from the payload that finished the load (its warm-up: the load returns as
+// soon as that payload's result is set). The destruction reads the
+// thread's list of instances without a lock while the thread has that
+// instance taken out (TritonBackendThread::StopBackendThread against
+// BackendThread and RateLimiter::DequeuePayload): SIGSEGV in
+// InstanceQueue::DecrementConsumerCount or StopBackendThread. The window
+// is short but real on a busy machine; the fake makes it kLoadTailNs long.
 void QueueFinalize(std::shared_ptr<Model> m) {
+  const uint64_t tail = m->load_tail_until_ns.load();
+  const uint64_t now = SteadyNs();
+  if (tail != 0 && now < tail) {
+    Violation("model unload",
+              "'" + m->name + "' version " + std::to_string(m->version) +
+                  " is destroyed " +
+                  std::to_string((now + kLoadTailNs - tail) / 1000000) +
+                  " ms after its load returned; the real library's model "
+                  "deleter then races the instance thread still returning "
+                  "from the load's warm-up (crash)");
+  }
   if (m->finalize_queued.exchange(true)) return;
   Reaper* r = GetReaper();
   {
@@ -69,6 +99,12 @@ void ServerCore::Finalized(Model* m) {
     }
   }
   cv.notify_all();
+}
+
+void ForgetLoadTails(ModelEntry* entry) {
+  for (auto& kv : entry->versions) {
+    if (kv.second.model != nullptr) kv.second.model->load_tail_until_ns = 0;
+  }
 }
 
 bool ServerCore::AllIdle() {
@@ -385,14 +421,22 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   FAKE_LIVE(kServerOptions, options);
   FAKE_NOT_NULL(server);
   *server = nullptr;
+  // A server that fails to start is destroyed, and the memory manager with it.
+  auto fail = [](TRITONSERVER_Error* e) {
+    g_host_memory_manager.store(false);
+    return e;
+  };
   if (options->mode == TRITONSERVER_MODEL_CONTROL_POLL) {
-    return Err(TRITONSERVER_ERROR_UNSUPPORTED,
-               "model control mode POLL is not supported by the fake engine");
+    return fail(
+        Err(TRITONSERVER_ERROR_UNSUPPORTED,
+            "model control mode POLL is not supported by the fake engine"));
   }
   if (options->repo_paths.empty()) {
-    return ErrArg("at least one model repository path must be set");
+    return fail(ErrArg("at least one model repository path must be set"));
   }
   TRITONSERVER_Error* init = InitBeforeModels(*options);
+  // Triton makes the memory manager after the cache, before the models.
+  if (init == nullptr) g_host_memory_manager.store(true);
   for (const auto& p : options->repo_paths) {
     if (init == nullptr && !IsDir(p)) {
       init = Err(TRITONSERVER_ERROR_INTERNAL, "failed to stat file " + p);
@@ -400,7 +444,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   }
   // As Triton: with exit-on-error, a failed start is an error; without, the
   // error is logged and a server that is not live is handed back.
-  if (init != nullptr && options->exit_on_error) return init;
+  if (init != nullptr && options->exit_on_error) return fail(init);
   SetLogOptions(*options);
   auto core = std::make_shared<ServerCore>();
   core->self = core;
@@ -419,15 +463,22 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   if (env != nullptr && std::strcmp(env, "1") == 0) {
     g_sync_callbacks.store(true);
   }
+  ReadStandInsFromEnvironment();
   LogInfo(
       "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
       "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
   ScanRepository(core.get());
   const bool loaded = LoadAll(core.get(), StartupModels(core.get(), *options));
   if (!loaded && options->exit_on_error) {
+    // Real Triton unloads here right after the loads, with the same race
+    // against the warm-up as above; nothing a caller can hold off.
+    {
+      std::lock_guard<std::mutex> lock(core->mu);
+      for (auto& kv : core->models) ForgetLoadTails(&kv.second);
+    }
     TRITONSERVER_Error* e = StopCore(core.get());
     if (e != nullptr) delete e;
-    return Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models");
+    return fail(Err(TRITONSERVER_ERROR_INTERNAL, "failed to load all models"));
   }
   auto* s = new TRITONSERVER_Server();
   s->core = std::move(core);
@@ -450,7 +501,30 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
                   "server are still running (a stop that timed out leaves "
                   "them); the real library's backend threads use the "
                   "deleted server (crash)");
+  // Triton's stop unloads the models only once no inference is in flight,
+  // and gives up (the exit timeout) without waiting for the unloads it
+  // started; a second stop returns at once. The delete then destroys the
+  // models still loaded, and the ones still being destroyed go on, on
+  // detached threads of its model lifecycle that use the deleted server and
+  // lifecycle (r25.07: "double free" in the rate limiter, SIGSEGV;
+  // docs/troubleshooting.md).
+  std::string live_models;
+  {
+    std::lock_guard<std::mutex> lock(server->core->mu);
+    for (auto& kv : server->core->models) {
+      for (auto& v : kv.second.versions) {
+        if (v.second.model == nullptr) continue;
+        live_models += (live_models.empty() ? "'" : ", '") + kv.first +
+                       "' version " + std::to_string(v.first);
+      }
+    }
+  }
+  FAKE_EXPECT(live_models.empty(),
+              "the stop timed out and model(s) " + live_models +
+                  " are not destroyed yet; the real library destroys them "
+                  "on detached threads that use the deleted server (crash)");
   delete server;
+  g_host_memory_manager.store(false);
   return nullptr;
 }
 
@@ -506,7 +580,11 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
       "\"extensions\":[\"model_repository\",\"model_repository(unload_"
       "dependents)\",\"schedule_policy\",\"model_configuration\","
       "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
-      "\"logging\"]}";
+      "\"logging\"]";
+  // Stand-in backends, when asked for (stand_ins.cc): said here too.
+  const std::string stand_ins = StandInsJson();
+  if (!stand_ins.empty()) m->json += ",\"triton_node_stand_ins\":" + stand_ins;
+  m->json += "}";
   *server_metadata = m;
   return nullptr;
 }

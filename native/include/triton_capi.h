@@ -580,6 +580,14 @@ typedef uint32_t (*TRITONFAKE_LiveObjectsFn_t)(uint64_t* counts,
 // Triton does on a response-cache hit. Also settable with the environment
 // variable TRITONFAKE_SYNC_CALLBACKS=1 at ServerNew time.
 typedef void (*TRITONFAKE_SetSyncCallbacksFn_t)(bool enabled);
+// Also fake-only: stand-in backends for models whose backend the fake does
+// not have, opt-in. `spec` is "<backend>=<mode>[,...]" with mode "zeros" or
+// "echo" and backend a backend name or "*" (any other); "" turns them off.
+// Models loaded afterwards use them (process-wide). Returns an error (the
+// caller's to delete) for a malformed spec, which then changes nothing.
+// Also settable with the environment variable TRITONFAKE_STAND_INS at
+// ServerNew time.
+typedef TRITONSERVER_Error* (*TRITONFAKE_SetStandInsFn_t)(const char* spec);
 
 // Prototypes for code that links against the library (the fake itself).
 #define TRITON_CAPI_DECLARE_PROTOTYPE(ret, name, params) ret name params;

@@ -35,6 +35,29 @@ void* OpenRuntime(std::string* tried) {
   return nullptr;
 }
 
+// The optional entry points that describe the runtime, driver and devices.
+void ResolveDescriptionSymbols(void* handle, CudaRuntime* rt) {
+  rt->cudaDriverGetVersion =
+      reinterpret_cast<decltype(rt->cudaDriverGetVersion)>(
+          dlsym(handle, "cudaDriverGetVersion"));
+  rt->cudaRuntimeGetVersion =
+      reinterpret_cast<decltype(rt->cudaRuntimeGetVersion)>(
+          dlsym(handle, "cudaRuntimeGetVersion"));
+  rt->cudaDeviceGetAttribute =
+      reinterpret_cast<decltype(rt->cudaDeviceGetAttribute)>(
+          dlsym(handle, "cudaDeviceGetAttribute"));
+  void* props = dlsym(handle, "cudaGetDeviceProperties_v2");
+  if (props == nullptr) props = dlsym(handle, "cudaGetDeviceProperties");
+  rt->cudaGetDeviceProperties =
+      reinterpret_cast<decltype(rt->cudaGetDeviceProperties)>(props);
+  Dl_info where;
+  if (rt->cudaGetErrorString != nullptr &&
+      dladdr(reinterpret_cast<void*>(rt->cudaGetErrorString), &where) != 0 &&
+      where.dli_fname != nullptr) {
+    rt->path = where.dli_fname;
+  }
+}
+
 // Fills the table from `handle`; returns the required entry points missing.
 std::string ResolveSymbols(void* handle, CudaRuntime* rt) {
   std::string missing;
@@ -64,6 +87,7 @@ std::string ResolveSymbols(void* handle, CudaRuntime* rt) {
       dlsym(handle, "cudaMemGetInfo"));
   rt->cudaGetLastError = reinterpret_cast<decltype(rt->cudaGetLastError)>(
       dlsym(handle, "cudaGetLastError"));
+  ResolveDescriptionSymbols(handle, rt);
   return missing;
 }
 

@@ -39,11 +39,19 @@ struct CudaRuntime {
   int (*cudaHostGetFlags)(unsigned int*, void*) = nullptr;
   int (*cudaMemGetInfo)(size_t*, size_t*) = nullptr;
   int (*cudaGetLastError)() = nullptr;
+  // Optional, for `triton-node doctor`: versions and what each device is.
+  int (*cudaDriverGetVersion)(int*) = nullptr;
+  int (*cudaRuntimeGetVersion)(int*) = nullptr;
+  int (*cudaDeviceGetAttribute)(int*, int, int) = nullptr;
+  // cudaGetDeviceProperties_v2 where the runtime has it (CUDA 12+).
+  int (*cudaGetDeviceProperties)(void*, int) = nullptr;
 
   bool available = false;
   int device_count = 0;
   // Why not available: the libraries tried and the errors seen.
   std::string reason;
+  // The file the runtime was loaded from ('' when none was).
+  std::string path;
 };
 
 const CudaRuntime& Cuda();

@@ -61,6 +61,8 @@ Napi::Object ConstantsObject(Napi::Env env) {
     kinds.Set(i, Napi::String::New(env, LiveObjectKindName(i)));
   }
   c.Set("liveObjectKinds", kinds);
+  // The Node-API version the addon was compiled against (binding.gyp).
+  c.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "memory/buffer_objects.h"
 #include "memory/cuda_runtime.h"
@@ -222,6 +223,75 @@ Napi::Value OpenIpcHandle(const Napi::CallbackInfo& info) {
   return NewCudaBufferObject(env, std::move(init));
 }
 
+// cudaDeviceAttr values (stable across CUDA versions).
+constexpr int kAttrComputeCapabilityMajor = 75;
+constexpr int kAttrComputeCapabilityMinor = 76;
+// cudaDeviceProp begins { char name[256]; cudaUUID_t uuid; char luid[8];
+// unsigned int luidDeviceNodeMask; size_t totalGlobalMem; ... } in CUDA 11,
+// 12 and 13; the rest of it changes between versions and is not read. The
+// buffer is larger than the struct of any of them.
+constexpr size_t kPropsTotalGlobalMemOffset = 288;
+constexpr size_t kPropsBufferSize = 8192;
+
+// One device for describe(): name, total memory, compute capability; a field
+// is null where the runtime lacks the entry point or the call fails.
+Napi::Object DescribeDevice(Napi::Env env, const CudaRuntime& rt, int device) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("index", device);
+  out.Set("name", env.Null());
+  out.Set("totalMemory", env.Null());
+  if (rt.cudaGetDeviceProperties != nullptr) {
+    std::vector<unsigned char> props(kPropsBufferSize, 0);
+    if (rt.cudaGetDeviceProperties(props.data(), device) == 0) {
+      props[255] = 0;
+      out.Set("name", reinterpret_cast<const char*>(props.data()));
+      size_t total = 0;
+      std::memcpy(&total, props.data() + kPropsTotalGlobalMemOffset,
+                  sizeof(total));
+      out.Set("totalMemory", static_cast<double>(total));
+    }
+  }
+  int major = -1;
+  int minor = -1;
+  if (rt.cudaDeviceGetAttribute == nullptr ||
+      rt.cudaDeviceGetAttribute(&major, kAttrComputeCapabilityMajor, device) !=
+          0 ||
+      rt.cudaDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, device) !=
+          0) {
+    out.Set("computeCapability", env.Null());
+  } else {
+    out.Set("computeCapability",
+            std::to_string(major) + "." + std::to_string(minor));
+  }
+  return out;
+}
+
+// A version from cudaDriverGetVersion/cudaRuntimeGetVersion (1000 * major +
+// 10 * minor), or null. The driver's is 0 when no driver is installed.
+Napi::Value VersionOf(Napi::Env env, int (*get)(int*)) {
+  int version = 0;
+  if (get == nullptr || get(&version) != 0) return env.Null();
+  return Napi::Number::New(env, version);
+}
+
+// describe(): what `triton-node doctor` reports about CUDA. Never throws.
+Napi::Value Describe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const CudaRuntime& rt = Cuda();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("available", rt.available);
+  out.Set("reason", rt.reason);
+  out.Set("runtimePath", rt.path);
+  out.Set("runtimeVersion", VersionOf(env, rt.cudaRuntimeGetVersion));
+  out.Set("driverVersion", VersionOf(env, rt.cudaDriverGetVersion));
+  Napi::Array devices = Napi::Array::New(env);
+  for (int d = 0; rt.available && d < rt.device_count; ++d) {
+    devices.Set(static_cast<uint32_t>(d), DescribeDevice(env, rt, d));
+  }
+  out.Set("devices", devices);
+  return out;
+}
+
 }  // namespace
 
 Napi::Object CreateCudaObject(Napi::Env env) {
@@ -238,6 +308,7 @@ Napi::Object CreateCudaObject(Napi::Env env) {
       {"pointerAttributes", PointerAttributes},
       {"memGetInfo", MemGetInfo},
       {"freeFailures", FreeFailures},
+      {"describe", Describe},
   };
   Napi::Object cuda = Napi::Object::New(env);
   for (const auto& f : kFunctions) {

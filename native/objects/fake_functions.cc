@@ -47,4 +47,18 @@ Napi::Value FakeSetSyncCallbacks(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, true);
 }
 
+Napi::Value FakeSetStandIns(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) {
+    ThrowTypeError(env, "fakeSetStandIns(spec) expects a string");
+  }
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr || api->TRITONFAKE_SetStandIns == nullptr) {
+    return Napi::Boolean::New(env, false);
+  }
+  std::string spec = info[0].As<Napi::String>().Utf8Value();
+  ThrowIfError(env, api->TRITONFAKE_SetStandIns(spec.c_str()));
+  return Napi::Boolean::New(env, true);
+}
+
 }  // namespace triton_node

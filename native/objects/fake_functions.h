@@ -9,6 +9,9 @@ namespace triton_node {
 
 Napi::Value FakeLiveObjects(const Napi::CallbackInfo& info);
 Napi::Value FakeSetSyncCallbacks(const Napi::CallbackInfo& info);
+// fakeSetStandIns(spec): false on a real Triton; throws the fake's error
+// for a malformed spec.
+Napi::Value FakeSetStandIns(const Napi::CallbackInfo& info);
 // The fake's live-object kinds, in TRITONFAKE_LiveObjects order
 // (TRITONFAKE_LIVE_OBJECT_KINDS of them).
 const char* LiveObjectKindName(unsigned index);

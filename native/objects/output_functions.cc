@@ -5,6 +5,7 @@
 #include "memory/external_outputs.h"
 #include "request/ledger.h"
 #include "triton/errors.h"
+#include "triton/server_handles.h"
 
 namespace triton_node {
 
@@ -45,6 +46,9 @@ Napi::Value AddonStats(const Napi::CallbackInfo& info) {
     inflight += server->Inflight();
   }
   out.Set("inflightRequests", number(inflight));
+  // Stopped servers not yet deleted (triton/server_handles.h), all
+  // environments.
+  out.Set("parkedServers", number(ParkedServerCount()));
   return out;
 }
 

@@ -74,6 +74,8 @@ class CreateServerOp : public Operation {
  public:
   CreateServerOp(std::shared_ptr<ServerCore> core, ServerOptionsData options)
       : core_(std::move(core)), options_(std::move(options)) {}
+  // ServerNew loads the startup models (all of them without model control).
+  ModelEffect effect() const override { return ModelEffect::kLoads; }
   void Execute(TRITONSERVER_Server*) override {
     ErrorInfo error;
     TRITONSERVER_Server* server = NewTritonServer(options_, &error);

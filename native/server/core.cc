@@ -31,8 +31,9 @@ ServerCore::~ServerCore() {
   on_events_.SuppressDestruct();
   // The allocator may still be used by Triton while a request is out; else
   // every response is deleted (the queue was closed, or drained) and the
-  // member's destructor deletes it.
-  if (!ServerDeleted() || ledger_.Inflight() != 0) allocator_.Leak();
+  // member's destructor deletes it, also for a server left undeleted (no
+  // request of ours is left in it to allocate for).
+  if (ledger_.Inflight() != 0) allocator_.Leak();
 }
 
 void ServerCore::Init(Napi::Env env) {
@@ -114,11 +115,14 @@ void ServerCore::StartOpThread(Napi::Env env, PendingOp* op) {
   std::shared_ptr<ServerCore> self = shared_from_this();
   try {
     std::thread([self, op] {
+      const ModelEffect effect = op->op->effect();
+      if (effect == ModelEffect::kUnloads) self->WaitLoadsSettled();
       try {
         op->op->Execute(self->server_);
       } catch (const std::exception& e) {
         op->op->Fail(ErrorInfo{TRITONSERVER_ERROR_INTERNAL, e.what()});
       }
+      if (effect == ModelEffect::kLoads) self->NoteModelsLoaded();
       // Queue the op before leaving the count of active threads: the stop
       // thread waits for that count to reach zero before it deletes the
       // server and lets the JS thread close the queue, so every op is queued

@@ -7,6 +7,7 @@
 
 #include <napi.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -35,10 +36,11 @@ class ServerCore : public EnvServer,
     kRunning,        //
     kStopping,       // stop() began: operations still inside Triton finish
     kDeleting,       // ServerStop, then ServerDelete, run
-    kDeletePending,  // stopped, but requests outlived the exit timeout: the
-                     // delete waits until they settle
+    kDeletePending,  // stopped, but requests are still in flight: the delete
+                     // waits until they settle
     kDeletingLate,   // that delete runs
-    kUndeleted,      // the process exits first: the server is left as is
+    kUndeleted,      // left undeleted for good: its stop timed out (see
+                     // DeleteServerOnce), or the process exits first
     kStopped,        // deleted (or never created)
   };
 
@@ -74,6 +76,8 @@ class ServerCore : public EnvServer,
 
  private:
   static constexpr const char* kStoppedMessage = "server is stopped";
+  // How long an unload or a stop keeps off a model load that just returned.
+  static constexpr std::chrono::milliseconds kLoadSettle{100};
 
   struct PendingOp {
     Napi::Promise::Deferred deferred;
@@ -105,6 +109,13 @@ class ServerCore : public EnvServer,
 
   // stop.cc: the stop sequence.
   void StopOnThread();
+  // Operation threads and the stop sequence: a model unload (or the stop,
+  // which unloads every model) waits until kLoadSettle has passed since the
+  // last load returned (Triton r25.07 crashes when a model is destroyed
+  // while its instance thread is still returning from the load's warm-up:
+  // docs/troubleshooting.md, "Triton's model deleter threads").
+  void NoteModelsLoaded();
+  void WaitLoadsSettled();
   bool DeleteServerOnce();
   void DeleteServerWhenSettled();
   void CancelInflight();
@@ -128,6 +139,7 @@ class ServerCore : public EnvServer,
   std::condition_variable state_cv_;
   Phase phase_ = Phase::kCreating;
   int active_threads_ = 0;  // operation threads inside Triton calls
+  std::chrono::steady_clock::time_point loads_settle_at_{};
   ErrorInfo stop_error_;
   bool stop_failed_ = false;
 

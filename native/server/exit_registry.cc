@@ -19,6 +19,9 @@ std::vector<std::weak_ptr<ServerCore>>* g_cores =
 // -1 until the JS 'exit' event reported a code.
 std::atomic<int> g_exit_code{-1};
 
+// Set once a server is left undeleted (its core may be gone by exit).
+std::atomic<bool> g_server_left{false};
+
 // Returns true when a server could not be deleted (a stop that timed out
 // with requests still in a backend): Triton's threads may then still run.
 bool TeardownAllCores() {
@@ -41,12 +44,13 @@ bool TeardownAllCores() {
 }
 
 // Runs in exit(), before the Triton library's static destructors. A server
-// that could not be deleted leaves backend threads running, and Triton's
-// static objects (its pinned memory manager) would be destroyed under them:
-// SIGSEGV, and the process loses its exit code. Then the process ends here,
-// with its code.
+// that could not be deleted (now, or earlier when its stop timed out) leaves
+// Triton's threads running, and Triton's static objects (its pinned memory
+// manager, its logger) would be destroyed under them: SIGSEGV, and the
+// process loses its exit code. Then the process ends here, with its code.
 void AtProcessExit() {
-  if (!TeardownAllCores()) return;
+  const bool triton_running = TeardownAllCores();
+  if (!triton_running && !g_server_left.load()) return;
   int code = g_exit_code.load();
   std::fflush(nullptr);
   std::_Exit(code >= 0 ? code : 1);
@@ -74,6 +78,8 @@ void InstallExitHandler() {
   static std::once_flag once;
   std::call_once(once, [] { std::atexit(AtProcessExit); });
 }
+
+void NoteServerLeftUndeleted() { g_server_left.store(true); }
 
 void NoteExitCode(int code) { g_exit_code.store(code); }
 

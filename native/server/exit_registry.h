@@ -16,6 +16,10 @@ void UnregisterCore(ServerCore* core);
 // Once the library is loaded: registers the exit handler (after the
 // library's own static objects, so that it runs before their destructors).
 void InstallExitHandler();
+// A server was left undeleted after its stop timed out (server/stop.cc):
+// Triton's threads may use it until the process ends, so exit skips the
+// library's static destructors (as for a server still running at exit).
+void NoteServerLeftUndeleted();
 // The exit code the process is ending with, as the JS 'exit' event saw it
 // (lib/native.ts).
 void NoteExitCode(int code);

@@ -16,9 +16,14 @@
 
 namespace triton_node {
 
+// What an operation does to the models it touches, for the hold-off after a
+// load (ServerCore::WaitLoadsSettled).
+enum class ModelEffect { kNone, kLoads, kUnloads };
+
 class Operation {
  public:
   virtual ~Operation() = default;
+  virtual ModelEffect effect() const { return ModelEffect::kNone; }
   // Worker thread. `server` is the server's handle (null while creating).
   virtual void Execute(TRITONSERVER_Server* server) = 0;
   // JS thread, after Execute succeeded.
@@ -165,6 +170,7 @@ struct LoadRequest {
 class LoadModelOp : public Operation {
  public:
   explicit LoadModelOp(LoadRequest request) : request_(std::move(request)) {}
+  ModelEffect effect() const override { return ModelEffect::kLoads; }
   void Execute(TRITONSERVER_Server* server) override;
   Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
 
@@ -176,6 +182,7 @@ class UnloadModelOp : public Operation {
  public:
   UnloadModelOp(std::string name, bool dependents)
       : name_(std::move(name)), dependents_(dependents) {}
+  ModelEffect effect() const override { return ModelEffect::kUnloads; }
   void Execute(TRITONSERVER_Server* server) override;
   Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
 

@@ -2,6 +2,7 @@
 
 #include "triton/api.h"
 #include "triton/owners.h"
+#include "triton/server_handles.h"
 
 namespace triton_node {
 namespace {
@@ -334,7 +335,8 @@ TRITONSERVER_Server* NewTritonServer(const ServerOptionsData& d,
     return nullptr;
   }
   TRITONSERVER_Server* server = nullptr;
-  err = api.TRITONSERVER_ServerNew(&server, raw);
+  err = CreateServer(raw, d.repositories.empty() ? "" : d.repositories.front(),
+                     &server);
   if (err != nullptr) {
     *error = TakeError(err);
     return nullptr;

@@ -9,7 +9,9 @@
 #include "env/env_data.h"
 #include "env/js_call.h"
 #include "server/core.h"
+#include "server/exit_registry.h"
 #include "triton/api.h"
+#include "triton/server_handles.h"
 
 namespace triton_node {
 
@@ -53,7 +55,9 @@ bool ServerCore::DeleteServerOnce() {
   ErrorInfo error;
   bool failed = false;
   bool deferred = false;
+  bool left = false;
   if (server_ != nullptr) {
+    WaitLoadsSettled();
     TRITONSERVER_Error* err = Api().TRITONSERVER_ServerStop(server_);
     if (err != nullptr) {
       error = TakeError(err);
@@ -62,17 +66,29 @@ bool ServerCore::DeleteServerOnce() {
     deferred = ledger_.Inflight() > 0;
     // The exit timeout passed with requests still in flight: cancel them, so
     // that backends which honour cancellation end them now rather than run
-    // the queue out after stop() has returned. A model destroyed after
-    // ServerDelete crashes Triton (its backend thread uses the deleted
-    // server): the delete waits until they have all settled.
+    // the queue out after stop() has returned.
     if (deferred) CancelInflight();
-    if (!deferred) {
-      err = Api().TRITONSERVER_ServerDelete(server_);
-      if (err != nullptr && !failed) {
+    if (failed) {
+      // A stop that timed out is never followed by ServerDelete. Triton's
+      // stop unloads the models only once no inference is in flight, and
+      // gives up without waiting for the unloads it started: deleting the
+      // server then destroys (or is still destroying) its models on
+      // detached threads of Triton's model lifecycle, which go on using the
+      // deleted server and lifecycle (r25.07: SIGSEGV or "double free";
+      // docs/troubleshooting.md). The stop cannot be polled again (a second
+      // ServerStop returns at once), so the server is left in place until
+      // the process exits. It still counts as running for
+      // triton/server_handles: no later delete of another server tears
+      // Triton's process-wide memory managers down under its threads.
+      left = true;
+      NoteServerLeftUndeleted();
+    } else if (!deferred) {
+      err = ReleaseServer(server_);
+      if (err != nullptr) {  // its own stop failed: nothing was deleted
         error = TakeError(err);
         failed = true;
-      } else {
-        DropError(err);
+        left = true;
+        NoteServerLeftUndeleted();
       }
     }
   }
@@ -83,26 +99,42 @@ bool ServerCore::DeleteServerOnce() {
   std::lock_guard<std::mutex> lock(state_mu_);
   stop_error_ = error;
   stop_failed_ = failed;
-  phase_ = deferred ? Phase::kDeletePending : Phase::kStopped;
+  phase_ = left       ? Phase::kUndeleted
+           : deferred ? Phase::kDeletePending
+                      : Phase::kStopped;
   state_cv_.notify_all();
-  return deferred;
+  return deferred && !left;
 }
 
 void ServerCore::DeleteServerWhenSettled() {
   ledger_.WaitSettled();
-  // The last request or response of a model lets Triton destroy it on a
-  // thread of its own, and a stopped server no longer reports model states:
-  // give that Triton's own stop polling period.
+  // The stop succeeded, so Triton has destroyed every model; what was left
+  // in flight were callbacks of ours (a trace released after FINAL). A
+  // second of margin, as Triton's own stop polls once a second.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     if (phase_ != Phase::kDeletePending) return;  // the process is exiting
     phase_ = Phase::kDeletingLate;
   }
-  DropError(Api().TRITONSERVER_ServerDelete(server_));
+  DropError(ReleaseServer(server_));
   std::lock_guard<std::mutex> lock(state_mu_);
   phase_ = Phase::kStopped;
   state_cv_.notify_all();
+}
+
+void ServerCore::NoteModelsLoaded() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  loads_settle_at_ = std::chrono::steady_clock::now() + kLoadSettle;
+}
+
+void ServerCore::WaitLoadsSettled() {
+  std::chrono::steady_clock::time_point until;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    until = loads_settle_at_;
+  }
+  std::this_thread::sleep_until(until);
 }
 
 void ServerCore::FinishStopOnJsThread(Napi::Env env) {
@@ -239,8 +271,9 @@ void ServerCore::Teardown(bool env_alive) {
   bool deferred = DeleteServerOnce();
   if (!env_alive) {
     // Process exit: a server whose requests are still in flight is left
-    // undeleted (deleting it would crash Triton once they end), and a
-    // deferred delete must not start or run during exit.
+    // undeleted (deleting it would crash Triton once they end), as is one
+    // whose stop timed out, and a deferred delete must not start or run
+    // during exit.
     std::unique_lock<std::mutex> lock(state_mu_);
     if (phase_ == Phase::kDeletePending) phase_ = Phase::kUndeleted;
     state_cv_.wait(lock, [this] { return phase_ != Phase::kDeletingLate; });

@@ -39,6 +39,8 @@ std::vector<std::string> ResolveSymbols(void* handle, TritonApi* api) {
   api->TRITONFAKE_SetSyncCallbacks =
       reinterpret_cast<TRITONFAKE_SetSyncCallbacksFn_t>(
           dlsym(handle, "TRITONFAKE_SetSyncCallbacks"));
+  api->TRITONFAKE_SetStandIns = reinterpret_cast<TRITONFAKE_SetStandInsFn_t>(
+      dlsym(handle, "TRITONFAKE_SetStandIns"));
   return missing;
 }
 

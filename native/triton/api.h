@@ -21,6 +21,7 @@ struct TritonApi {
   // Fake engine extras (null on a real Triton).
   TRITONFAKE_LiveObjectsFn_t TRITONFAKE_LiveObjects = nullptr;
   TRITONFAKE_SetSyncCallbacksFn_t TRITONFAKE_SetSyncCallbacks = nullptr;
+  TRITONFAKE_SetStandInsFn_t TRITONFAKE_SetStandIns = nullptr;
 
   void* handle = nullptr;
   std::string path;

@@ -304,3 +304,28 @@ const char* cudaGetErrorString(int e) {
   snprintf(buf, sizeof buf, "stub error %d", e);
   return buf;
 }
+
+// What `triton-node doctor` reads: versions, and per device a name, the
+// total memory (cudaDeviceProp.totalGlobalMem, at offset 288) and a
+// compute capability (cudaDevAttrComputeCapabilityMajor/Minor: 75/76).
+int cudaDriverGetVersion(int* v) {
+  *v = 13000;
+  return 0;
+}
+int cudaRuntimeGetVersion(int* v) {
+  *v = 12080;
+  return 0;
+}
+int cudaDeviceGetAttribute(int* value, int attribute, int device) {
+  if (device < 0 || device > 1) return 101;
+  if (attribute == 75) *value = 9;
+  else if (attribute == 76) *value = 0;
+  else return 1;
+  return 0;
+}
+int cudaGetDeviceProperties_v2(void* props, int device) {
+  if (device < 0 || device > 1) return 101;
+  snprintf((char*)props, 256, "stub device %d", device);
+  memcpy((char*)props + 288, &kDeviceBytes, sizeof kDeviceBytes);
+  return 0;
+}

@@ -860,6 +860,116 @@ TEST(ConfigReferenceModelsTheirFields) {
   CHECK_EQ(qpolicy.instance_group[0].count, 2);
 }
 
+// test/models/ensemble_identity, and the config JSON a real Triton r25.07
+// returned for it.
+const char kEnsembleIdentity[] = R"pb(
+  name: "ensemble_identity"
+  platform: "ensemble"
+  max_batch_size: 8 input
+  [ {
+    name: "IN"
+    data_type: TYPE_FP32
+    dims: [ -1 ]
+  }] output
+  [ {
+    name: "OUT"
+    data_type: TYPE_FP32
+    dims: [ -1 ]
+  }]
+  ensemble_scheduling { step
+                        [ {
+                          model_name: "identity_fp32"
+                          model_version: -1
+                          input_map { key: "INPUT0" value: "IN" }
+                          output_map { key: "OUTPUT0" value: "MIDDLE" }
+                        }
+                          , {
+                            model_name: "identity_fp32"
+                            model_version: 1
+                            input_map { key: "INPUT0" value: "MIDDLE" }
+                            output_map { key: "OUTPUT0" value: "OUT" }
+                          }] }
+)pb";
+const char kEnsembleIdentityJson[] =
+    R"js({"name":"ensemble_identity","platform":"ensemble","backend":"","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":8,"input":[{"name":"IN","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[-1],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"OUT","data_type":"TYPE_FP32","dims":[-1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"ensemble_scheduling":{"step":[{"model_name":"identity_fp32","model_version":-1,"input_map":{"INPUT0":"IN"},"output_map":{"OUTPUT0":"MIDDLE"},"model_namespace":""},{"model_name":"identity_fp32","model_version":1,"input_map":{"INPUT0":"MIDDLE"},"output_map":{"OUTPUT0":"OUT"},"model_namespace":""}]},"instance_group":[],"default_model_filename":"","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[],"model_transaction_policy":{"decoupled":false}})js";
+
+TEST(ConfigEnsembleMatchesTritonByteForByte) {
+  ModelConfig cfg;
+  std::string error;
+  CHECK(LoadText("ensemble_identity", kEnsembleIdentity, &cfg, &error));
+  CHECK_EQ(cfg.ensemble_steps.size(), size_t{2});
+  CHECK_EQ(cfg.ensemble_steps[1].model_version, int64_t{1});
+  CHECK_EQ(cfg.ensemble_steps[0].output_map.at("OUTPUT0"),
+           std::string("MIDDLE"));
+  CHECK(cfg.instance_group.empty());
+  CHECK_EQ(fake::ModelConfigToJson(cfg), std::string(kEnsembleIdentityJson));
+  // The JSON form reads back to the same config.
+  ModelConfig again;
+  CHECK(LoadJson("ensemble_identity", kEnsembleIdentityJson, &again, &error));
+  CHECK_EQ(fake::ModelConfigToJson(again), std::string(kEnsembleIdentityJson));
+}
+
+// The flow checks Triton makes on an ensemble's config alone, with its
+// messages (a load fails with "failed to poll"; the reason is logged).
+TEST(ConfigEnsembleFlowChecks) {
+  // ensemble_identity changed by `edit`, then checked.
+  auto problem = [](void (*edit)(ModelConfig*)) {
+    ModelConfig cfg;
+    std::string error;
+    CHECK(fake::ParseModelConfigText(kEnsembleIdentity, &cfg, &error));
+    edit(&cfg);
+    fake::FillModelConfigDefaults("ensemble_identity", &cfg);
+    CHECK(!fake::ValidateModelConfig(cfg, &error));
+    return error;
+  };
+  auto tensor = [](const char* name) {
+    fake::TensorConfig t;
+    t.name = name;
+    t.data_type = "TYPE_FP32";
+    t.datatype = TRITONSERVER_TYPE_FP32;
+    t.dims = {-1};
+    return t;
+  };
+  static fake::TensorConfig extra;
+  extra = tensor("EXTRA");
+  CHECK_EQ(problem([](ModelConfig* c) { c->output.push_back(extra); }),
+           std::string("ensemble output 'EXTRA' for ensemble "
+                       "ensemble_identity' is not used"));
+  CHECK_EQ(problem([](ModelConfig* c) { c->input.push_back(extra); }),
+           std::string("ensemble input 'EXTRA' for ensemble "
+                       "ensemble_identity' is not used"));
+  CHECK_EQ(problem([](ModelConfig* c) {
+             c->instance_group.push_back(fake::InstanceGroupConfig());
+           }),
+           std::string("instance group should not be specified for ensemble "
+                       "'ensemble_identity'"));
+  CHECK_EQ(problem([](ModelConfig* c) {
+             fake::EnsembleStepConfig again = c->ensemble_steps[1];
+             again.input_map = {{"INPUT0", "LOST"}};
+             c->ensemble_steps.push_back(again);
+           }),
+           std::string("ensemble tensor 'OUT' can appear in an output map "
+                       "only once for ensemble 'ensemble_identity' step 2"));
+  CHECK_EQ(problem([](ModelConfig* c) {
+             c->ensemble_steps[1].input_map["INPUT1"] = "LOST";
+           }),
+           std::string("output 'OUT' for ensemble 'ensemble_identity' is not "
+                       "written: at least one of its depending tensors, "
+                       "'LOST', is not connected"));
+  CHECK_EQ(
+      problem([](ModelConfig* c) { c->ensemble_steps[0].model_name = ""; }),
+      std::string("must specify 'model_name' in step 0 of ensemble "
+                  "'ensemble_identity'"));
+  CHECK_EQ(problem([](ModelConfig* c) { c->ensemble_steps.clear(); }),
+           std::string("must specify 'step' for ensemble 'ensemble_identity'"));
+  CHECK_EQ(problem([](ModelConfig* c) {
+             c->has_ensemble_scheduling = false;
+             c->ensemble_steps.clear();
+           }),
+           std::string("ensemble scheduling must be set for ensemble "
+                       "ensemble_identity whose platform is ensemble"));
+}
+
 TEST(ConfigOtherProbeModelsParse) {
   for (const auto& m : kOtherProbeConfigs) {
     ModelConfig cfg;

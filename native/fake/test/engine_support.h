@@ -161,6 +161,20 @@ inline std::string MakeRepo() {
   return root;
 }
 
+// A model is not unloaded within 50 ms of its load (the fake aborts, as
+// Triton r25.07 can crash then: server.cc, QueueFinalize): wait that out.
+inline void WaitLoadTail() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+}
+
+// After a stop that timed out, a server may be deleted only once Triton has
+// destroyed every one of its models (the fake aborts otherwise, as Triton
+// crashes: server.cc, ServerDelete). Nothing in the C API tells when; the
+// fake's reaper takes microseconds once the last holder of a model is gone.
+inline void WaitModelsDestroyed() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
 inline TRITONSERVER_Server* NewServer(const std::string& repo,
                                       unsigned exit_timeout = 5) {
   TRITONSERVER_ServerOptions* o = nullptr;
@@ -179,6 +193,7 @@ inline TRITONSERVER_Server* NewServer(const std::string& repo,
                         "repeat_int32", "square_int32"}) {
     CHECK_EQ(E(A().TRITONSERVER_ServerLoadModel(s, m)), std::string());
   }
+  WaitLoadTail();
   return s;
 }
 

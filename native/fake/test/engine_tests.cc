@@ -361,6 +361,7 @@ TEST(EngineStopWithRequestsInFlight) {
                        "scheduler for model has stopped accepting new "
                        "inference requests"));
   E(A().TRITONSERVER_InferenceRequestDelete(held));
+  WaitModelsDestroyed();
   E(A().TRITONSERVER_ServerDelete(s2));
   E(A().TRITONSERVER_ResponseAllocatorDelete(a));
   E(A().TRITONSERVER_ServerDelete(s));
@@ -541,11 +542,13 @@ TEST(EngineInMemoryModelFiles) {
   CheckFilesMakeTheDirectory(f);
   CheckFailedLoadsLeaveNothing(f);
   // Unloading removes the directory; so does deleting the server.
+  WaitLoadTail();
   CHECK_EQ(E(A().TRITONSERVER_ServerUnloadModel(s, "in_memory")),
            std::string());
   CHECK(TempModelDirs(tmp).empty());
   CHECK_EQ(f.Load({f.Cfg(), f.File("file:1/p", "p")}), std::string());
   CHECK_EQ(TempModelDirs(tmp).size(), size_t{1});
+  WaitLoadTail();
   E(A().TRITONSERVER_ServerDelete(s));
   CHECK(TempModelDirs(tmp).empty());
   CHECK(AllZero());
@@ -863,13 +866,23 @@ TEST(EngineRepeatBadRequestStillWaitsBeforeRelease) {
   }
   DeleteKept(&c);
   E(A().TRITONSERVER_InferenceRequestDelete(r));
-  TRITONSERVER_Message* m = nullptr;
-  E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
-  const char* base;
-  size_t size;
-  E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
-  std::string js(base, size);
-  E(A().TRITONSERVER_MessageDelete(m));
+  // repeat records its statistics after it released the request (as the
+  // real backend does): wait for them rather than read them too early.
+  std::string js;
+  for (int i = 0; i < 200; ++i) {
+    TRITONSERVER_Message* m = nullptr;
+    E(A().TRITONSERVER_ServerModelStatistics(s, "repeat_int32", -1, &m));
+    const char* base;
+    size_t size;
+    E(A().TRITONSERVER_MessageSerializeToJson(m, &base, &size));
+    js.assign(base, size);
+    E(A().TRITONSERVER_MessageDelete(m));
+    if (js.find("\"execution_count\":1,") != std::string::npos &&
+        js.find("\"success\":{\"count\":1,") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   CHECK(js.find("\"inference_count\":1,\"execution_count\":1,") !=
         std::string::npos);
   CHECK(js.find("\"success\":{\"count\":1,") != std::string::npos);
@@ -961,6 +974,7 @@ void CheckStopGivesUpAfterExitTimeout(const std::string& repo,
   CHECK_EQ(E(A().TRITONSERVER_ServerStop(s)),
            std::string("1: Exit timeout expired. Exiting immediately."));
   DeleteResponses(&p);
+  WaitModelsDestroyed();
   E(A().TRITONSERVER_ServerDelete(s));
 }
 

@@ -1,21 +1,23 @@
 // Quickstart: start an in-process Triton server, load a model, run one inference.
-//   npm install && npm run demo
-// Uses Triton when it is found (TRITON_SERVER_LIB or /opt/tritonserver/lib/libtritonserver.so),
+// Plain JavaScript (Node.js 20+), with the models beside it in ./models:
+//   in the repository:        npm install && npm run demo
+//   from the installed package: node node_modules/triton-node/examples/quickstart.mjs
+// Uses Triton when it is found (TRITON_SERVER_LIB, or /opt/tritonserver/lib/libtritonserver.so),
 // otherwise triton-node's fake engine, which runs the same test models without Triton or a GPU.
 import { fileURLToPath } from 'node:url';
-import { Server, TritonError, loadLibrary } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
+import { Server, TritonError, loadLibrary } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 
-const modelRepository = fileURLToPath(new URL('../test/models', import.meta.url));
+const modelRepository = fileURLToPath(new URL('./models', import.meta.url));
 
-function pickLibrary(): string | undefined {
+function pickLibrary() {
   try {
     return loadLibrary().path;
   } catch (err) {
     if (!(err instanceof TritonError)) throw err;
     if (!fakeEngine.available()) {
       console.error(err.message);
-      console.error('\nThe fake engine is not built either: run `npm run build:native`.');
+      console.error('\nThe fake engine is not installed either: run `npx triton-node doctor`.');
       process.exit(1);
     }
     console.log(`Triton not found; running on triton-node's fake engine (${fakeEngine.libraryPath}).`);
@@ -23,10 +25,9 @@ function pickLibrary(): string | undefined {
   }
 }
 
-const library = pickLibrary();
 const server = await Server.create({
   modelRepository,
-  library,
+  library: pickLibrary(),
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
 });
 try {
@@ -37,10 +38,10 @@ try {
   const model = server.model('identity_fp32');
   const input = new Float32Array([1, 2, 3, 4]);
   const result = await model.infer({ inputs: { INPUT0: { data: input, shape: [1, 4] } } });
-  const out = result.outputs.OUTPUT0!;
+  const out = result.outputs.OUTPUT0;
   console.log(
     `${result.model} v${result.version}: ${out.name} ${out.datatype} [${out.shape}] =`,
-    Array.from(out.data as Float32Array),
+    Array.from(out.data),
   );
 } finally {
   await server.stop();

@@ -1,0 +1,129 @@
+/**
+ * The doctor's report: one line per thing checked, each with a status and,
+ * for a problem, the fix; the facts behind the lines for `--json`; and the
+ * table the CLI prints.
+ * @packageDocumentation
+ */
+
+/** `fail`: triton-node cannot work this way; `warn`: it works, with a catch; `info`: a fact. */
+export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
+
+/** One line of the report. */
+export interface DoctorCheck {
+  /** What the line is about: addon, library, backends, cuda, gpu, limits or model. */
+  topic: 'addon' | 'library' | 'backends' | 'cuda' | 'gpu' | 'limits' | 'model';
+  /** The thing checked: a path, a GPU, a model. */
+  subject: string;
+  status: DoctorStatus;
+  /** What was found. */
+  detail: string;
+  /** What to do about it (on warn and fail lines). */
+  fix?: string;
+}
+
+/** One libtritonserver candidate, probed in a child process of its own. */
+export interface LibraryProbe {
+  path: string;
+  /** Why it is a candidate: the `library` option, TRITON_SERVER_LIB, or Triton's install path. */
+  source: 'option' | 'TRITON_SERVER_LIB' | 'default';
+  /** The loader's outcome ('missing', 'dlopen', 'symbols', 'version', 'loaded'), or 'probe' when the probe itself failed. */
+  outcome: string;
+  /** The loader's detail, or why the probe failed. */
+  detail: string;
+  /** Triton's C API version ('1.36'), when the library loaded. */
+  apiVersion: string | null;
+  /** Triton's version from server metadata ('2.59.0'), when a server could start on it. */
+  version: string | null;
+  /** Why no server could start on it, when one could not. */
+  serverError: string | null;
+  isFake: boolean;
+  /** True for the library `Server.create()` would load with these options. */
+  used: boolean;
+}
+
+/** What `doctor()` found. Every field is plain data (`JSON.stringify` writes it whole). */
+export interface DoctorReport {
+  /** False when any line failed; the CLI exits with 1 then. */
+  ok: boolean;
+  /** The lines of the table, in its order. */
+  checks: DoctorCheck[];
+  addon: {
+    /** The binary node-gyp-build picks, or null when there is none. */
+    path: string | null;
+    kind: 'prebuild' | 'source build' | null;
+    /** The Node-API version it was built for, and the one this runtime has. */
+    napiVersion: number | null;
+    runtimeNapiVersion: number;
+    node: string;
+    platform: string;
+    /** glibc version, or null (musl, or not Linux). */
+    glibc: string | null;
+    /** Outputs as external ArrayBuffers over Triton's memory; false in Electron or with TRITON_NODE_COPY_OUTPUTS=1. */
+    externalBuffers: boolean | null;
+    /** The fake engine's libtritonserver.so, where it is installed. */
+    fakeEngine: string | null;
+  };
+  libraries: LibraryProbe[];
+  backends: {
+    /** The directory Triton would look in (null with the fake engine, whose backends are built in). */
+    directory: string | null;
+    found: string[];
+  };
+  cuda: {
+    runtimePath: string | null;
+    /** '12.8' and so on, or null. */
+    runtimeVersion: string | null;
+    /** The newest CUDA version the driver supports, or null (no driver). */
+    driverVersion: string | null;
+    /** The kernel module's version from /proc/driver/nvidia/version. */
+    kernelModule: string | null;
+    available: boolean;
+    reason: string;
+    devices: Array<{
+      index: number;
+      name: string | null;
+      totalMemory: number | null;
+      computeCapability: string | null;
+    }>;
+    /** The lowest compute capability the server accepts (Triton's default, 6.0, unless given). */
+    minComputeCapability: number;
+  };
+  limits: {
+    /** RLIMIT_MEMLOCK in bytes (`ulimit -l` is in KiB); null: unlimited. */
+    memlockBytes: number | null;
+    /** Size of /dev/shm in bytes (the python backend's shared memory), or null. */
+    shmBytes: number | null;
+  };
+  /** With `repository`: one entry per model directory. */
+  models: Array<{ name: string; backend: string | null; versions: number[]; problems: string[] }>;
+}
+
+const MARK: Record<DoctorStatus, string> = { ok: 'ok', info: 'info', warn: 'WARN', fail: 'FAIL' };
+
+/** Cuts `text` to `width` characters with an ellipsis. */
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/**
+ * The report as the table `triton-node doctor` prints: a status, the topic,
+ * the subject and what was found, one line per check; the fix on the line
+ * below each problem; a summary line last.
+ */
+export function formatDoctorReport(report: DoctorReport): string {
+  const subjectWidth = Math.min(48, Math.max(7, ...report.checks.map((c) => c.subject.length)));
+  const lines = [`${'STATUS'.padEnd(6)} ${'TOPIC'.padEnd(8)} ${'SUBJECT'.padEnd(subjectWidth)}  DETAIL`];
+  for (const c of report.checks) {
+    const subject = cut(c.subject, subjectWidth).padEnd(subjectWidth);
+    lines.push(`${MARK[c.status].padEnd(6)} ${c.topic.padEnd(8)} ${subject}  ${c.detail}`);
+    if (c.subject.length > subjectWidth) lines.push(`${' '.repeat(16)}(${c.subject})`);
+    if (c.fix !== undefined) lines.push(`${' '.repeat(16)}fix: ${c.fix}`);
+  }
+  const count = (s: DoctorStatus) => report.checks.filter((c) => c.status === s).length;
+  lines.push(
+    '',
+    `${count('ok')} ok, ${count('warn')} warning(s), ${count('fail')} failure(s): ` +
+      (report.ok ? 'triton-node can run here' : 'fix the FAIL lines above'),
+  );
+  return `${lines.join('\n')}\n`;
+}

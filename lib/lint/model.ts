@@ -1,0 +1,133 @@
+/**
+ * What the lint rules look at: one model folder of a repository, read once
+ * (its config with the position of each field, its version folders, the
+ * bytes of its weight files, a vLLM backend's engine arguments).
+ * @internal
+ */
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelConfig } from '../model-config.js';
+import { type TextPosition, parseModelConfigTextWithPositions } from '../pbtxt.js';
+
+export type Severity = 'error' | 'warning' | 'info';
+
+/** One finding, ESLint-like: where, which rule, how bad, what, and the fix. */
+export interface LintFinding {
+  rule: string;
+  severity: Severity;
+  model: string;
+  /** The file the finding is about (absolute). */
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+  fix?: string;
+}
+
+export interface LintOptions {
+  /** 'online' (default: latency matters, queue delays of 100 µs–10 ms) or 'offline' (throughput). */
+  profile?: 'online' | 'offline';
+  /** GPUs on the machine the models will run on. */
+  gpus?: number;
+  /** Memory of each GPU, bytes (for `instance-count-memory`). */
+  gpuMemoryBytes?: number;
+  /** Read `configs/<name>.pbtxt` where present (the server option `modelConfigName`). */
+  modelConfigName?: string;
+  /** The server options the repository is served with (for `explicit-control`). */
+  serverOptions?: { modelControlMode?: string };
+  /** The file `serverOptions` came from, for the finding's location. */
+  serverOptionsFile?: string;
+  /** Rules to leave out, by id. */
+  disable?: readonly string[];
+}
+
+/** A model folder, read for the rules. */
+export interface LintModel {
+  name: string;
+  dir: string;
+  /** The config file (absolute), and its text; undefined when the folder has none. */
+  configFile: string | undefined;
+  config: ModelConfig;
+  /** Where each field of the config starts ('input[0].dims'...). */
+  positions: Map<string, TextPosition>;
+  /** Numeric version folders, sorted. */
+  versions: number[];
+  /** Folder entries that look like versions but are not plain numeric folders (symlinks, 'latest'...). */
+  oddEntries: Array<{ name: string; symlink: boolean }>;
+  /** Bytes of the largest version folder (the weights one instance holds). */
+  weightBytes: number;
+  /** A vLLM backend's engine arguments (`<version>/model.json`), the file and its text. */
+  engineArgs?: { file: string; text: string; values: Record<string, unknown> };
+}
+
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += folderBytes(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+/** Entries of a model folder that are neither versions nor what Triton expects beside them. */
+const NOT_VERSIONS = new Set(['config.pbtxt', 'configs', 'deployments.jsonl']);
+
+export function readLintModel(dir: string, name: string, options: LintOptions): LintModel {
+  const custom =
+    options.modelConfigName === undefined
+      ? undefined
+      : join(dir, 'configs', `${options.modelConfigName}.pbtxt`);
+  const configFile =
+    custom !== undefined && existsSync(custom)
+      ? custom
+      : existsSync(join(dir, 'config.pbtxt'))
+        ? join(dir, 'config.pbtxt')
+        : undefined;
+  let config: ModelConfig = {};
+  let positions = new Map<string, TextPosition>();
+  if (configFile !== undefined) {
+    const parsed = parseModelConfigTextWithPositions(readFileSync(configFile, 'utf8'));
+    config = parsed.config as ModelConfig;
+    positions = parsed.positions;
+  }
+  const versions: number[] = [];
+  const oddEntries: LintModel['oddEntries'] = [];
+  let weightBytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith('.') || NOT_VERSIONS.has(entry.name)) continue;
+    const symlink = lstatSync(join(dir, entry.name)).isSymbolicLink();
+    if (/^[0-9]+$/.test(entry.name) && entry.isDirectory() && !symlink) {
+      versions.push(Number(entry.name));
+      weightBytes = Math.max(weightBytes, folderBytes(join(dir, entry.name)));
+    } else if (symlink || entry.isDirectory()) {
+      oddEntries.push({ name: entry.name, symlink });
+    }
+  }
+  versions.sort((a, b) => a - b);
+  const model: LintModel = { name, dir, configFile, config, positions, versions, oddEntries, weightBytes };
+  const latest = versions.at(-1);
+  if (latest !== undefined) {
+    const file = join(dir, String(latest), 'model.json');
+    if (existsSync(file)) {
+      const text = readFileSync(file, 'utf8');
+      try {
+        const values = JSON.parse(text) as unknown;
+        if (typeof values === 'object' && values !== null && !Array.isArray(values)) {
+          model.engineArgs = { file, text, values: values as Record<string, unknown> };
+        }
+      } catch {
+        model.engineArgs = { file, text, values: {} };
+      }
+    }
+  }
+  return model;
+}
+
+/** Line and column of `"key"` in a JSON text (1:1 when absent). */
+export function jsonKeyPosition(text: string, key: string): TextPosition {
+  const at = text.indexOf(`"${key}"`);
+  if (at < 0) return { line: 1, column: 1 };
+  const before = text.slice(0, at).split('\n');
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}

@@ -1,0 +1,307 @@
+/**
+ * The lint rules: Triton's configuration guidance, one rule each. Every rule
+ * has a page, docs/lint/<id>.md, that says why and how to fix it.
+ * @internal
+ */
+import type { ModelInstanceGroup } from '../model-config.js';
+import type { TextPosition } from '../pbtxt.js';
+import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
+
+/** How a rule reports: at a config field path, or at a position in another file. */
+export interface RuleContext {
+  model: LintModel;
+  options: LintOptions;
+  report(
+    at: { path: string } | { file: string; position: TextPosition },
+    severity: Severity,
+    message: string,
+    fix?: string,
+  ): void;
+}
+
+export interface LintRule {
+  id: string;
+  /** One line: what the rule checks. */
+  description: string;
+  check(ctx: RuleContext): void;
+}
+
+/** Backends that batch requests themselves (in-flight batching) and stream their answers. */
+const LLM_BACKENDS = new Set(['vllm', 'tensorrtllm']);
+/** Backends whose models always answer in several responses (decoupled). */
+const DECOUPLED_BACKENDS = new Set(['vllm', 'repeat']);
+
+const isLlm = (m: LintModel) => LLM_BACKENDS.has(m.config.backend ?? '');
+const num = (v: unknown) => (typeof v === 'string' ? Number(v) : typeof v === 'number' ? v : Number.NaN);
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const bytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(1)} GiB` : `${(n / MiB).toFixed(1)} MiB`);
+
+function groups(m: LintModel): Array<{ group: ModelInstanceGroup; index: number }> {
+  return (m.config.instance_group ?? []).map((group, index) => ({ group, index }));
+}
+
+export const RULES: LintRule[] = [
+  {
+    id: 'llm-no-triton-batching',
+    description:
+      'LLM backends (vLLM, TensorRT-LLM) batch in flight themselves: Triton must not batch them again',
+    check({ model, report }) {
+      if (!isLlm(model)) return;
+      const mbs = num(model.config.max_batch_size ?? 0);
+      if (mbs > 0) {
+        report(
+          { path: 'max_batch_size' },
+          'error',
+          `backend '${model.config.backend}' batches requests itself; max_batch_size ${mbs} makes Triton batch them a second time`,
+          'set max_batch_size: 0',
+        );
+      }
+      if (model.config.dynamic_batching !== undefined) {
+        report(
+          { path: 'dynamic_batching' },
+          'error',
+          `backend '${model.config.backend}' batches requests itself; dynamic_batching queues them in Triton first`,
+          'remove dynamic_batching',
+        );
+      }
+    },
+  },
+  {
+    id: 'gpu-memory-headroom',
+    description: "vLLM's gpu_memory_utilization leaves no headroom above 0.9 (and fails at 1.0)",
+    check({ model, report }) {
+      const args = model.engineArgs;
+      if (args === undefined || model.config.backend !== 'vllm') return;
+      const u = num(args.values.gpu_memory_utilization);
+      if (Number.isNaN(u) || u <= 0.9) return;
+      report(
+        { file: args.file, position: jsonKeyPosition(args.text, 'gpu_memory_utilization') },
+        u >= 1 ? 'error' : 'warning',
+        `gpu_memory_utilization ${u} leaves ${u >= 1 ? 'no' : 'too little'} GPU memory for CUDA graphs, the other models and fragmentation`,
+        'use at most 0.9 (0.85 with other models on the GPU)',
+      );
+    },
+  },
+  {
+    id: 'instance-count-memory',
+    description:
+      'each instance holds its own copy of the weights: instances × weights must fit in GPU memory',
+    check({ model, options, report }) {
+      for (const { group, index } of groups(model)) {
+        const count = num(group.count ?? 1);
+        const gpu = group.kind === 'KIND_GPU' || (group.kind === undefined && (group.gpus ?? []).length > 0);
+        if (isLlm(model) && count > 1) {
+          report(
+            { path: `instance_group[${index}].count` },
+            'warning',
+            `${count} instances of an LLM backend each load the whole model and its KV cache`,
+            'use count: 1 and let the backend batch; spread over GPUs with its tensor parallelism',
+          );
+        }
+        if (!gpu || options.gpuMemoryBytes === undefined || model.weightBytes === 0) continue;
+        const need = count * model.weightBytes;
+        if (need > options.gpuMemoryBytes * 0.9) {
+          report(
+            { path: `instance_group[${index}].count` },
+            need > options.gpuMemoryBytes ? 'error' : 'warning',
+            `${count} instance(s) × ${bytes(model.weightBytes)} of weights = ${bytes(need)} per GPU, of ${bytes(options.gpuMemoryBytes)}`,
+            `lower count to ${Math.max(1, Math.floor((options.gpuMemoryBytes * 0.8) / model.weightBytes))} or less`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'queue-delay-range',
+    description: 'max_queue_delay_microseconds within 100 µs–10 ms for online serving',
+    check({ model, options, report }) {
+      const raw = model.config.dynamic_batching?.max_queue_delay_microseconds;
+      if (raw === undefined) return;
+      const delay = num(raw);
+      const online = (options.profile ?? 'online') === 'online';
+      if (online && delay > 10_000) {
+        report(
+          { path: 'dynamic_batching.max_queue_delay_microseconds' },
+          'warning',
+          `a queue delay of ${delay / 1000} ms adds up to that much to every online request`,
+          'use 100–10000 µs online (more only for offline work: --profile offline)',
+        );
+      } else if (delay > 0 && delay < 100) {
+        report(
+          { path: 'dynamic_batching.max_queue_delay_microseconds' },
+          'info',
+          `a queue delay of ${delay} µs rarely lets a batch form`,
+          'use at least 100 µs, or 0 to batch only what is already queued',
+        );
+      }
+    },
+  },
+  {
+    id: 'preferred-batch-size',
+    description: 'preferred_batch_size within max_batch_size, and given when max_batch_size is large',
+    check({ model, report }) {
+      const db = model.config.dynamic_batching;
+      if (db === undefined) return;
+      const mbs = num(model.config.max_batch_size ?? 0);
+      const preferred = (db.preferred_batch_size ?? []).map(num);
+      const over = preferred.filter((p) => p > mbs);
+      if (over.length > 0) {
+        report(
+          { path: 'dynamic_batching.preferred_batch_size' },
+          'error',
+          `preferred_batch_size ${over.join(', ')} above max_batch_size ${mbs}: Triton refuses the config`,
+          `keep every preferred size at or below ${mbs}`,
+        );
+      }
+      if (preferred.length === 0 && mbs >= 32) {
+        report(
+          { path: 'dynamic_batching' },
+          'warning',
+          `no preferred_batch_size with max_batch_size ${mbs}: Triton prefers ${mbs}, a size online traffic rarely fills`,
+          'list the sizes the model runs best at (measure them: triton-node tune)',
+        );
+      }
+    },
+  },
+  {
+    id: 'numeric-versions',
+    description:
+      'versions are numbered folders (no `latest` links), and a version policy names existing ones',
+    check({ model, report }) {
+      const where = model.configFile === undefined ? undefined : { path: 'name' };
+      for (const e of model.oddEntries) {
+        report(
+          where ?? { file: model.dir, position: { line: 1, column: 1 } },
+          e.symlink ? 'error' : 'warning',
+          e.symlink
+            ? `'${e.name}' is a link: Triton serves numbered folders, and a link that moves changes what runs without a reload`
+            : `'${e.name}' is not a numbered version folder: Triton ignores it`,
+          e.symlink
+            ? 'copy the version into the next numbered folder and deploy it'
+            : `rename or remove '${e.name}'`,
+        );
+      }
+      if (model.versions.length === 0) {
+        report(
+          where ?? { file: model.dir, position: { line: 1, column: 1 } },
+          'error',
+          'no numbered version folder',
+          'add 1/',
+        );
+      }
+      const specific = model.config.version_policy?.specific?.versions;
+      if (specific !== undefined) {
+        const missing = specific.map(num).filter((v) => !model.versions.includes(v));
+        if (missing.length > 0) {
+          report(
+            { path: 'version_policy' },
+            'error',
+            `the version policy names version(s) ${missing.join(', ')}, which have no folder`,
+            `serve existing versions (${model.versions.join(', ') || 'none'})`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'gpus-spread',
+    description: 'GPU instance groups name GPUs that exist, and use the GPUs there are',
+    check({ model, options, report }) {
+      if (options.gpus === undefined) return;
+      for (const { group, index } of groups(model)) {
+        const ids = (group.gpus ?? []).map(num);
+        const absent = ids.filter((g) => g >= options.gpus!);
+        if (absent.length > 0) {
+          report(
+            { path: `instance_group[${index}].gpus` },
+            'error',
+            `GPU(s) ${absent.join(', ')} do not exist on a machine with ${options.gpus} GPU(s)`,
+            `use GPU ids 0 to ${options.gpus - 1}`,
+          );
+        } else if (
+          group.kind === 'KIND_GPU' &&
+          options.gpus > 1 &&
+          ids.length > 0 &&
+          ids.length < options.gpus &&
+          !isLlm(model)
+        ) {
+          report(
+            { path: `instance_group[${index}].gpus` },
+            'info',
+            `instances only on GPU(s) ${ids.join(', ')} of ${options.gpus}`,
+            'leave gpus out to place instances on every GPU, unless other models own the rest',
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'cpu-kind-for-light-models',
+    description: 'light models (Python glue, tiny weights) need no GPU instance',
+    check({ model, report }) {
+      if (isLlm(model)) return;
+      const light = model.config.backend === 'python' || (model.weightBytes > 0 && model.weightBytes < MiB);
+      if (!light) return;
+      for (const { group, index } of groups(model)) {
+        if (group.kind !== 'KIND_GPU') continue;
+        report(
+          { path: `instance_group[${index}].kind` },
+          'info',
+          `a ${model.config.backend === 'python' ? 'Python' : `${bytes(model.weightBytes)}`} model on KIND_GPU holds a CUDA context and GPU memory it barely uses`,
+          'use kind: KIND_CPU unless it computes on the GPU',
+        );
+      }
+    },
+  },
+  {
+    id: 'decoupled-needs-stream',
+    description:
+      'models of backends that answer in several responses are declared decoupled (clients then stream them)',
+    check({ model, report }) {
+      const decoupled = model.config.model_transaction_policy?.decoupled === true;
+      if (!decoupled && DECOUPLED_BACKENDS.has(model.config.backend ?? '')) {
+        report(
+          { path: 'backend' },
+          'error',
+          `backend '${model.config.backend}' sends several responses per request: without decoupled: true Triton refuses them`,
+          'add model_transaction_policy { decoupled: true }',
+        );
+      }
+    },
+  },
+  {
+    id: 'kv-cache-bound',
+    description: "vLLM's KV cache is bounded by max_model_len (or a token budget)",
+    check({ model, report }) {
+      if (model.config.backend !== 'vllm') return;
+      const args = model.engineArgs;
+      if (args === undefined) {
+        report(
+          { path: 'backend' },
+          'warning',
+          'a vLLM model without <version>/model.json (its engine arguments)',
+          'add model.json',
+        );
+        return;
+      }
+      if (args.values.max_model_len === undefined && args.values.max_num_batched_tokens === undefined) {
+        report(
+          { file: args.file, position: { line: 1, column: 1 } },
+          'warning',
+          "no max_model_len: vLLM sizes the KV cache for the model's full context, and fails to start or serves few sequences",
+          'set max_model_len to the longest prompt + output you serve (e.g. 8192)',
+        );
+      }
+    },
+  },
+];
+
+/** Rules about the server, not a model. */
+export const SERVER_RULES = [
+  {
+    id: 'explicit-control',
+    description:
+      "models load under the service's control (modelControlMode 'explicit'), not by polling or all at startup",
+  },
+] as const;

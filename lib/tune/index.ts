@@ -1,0 +1,433 @@
+/**
+ * `tune()` and `triton-node tune`: Triton's dynamic-batching procedure run
+ * in-process. Each configuration is a config-override reload (milliseconds,
+ * no server restart) measured with closed-loop load from this process:
+ * baseline without batching first, then for each instance count the
+ * preferred batch size raised step by step until the latency SLA breaks,
+ * then the queue-delay cap. The pick is the best throughput within the SLA,
+ * measured again. The model's original config is always put back.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { tritonError } from '../errors.js';
+import { type ModelConfig, formatModelConfig } from '../model-config.js';
+import type { ModelMetadata } from '../model.js';
+import { parseModelConfigText } from '../pbtxt.js';
+import type { Server } from '../server.js';
+import { type ModelStatistics, statisticsDelta } from '../statistics.js';
+import type { InputValue } from '../validate.js';
+
+export interface TuneOptions {
+  /** The latency SLA: the p99 a configuration must stay within, ms. */
+  slaP99Ms: number;
+  /** Requests in flight to measure each configuration at (default [1, 8, 32]). */
+  concurrency?: readonly number[];
+  /** Instance counts to try (default [1, 2]). */
+  instances?: readonly number[];
+  /** Preferred batch sizes, raised in this order (default: powers of 2 up to max_batch_size). */
+  preferredBatchSizes?: readonly number[];
+  /** Queue-delay caps tried for the best preferred size, µs, in this order (default 100, 500, 1000, 5000, 10000). */
+  queueDelaysUs?: readonly number[];
+  /** Measurement window per configuration and concurrency, ms (default 3000). */
+  durationMs?: number;
+  /** Load before each window, not measured, ms (default 300). */
+  warmupMs?: number;
+  /** The request's inputs (default: zeros of each input's dims, -1 as 16, batch 1). */
+  inputs?: Record<string, InputValue>;
+  /** Tune a decoupled model or an LLM backend anyway (they batch internally: Triton's batching rarely helps). */
+  force?: boolean;
+  /** Stops the run; the original config is put back and tune() rejects with an AbortError. */
+  signal?: AbortSignal;
+  /** Called before each measurement and once at the end. */
+  onProgress?: (progress: TuneProgress) => void;
+}
+
+export interface TuneProgress {
+  /** Measurements done and planned so far (the plan grows until the sweep stops). */
+  done: number;
+  planned: number;
+  /** What is measured now. */
+  what: string;
+}
+
+/** One measured configuration at one concurrency. */
+export interface TunePoint {
+  instances: number;
+  /** null: no dynamic batching (the baseline). */
+  preferredBatchSize: number | null;
+  queueDelayUs: number;
+  concurrency: number;
+  /** Inferences (batch elements) per second. */
+  throughput: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Per request, from Triton's statistics over the window, µs. */
+  queueUs: number;
+  computeUs: number;
+  /** Mean batch size Triton executed. */
+  meanBatchSize: number;
+  requests: number;
+  errors: number;
+  /** GPU memory in use at the end of the window (from Triton's metrics; absent without GPU metrics). */
+  gpuMemoryBytes?: number;
+  meetsSla: boolean;
+}
+
+export interface TuneResult {
+  model: string;
+  slaP99Ms: number;
+  points: TunePoint[];
+  /** The best throughput within the SLA (undefined when no point met it). */
+  best?: TunePoint;
+  /** The pick measured again. */
+  recheck?: TunePoint;
+  /** The recommended config: the original with the pick's instance count and batching. */
+  config?: ModelConfig;
+  /** The recommendation as config.pbtxt text. */
+  configText?: string;
+  /** The original config (put back at the end). */
+  original: ModelConfig;
+  startedAt: string;
+  finishedAt: string;
+}
+
+/** Backends that batch in flight themselves. */
+const LLM_BACKENDS = new Set(['vllm', 'tensorrtllm']);
+
+function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * q) - 1))]!;
+}
+
+function checkOptions(options: TuneOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('tune: options must be an object');
+  if (!(typeof options.slaP99Ms === 'number' && options.slaP99Ms > 0)) {
+    throw new TypeError(`tune: slaP99Ms must be a positive number of ms, got ${String(options.slaP99Ms)}`);
+  }
+  const list = (name: string, v: readonly number[] | undefined, min: number) => {
+    if (v === undefined) return;
+    if (!Array.isArray(v) || v.length === 0 || !v.every((n) => Number.isInteger(n) && n >= min)) {
+      throw new TypeError(`tune: ${name} must be a non-empty list of integers >= ${min}`);
+    }
+  };
+  list('concurrency', options.concurrency, 1);
+  list('instances', options.instances, 1);
+  list('preferredBatchSizes', options.preferredBatchSizes, 1);
+  list('queueDelaysUs', options.queueDelaysUs, 0);
+  for (const k of ['durationMs', 'warmupMs'] as const) {
+    const v = options[k];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+      throw new TypeError(`tune: ${k} must be a non-negative integer`);
+  }
+}
+
+/** Zeros for each input: -1 dims as 16, a batch of 1 on batching models. */
+function defaultInputs(meta: ModelMetadata, batching: boolean): Record<string, InputValue> {
+  const out: Record<string, InputValue> = {};
+  for (const input of meta.inputs) {
+    const dims = input.shape.slice(batching ? 1 : 0).map((d) => (d < 0 ? 16 : d));
+    const shape = batching ? [1, ...dims] : dims;
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (input.datatype === 'BYTES')
+      out[input.name] = { data: Array.from({ length: count }, () => 'x'), shape };
+    else if (input.datatype === 'BOOL')
+      out[input.name] = { data: Array.from({ length: count }, () => false), shape };
+    else {
+      const ctor =
+        {
+          UINT8: Uint8Array,
+          UINT16: Uint16Array,
+          UINT32: Uint32Array,
+          UINT64: BigUint64Array,
+          INT8: Int8Array,
+          INT16: Int16Array,
+          INT32: Int32Array,
+          INT64: BigInt64Array,
+          FP16: Uint16Array,
+          BF16: Uint16Array,
+          FP32: Float32Array,
+          FP64: Float64Array,
+        }[input.datatype] ?? Float32Array;
+      out[input.name] = { data: new ctor(count), shape, datatype: input.datatype };
+    }
+  }
+  return out;
+}
+
+/** GPU memory in use, summed over GPUs, from Triton's metrics text. */
+function gpuMemoryUsed(metrics: string): number | undefined {
+  let total: number | undefined;
+  for (const m of metrics.matchAll(/^nv_gpu_memory_used_bytes\{[^}]*\}\s+([0-9.e+]+)/gm)) {
+    total = (total ?? 0) + Number(m[1]);
+  }
+  return total;
+}
+
+/** The settings of one run, resolved from the options and the model. */
+interface Plan {
+  inputs: Record<string, InputValue>;
+  concurrency: number[];
+  instances: number[];
+  preferred: number[];
+  delays: number[];
+  durationMs: number;
+  warmupMs: number;
+  sla: number;
+}
+
+/** One run of the procedure: its plan, the points measured, the progress. */
+class TuneRun {
+  readonly points: TunePoint[] = [];
+  done = 0;
+  planned: number;
+  readonly #model: ReturnType<Server['model']>;
+
+  constructor(
+    readonly server: Server,
+    readonly name: string,
+    readonly original: ModelConfig,
+    readonly plan: Plan,
+    readonly options: TuneOptions,
+  ) {
+    this.#model = server.model(name);
+    this.planned =
+      plan.instances.length * (1 + plan.preferred.length + plan.delays.length) * plan.concurrency.length;
+  }
+
+  abortIfAsked(): void {
+    if (this.options.signal?.aborted) {
+      const err = tritonError('CANCELLED', `tune of '${this.name}' stopped`, { model: this.name });
+      err.name = 'AbortError';
+      throw err;
+    }
+  }
+
+  /** The original config with `n` instances and the given batching. */
+  configFor(n: number, p: number | null, delayUs: number): ModelConfig {
+    const base = repositoryConfig(this.server, this.name) ?? this.original;
+    const groups = base.instance_group?.length ? base.instance_group : [{ kind: 'KIND_AUTO' as const }];
+    const { dynamic_batching: batching, ...rest } = base;
+    const config: ModelConfig = { ...rest, instance_group: groups.map((g) => ({ ...g, count: n })) };
+    if (p !== null) {
+      config.dynamic_batching = {
+        ...(batching ?? {}),
+        preferred_batch_size: [p],
+        max_queue_delay_microseconds: delayUs,
+      };
+    }
+    return config;
+  }
+
+  /** Closed-loop load from `c` workers until `end`; latencies recorded while `record()` says so. */
+  async #load(
+    c: number,
+    end: number,
+    sample: { latencies: number[]; requests: number; errors: number } | undefined,
+  ) {
+    const inputs = this.plan.inputs;
+    const worker = async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        try {
+          const r = await this.#model.infer({ inputs });
+          r.dispose();
+          sample?.latencies.push(performance.now() - t0);
+        } catch {
+          if (sample) sample.errors++;
+        }
+        if (sample) sample.requests++;
+      }
+    };
+    await Promise.all(Array.from({ length: c }, worker));
+  }
+
+  /** Measures the loaded configuration at concurrency `c`. */
+  async measure(n: number, p: number | null, delayUs: number, c: number): Promise<TunePoint> {
+    this.abortIfAsked();
+    const what = p === null ? 'no batching' : `preferred ${p}, queue delay ${delayUs} µs`;
+    this.options.onProgress?.({
+      done: this.done,
+      planned: this.planned,
+      what: `instances ${n}, ${what}, concurrency ${c}`,
+    });
+    await this.#load(c, performance.now() + this.plan.warmupMs, undefined);
+    const before = await this.#model.statistics();
+    const sample = { latencies: [] as number[], requests: 0, errors: 0 };
+    const start = performance.now();
+    await this.#load(c, start + this.plan.durationMs, sample);
+    const seconds = (performance.now() - start) / 1000;
+    const delta = statisticsDelta(before, await this.#model.statistics());
+    const gpu = gpuMemoryUsed(await this.server.metrics().catch(() => ''));
+    const latencies = sample.latencies.sort((a, b) => a - b);
+    // Batch elements per request, as Triton counted them.
+    const batch = delta.successes > 0 ? delta.inferences / delta.successes : 1;
+    const point: TunePoint = {
+      instances: n,
+      preferredBatchSize: p,
+      queueDelayUs: p === null ? 0 : delayUs,
+      concurrency: c,
+      throughput: ((sample.requests - sample.errors) * batch) / seconds,
+      p50Ms: percentile(latencies, 0.5),
+      p90Ms: percentile(latencies, 0.9),
+      p99Ms: percentile(latencies, 0.99),
+      queueUs: delta.meanQueueUs,
+      computeUs: delta.meanComputeUs,
+      meanBatchSize: delta.meanBatchSize,
+      requests: sample.requests,
+      errors: sample.errors,
+      ...(gpu === undefined ? {} : { gpuMemoryBytes: gpu }),
+      meetsSla: false,
+    };
+    point.meetsSla = sample.errors === 0 && latencies.length > 0 && point.p99Ms <= this.plan.sla;
+    this.points.push(point);
+    this.done++;
+    return point;
+  }
+
+  /** Loads a configuration and measures it at every concurrency. */
+  async sweep(n: number, p: number | null, delayUs: number): Promise<TunePoint[]> {
+    this.abortIfAsked();
+    await this.server.loadModel(this.name, { config: this.configFor(n, p, delayUs) });
+    const out: TunePoint[] = [];
+    for (const c of this.plan.concurrency) out.push(await this.measure(n, p, delayUs, c));
+    return out;
+  }
+
+  /** Raises the preferred size until no concurrency stays within the SLA; the best size. */
+  async raisePreferred(n: number): Promise<number | undefined> {
+    const { preferred, concurrency } = this.plan;
+    let best: number | undefined;
+    let bestThroughput = -1;
+    for (const [i, p] of preferred.entries()) {
+      const within = (await this.sweep(n, p, 0)).filter((x) => x.meetsSla);
+      if (within.length === 0) {
+        // The first breach: larger sizes only wait longer.
+        this.planned -= (preferred.length - i - 1) * concurrency.length;
+        break;
+      }
+      const top = Math.max(...within.map((x) => x.throughput));
+      if (top > bestThroughput) {
+        bestThroughput = top;
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  /** The queue-delay caps for size `p`, until the SLA breaks. */
+  async raiseDelay(n: number, p: number): Promise<void> {
+    const { delays, concurrency } = this.plan;
+    for (const [i, d] of delays.entries()) {
+      if (!(await this.sweep(n, p, d)).some((x) => x.meetsSla)) {
+        this.planned -= (delays.length - i - 1) * concurrency.length;
+        return;
+      }
+    }
+  }
+}
+
+/** The plan of a run, from the options and the model's config and metadata. */
+async function planOf(
+  server: Server,
+  name: string,
+  original: ModelConfig,
+  options: TuneOptions,
+): Promise<Plan> {
+  const mbs = Number(original.max_batch_size ?? 0);
+  const meta = await server.model(name).metadata();
+  const preferred = options.preferredBatchSizes ?? [2, 4, 8, 16, 32, 64, 128, 256];
+  return {
+    inputs: options.inputs ?? defaultInputs(meta, mbs > 0),
+    concurrency: [...(options.concurrency ?? [1, 8, 32])].sort((a, b) => a - b),
+    instances: [...(options.instances ?? [1, 2])],
+    preferred: mbs > 0 ? preferred.filter((p) => p <= mbs) : [],
+    delays: [...(options.queueDelaysUs ?? [100, 500, 1000, 5000, 10000])],
+    durationMs: options.durationMs ?? 3000,
+    warmupMs: options.warmupMs ?? 300,
+    sla: options.slaP99Ms,
+  };
+}
+
+/** Refuses what batches internally (decoupled models, LLM backends) unless forced. */
+function refuseInternalBatching(name: string, original: ModelConfig, force: boolean | undefined): void {
+  const backend = original.backend ?? '';
+  if (force || (original.model_transaction_policy?.decoupled !== true && !LLM_BACKENDS.has(backend))) return;
+  throw tritonError(
+    'UNSUPPORTED',
+    `tune: model '${name}' is ${LLM_BACKENDS.has(backend) ? `an LLM backend (${backend})` : 'decoupled'}: it batches internally, so Triton's batching rarely helps; pass force to tune it anyway`,
+    { model: name },
+  );
+}
+
+/**
+ * Runs the procedure on `name` (loaded, explicit model control) and returns
+ * every point, the pick and the recommended config. The original config is
+ * put back at the end, on an error and on `signal`.
+ */
+export async function tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult> {
+  checkOptions(options);
+  const startedAt = new Date().toISOString();
+  const original = await server.model(name).config();
+  refuseInternalBatching(name, original, options.force);
+  const run = new TuneRun(server, name, original, await planOf(server, name, original, options), options);
+  let best: TunePoint | undefined;
+  let recheck: TunePoint | undefined;
+  try {
+    for (const n of run.plan.instances) {
+      await run.sweep(n, null, 0);
+      const p = await run.raisePreferred(n);
+      if (p === undefined) run.planned -= run.plan.delays.length * run.plan.concurrency.length;
+      else await run.raiseDelay(n, p);
+    }
+    for (const p of run.points)
+      if (p.meetsSla && (best === undefined || p.throughput > best.throughput)) best = p;
+    if (best !== undefined) {
+      run.planned++;
+      await server.loadModel(name, {
+        config: run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs),
+      });
+      recheck = await run.measure(
+        best.instances,
+        best.preferredBatchSize,
+        best.queueDelayUs,
+        best.concurrency,
+      );
+      run.points.pop(); // the recheck is reported apart
+    }
+  } finally {
+    // Put the original back: after the end, an error or an abort.
+    await server.loadModel(name, { config: original });
+  }
+  options.onProgress?.({ done: run.done, planned: run.done, what: 'done' });
+  const result: TuneResult = {
+    model: name,
+    slaP99Ms: run.plan.sla,
+    points: run.points,
+    original,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+  };
+  if (best !== undefined) {
+    result.best = best;
+    if (recheck !== undefined) result.recheck = recheck;
+    result.config = run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs);
+    result.configText = formatModelConfig(result.config);
+  }
+  return result;
+}
+
+/** The model's config.pbtxt from the server's repositories, when readable (undefined otherwise). */
+function repositoryConfig(server: Server, name: string): ModelConfig | undefined {
+  for (const repo of server.repositories) {
+    const file = join(repo, name, 'config.pbtxt');
+    if (!existsSync(file)) continue;
+    try {
+      return parseModelConfigText(readFileSync(file, 'utf8')) as ModelConfig;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

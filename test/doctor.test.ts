@@ -1,0 +1,215 @@
+/**
+ * `triton-node doctor` and `doctor()`: the addon, each library candidate
+ * and why it is refused (missing, not Triton, an unsupported API version),
+ * the backends, the model checks of a repository, the table and the exit
+ * code. The CLI runs from lib/cli.ts under tsx, as `dist/cli.js` runs it.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
+import { addonBinaryPath } from '../lib/native.js';
+import { fakeEngine } from '../lib/testing.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, skipIf } from './helpers.js';
+
+const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'triton-node-doctor-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function cli(...args: string[]) {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+  return { status: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+function doctorJson(...args: string[]): { status: number | null; report: DoctorReport } {
+  const child = cli('doctor', '--json', ...args);
+  if (child.status !== 0 && child.status !== 1)
+    throw new Error(`doctor exited ${child.status}: ${child.stderr}`);
+  return { status: child.status, report: JSON.parse(child.stdout) as DoctorReport };
+}
+
+const backendArgs = BACKEND_DIR === undefined ? [] : ['--backend-dir', BACKEND_DIR];
+
+describe('triton-node doctor', () => {
+  it('on the library under test: the addon, the library with its versions, the backends', () => {
+    const { status, report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs);
+    expect(report.addon.kind).toBe('source build');
+    expect(report.addon.napiVersion).toBe(9);
+    expect(report.addon.externalBuffers).toBe(true);
+    expect(report.libraries).toHaveLength(1);
+    const lib = report.libraries[0]!;
+    expect(lib).toMatchObject({ path: LIBRARY_PATH, source: 'option', outcome: 'loaded', used: true });
+    expect(lib.apiVersion).toMatch(/^1\.\d+$/);
+    expect(lib.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(lib.serverError).toBeNull();
+    if (lib.isFake)
+      expect(report.backends).toEqual({ directory: null, found: ['identity', 'repeat', 'square'] });
+    else expect(report.backends.found).toEqual(expect.arrayContaining(['identity', 'repeat', 'square']));
+    expect(status).toBe(report.ok ? 0 : 1);
+    expect(
+      report.checks.find((c) => c.topic === 'limits' && c.subject.startsWith('ulimit -l')),
+    ).toBeDefined();
+  });
+
+  it('prints a table: a status per line, the fix under each problem, a summary and exit code 1 on failure', () => {
+    const missing = join(scratch, 'nowhere', 'libtritonserver.so');
+    const child = cli('doctor', '--library', missing);
+    expect(child.status).toBe(1);
+    const lines = child.stdout.split('\n');
+    expect(lines[0]).toMatch(/^STATUS +TOPIC +SUBJECT +DETAIL$/);
+    const failure = lines.findIndex((l) => l.startsWith('FAIL   library'));
+    expect(lines[failure]).toContain('not found (--library)');
+    // A subject too long for its column is repeated whole on the next line, then the fix.
+    expect(lines.slice(failure + 1, failure + 3).find((l) => l.trimStart().startsWith('fix:'))).toMatch(
+      /^ {16}fix: .*TRITON_SERVER_LIB/,
+    );
+    expect(lines.some((l) => /^ok +addon +build\/Release\/triton_node\.node +source build/.test(l))).toBe(
+      true,
+    );
+    expect(child.stdout).toMatch(/\d+ ok, \d+ warning\(s\), 1 failure\(s\): fix the FAIL lines above\n$/);
+  });
+
+  it('says which file is not Triton at all', () => {
+    const { report } = doctorJson('--library', addonBinaryPath());
+    expect(report.libraries[0]).toMatchObject({ outcome: 'symbols', used: false });
+    expect(report.checks.find((c) => c.topic === 'library')).toMatchObject({
+      status: 'fail',
+      fix: 'point TRITON_SERVER_LIB at libtritonserver.so itself',
+    });
+  });
+
+  it('says which API version a library has when it is not one triton-node supports', (ctx) => {
+    const cc = ['cc', 'gcc'].find((c) => spawnSync(c, ['--version']).status === 0);
+    skipIf(ctx, cc === undefined && 'no C compiler to build the old-API library with');
+    skipIf(ctx, !existsSync(fakeEngine.libraryPath) && 'the fake engine (which it links to) is not built');
+    const library = join(scratch, 'old', 'lib', 'libtritonserver.so');
+    spawnSync('mkdir', ['-p', join(scratch, 'old', 'lib')]);
+    const built = spawnSync(
+      cc!,
+      [
+        '-shared',
+        '-fPIC',
+        '-o',
+        library,
+        join(FIXTURES, 'old-api-version.c'),
+        // Recorded as needed although nothing here calls into it: dlsym finds the other entry points there.
+        '-Wl,--no-as-needed',
+        fakeEngine.libraryPath,
+        `-Wl,-rpath,${dirname(fakeEngine.libraryPath)}`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(built.status, built.stderr).toBe(0);
+    const { status, report } = doctorJson('--library', library);
+    expect(status).toBe(1);
+    expect(report.libraries[0]).toMatchObject({ outcome: 'version', used: false });
+    expect(report.libraries[0]!.detail).toMatch(/^API version 1\.20 found, 1\.\d+ or a later 1\.x needed$/);
+    const line = report.checks.find((c) => c.topic === 'library')!;
+    expect(line.detail).toContain('Triton too old');
+    expect(line.fix).toContain('upgrade Triton');
+  });
+
+  it('checks every model of a repository and says what is wrong with each', () => {
+    const { report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', MODELS);
+    const byName = new Map(report.checks.filter((c) => c.topic === 'model').map((c) => [c.subject, c]));
+    expect(byName.get('identity_fp32')).toMatchObject({
+      status: 'ok',
+      detail: 'backend identity, versions 1',
+    });
+    expect(byName.get('two_versions')).toMatchObject({
+      status: 'ok',
+      detail: 'backend identity, versions 1, 2',
+    });
+    expect(byName.get('bad_config')).toMatchObject({ status: 'fail' });
+    expect(byName.get('bad_config')!.detail).toContain('config.pbtxt does not parse');
+    expect(byName.get('no_version')).toMatchObject({
+      status: 'fail',
+      detail: 'no version folder (1/, 2/, ...)',
+      fix: 'put the model files in a numbered folder: <model>/1/',
+    });
+    expect(byName.get('unknown_backend')!.detail).toMatch(
+      /^backend no_such_backend is not installed \(found: /,
+    );
+    const gpu = byName.get('identity_gpu')!;
+    if (report.cuda.devices.length === 0) {
+      expect(gpu).toMatchObject({
+        status: 'fail',
+        detail: 'instance_group asks for KIND_GPU and no GPU is visible',
+      });
+    } else {
+      expect(gpu.status).toBe('ok');
+    }
+    expect(report.ok).toBe(false);
+  });
+
+  it('refuses bad options as usage errors (exit code 2), and says where the benchmarks went', () => {
+    const bad = cli('doctor', '--min-compute-capability', 'new');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain(
+      "expected a number like 7.5 for --min-compute-capability but received 'new'",
+    );
+    expect(cli('doctor', '--bogus').status).toBe(2);
+    expect(cli('frobnicate').status).toBe(2);
+    const bench = cli('bench');
+    expect(bench.status).toBe(2);
+    expect(bench.stderr).toContain('npm run bench');
+  });
+});
+
+describe('doctor()', () => {
+  it('loads no Triton library into the calling process', async () => {
+    const report = await doctor({
+      library: LIBRARY_PATH,
+      ...(BACKEND_DIR ? { backendDirectory: BACKEND_DIR } : {}),
+    });
+    expect(report.libraries[0]!.used).toBe(true);
+    expect(libraryInfo()).toBeNull();
+  });
+
+  it('rejects options of the wrong type, naming them', async () => {
+    await expect(doctor({ library: '' })).rejects.toThrow(
+      'Expected a non-empty string for library but received',
+    );
+    await expect(doctor({ minComputeCapability: -1 })).rejects.toThrow(TypeError);
+    await expect(doctor({ probeTimeoutMs: 1.5 })).rejects.toThrow('probeTimeoutMs');
+  });
+
+  it('formatDoctorReport() lays out any report the same way', () => {
+    const report = {
+      ok: false,
+      checks: [
+        { topic: 'addon', subject: 'a.node', status: 'ok', detail: 'fine' },
+        {
+          topic: 'library',
+          subject: '/x/libtritonserver.so',
+          status: 'fail',
+          detail: 'not found',
+          fix: 'install it',
+        },
+        { topic: 'limits', subject: '/dev/shm', status: 'warn', detail: 'small', fix: 'bigger' },
+      ],
+    } as unknown as DoctorReport;
+    expect(formatDoctorReport(report)).toBe(
+      [
+        'STATUS TOPIC    SUBJECT                DETAIL',
+        'ok     addon    a.node                 fine',
+        'FAIL   library  /x/libtritonserver.so  not found',
+        '                fix: install it',
+        'WARN   limits   /dev/shm               small',
+        '                fix: bigger',
+        '',
+        '1 ok, 1 warning(s), 1 failure(s): fix the FAIL lines above',
+        '',
+      ].join('\n'),
+    );
+  });
+});

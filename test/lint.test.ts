@@ -1,0 +1,247 @@
+// lint(): one violation per rule in a repository built here reports exactly
+// those; the seed LLM config and the test models report nothing above info
+// (but for the two test models broken on purpose); text, JSON and SARIF.
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Server, formatLintSarif, formatLintText, lint, lintRules } from '../lib/index.js';
+import { lintCommand } from '../lib/lint/command.js';
+import { FIXTURES, MODELS, serverOptions } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const repo = mkdtempSync(join(tmpdir(), 'triton-node-lint-'));
+afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+const io =
+  'input [ { name: "IN" data_type: TYPE_FP32 dims: [ -1 ] } ]\noutput [ { name: "OUT" data_type: TYPE_FP32 dims: [ -1 ] } ]\n';
+const MiB = 1024 * 1024;
+
+/** A model folder: its config text and the files of version 1. */
+function model(
+  name: string,
+  config: string,
+  files: Record<string, string | Buffer> = { 'weights.bin': 'w' },
+): void {
+  mkdirSync(join(repo, name, '1'), { recursive: true });
+  writeFileSync(join(repo, name, 'config.pbtxt'), `name: "${name}"\n${config}`);
+  for (const [f, content] of Object.entries(files)) writeFileSync(join(repo, name, '1', f), content);
+}
+
+const vllm = (extra: string) =>
+  `backend: "vllm"\n${extra}\nmodel_transaction_policy { decoupled: true }\n${io}`;
+model('llm_batching', vllm('max_batch_size: 8'), {
+  'model.json': '{"gpu_memory_utilization": 0.85, "max_model_len": 4096}',
+});
+model('gpu_headroom', vllm('max_batch_size: 0'), {
+  'model.json': '{\n  "max_model_len": 4096,\n  "gpu_memory_utilization": 0.95\n}',
+});
+model('kv_cache', vllm('max_batch_size: 0'), { 'model.json': '{"gpu_memory_utilization": 0.8}' });
+model(
+  'instance_memory',
+  `backend: "identity"\nmax_batch_size: 8\n${io}instance_group [ { count: 4 kind: KIND_GPU } ]\n`,
+  {
+    'weights.bin': Buffer.alloc(2 * MiB),
+  },
+);
+model(
+  'queue_delay',
+  `backend: "identity"\nmax_batch_size: 8\n${io}dynamic_batching { max_queue_delay_microseconds: 50000 }\n`,
+);
+model(
+  'preferred_bs',
+  `backend: "identity"\nmax_batch_size: 4\n${io}dynamic_batching { preferred_batch_size: [ 8 ] }\n`,
+);
+model('versions_link', `backend: "identity"\nmax_batch_size: 8\n${io}`);
+symlinkSync('1', join(repo, 'versions_link', 'latest'));
+model(
+  'gpus_spread',
+  `backend: "identity"\nmax_batch_size: 8\n${io}instance_group [ { kind: KIND_GPU gpus: [ 3 ] } ]\n`,
+  {
+    'weights.bin': Buffer.alloc(1.5 * MiB),
+  },
+);
+model('light_gpu', `backend: "python"\nmax_batch_size: 8\n${io}instance_group [ { kind: KIND_GPU } ]\n`);
+model('decoupled_missing', `backend: "repeat"\nmax_batch_size: 0\n${io}`);
+
+const options = {
+  gpus: 2,
+  gpuMemoryBytes: 4 * MiB,
+  serverOptions: { modelControlMode: 'poll' },
+  serverOptionsFile: join(repo, 'server.json'),
+};
+
+describe('lint(): one violation per rule', () => {
+  const report = lint(repo, options);
+
+  it('reports exactly the violations, one per rule', () => {
+    const got = report.findings.map((f) => [f.rule, f.model, f.severity]);
+    expect(got.sort()).toEqual(
+      [
+        ['llm-no-triton-batching', 'llm_batching', 'error'],
+        ['gpu-memory-headroom', 'gpu_headroom', 'warning'],
+        ['kv-cache-bound', 'kv_cache', 'warning'],
+        ['instance-count-memory', 'instance_memory', 'error'],
+        ['queue-delay-range', 'queue_delay', 'warning'],
+        ['preferred-batch-size', 'preferred_bs', 'error'],
+        ['numeric-versions', 'versions_link', 'error'],
+        ['gpus-spread', 'gpus_spread', 'error'],
+        ['cpu-kind-for-light-models', 'light_gpu', 'info'],
+        ['decoupled-needs-stream', 'decoupled_missing', 'error'],
+        ['explicit-control', '', 'warning'],
+      ].sort(),
+    );
+    // Every rule has a finding here, and a page.
+    expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
+    for (const { id } of lintRules())
+      expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
+    expect(report).toMatchObject({ errorCount: 6, warningCount: 4, infoCount: 1 });
+  });
+
+  it('points at the line and column of the field, or of the key in model.json', () => {
+    const at = (rule: string) => report.findings.find((f) => f.rule === rule)!;
+    expect(at('llm-no-triton-batching')).toMatchObject({
+      file: join(repo, 'llm_batching', 'config.pbtxt'),
+      line: 3,
+      column: 1,
+    });
+    expect(at('queue-delay-range')).toMatchObject({ line: 6, column: 20 });
+    expect(at('gpus-spread')).toMatchObject({ line: 6, column: 35 });
+    expect(at('gpu-memory-headroom')).toMatchObject({
+      file: join(repo, 'gpu_headroom', '1', 'model.json'),
+      line: 3,
+      column: 3,
+    });
+    expect(at('instance-count-memory').message).toMatch(
+      /4 instance\(s\) × 2\.0 MiB of weights = 8\.0 MiB per GPU, of 4\.0 MiB/,
+    );
+    expect(at('instance-count-memory').fix).toMatch(/lower count to 1/);
+  });
+
+  it('writes text, JSON and SARIF', () => {
+    const text = formatLintText(report);
+    expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
+    expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
+    expect(text).toMatch(/11 finding\(s\): 6 error\(s\), 4 warning\(s\), 1 info\n$/);
+    const sarif = JSON.parse(formatLintSarif(report));
+    expect(sarif.version).toBe('2.1.0');
+    expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
+      lintRules().map((r) => r.id),
+    );
+    expect(sarif.runs[0].results).toHaveLength(11);
+    expect(sarif.runs[0].results[0]).toMatchObject({
+      ruleId: expect.any(String),
+      level: expect.stringMatching(/^(error|warning|note)$/),
+      locations: [
+        { physicalLocation: { region: { startLine: expect.any(Number), startColumn: expect.any(Number) } } },
+      ],
+    });
+  });
+
+  it('the command exits 1 on errors, 0 when clean, 2 for usage errors', () => {
+    const write = process.stdout.write;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      expect(lintCommand([repo, '--gpus', '2', '--gpu-memory', String(4 / 1024)])).toBe(1);
+      expect(lintCommand([join(FIXTURES, 'lint', 'seed'), '--format', 'sarif'])).toBe(0);
+      expect(lintCommand([join(FIXTURES, 'lint', 'seed'), '--max-warnings', '0'])).toBe(0);
+      expect(lintCommand([join(repo), '--format', 'xml'])).toBe(2);
+      expect(lintCommand([])).toBe(2);
+      expect(lintCommand(['--gpus', 'many', repo])).toBe(2);
+    } finally {
+      process.stdout.write = write;
+    }
+  });
+});
+
+describe('lint(): configs that follow the guidance', () => {
+  it('the seed LLM config (vLLM, llama3-8b) lints clean', () => {
+    const report = lint(join(FIXTURES, 'lint', 'seed'), { gpus: 1, gpuMemoryBytes: 80 * 1024 ** 3 });
+    expect(report.findings).toEqual([]);
+  });
+
+  it('the test models report nothing above info, but the two broken on purpose', () => {
+    const report = lint(MODELS, { gpus: 1 });
+    const above = report.findings.filter((f) => f.severity !== 'info').map((f) => [f.model, f.rule]);
+    expect(above.sort()).toEqual([
+      ['bad_config', 'config-syntax'],
+      ['no_version', 'numeric-versions'],
+    ]);
+  });
+
+  it('a repository that is not a folder is a TypeError naming it', () => {
+    expect(() => lint(join(repo, 'nope'))).toThrow(/nope' is not a directory/);
+    expect(readFileSync(join(repo, 'queue_delay', 'config.pbtxt'), 'utf8')).toContain('50000');
+  });
+});
+
+describe('Server.create({ lint })', () => {
+  /** A repository with one good model and one whose preferred batch size is above its max_batch_size. */
+  function serveRepo(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-serve-'));
+    cpSync(join(MODELS, 'identity_fp32'), join(dir, 'identity_fp32'), { recursive: true });
+    mkdirSync(join(dir, 'bad_batching', '1'), { recursive: true });
+    writeFileSync(
+      join(dir, 'bad_batching', 'config.pbtxt'),
+      `name: "bad_batching"\nbackend: "identity"\nmax_batch_size: 4\n${io}dynamic_batching { preferred_batch_size: [ 8 ] }\n`,
+    );
+    return dir;
+  }
+
+  it("'error' refuses to load a model with an error finding, naming the rule; a clean model loads", async () => {
+    const dir = serveRepo();
+    const s = await Server.create(serverOptions({ modelRepository: dir, lint: 'error' }));
+    try {
+      const err = await s.loadModel('bad_batching').catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'TritonError', code: 'INVALID_ARG' });
+      expect((err as Error).message).toMatch(
+        /model 'bad_batching' fails lint: preferred-batch-size: .*config\.pbtxt:6:20/,
+      );
+      expect(await s.model('bad_batching').isReady()).toBe(false);
+      await s.loadModel('identity_fp32');
+      expect(await s.model('identity_fp32').isReady()).toBe(true);
+    } finally {
+      await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("'error' refuses a start whose startup models fail lint; 'warn' emits warnings; bad values are TypeErrors", async () => {
+    const dir = serveRepo();
+    try {
+      await expect(
+        Server.create(serverOptions({ modelRepository: dir, modelControlMode: 'none', lint: 'error' })),
+      ).rejects.toThrow(/models fail lint: bad_batching: preferred-batch-size/);
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => {
+        if (w.name === 'TritonLintWarning') warnings.push(w.message);
+      };
+      process.on('warning', onWarning);
+      const s = await Server.create(serverOptions({ modelRepository: dir, lint: 'warn' }));
+      try {
+        // Triton refuses the model itself; the warning came first and says why.
+        await expect(s.loadModel('bad_batching')).rejects.toThrow();
+        await new Promise((r) => setImmediate(r));
+        expect(warnings.some((w) => /preferred-batch-size/.test(w))).toBe(true);
+      } finally {
+        process.off('warning', onWarning);
+        await s.stop();
+      }
+      await expect(
+        Server.create(serverOptions({ modelRepository: dir, lint: 'strict' as never })),
+      ).rejects.toThrow(/'off', 'warn' or 'error' for lint/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The package as a user gets it: `npm pack` of this repository, installed
+ * into an empty project whose PATH has node and sh and no compiler, make or
+ * python, with nothing from the network but the npm registry (its cache,
+ * first). The install must use the prebuilt binaries, the quickstart must
+ * run from the installed package on the fake engine, `triton-node doctor`
+ * must run, and a build from source there must fail with our message naming
+ * what is missing. publint and arethetypeswrong check the same tarball.
+ *
+ * Packing runs prepack in a copy of the repository (tsup and prebuildify for
+ * this machine's architecture; the prebuilt binaries are cached by a hash of
+ * their sources in build/prebuild-cache, so a second run compiles nothing).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { skipAllIf } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'triton-node-package-'));
+const consumer = join(work, 'consumer');
+const bin = join(work, 'bin');
+const installed = join(consumer, 'node_modules', 'triton-node');
+
+/** npm's own CLI script (npm is a node program; PATH will not have it). */
+function npmCli(): string {
+  const fromNpm = process.env.npm_execpath;
+  if (fromNpm?.endsWith('npm-cli.js')) return fromNpm;
+  return join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+}
+
+/** An environment without compilers: PATH is a folder with node and sh only. */
+function bareEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: bin, HOME: process.env.HOME ?? work, ...extra };
+  for (const key of ['npm_config_cache', 'npm_config_nodedir', 'npm_config_registry', 'TMPDIR']) {
+    if (process.env[key] !== undefined) env[key] = process.env[key];
+  }
+  return env;
+}
+
+interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  output: string;
+}
+
+/**
+ * Runs a command without blocking this worker's event loop (packing takes
+ * minutes where it compiles, and a blocked worker misses vitest's calls).
+ */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, timeout: 540_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += String(d);
+    });
+    const done = (status: number | null, error?: Error) =>
+      resolve({ status, stdout, stderr, output: `${stdout}\n${stderr}${error ? `\n${error.message}` : ''}` });
+    child.on('error', (err) => done(null, err));
+    child.on('close', (code) => done(code));
+  });
+}
+
+/** Files of the repository as git sees them (tracked, and new files not ignored). */
+function repositoryFiles(): string[] {
+  const listed = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  return listed.stdout
+    .split('\0')
+    .filter((f) => f !== '' && statSync(join(ROOT, f), { throwIfNoEntry: false }));
+}
+
+interface PackResult {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  files: Array<{ path: string; size: number }>;
+}
+
+let packed: PackResult;
+let tarball: string;
+
+async function pack(): Promise<void> {
+  const copy = join(work, 'repo');
+  for (const file of repositoryFiles()) cpSync(join(ROOT, file), join(copy, file), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+  const env = {
+    ...process.env,
+    TRITON_NODE_PREBUILD_ARCHES: process.arch,
+    TRITON_NODE_PREBUILD_CACHE: join(ROOT, 'build', 'prebuild-cache'),
+  };
+  const child = await run(process.execPath, [npmCli(), 'pack', '--json', '--pack-destination', work], {
+    cwd: copy,
+    env,
+  });
+  expect(child.status, child.output).toBe(0);
+  // Lifecycle scripts print to the same stdout; the JSON is the last thing there.
+  const json = child.stdout.slice(child.stdout.lastIndexOf('\n[\n') + 1);
+  packed = (JSON.parse(json) as PackResult[])[0]!;
+  tarball = join(work, packed.filename);
+}
+
+function install(): Promise<RunResult> {
+  mkdirSync(bin);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  symlinkSync('/bin/sh', join(bin, 'sh'));
+  mkdirSync(consumer);
+  cpSync(join(ROOT, 'test', 'fixtures', 'consumer-package.json'), join(consumer, 'package.json'));
+  const args = [
+    npmCli(),
+    'install',
+    tarball,
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--foreground-scripts',
+  ];
+  return run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+}
+
+/** Bytes under `dir`, symlinks not followed. */
+function sizeOf(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += sizeOf(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+let installResult: RunResult;
+
+describe('the package, packed and installed where there is no compiler', () => {
+  // A machine with node but no npm (the GPU machine) cannot pack: skip, saying so.
+  skipAllIf(existsSync(npmCli()) ? false : `no npm here (looked for ${npmCli()})`);
+  beforeAll(async () => {
+    if (!existsSync(npmCli())) return;
+    await pack();
+    installResult = await install();
+  }, 600_000);
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('ships the prebuilt binaries, the CLI once, and no source maps, tests or benchmark results', () => {
+    const paths = packed.files.map((f) => f.path);
+    expect(paths).toContain(`prebuilds/linux-${process.arch}/triton-node.glibc.node`);
+    expect(paths).toContain(`prebuilds/linux-${process.arch}/libtritonserver.so`);
+    expect(paths.filter((p) => /(^|\/)cli\.(c?js)$/.test(p))).toEqual(['dist/cli.js']);
+    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(paths.filter((p) => /^(bench|test|docs\/bench)\/|native\/fake\/test\//.test(p))).toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining(['scripts/install.mjs', 'examples/quickstart.mjs', 'binding.gyp']),
+    );
+    console.log(`tarball: ${packed.size} bytes, ${packed.unpackedSize} unpacked, ${paths.length} files`);
+  });
+
+  it('publint finds nothing, not even a suggestion', async () => {
+    const { publint } = await import('publint');
+    const { formatMessage } = await import('publint/utils');
+    const bytes = readFileSync(tarball);
+    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const result = await publint({ pack: { tarball: buffer }, level: 'suggestion', strict: true });
+    expect(result.messages.map((m) => formatMessage(m, result.pkg))).toEqual([]);
+  });
+
+  it('arethetypeswrong finds no problem for node10, node16 (CJS and ESM) and bundlers', async () => {
+    const attw = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
+    const child = await run(process.execPath, [attw, tarball, '--format', 'ascii'], {
+      cwd: work,
+      env: process.env,
+    });
+    expect(child.status, child.output).toBe(0);
+    expect(child.stdout).toContain('No problems found');
+  });
+
+  it('installs from the prebuilt binaries: no compiler runs, no build/ is left', () => {
+    expect(installResult.status, installResult.output).toBe(0);
+    expect(installResult.output).toContain(
+      `triton-node: using prebuilds/linux-${process.arch}/triton-node.glibc.node`,
+    );
+    expect(readdirSync(installed)).not.toContain('build');
+  });
+
+  it('pulls in at most 3 runtime dependencies, under 2 MB besides triton-node itself', () => {
+    const modules = readdirSync(join(consumer, 'node_modules')).filter((n) => !n.startsWith('.'));
+    const others = modules.filter((n) => n !== 'triton-node');
+    const bytes = others.reduce((sum, n) => sum + sizeOf(join(consumer, 'node_modules', n)), 0);
+    console.log(
+      `consumer node_modules: ${others.length} dependencies (${others.join(', ')}), ${bytes} bytes; ` +
+        `triton-node itself ${sizeOf(installed)} bytes`,
+    );
+    expect(others.length).toBeLessThanOrEqual(3);
+    expect(bytes).toBeLessThan(2_000_000);
+  });
+
+  it('runs the quickstart from the installed package on the fake engine', async () => {
+    const quickstart = join(installed, 'examples', 'quickstart.mjs');
+    const child = await run(process.execPath, [quickstart], { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(0);
+    expect(child.stdout).toContain('identity_fp32 v1: OUTPUT0 FP32 [1,4] = [ 1, 2, 3, 4 ]');
+  });
+
+  it('loads from CommonJS too', async () => {
+    const code = "const t = require('triton-node'); console.log(typeof t.Server.create, typeof t.doctor)";
+    const child = await run(process.execPath, ['-e', code], { cwd: consumer, env: bareEnv() });
+    expect(child.stdout.trim(), child.output).toBe('function function');
+  });
+
+  it('runs `triton-node doctor --json`, which says the addon is a prebuild', async () => {
+    const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
+    const child = await run(process.execPath, [cli, 'doctor', '--json'], { cwd: consumer, env: bareEnv() });
+    const report = JSON.parse(child.stdout) as { ok: boolean; addon: { kind: string; fakeEngine: string } };
+    expect(report.addon.kind).toBe('prebuild');
+    expect(report.addon.fakeEngine).toBe(
+      join(installed, 'prebuilds', `linux-${process.arch}`, 'libtritonserver.so'),
+    );
+    expect(child.status).toBe(report.ok ? 0 : 1);
+  });
+
+  it('a build from source with no tools says which are missing and how to get them', async () => {
+    const script = join(installed, 'scripts', 'install.mjs');
+    const env = bareEnv({ TRITON_NODE_BUILD_FROM_SOURCE: '1' });
+    const child = await run(process.execPath, [script], { cwd: installed, env });
+    expect(child.status).toBe(1);
+    expect(child.stderr).toContain('`make` (node-gyp drives the build with it)');
+    expect(child.stderr).toContain('`g++`, a C++17 compiler');
+    expect(child.stderr).toContain('`python3`');
+    expect(child.stderr).toContain('npm rebuild triton-node');
+    expect(child.stderr).toContain('apt-get install -y g++ make python3');
+  });
+});

@@ -1,0 +1,160 @@
+// tune(): the dynamic batching procedure in-process, on identity_delay (20 ms
+// per execution, whatever the batch: batching multiplies throughput). The
+// pick is the best measured point within the SLA; the original config comes
+// back after a normal end, an error, an abort and SIGINT.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelConfig, Server, TritonError, tune, tuneReportHtml } from '../lib/index.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MODEL = 'identity_delay';
+const quick = { durationMs: 300, warmupMs: 100, concurrency: [1, 8], instances: [1] } as const;
+
+describe('tune()', () => {
+  let server: Server;
+  let original: ModelConfig;
+  beforeAll(async () => {
+    server = await Server.create(serverOptions());
+    await server.loadModel(MODEL);
+    await server.loadModel('repeat_int32');
+    original = await server.model(MODEL).config();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('picks the best throughput within the SLA, measures it again, and puts the original config back', async () => {
+    const progress: string[] = [];
+    const result = await tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 500,
+      preferredBatchSizes: [2, 8],
+      queueDelaysUs: [1000],
+      onProgress: (p) => progress.push(p.what),
+    });
+    // Baseline first, then the preferred sizes in order, then the queue delay.
+    expect(result.points.map((p) => [p.preferredBatchSize, p.queueDelayUs, p.concurrency])).toEqual([
+      [null, 0, 1],
+      [null, 0, 8],
+      [2, 0, 1],
+      [2, 0, 8],
+      [8, 0, 1],
+      [8, 0, 8],
+      [8, 1000, 1],
+      [8, 1000, 8],
+    ]);
+    expect(progress.at(-1)).toBe('done');
+    const within = result.points.filter((p) => p.meetsSla);
+    const top = within.reduce((a, b) => (b.throughput > a.throughput ? b : a));
+    expect(result.best).toEqual(top);
+    // 20 ms per execution whatever the batch: at concurrency 8 batching wins by far.
+    expect(result.best!.preferredBatchSize).not.toBeNull();
+    expect(result.best!.concurrency).toBe(8);
+    expect(result.best!.meanBatchSize).toBeGreaterThan(1);
+    expect(result.recheck).toMatchObject({ instances: result.best!.instances, meetsSla: true });
+    expect(result.configText).toContain(`preferred_batch_size: [ ${result.best!.preferredBatchSize} ]`);
+    expect(result.config!.dynamic_batching).toMatchObject({
+      preferred_batch_size: [result.best!.preferredBatchSize],
+    });
+    expect(await server.model(MODEL).config()).toEqual(original);
+    const html = tuneReportHtml(result);
+    expect(html).toContain('<svg');
+    expect(html).toContain('SLA p99 500 ms');
+    expect(html).toContain('pick:');
+  });
+
+  it('stops raising the preferred size at the first configuration that breaks the SLA everywhere', async () => {
+    // An SLA under one execution (20 ms): nothing meets it.
+    const result = await tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 5,
+      preferredBatchSizes: [2, 4, 8],
+      queueDelaysUs: [1000],
+    });
+    expect(result.points.map((p) => p.preferredBatchSize)).toEqual([null, null, 2, 2]);
+    expect(result.best).toBeUndefined();
+    expect(result.configText).toBeUndefined();
+    expect(await server.model(MODEL).config()).toEqual(original);
+  });
+
+  it('puts the original config back after an error and after an abort', async () => {
+    let calls = 0;
+    await expect(
+      tune(server, MODEL, {
+        ...quick,
+        slaP99Ms: 500,
+        preferredBatchSizes: [8],
+        onProgress: () => {
+          if (++calls === 3) throw new Error('listener failed');
+        },
+      }),
+    ).rejects.toThrow('listener failed');
+    expect(await server.model(MODEL).config()).toEqual(original);
+
+    const abort = new AbortController();
+    const err = await tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 500,
+      preferredBatchSizes: [8],
+      signal: abort.signal,
+      onProgress: (p) => {
+        if (p.done === 2) abort.abort();
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonError);
+    expect(err).toMatchObject({ name: 'AbortError', code: 'CANCELLED' });
+    expect(await server.model(MODEL).config()).toEqual(original);
+  });
+
+  it('refuses a decoupled model unless forced, and malformed options', async () => {
+    await expect(tune(server, 'repeat_int32', { slaP99Ms: 10 })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+    });
+    await expect(tune(server, MODEL, { slaP99Ms: 0 })).rejects.toThrow(/slaP99Ms/);
+    await expect(tune(server, MODEL, { slaP99Ms: 10, concurrency: [0] })).rejects.toThrow(/concurrency/);
+  });
+});
+
+describe('triton-node tune', () => {
+  it('SIGINT puts the original config back and exits 130', async () => {
+    const args = [
+      '--repository',
+      MODELS,
+      '--model',
+      MODEL,
+      '--sla-p99',
+      '500ms',
+      '--concurrency',
+      '1',
+      '--instances',
+      '1,2',
+      '--duration',
+      '2s',
+      '--library',
+      LIBRARY_PATH,
+      ...(BACKEND_DIR === undefined ? [] : ['--backend-dir', BACKEND_DIR]),
+    ];
+    const script = [
+      `const lib = await import('${ROOT}lib/index.ts');`,
+      `const { tuneCommand } = await import('${ROOT}lib/tune/command.ts');`,
+      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune });`,
+      'process.exit(code);',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      // Once the first measurement runs (a config override is loaded), interrupt.
+      if (stderr.includes('[1/') && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(stderr).toContain('putting the original config back');
+    expect(stderr).toContain('the original config is back');
+    expect(code).toBe(130);
+  });
+});
