@@ -8,12 +8,20 @@
  * or a Buffer for BYTES): no copy. Binary outputs are written from the
  * tensors' own memory (Triton's output buffers) and disposed once sent.
  */
-import { CudaBuffer } from '../cuda.js';
-import { DATATYPES, type DataType, elementSize, isDataType } from '../datatypes.js';
+import {
+  CudaBuffer,
+  DATATYPES,
+  type DataType,
+  type InferRequest,
+  type InferResult,
+  type ParameterValue,
+  type Tensor,
+  type TensorInput,
+  elementSize,
+  isDataType,
+} from 'triton-node';
 import { describe } from '../errors.js';
-import type { InferResult } from '../stream.js';
-import { type Tensor, bfloat16ToNumber, halfToNumber } from '../tensor.js';
-import type { InferRequest, ParameterValue, TensorInput } from '../validate.js';
+import { bfloat16ToNumber, halfToNumber } from '../tensor.js';
 import { GatewayError, badRequest } from './errors.js';
 
 /** A shared-memory reference of an input or output (`shared_memory_*` parameters). */

@@ -3,7 +3,7 @@
  * logger, and the ledger of requests in flight that a graceful shutdown
  * drains.
  */
-import type { Server } from '../server.js';
+import type { Server } from 'triton-node';
 import type { GatewayMetrics } from './metrics.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */

@@ -4,7 +4,7 @@
  * gRPC server to gRPC codes) the way these tables do, so a client sees the
  * same status from this gateway as from `tritonserver`.
  */
-import { TritonError, type TritonErrorCode } from '../errors.js';
+import { TritonError, type TritonErrorCode } from 'triton-node';
 
 /**
  * A request the gateway refuses or cannot serve: `status` is the HTTP status

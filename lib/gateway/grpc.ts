@@ -13,11 +13,17 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CudaBuffer } from '../cuda.js';
-import { type DataType, elementSize, isDataType } from '../datatypes.js';
+import {
+  CudaBuffer,
+  type DataType,
+  type InferRequest,
+  type InferResult,
+  type InferStream,
+  type TensorInput,
+  elementSize,
+  isDataType,
+} from 'triton-node';
 import { describe } from '../errors.js';
-import type { InferResult, InferStream } from '../stream.js';
-import type { InferRequest, TensorInput } from '../validate.js';
 import {
   type OutputPlan,
   binaryData,
@@ -31,6 +37,7 @@ import {
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, grpcStatus } from './errors.js';
 import { unload } from './http.js';
+import { importPeers } from './peer.js';
 import {
   indexDocument,
   modelMetadata,
@@ -74,23 +81,6 @@ function protoPath(): string {
   return found;
 }
 
-/** Loads an optional peer dependency, or says how to install it. */
-export async function optionalPeer<T>(name: string, feature: string): Promise<T> {
-  try {
-    return (await import(name)) as T;
-  } catch (err) {
-    if (
-      (err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' &&
-      (err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND'
-    ) {
-      throw err;
-    }
-    throw new Error(
-      `${feature} needs the package '${name}', which is not installed (it is an optional peer dependency of triton-node). Install it: npm install ${name}`,
-    );
-  }
-}
-
 interface ProtoLoader {
   loadSync(file: string, options: object): object;
 }
@@ -102,8 +92,8 @@ interface GrpcModule {
 let definition: Promise<unknown> | undefined;
 export function serviceDefinition(): Promise<unknown> {
   definition ??= (async () => {
-    const loader = await optionalPeer<ProtoLoader>('@grpc/proto-loader', 'the gRPC gateway');
-    const grpc = await optionalPeer<GrpcModule>('@grpc/grpc-js', 'the gRPC gateway');
+    const peers = await importPeers(['@grpc/grpc-js', '@grpc/proto-loader'], 'the gRPC gateway');
+    const [grpc, loader] = peers as [GrpcModule, ProtoLoader];
     const def = loader.loadSync(protoPath(), {
       keepCase: true,
       longs: String,

@@ -6,7 +6,7 @@
  * answer 200 or 400 with no body, an unknown path 404, a wrong method 405.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InferResult } from '../stream.js';
+import type { InferResult } from 'triton-node';
 import { readBody } from './body.js';
 import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
 import type { GatewayContext } from './context.js';

@@ -13,8 +13,8 @@
  * ```
  * @packageDocumentation
  */
+import type { Server } from 'triton-node';
 import { optionError } from '../errors.js';
-import type { Server } from '../server.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
 import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
 import { type GrpcServerLike, addGrpcService } from './grpc.js';

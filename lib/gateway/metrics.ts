@@ -11,8 +11,7 @@
  *   the gateway costs (histogram);
  * - `triton_node_gateway_in_flight`: requests being served (gauge).
  */
-import type { Metric } from '../metrics.js';
-import type { Server } from '../server.js';
+import type { Metric, Server } from 'triton-node';
 
 /** Microsecond buckets from 50 µs to 10 s. */
 const BUCKETS_US = [

@@ -1,13 +1,17 @@
-import { cuda } from '../cuda.js';
-import type { ModelIndexEntry, ModelMetadata } from '../model.js';
+import {
+  type ModelIndexEntry,
+  type ModelMetadata,
+  type ModelStatistics,
+  type Server,
+  type StatisticsDuration,
+  cuda,
+} from 'triton-node';
 /**
  * The protocol's documents other than inference, in the shapes KServe v2 and
  * Triton's extensions give them (snake_case keys, versions as strings), built
  * from the library's typed results. Shared by the HTTP routes and the gRPC
  * service.
  */
-import type { Server } from '../server.js';
-import type { ModelStatistics, StatisticsDuration } from '../statistics.js';
 import { badRequest } from './errors.js';
 
 /** The protocol extensions this gateway serves (server metadata lists them). */

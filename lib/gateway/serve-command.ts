@@ -10,11 +10,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import type { ServerOptions } from '../options.js';
-import { Server } from '../server.js';
-import type { GatewayLogger } from './context.js';
-import { optionalPeer } from './grpc.js';
-import { type GatewayOptions, createGateway } from './index.js';
+import { Server, type ServerOptions } from 'triton-node';
+import { type GatewayLogger, type GatewayOptions, createGateway } from 'triton-node/gateway';
+import { importPeers } from './peer.js';
 import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
 
 export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repository <dir>...] [options]
@@ -197,20 +195,27 @@ async function listenGrpc(
   return { server, port: bound };
 }
 
-/** pino, and for gRPC @grpc/grpc-js and @grpc/proto-loader; undefined (said on stderr) when one is missing. */
+/**
+ * pino, and unless --no-grpc @grpc/grpc-js and @grpc/proto-loader;
+ * undefined, said on stderr with the npm command, when any is missing.
+ */
 async function loadPeers(
   config: ServeConfig,
 ): Promise<{ logger: GatewayLogger; grpc?: GrpcModule } | undefined> {
+  const grpcNames = config.grpcPort === null ? [] : ['@grpc/grpc-js', '@grpc/proto-loader'];
+  const hint = (missing: string[]) =>
+    missing.some((n) => grpcNames.includes(n)) ? ' (or pass --no-grpc to serve HTTP only, without gRPC)' : '';
   try {
-    const pino = await optionalPeer<PinoModule>('pino', 'triton-node serve (for its logs)');
+    const modules = await importPeers(['pino', ...grpcNames], 'triton-node serve', hint);
+    const [pino, grpc] = modules as [PinoModule, GrpcModule | undefined];
     const logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
-    if (config.grpcPort === null) return { logger };
-    const why = 'triton-node serve (for gRPC; --no-grpc serves HTTP only)';
-    const grpc = await optionalPeer<GrpcModule>('@grpc/grpc-js', why);
-    await optionalPeer('@grpc/proto-loader', why);
-    return { logger, grpc };
+    return grpc === undefined ? { logger } : { logger, grpc };
   } catch (err) {
-    process.stderr.write(`triton-node serve: ${(err as Error).message}\n`);
+    // The message starts with "triton-node serve needs" when a package is missing.
+    const message = (err as Error).message;
+    process.stderr.write(
+      message.startsWith('triton-node serve') ? `${message}\n` : `triton-node serve: ${message}\n`,
+    );
     return undefined;
   }
 }

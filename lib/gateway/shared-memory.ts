@@ -22,7 +22,7 @@
  * past the region's end INVALID_ARG.
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from '../cuda.js';
+import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from 'triton-node';
 import { describe } from '../errors.js';
 import type { ShmReference, ShmResolver, ShmWriter } from './codec.js';
 import { GatewayError, badRequest } from './errors.js';

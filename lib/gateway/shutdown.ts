@@ -5,7 +5,7 @@
  * gets a response; the caller exits 0 afterwards.
  */
 import type { Server as HttpServer } from 'node:http';
-import type { Server } from '../server.js';
+import type { Server } from 'triton-node';
 import type { GatewayLogger } from './context.js';
 import type { Gateway } from './index.js';
 

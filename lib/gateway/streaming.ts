@@ -10,9 +10,7 @@
  * response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InferResult, InferStream } from '../stream.js';
-import type { Tensor } from '../tensor.js';
-import type { InferRequest } from '../validate.js';
+import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
 import { readBody } from './body.js';
 import { decodeInferRequest, encodeInferResponse, parseJsonHeader, tensorJsonData } from './codec.js';
 import type { GatewayContext } from './context.js';
