@@ -164,7 +164,8 @@ function startServe(): Promise<Served> {
   const args = [
     '--import',
     'tsx',
-    `${ROOT}/test/fixtures/serve.ts`,
+    `${ROOT}/lib/cli.ts`,
+    'serve',
     '--repository',
     REPOSITORY,
     '--library',

@@ -13,7 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { useGateway } from './gateway-helpers.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
-const SERVE = `${FIXTURES}/serve.ts`;
+const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+
+/** Node's arguments that run `triton-node serve ...args` from lib/cli.ts, as dist/cli.js runs it. */
+function serve(...args: string[]): string[] {
+  return ['--import', 'tsx', CLI, 'serve', ...args];
+}
 
 function serveArgs(extra: string[] = []): string[] {
   return [
@@ -48,7 +53,7 @@ interface Running {
 
 /** Starts `serve` and waits for its "serving" log line. */
 function startServe(extra: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVE, ...serveArgs(extra)], {
+  const child = spawn(process.execPath, serve(...serveArgs(extra)), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Array<Record<string, unknown>> = [];
@@ -90,32 +95,60 @@ function startServe(extra: string[] = []): Promise<Running> {
 
 describe('triton-node serve', () => {
   it('refuses a usage error with exit code 2 and the usage', () => {
-    const none = spawnSync(process.execPath, ['--import', 'tsx', SERVE], { encoding: 'utf8' });
+    const none = spawnSync(process.execPath, serve(), { encoding: 'utf8' });
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--repository is required/);
     expect(none.stderr).toMatch(/usage: triton-node serve/);
-    const port = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', SERVE, '--repository', MODELS, '--http-port', 'x'],
-      {
-        encoding: 'utf8',
-      },
-    );
+    const port = spawnSync(process.execPath, serve('--repository', MODELS, '--http-port', 'x'), {
+      encoding: 'utf8',
+    });
     expect(port.status).toBe(2);
     expect(port.stderr).toMatch(/Expected a port \(0-65535\) for --http-port but received 'x'/);
-    const config = spawnSync(process.execPath, ['--import', 'tsx', SERVE, '--config', '/nonexistent.json'], {
+    const config = spawnSync(process.execPath, serve('--config', '/nonexistent.json'), {
       encoding: 'utf8',
     });
     expect(config.status).toBe(2);
     expect(config.stderr).toMatch(/--config: cannot read/);
   });
 
-  it('fails to start with exit code 1 and a log line naming why', async () => {
-    const child = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', SERVE, ...serveArgs(['--load-model', 'no_such_model'])],
-      { encoding: 'utf8' },
+  it('is a command of the package CLI: `triton-node --help` lists it, `serve --help` prints its usage', () => {
+    const help = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}serve {5}serve models over the KServe v2 protocol/m);
+    const usage = spawnSync(process.execPath, serve('--help'), { encoding: 'utf8' });
+    expect(usage.status).toBe(0);
+    expect(usage.stdout).toMatch(/^usage: triton-node serve --repository <dir>/);
+  });
+
+  it('without its optional peer dependencies, exits 1 naming them and the npm command', () => {
+    const hiding = (packages: string, ...args: string[]) => {
+      const child = spawnSync(
+        process.execPath,
+        ['--import', `${FIXTURES}/hide-packages.mjs`, ...serve(...serveArgs(args))],
+        { encoding: 'utf8', env: { ...process.env, TRITON_NODE_HIDE_PACKAGES: packages } },
+      );
+      expect(child.status, child.stderr).toBe(1);
+      expect(child.stdout).toBe('');
+      return child.stderr;
+    };
+    expect(hiding('pino,@grpc/proto-loader')).toBe(
+      "triton-node serve needs 'pino' and '@grpc/proto-loader' (optional peer " +
+        'dependencies of triton-node), not installed here. Install: npm install pino @grpc/proto-loader ' +
+        '(or pass --no-grpc to serve HTTP only, without gRPC)\n',
     );
+    expect(hiding('@grpc/grpc-js')).toMatch(
+      /needs '@grpc\/grpc-js' \(an optional peer dependency of triton-node\)/,
+    );
+    expect(hiding('pino', '--no-grpc')).toBe(
+      "triton-node serve needs 'pino' (an optional peer dependency of triton-node), " +
+        'not installed here. Install: npm install pino\n',
+    );
+  });
+
+  it('fails to start with exit code 1 and a log line naming why', async () => {
+    const child = spawnSync(process.execPath, serve(...serveArgs(['--load-model', 'no_such_model'])), {
+      encoding: 'utf8',
+    });
     expect(child.status).toBe(1);
     expect(child.stdout).toMatch(/"msg":"the server did not start"/);
     expect(child.stdout).toMatch(/no_such_model/);
