@@ -95,7 +95,14 @@ describe('docs/api.md and the options each function accepts', () => {
     const interfaces = optionMembers();
     // The interfaces this test must see (a broken reader would pass vacuously).
     expect(interfaces.map(([n]) => n)).toEqual(
-      expect.arrayContaining(['ServerOptions', 'LoadModelOptions', 'RateLimiterOptions', 'InferRequest']),
+      expect.arrayContaining([
+        'ServerOptions',
+        'LoadModelOptions',
+        'RateLimiterOptions',
+        'InferRequest',
+        'GatewayOptions',
+        'DrainOptions',
+      ]),
     );
     const missing: string[] = [];
     for (const [iface, members] of interfaces) {
