@@ -161,7 +161,11 @@ describe('deploy/Dockerfile', () => {
   it('runs triton-node serve on NVIDIA’s Triton container, on the ports the Deployment names', () => {
     expect(text).toMatch(/^FROM nvcr\.io\/nvidia\/tritonserver:\$\{TRITON_VERSION\}-py3$/m);
     expect(text).toMatch(/TRITON_SERVER_LIB=\/opt\/tritonserver\/lib\/libtritonserver\.so/);
-    expect(json('ENTRYPOINT')).toEqual(['node', '/opt/triton-node/dist/cli.js', 'serve']);
+    expect(json('ENTRYPOINT')).toEqual([
+      'node',
+      '/opt/triton-node/node_modules/triton-node/dist/cli.js',
+      'serve',
+    ]);
     const config = parseServeArgs(json('CMD'));
     if (config === 'help') throw new Error('help');
     const exposed = text
