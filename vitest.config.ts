@@ -12,6 +12,18 @@ const onRealTriton = Boolean(process.env.TRITON_SERVER_LIB);
 // Native code: each test file runs in its own forked process, so a crash in
 // the addon or the engine fails that file instead of the whole run.
 export default defineConfig({
+  // The gateway and the CLI import the library by its own name, so that their
+  // bundles share the application's copy of it; the tests run them on the
+  // sources, as tsconfig's paths do for the type check and tsx.
+  resolve: {
+    alias: [
+      { find: /^triton-node$/, replacement: fileURLToPath(new URL('./lib/index.ts', import.meta.url)) },
+      {
+        find: /^triton-node\/gateway$/,
+        replacement: fileURLToPath(new URL('./lib/gateway/index.ts', import.meta.url)),
+      },
+    ],
+  },
   test: {
     pool: 'forks',
     testTimeout: 60_000,

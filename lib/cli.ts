@@ -1,5 +1,5 @@
 /**
- * The `triton-node` command (doctor, types, lint, tune): `triton-node doctor` checks this machine for
+ * The `triton-node` command (doctor, types, lint, tune, serve): `triton-node doctor` checks this machine for
  * what triton-node needs and prints a table (or `--json`), with exit code 1
  * when something fails. The benchmarks are not in the package: they are the
  * triton-node-bench workspace of the repository (`npm run bench`).
@@ -21,6 +21,7 @@ Commands:
   types     write TypeScript model specs from config.pbtxt files (triton-node types --help)
   lint      check model configs against Triton's guidance (triton-node lint --help)
   tune      tune a model's batching and instances against a latency SLA (triton-node tune --help)
+  serve     serve models over the KServe v2 protocol, HTTP and gRPC (triton-node serve --help)
 
 triton-node doctor [options]
 
@@ -92,6 +93,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'types') return typesCommand(rest);
   if (command === 'lint') return lintCommand(rest);
   if (command === 'tune') return tuneCommand(rest, { createServer: (o) => Server.create(o), tune });
+  if (command === 'serve') return (await import('./gateway/serve-command.js')).serveCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {

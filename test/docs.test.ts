@@ -30,7 +30,11 @@ function exportedNames(file: string): string[] {
 
 describe('docs/api.md', () => {
   it('documents every public name of the package', () => {
-    const names = [...exportedNames('lib/index.ts'), ...exportedNames('lib/testing.ts')];
+    const names = [
+      ...exportedNames('lib/index.ts'),
+      ...exportedNames('lib/testing.ts'),
+      ...exportedNames('lib/gateway/index.ts'),
+    ];
     expect(names.length).toBeGreaterThan(40);
     const missing = names.filter((n) => !new RegExp(`\\b${n}\\b`).test(doc));
     expect(missing).toEqual([]);
@@ -63,11 +67,14 @@ describe('docs/api.md', () => {
  * function accepts, by name.
  */
 function optionMembers(): Array<[string, string[], string[]]> {
-  const program = ts.createProgram([`${ROOT}lib/index.ts`], { strict: true, noEmit: true });
+  const entries = [`${ROOT}lib/index.ts`, `${ROOT}lib/gateway/index.ts`];
+  const program = ts.createProgram(entries, { strict: true, noEmit: true });
   const checker = program.getTypeChecker();
-  const index = program.getSourceFile(`${ROOT}lib/index.ts`)!;
+  const exported = entries.flatMap((e) =>
+    checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(e)!)!),
+  );
   const out: Array<[string, string[], string[]]> = [];
-  for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)) {
+  for (const symbol of exported) {
     const name = symbol.getName();
     if (!/Options$|^InferRequest$|^HostPolicy$|^RateLimiterResource$|^OutputOptions$/.test(name)) continue;
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
@@ -88,7 +95,14 @@ describe('docs/api.md and the options each function accepts', () => {
     const interfaces = optionMembers();
     // The interfaces this test must see (a broken reader would pass vacuously).
     expect(interfaces.map(([n]) => n)).toEqual(
-      expect.arrayContaining(['ServerOptions', 'LoadModelOptions', 'RateLimiterOptions', 'InferRequest']),
+      expect.arrayContaining([
+        'ServerOptions',
+        'LoadModelOptions',
+        'RateLimiterOptions',
+        'InferRequest',
+        'GatewayOptions',
+        'DrainOptions',
+      ]),
     );
     const missing: string[] = [];
     for (const [iface, members] of interfaces) {

@@ -177,6 +177,15 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(paths).toEqual(
       expect.arrayContaining(['scripts/install.mjs', 'examples/quickstart.mjs', 'binding.gyp']),
     );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'dist/gateway.js',
+        'dist/gateway.cjs',
+        'dist/gateway.d.ts',
+        'dist/gateway.d.cts',
+        'proto/kserve_v2.proto',
+      ]),
+    );
     console.log(`tarball: ${packed.size} bytes, ${packed.unpackedSize} unpacked, ${paths.length} files`);
   });
 
@@ -241,6 +250,47 @@ describe('the package, packed and installed where there is no compiler', () => {
       join(installed, 'prebuilds', `linux-${process.arch}`, 'libtritonserver.so'),
     );
     expect(child.status).toBe(report.ok ? 0 : 1);
+  });
+
+  it('loads triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
+    const modules = readdirSync(join(consumer, 'node_modules'));
+    for (const peer of ['pino', '@grpc']) expect(modules).not.toContain(peer);
+    const esm = "const g = await import('triton-node/gateway'); console.log(typeof g.createGateway)";
+    const fromEsm = await run(process.execPath, ['--input-type=module', '-e', esm], {
+      cwd: consumer,
+      env: bareEnv(),
+    });
+    expect(fromEsm.stdout.trim(), fromEsm.output).toBe('function');
+    const cjs = "console.log(typeof require('triton-node/gateway').createGateway)";
+    const fromCjs = await run(process.execPath, ['-e', cjs], { cwd: consumer, env: bareEnv() });
+    expect(fromCjs.stdout.trim(), fromCjs.output).toBe('function');
+  });
+
+  it('serves the KServe v2 routes from an application, with Triton’s errors as their statuses', async () => {
+    const app = join(consumer, 'gateway-app.mjs');
+    cpSync(join(ROOT, 'test', 'fixtures', 'gateway-consumer.mjs'), app);
+    const child = await run(process.execPath, [app], { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(0);
+    const [ok, badShape, unknown] = child.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: number; body: { error?: string; outputs?: unknown } });
+    expect(ok!.status).toBe(200);
+    expect(ok!.body.outputs).toEqual([{ name: 'OUTPUT0', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }]);
+    expect(badShape!.status, badShape!.body.error).toBe(400);
+    expect([400, 404]).toContain(unknown!.status);
+    expect(unknown!.body.error).toMatch(/no_such_model/);
+  });
+
+  it('`triton-node serve` without the gateway’s peers exits 1 naming them and the npm command', async () => {
+    const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
+    const args = [cli, 'serve', '--repository', join(installed, 'examples', 'models')];
+    const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(1);
+    expect(child.stderr).toContain(
+      "triton-node serve needs 'pino', '@grpc/grpc-js' and '@grpc/proto-loader' (optional peer dependencies of triton-node)",
+    );
+    expect(child.stderr).toContain('npm install pino @grpc/grpc-js @grpc/proto-loader');
   });
 
   it('a build from source with no tools says which are missing and how to get them', async () => {

@@ -1,0 +1,65 @@
+/**
+ * Request bodies: read whole into one Buffer (the binary tensors in it are
+ * then handed to Triton as views), never past a size limit.
+ */
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from './errors.js';
+
+/** A body over the limit: 413, and the connection is not read any further. */
+function tooLarge(limit: number, size: number | string): GatewayError {
+  return new GatewayError(
+    413,
+    `request body of ${size} bytes exceeds the limit of ${limit} bytes`,
+    'INVALID_ARG',
+  );
+}
+
+/**
+ * Reads the body of `req`. With a Content-Length the Buffer is allocated once
+ * and filled in place; a chunked body is joined at the end. Rejects with a
+ * GatewayError 413 past `limit`, 400 when the client ends early.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  const length = declared === undefined ? undefined : Number(declared);
+  if (length !== undefined && length > limit) return Promise.reject(tooLarge(limit, length));
+  return new Promise((resolve, reject) => {
+    const target = length === undefined ? undefined : Buffer.allocUnsafe(length);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let failed = false;
+    const fail = (err: GatewayError) => {
+      if (failed) return;
+      failed = true;
+      req.removeAllListeners('data');
+      req.resume();
+      reject(err);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      if (received + chunk.length > (target?.length ?? limit)) {
+        fail(
+          target === undefined
+            ? tooLarge(limit, `more than ${limit}`)
+            : new GatewayError(400, 'request body is longer than its Content-Length'),
+        );
+        return;
+      }
+      if (target !== undefined) chunk.copy(target, received);
+      else chunks.push(chunk);
+      received += chunk.length;
+    });
+    req.on('end', () => {
+      if (failed) return;
+      if (target !== undefined && received !== target.length) {
+        fail(new GatewayError(400, `request body ended after ${received} of ${target.length} bytes`));
+        return;
+      }
+      resolve(target ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
+    });
+    req.on('error', (err) => fail(new GatewayError(400, `request body could not be read: ${err.message}`)));
+    req.on('aborted', () =>
+      fail(new GatewayError(400, 'the client closed the request before its body ended')),
+    );
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * What every part of the gateway shares: the server, the options, the
+ * logger, and the ledger of requests in flight that a graceful shutdown
+ * drains.
+ */
+import type { Server } from 'triton-node';
+import type { GatewayMetrics } from './metrics.js';
+
+/** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
+export interface GatewayLogger {
+  debug?(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
+  error?(obj: object, msg?: string): void;
+}
+
+/** The gateway's settings once defaults are filled in. */
+export interface ResolvedGatewayOptions {
+  maxBodyBytes: number;
+  repositoryControl: boolean;
+  sharedMemory: boolean;
+  metrics: boolean;
+}
+
+export class GatewayContext {
+  readonly server: Server;
+  readonly options: ResolvedGatewayOptions;
+  readonly logger: GatewayLogger;
+  /** The gateway's own metrics (undefined when turned off). */
+  readonly metrics: GatewayMetrics | undefined;
+  /** Per response: how long its inference took in the library, µs (for the overhead metric). */
+  readonly inferTimes = new WeakMap<object, number>();
+  /** Requests being served now (HTTP requests, gRPC calls, streams). */
+  inFlight = 0;
+  /** Set by drain(): readiness answers false and new inference is refused. */
+  draining = false;
+  /** Cancels each open stream (a shutdown past its deadline calls them). */
+  readonly cancels = new Set<() => void>();
+  #idle: Array<() => void> = [];
+
+  constructor(
+    server: Server,
+    options: ResolvedGatewayOptions,
+    logger: GatewayLogger,
+    metrics: GatewayMetrics | undefined,
+  ) {
+    this.server = server;
+    this.options = options;
+    this.logger = logger;
+    this.metrics = metrics;
+  }
+
+  /** Counts a request in flight; the returned function (call it once) counts it out. */
+  begin(): () => void {
+    this.inFlight++;
+    this.metrics?.inFlight(this.inFlight);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.inFlight--;
+      this.metrics?.inFlight(this.inFlight);
+      if (this.inFlight === 0) {
+        const waiting = this.#idle;
+        this.#idle = [];
+        for (const wake of waiting) wake();
+      }
+    };
+  }
+
+  /** Resolves once nothing is in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  log(level: keyof GatewayLogger, obj: object, msg: string): void {
+    try {
+      this.logger[level]?.(obj, msg);
+    } catch {
+      // A failing logger must not fail a request.
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Errors of the gateway and the status codes the KServe v2 protocol gives
+ * them: Triton's HTTP server maps its error codes to HTTP statuses (and its
+ * gRPC server to gRPC codes) the way these tables do, so a client sees the
+ * same status from this gateway as from `tritonserver`.
+ */
+import { TritonError, type TritonErrorCode } from 'triton-node';
+
+/**
+ * A request the gateway refuses or cannot serve: `status` is the HTTP status
+ * it answers with, `code` the Triton error code it stands for (gRPC maps it).
+ */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code: TritonErrorCode;
+
+  constructor(status: number, message: string, code: TritonErrorCode = codeOfStatus(status)) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** A malformed request (400, INVALID_ARG). */
+export function badRequest(message: string): GatewayError {
+  return new GatewayError(400, message, 'INVALID_ARG');
+}
+
+/** HTTP status per Triton error code, as Triton's HTTP server answers. */
+const HTTP_STATUS: Record<TritonErrorCode, number> = {
+  INTERNAL: 500,
+  NOT_FOUND: 404,
+  UNAVAILABLE: 503,
+  UNSUPPORTED: 501,
+  UNKNOWN: 400,
+  INVALID_ARG: 400,
+  ALREADY_EXISTS: 400,
+  CANCELLED: 400,
+};
+
+/** gRPC status codes (numbers of google.rpc.Code) per Triton error code, as Triton's gRPC server answers. */
+const GRPC_STATUS: Record<TritonErrorCode, number> = {
+  UNKNOWN: 2,
+  INTERNAL: 13,
+  NOT_FOUND: 5,
+  INVALID_ARG: 3,
+  UNAVAILABLE: 14,
+  UNSUPPORTED: 12,
+  ALREADY_EXISTS: 6,
+  CANCELLED: 1,
+};
+
+function codeOfStatus(status: number): TritonErrorCode {
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 503) return 'UNAVAILABLE';
+  if (status === 501) return 'UNSUPPORTED';
+  if (status >= 500) return 'INTERNAL';
+  return 'INVALID_ARG';
+}
+
+/** The Triton error code of anything thrown while serving a request. */
+export function errorCode(err: unknown): TritonErrorCode {
+  if (err instanceof GatewayError || err instanceof TritonError) return err.code;
+  // TypeErrors and RangeErrors are the library's word for a malformed argument.
+  if (err instanceof TypeError || err instanceof RangeError) return 'INVALID_ARG';
+  return 'INTERNAL';
+}
+
+/** The HTTP status for an error thrown while serving a request. */
+export function httpStatus(err: unknown): number {
+  if (err instanceof GatewayError) return err.status;
+  return HTTP_STATUS[errorCode(err)];
+}
+
+/** The gRPC status code for an error thrown while serving a request. */
+export function grpcStatus(err: unknown): number {
+  return GRPC_STATUS[errorCode(err)];
+}
+
+/** The message a client is shown. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,156 @@
+/**
+ * triton-node/gateway: the KServe v2 inference protocol over HTTP (and gRPC)
+ * in front of an in-process Server, so Triton's own clients, perf tools and
+ * KServe can talk to a Node service that embeds Triton.
+ *
+ * ```ts
+ * import http from 'node:http';
+ * import { Server } from 'triton-node';
+ * import { createGateway } from 'triton-node/gateway';
+ * const server = await Server.create({ modelRepository: './models', modelControlMode: 'none' });
+ * const gateway = createGateway(server);
+ * http.createServer(gateway.handler).listen(8000);
+ * ```
+ * @packageDocumentation
+ */
+import type { Server } from 'triton-node';
+import { optionError } from '../errors.js';
+import { GatewayContext, type GatewayLogger } from './context.js';
+import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
+import { type GrpcServerLike, addGrpcService } from './grpc.js';
+import { type HttpHandler, createHttpHandler } from './http.js';
+import { GatewayMetrics } from './metrics.js';
+import { SharedMemoryRegistry } from './shared-memory.js';
+
+export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
+export { GatewayError } from './errors.js';
+
+/** Options of `createGateway()`. */
+export interface GatewayOptions {
+  /** Largest request body accepted, in bytes (default 64 MiB, Triton's HTTP default); larger ones get 413. */
+  maxBodyBytes?: number;
+  /** Serve the model repository extension's load and unload (default true); false answers them 403. */
+  repositoryControl?: boolean;
+  /** Serve the system shared memory extension (default true). */
+  sharedMemory?: boolean;
+  /**
+   * Keep the gateway's own metrics in Triton's registry, served by `/metrics` (default true):
+   * request counts, durations and overhead per protocol and route, requests in flight.
+   */
+  metrics?: boolean;
+  /** Where the gateway logs (pino's shape: `logger.info({ ... }, 'message')`); default: nowhere. */
+  logger?: GatewayLogger;
+}
+
+/** What `gateway.drain()` waits for. */
+export interface DrainOptions {
+  /** How long to wait for requests in flight before cancelling open streams (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** A gateway over one Server. */
+export interface Gateway {
+  /** The HTTP/REST routes as a `node:http` request listener. */
+  readonly handler: HttpHandler;
+  /**
+   * The same routes as a Fastify plugin (`await app.register(gateway.fastify)`): requests to
+   * `/v2/...` and `/metrics` are served before Fastify parses their bodies; other routes are Fastify's.
+   */
+  readonly fastify: FastifyPlugin;
+  /**
+   * Adds `inference.GRPCInferenceService` to a `@grpc/grpc-js` Server (loads
+   * `@grpc/grpc-js` and `@grpc/proto-loader`, optional peer dependencies;
+   * rejects naming the install command when they are missing).
+   */
+  addToGrpcServer(grpcServer: GrpcServerLike): Promise<void>;
+  /** Requests being served now (HTTP requests, gRPC calls, streams). */
+  readonly inFlight: number;
+  /** True once `drain()` was called: readiness answers false and new inferences get 503. */
+  readonly draining: boolean;
+  /**
+   * Starts a graceful shutdown of the gateway (not of the Server): readiness
+   * turns false, new inferences are refused with 503 (UNAVAILABLE), and the
+   * promise resolves once the requests in flight are done, or after
+   * `timeoutMs`, when open streams are cancelled. Resolves with whether
+   * everything finished in time.
+   */
+  drain(options?: DrainOptions): Promise<boolean>;
+  /** Unregisters every shared memory region. */
+  close(): void;
+  /** @internal */
+  readonly _context: GatewayContext;
+}
+
+function resolveOptions(options: GatewayOptions) {
+  if (typeof options !== 'object' || options === null)
+    throw optionError('createGateway options', 'an object', options);
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+    throw optionError('maxBodyBytes', 'a positive whole number of bytes', maxBodyBytes);
+  }
+  const flag = (name: 'repositoryControl' | 'sharedMemory' | 'metrics') => {
+    const v = options[name] ?? true;
+    if (typeof v !== 'boolean') throw optionError(name, 'a boolean', v);
+    return v;
+  };
+  const logger = options.logger ?? {};
+  if (typeof logger !== 'object' || logger === null)
+    throw optionError('logger', 'a pino-like logger', logger);
+  return {
+    resolved: {
+      maxBodyBytes,
+      repositoryControl: flag('repositoryControl'),
+      sharedMemory: flag('sharedMemory'),
+      metrics: flag('metrics'),
+    },
+    logger,
+  };
+}
+
+/**
+ * Builds a gateway speaking the KServe v2 protocol for `server`: its
+ * `handler` serves the HTTP/REST routes (health, metadata, inference with
+ * JSON and binary tensors, streaming over SSE, the model repository,
+ * statistics, shared memory, `/metrics`). Option mistakes throw a TypeError.
+ */
+export function createGateway(server: Server, options: GatewayOptions = {}): Gateway {
+  const { resolved, logger } = resolveOptions(options);
+  const ctx = new GatewayContext(
+    server,
+    resolved,
+    logger,
+    resolved.metrics ? new GatewayMetrics(server) : undefined,
+  );
+  const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
+  const handler = createHttpHandler(ctx, shm);
+  return {
+    handler,
+    fastify: fastifyPlugin(handler),
+    addToGrpcServer: (grpcServer) => addGrpcService(ctx, shm, grpcServer),
+    get inFlight() {
+      return ctx.inFlight;
+    },
+    get draining() {
+      return ctx.draining;
+    },
+    async drain(drainOptions: DrainOptions = {}) {
+      const timeoutMs = drainOptions.timeoutMs ?? 30_000;
+      if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+        throw optionError('drain timeoutMs', 'a non-negative number of milliseconds', timeoutMs);
+      }
+      ctx.draining = true;
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const finished = await Promise.race([ctx.idle().then(() => true as const), expired]);
+      clearTimeout(timer);
+      if (!finished) for (const cancel of [...ctx.cancels]) cancel();
+      return finished;
+    },
+    close() {
+      shm?.close();
+    },
+    _context: ctx,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The gateway's own metrics, kept in Triton's registry as custom metrics so
+ * that `/metrics` serves them next to Triton's (no Prometheus client needed):
+ *
+ * - `triton_node_gateway_requests_total{protocol, route, status}`: requests
+ *   answered (status: the HTTP status, or the gRPC code's name);
+ * - `triton_node_gateway_request_duration_us{protocol, route}`: from the
+ *   request's arrival to its response (histogram);
+ * - `triton_node_gateway_overhead_us{protocol}`: that duration less the time
+ *   the inference itself took in the library, for inference requests: what
+ *   the gateway costs (histogram);
+ * - `triton_node_gateway_in_flight`: requests being served (gauge).
+ */
+import type { Metric, Server } from 'triton-node';
+
+/** Microsecond buckets from 50 µs to 10 s. */
+const BUCKETS_US = [
+  50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000, 50_000, 100_000, 250_000, 1_000_000, 10_000_000,
+];
+
+export const GATEWAY_METRICS = [
+  'triton_node_gateway_requests_total',
+  'triton_node_gateway_request_duration_us',
+  'triton_node_gateway_overhead_us',
+  'triton_node_gateway_in_flight',
+] as const;
+
+export type Protocol = 'http' | 'grpc';
+
+export class GatewayMetrics {
+  readonly #server: Server;
+  readonly #series = new Map<string, Metric>();
+  #inFlight: Metric | undefined;
+  #failed = false;
+
+  constructor(server: Server) {
+    this.#server = server;
+  }
+
+  /** One series, made on first use; none once the registry refused one (a stopped server). */
+  #metric(key: string, make: () => Metric): Metric | undefined {
+    if (this.#failed) return undefined;
+    let m = this.#series.get(key);
+    if (m === undefined) {
+      try {
+        m = make();
+      } catch {
+        this.#failed = true;
+        return undefined;
+      }
+      this.#series.set(key, m);
+    }
+    return m;
+  }
+
+  /** Counts a finished request and records its duration (and overhead, for inference). */
+  record(protocol: Protocol, route: string, status: string, durationUs: number, inferUs?: number): void {
+    if (this.#server.stopped) return;
+    try {
+      this.#metric(`c/${protocol}/${route}/${status}`, () =>
+        this.#server.createMetric({
+          kind: 'counter',
+          name: 'triton_node_gateway_requests_total',
+          description: 'Requests the gateway answered',
+          labels: { protocol, route, status },
+        }),
+      )?.increment();
+      this.#metric(`d/${protocol}/${route}`, () =>
+        this.#server.createMetric({
+          kind: 'histogram',
+          name: 'triton_node_gateway_request_duration_us',
+          description: 'Time from a request arriving at the gateway to its response, microseconds',
+          labels: { protocol, route },
+          buckets: BUCKETS_US,
+        }),
+      )?.observe(durationUs);
+      if (inferUs !== undefined) {
+        this.#metric(`o/${protocol}`, () =>
+          this.#server.createMetric({
+            kind: 'histogram',
+            name: 'triton_node_gateway_overhead_us',
+            description:
+              "The gateway's own time per inference request (its duration less the inference's), microseconds",
+            labels: { protocol },
+            buckets: BUCKETS_US,
+          }),
+        )?.observe(Math.max(0, durationUs - inferUs));
+      }
+    } catch {
+      // Metrics must never fail a request.
+    }
+  }
+
+  /** Sets the in-flight gauge. */
+  inFlight(n: number): void {
+    if (this.#server.stopped || this.#failed) return;
+    try {
+      this.#inFlight ??= this.#server.createMetric({
+        kind: 'gauge',
+        name: 'triton_node_gateway_in_flight',
+        description: 'Requests the gateway is serving now',
+      });
+      this.#inFlight.set(n);
+    } catch {
+      this.#failed = true;
+    }
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * `triton-node serve --repository R [--http-port 8000] [--grpc-port 8001]
+ * [--config file]`: an in-process Triton behind the KServe v2 protocol over
+ * HTTP and gRPC, with structured logs (pino) and a graceful shutdown on
+ * SIGTERM and SIGINT. Resolves with the exit code once the process should
+ * exit: 0 after a shutdown, 1 when it could not start, 2 for a usage error.
+ * @internal
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { Server, type ServerOptions } from 'triton-node';
+import { type GatewayLogger, type GatewayOptions, createGateway } from 'triton-node/gateway';
+import { importPeers } from './peer.js';
+import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
+
+export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repository <dir>...] [options]
+  --http-port <n>        HTTP/REST port (default 8000; 0 picks a free one)
+  --grpc-port <n>        gRPC port (default 8001; 0 picks a free one)
+  --no-grpc              serve HTTP only (no @grpc/grpc-js needed)
+  --host <addr>          address to listen on (default 0.0.0.0)
+  --config <file>        JSON: { "server": ServerOptions, "gateway": GatewayOptions, "httpPort", "grpcPort",
+                         "host", "drainTimeoutMs" }; flags override it
+  --library <path>       libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver)
+  --backend-dir <dir>    Triton backends
+  --model-control-mode <none|explicit|poll>   (default none: every model loads at startup)
+  --load-model <name>    with explicit mode: load at startup (repeatable, '*' for all)
+  --drain-timeout <ms>   how long a shutdown waits for requests in flight (default 30000)
+  --max-body-bytes <n>   largest request body (default 64 MiB)
+  --log-level <level>    pino level (default info)
+Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops.
+`;
+
+interface ServeConfig {
+  server: Partial<ServerOptions>;
+  gateway: GatewayOptions;
+  httpPort: number;
+  grpcPort: number | null;
+  host: string;
+  drainTimeoutMs: number;
+  logLevel: string;
+}
+
+class UsageError extends Error {}
+
+function port(text: unknown, option: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new UsageError(`Expected a port (0-65535) for ${option} but received '${text}'`);
+  }
+  return n;
+}
+
+function whole(text: unknown, option: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new UsageError(`Expected a whole number for ${option} but received '${text}'`);
+  return n;
+}
+
+/** The configuration: the config file's, with the flags on top. */
+export function parseServeArgs(args: string[]): ServeConfig | 'help' {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        repository: { type: 'string', multiple: true, short: 'r' },
+        'http-port': { type: 'string' },
+        'grpc-port': { type: 'string' },
+        'no-grpc': { type: 'boolean' },
+        host: { type: 'string' },
+        config: { type: 'string' },
+        library: { type: 'string' },
+        'backend-dir': { type: 'string' },
+        'model-control-mode': { type: 'string' },
+        'load-model': { type: 'string', multiple: true },
+        'drain-timeout': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help) return 'help';
+  let file: Record<string, unknown> = {};
+  if (typeof values.config === 'string') {
+    let text: string;
+    try {
+      text = readFileSync(values.config, 'utf8');
+    } catch (err) {
+      throw new UsageError(
+        `--config: cannot read '${values.config}': ${(err as NodeJS.ErrnoException).code}`,
+      );
+    }
+    try {
+      file = JSON.parse(text);
+    } catch (err) {
+      throw new UsageError(`--config: '${values.config}' is not JSON: ${(err as Error).message}`);
+    }
+    if (typeof file !== 'object' || file === null || Array.isArray(file)) {
+      throw new UsageError(`--config: '${values.config}' must hold a JSON object`);
+    }
+  }
+  const server = { ...((file.server as Partial<ServerOptions>) ?? {}) };
+  const gateway = { ...((file.gateway as GatewayOptions) ?? {}) };
+  if (values.repository) server.modelRepository = values.repository as string[];
+  if (server.modelRepository === undefined)
+    throw new UsageError('--repository is required (or "server.modelRepository" in --config)');
+  if (typeof values.library === 'string') server.library = values.library;
+  if (typeof values['backend-dir'] === 'string') server.backendDirectory = values['backend-dir'];
+  if (typeof values['model-control-mode'] === 'string') {
+    server.modelControlMode = values['model-control-mode'] as ServerOptions['modelControlMode'];
+  }
+  server.modelControlMode ??= 'none';
+  if (values['load-model']) server.startupModels = values['load-model'] as string[];
+  if (typeof values['max-body-bytes'] === 'string')
+    gateway.maxBodyBytes = whole(values['max-body-bytes'], '--max-body-bytes');
+  let grpcPort: number | null = 8001;
+  if (file.grpcPort === null) grpcPort = null;
+  else if (file.grpcPort !== undefined) grpcPort = port(file.grpcPort, '"grpcPort" in --config');
+  if (values['grpc-port'] !== undefined) grpcPort = port(values['grpc-port'], '--grpc-port');
+  if (values['no-grpc']) grpcPort = null;
+  return {
+    server,
+    gateway,
+    httpPort: port(values['http-port'] ?? file.httpPort ?? 8000, '--http-port'),
+    grpcPort,
+    host: (values.host as string | undefined) ?? (file.host as string | undefined) ?? '0.0.0.0',
+    drainTimeoutMs: whole(values['drain-timeout'] ?? file.drainTimeoutMs ?? 30_000, '--drain-timeout'),
+    logLevel: (values['log-level'] as string | undefined) ?? (file.logLevel as string | undefined) ?? 'info',
+  };
+}
+
+interface PinoModule {
+  default: (options: object) => GatewayLogger & { flush?(): void };
+}
+
+interface GrpcModule {
+  Server: new (
+    options?: object,
+  ) => GrpcShutdownLike & {
+    addService(service: unknown, impl: object): void;
+    bindAsync(
+      address: string,
+      credentials: unknown,
+      callback: (err: Error | null, port: number) => void,
+    ): void;
+  };
+  ServerCredentials: { createInsecure(): unknown };
+}
+
+/** Listens with keep-alive and timeouts set for sitting behind a load balancer. */
+function listenHttp(handler: http.RequestListener, host: string, portNumber: number): Promise<http.Server> {
+  const server = http.createServer(
+    {
+      // Longer than the usual 60 s idle timeout of load balancers, so they close first.
+      keepAliveTimeout: 65_000,
+      headersTimeout: 66_000,
+      requestTimeout: 300_000,
+    },
+    handler,
+  );
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(portNumber, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+async function listenGrpc(
+  grpc: GrpcModule,
+  add: (s: { addService(service: unknown, impl: object): void }) => Promise<void>,
+  host: string,
+  portNumber: number,
+  maxBytes: number,
+) {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxBytes,
+    'grpc.max_send_message_length': -1,
+  });
+  await add(server);
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${portNumber}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  return { server, port: bound };
+}
+
+/**
+ * pino, and unless --no-grpc @grpc/grpc-js and @grpc/proto-loader;
+ * undefined, said on stderr with the npm command, when any is missing.
+ */
+async function loadPeers(
+  config: ServeConfig,
+): Promise<{ logger: GatewayLogger; grpc?: GrpcModule } | undefined> {
+  const grpcNames = config.grpcPort === null ? [] : ['@grpc/grpc-js', '@grpc/proto-loader'];
+  const hint = (missing: string[]) =>
+    missing.some((n) => grpcNames.includes(n)) ? ' (or pass --no-grpc to serve HTTP only, without gRPC)' : '';
+  try {
+    const modules = await importPeers(['pino', ...grpcNames], 'triton-node serve', hint);
+    const [pino, grpc] = modules as [PinoModule, GrpcModule | undefined];
+    const logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
+    return grpc === undefined ? { logger } : { logger, grpc };
+  } catch (err) {
+    // The message starts with "triton-node serve needs" when a package is missing.
+    const message = (err as Error).message;
+    process.stderr.write(
+      message.startsWith('triton-node serve') ? `${message}\n` : `triton-node serve: ${message}\n`,
+    );
+    return undefined;
+  }
+}
+
+/** Runs `triton-node serve`; resolves with the exit code. */
+export async function serveCommand(args: string[]): Promise<number> {
+  let config: ServeConfig | 'help';
+  try {
+    config = parseServeArgs(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`triton-node serve: ${err.message}\n${SERVE_USAGE}`);
+    return 2;
+  }
+  if (config === 'help') {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  const peers = await loadPeers(config);
+  if (peers === undefined) return 1;
+  const { logger, grpc } = peers;
+  let server: Server;
+  try {
+    server = await Server.create(config.server as ServerOptions);
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'the server did not start');
+    return 1;
+  }
+  const gateway = createGateway(server, { ...config.gateway, logger: config.gateway.logger ?? logger });
+  let httpServer: http.Server | undefined;
+  let grpcServer: (GrpcShutdownLike & object) | undefined;
+  try {
+    httpServer = await listenHttp(gateway.handler, config.host, config.httpPort);
+    const httpPort = (httpServer.address() as AddressInfo).port;
+    let grpcPort: number | undefined;
+    if (grpc !== undefined && config.grpcPort !== null) {
+      const maxBytes = config.gateway.maxBodyBytes ?? 64 * 1024 * 1024;
+      const g = await listenGrpc(
+        grpc,
+        (s) => gateway.addToGrpcServer(s),
+        config.host,
+        config.grpcPort,
+        maxBytes,
+      );
+      grpcServer = g.server;
+      grpcPort = g.port;
+    }
+    logger.info?.({ httpPort, grpcPort, host: config.host, triton: server.library.path }, 'serving');
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'could not listen');
+    httpServer?.close();
+    grpcServer?.forceShutdown();
+    await server.stop();
+    return 1;
+  }
+  return untilSignal({
+    gateway,
+    server,
+    http: httpServer,
+    grpc: grpcServer,
+    logger,
+    timeoutMs: config.drainTimeoutMs,
+  });
+}
+
+/**
+ * Resolves with the exit code once a SIGTERM or SIGINT has run the shutdown;
+ * a second signal cancels what is left at once.
+ */
+function untilSignal(targets: ShutdownTargets): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        targets.logger.warn?.({ signal }, 'second signal: cancelling what is left now');
+        for (const cancel of [...targets.gateway._context.cancels]) cancel();
+        return;
+      }
+      stopping = true;
+      shutdown(targets, signal).then(
+        () => resolve(0),
+        (err) => {
+          targets.logger.error?.({ err: (err as Error).message }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * Decoupled models over HTTP: `POST /v2/models/{m}/generate_stream` answers
+ * with Server-Sent Events, one `data:` event per response, as Triton's
+ * generate extension does. A client that disconnects cancels the request.
+ *
+ * The body is either Triton's generate form (each top-level key an input by
+ * name, its value a scalar or an array; `parameters` for the request) or a
+ * KServe v2 inference request (`{"inputs": [...]}`); events follow the same
+ * form: `{"model_name", "model_version", OUT: value}`, or a v2 inference
+ * response.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
+import { readBody } from './body.js';
+import { decodeInferRequest, encodeInferResponse, parseJsonHeader, tensorJsonData } from './codec.js';
+import type { GatewayContext } from './context.js';
+import { badRequest, errorMessage, httpStatus } from './errors.js';
+import { modelMetadata } from './protocol.js';
+
+/** The tensors of a generate-form body, shaped by the model's metadata. */
+async function generateRequest(
+  ctx: GatewayContext,
+  name: string,
+  version: number,
+  body: Record<string, unknown>,
+): Promise<InferRequest> {
+  const meta = await modelMetadata(ctx.server, name, version);
+  const inputs: Array<Record<string, unknown>> = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'parameters' || key === 'id') continue;
+    const spec = meta.inputs.find((i) => i.name === key);
+    if (spec === undefined) {
+      throw badRequest(
+        `model '${name}' has no input '${key}' (its inputs: ${meta.inputs.map((i) => i.name).join(', ')})`,
+      );
+    }
+    const data = Array.isArray(value) ? value.flat(Number.POSITIVE_INFINITY) : [value];
+    inputs.push({ name: key, datatype: spec.datatype, shape: fitShape(spec.shape, data.length, key), data });
+  }
+  const header = JSON.stringify({ id: body.id, parameters: body.parameters, inputs });
+  return decodeInferRequest(Buffer.from(header), undefined).request;
+}
+
+/**
+ * The model's dims with the variable dimensions sized to hold `count`
+ * elements: the last variable one takes them, earlier ones (a batch
+ * dimension) are 1.
+ */
+function fitShape(dims: readonly number[], count: number, input: string): number[] {
+  const last = dims.findLastIndex((d) => d < 0);
+  const known = dims.reduce((n, d) => (d < 0 ? n : n * d), 1);
+  if (last < 0) return [...dims];
+  if (known === 0 || count % known !== 0) {
+    throw badRequest(
+      `input '${input}': cannot shape ${count} elements to the model's dims [${dims.join(',')}]; send a v2 inference request with 'shape'`,
+    );
+  }
+  return dims.map((d, i) => (d >= 0 ? d : i === last ? count / known : 1));
+}
+
+function generateEvent(result: InferResult): string {
+  let text = `{"model_name":${JSON.stringify(result.model)},"model_version":"${result.version}"`;
+  for (const [name, tensor] of Object.entries(result.outputs)) {
+    text += `,${JSON.stringify(name)}:${scalarOrArray(tensor)}`;
+  }
+  return `${text}}`;
+}
+
+function scalarOrArray(tensor: Tensor): string {
+  const text = tensorJsonData(tensor);
+  return tensor.size === 1 && text.startsWith('[') ? text.slice(1, -1) : text;
+}
+
+/** Waits until `res` can take more (or is gone). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/**
+ * `POST /v2/models/{m}/generate`: one response, in the generate form (the
+ * body as for generate_stream); a decoupled model answers with the error
+ * pointing to streaming.
+ */
+export async function handleGenerate(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  version: number,
+): Promise<void> {
+  const body = parseJsonHeader(
+    (await readBody(req, ctx.options.maxBodyBytes)).toString('utf8'),
+    'the generate request',
+  );
+  const request = await generateRequest(ctx, name, version, body);
+  const result = await ctx.server.model(name, version).infer(request);
+  const text = generateEvent(result);
+  result.dispose();
+  if (res.destroyed) return;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export async function handleGenerateStream(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  version: number,
+): Promise<void> {
+  const body = parseJsonHeader(
+    (await readBody(req, ctx.options.maxBodyBytes)).toString('utf8'),
+    'the generate_stream request',
+  );
+  const v2 = Array.isArray(body.inputs);
+  const decoded = v2 ? decodeInferRequest(Buffer.from(JSON.stringify(body)), undefined) : undefined;
+  const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));
+  const stream: InferStream = ctx.server.model(name, version).stream(request);
+  // A shutdown past its deadline cancels the request and says so in a last event.
+  let shutDown = false;
+  const cancel = () => {
+    shutDown = true;
+    stream.cancel();
+  };
+  ctx.cancels.add(cancel);
+  // A client that goes away cancels the request.
+  const gone = () => stream.cancel();
+  res.once('close', gone);
+  try {
+    // The first response (or the request's error) decides the status.
+    let next = await stream.next();
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+    });
+    res.flushHeaders();
+    while (!next.done) {
+      const result = next.value;
+      const event = decoded
+        ? encodeInferResponse(result, { outputs: decoded.outputs, binaryByDefault: false }).header.toString()
+        : generateEvent(result);
+      result.dispose();
+      if (res.destroyed) return;
+      if (!res.write(`data: ${event}\n\n`)) await drained(res);
+      next = await stream.next();
+    }
+    if (shutDown) res.end(`data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`);
+    else res.end();
+  } catch (err) {
+    if (!res.headersSent) throw err;
+    // Mid-stream: the error is the last event, as Triton sends it.
+    ctx.log(
+      httpStatus(err) >= 500 ? 'error' : 'info',
+      { err: errorMessage(err), model: name },
+      'stream failed',
+    );
+    if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: errorMessage(err) })}\n\n`);
+  } finally {
+    ctx.cancels.delete(cancel);
+    res.off('close', gone);
+    stream.cancel();
+  }
+}
