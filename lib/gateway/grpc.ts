@@ -30,7 +30,7 @@ import {
 } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, grpcStatus, httpStatus } from './errors.js';
-import { type Admission, grpcGuardRequest, keepAdmission, visibleTo } from './guard/index.js';
+import { type Admission, grpcGuardRequest, isHiddenModel, keepAdmission, visibleTo } from './guard/index.js';
 import { unload } from './http.js';
 import {
   indexDocument,
@@ -327,6 +327,8 @@ function unary(
       admission = ctx.guard?.admit(grpcGuardRequest(rpc, call.request, call));
     } catch (err) {
       done();
+      // ModelReady answers an unknown model with ready: false, so a hidden one too.
+      if (rpc === 'ModelReady' && isHiddenModel(err)) return callback(null, { ready: false });
       fail(ctx, callback, err, rpc);
       record(String(grpcStatus(err)));
       return;

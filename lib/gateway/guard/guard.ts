@@ -47,9 +47,36 @@ export function invalidModelName(name: string): string | undefined {
   return undefined;
 }
 
-/** The message Triton gives for a model it does not have: a forbidden model gets the same. */
+/** The message Triton gives for a model it does not have. */
 export function unknownModelMessage(model: string): string {
   return `Request for unknown model: '${model}' is not found`;
+}
+
+const hidden = new WeakSet<Error>();
+
+/** True for the guard's answer to a model the tenant may not see (gRPC ModelReady turns it into `ready: false`). */
+export function isHiddenModel(err: unknown): boolean {
+  return err instanceof Error && hidden.has(err);
+}
+
+/**
+ * A forbidden model's answer: exactly what the same route answers for a
+ * model the server does not have (status, code and message), so a tenant
+ * cannot tell another tenant's model from none.
+ */
+function hiddenModel(route: string, model: string, version: string | undefined): GatewayError {
+  let err: GatewayError;
+  if (route === 'model_ready') err = new GatewayError(400, 'Model version not ready', 'INVALID_ARG');
+  else if (route === 'model_stats')
+    err = new GatewayError(400, `requested model '${model}' is not available`, 'INVALID_ARG');
+  else if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
+    // The library's inference adds a hint to Triton's message.
+    const which = version === undefined || version === '-1' ? '' : ` with version ${version}`;
+    const hint = `is it loaded${which}? server.loadModel('${model}') loads it`;
+    err = new GatewayError(404, `${unknownModelMessage(model)} (${hint})`, 'NOT_FOUND');
+  } else err = new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
+  hidden.add(err);
+  return err;
 }
 
 function header(headers: GuardRequest['headers'], name: string): string | undefined {
@@ -251,7 +278,7 @@ export class GatewayGuard implements Guard {
       return;
     }
     if (request.model !== undefined && !tenant.models.some((p) => p.test(request.model!))) {
-      throw new GatewayError(404, unknownModelMessage(request.model), 'NOT_FOUND');
+      throw hiddenModel(request.route, request.model, request.version);
     }
   }
 

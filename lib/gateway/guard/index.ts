@@ -4,7 +4,7 @@
  * and model-name hardening. `createGateway(server, { guard })` builds one;
  * the HTTP routes and every gRPC call pass through `admit()`.
  */
-export { GatewayGuard, hashApiKey, invalidModelName, unknownModelMessage } from './guard.js';
+export { GatewayGuard, hashApiKey, invalidModelName, isHiddenModel, unknownModelMessage } from './guard.js';
 export type {
   GuardApiKeyOptions,
   GuardAuditOptions,
