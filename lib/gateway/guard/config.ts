@@ -39,7 +39,7 @@ export interface GuardTenantOptions {
 
 /** An API key, stored as a hash, and the tenant it authenticates as. */
 export interface GuardApiKeyOptions {
-  /** SHA-256 of the key, 64 hex digits (`triton-node hash-key` or `hashApiKey()` prints it). */
+  /** SHA-256 of the key, 64 hex digits (`hashApiKey(key)`, or `printf %s "$KEY" | sha256sum`). */
   sha256: string;
   /** The tenant the key authenticates as (a key of `tenants`). */
   tenant: string;
