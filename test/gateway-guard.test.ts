@@ -6,18 +6,20 @@
  * and that nothing reached the server (a count of the Server's method calls
  * and Triton's own inference statistics stay as they were).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { type JWK, SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/gateway/index.js';
+import type { GuardRequest } from '../lib/gateway/guard/types.js';
+import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/gateway/index.js';
 import type { Server } from '../lib/index.js';
 import { useGateway } from './gateway-helpers.js';
 import { useServer } from './helpers.js';
@@ -569,5 +571,129 @@ describe('over gRPC', () => {
     expect(codes.filter((c) => c === 0).length).toBe(1);
     expect(codes.filter((c) => c === grpc.status.RESOURCE_EXHAUSTED).length).toBe(2);
     gw().gateway.guard!.update(options.guard!);
+  });
+});
+
+describe('GatewayGuard on its own', () => {
+  const req = (headers: Record<string, string>, extra: Partial<GuardRequest> = {}): GuardRequest => ({
+    protocol: 'http',
+    route: 'infer',
+    model: 'm',
+    headers,
+    requestId: 'r',
+    ...extra,
+  });
+  const status = (guard: GatewayGuard, r: GuardRequest) => {
+    try {
+      guard.admit(r).done({ status: 200 });
+      return 200;
+    } catch (err) {
+      return (err as { status: number }).status;
+    }
+  };
+  const tenants = { t: { models: ['m'] } };
+
+  it('verifies HS256 with a secret, ES256 with a PEM key; refuses alg none, a wrong alg, a future nbf, no exp', async () => {
+    const secret = 's'.repeat(40);
+    const hs = new GatewayGuard({ jwt: { secret }, tenants });
+    const sign = (alg: string, key: Parameters<SignJWT['sign']>[0], claims: Record<string, unknown> = {}) =>
+      new SignJWT({ tenant: 't', ...claims }).setProtectedHeader({ alg }).setExpirationTime('1m').sign(key);
+    const secretKey = new TextEncoder().encode(secret);
+    expect(status(hs, req(bearer(await sign('HS256', secretKey))))).toBe(200);
+    expect(status(hs, req(bearer(await sign('HS512', secretKey))))).toBe(200);
+    expect(status(hs, req(bearer(await sign('HS256', new TextEncoder().encode('x'.repeat(40))))))).toBe(401);
+    const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"tenant":"t"}').toString('base64url')}.`;
+    expect(status(hs, req(bearer(none)))).toBe(401);
+    expect(
+      status(hs, req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 })))),
+    ).toBe(401);
+    const noExp = await new SignJWT({ tenant: 't' }).setProtectedHeader({ alg: 'HS256' }).sign(secretKey);
+    expect(status(hs, req(bearer(noExp)))).toBe(401);
+    const ec = await generateKeyPair('ES256', { extractable: true });
+    const pem = await exportSPKI(ec.publicKey);
+    const es = new GatewayGuard({ jwt: { publicKey: pem }, tenants });
+    expect(status(es, req(bearer(await sign('ES256', ec.privateKey))))).toBe(200);
+    // An HMAC made with the public key's text as the secret (the classic confusion) is refused.
+    expect(status(es, req(bearer(await sign('HS256', new TextEncoder().encode(pem)))))).toBe(401);
+    // A token expired less than clockToleranceSeconds ago still passes; past it, not.
+    const now = Math.floor(Date.now() / 1000);
+    const skewed = new GatewayGuard({ jwt: { secret, clockToleranceSeconds: 30 }, tenants });
+    const justExpired = await new SignJWT({ tenant: 't' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(now - 10)
+      .sign(secretKey);
+    expect(status(skewed, req(bearer(justExpired)))).toBe(200);
+    expect(status(hs, req(bearer(justExpired)))).toBe(401);
+  });
+
+  it('refuses bad options with a TypeError naming the option', () => {
+    expect(() => new GatewayGuard({ apiKeys: [{ sha256: 'not-hex', tenant: 't' }], tenants })).toThrow(
+      /apiKeys\[0\]\.sha256/,
+    );
+    expect(
+      () => new GatewayGuard({ apiKeys: [{ sha256: hashApiKey('k'), tenant: 'nobody' }], tenants }),
+    ).toThrow(/tenant/);
+    expect(() => new GatewayGuard({ jwt: { secret: 'short' } })).toThrow(/at least 32 bytes/);
+    expect(() => new GatewayGuard({ jwt: {} })).toThrow(/exactly one of/);
+    expect(() => new GatewayGuard({ open: ['infer'] })).toThrow(/guard\.open/);
+    expect(() => new GatewayGuard({ tenants: { t: { limits: { maxConcurrent: 1.5 } } } })).toThrow(
+      /maxConcurrent/,
+    );
+    expect(() => new GatewayGuard({ tenants: { t: { modles: [] } as never } })).toThrow(
+      /unknown option 'modles'/,
+    );
+  });
+
+  it('spends generated tokens against the tenant’s tokens/s bucket', () => {
+    const guard = new GatewayGuard({
+      tenants: { anonymous: { models: ['*'], limits: { tokensPerSecond: 10, tokensBurst: 10 } } },
+    });
+    const a = guard.admit(req({}));
+    expect(a.tenant).toBe('anonymous');
+    expect(a.spendTokens(8, 'm')).toBe(true);
+    expect(a.spendTokens(8, 'm')).toBe(false);
+    a.done({ status: 200 });
+  });
+
+  it('rotates the audit file past maxBytes, keeping `keep` older files with the newest lines whole', () => {
+    const file = join(dir, 'rotate.log');
+    const guard = new GatewayGuard({ audit: { file, maxBytes: 2000, keep: 2, flushIntervalMs: 0 } });
+    for (let i = 0; i < 40; i++) guard.admit(req({}, { requestId: `rot-${i}` })).done({ status: 200 });
+    guard.close();
+    const files = [`${file}.2`, `${file}.1`, file];
+    const lines = files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
+    for (const f of files) expect(statSync(f).size).toBeLessThanOrEqual(2000);
+    expect(() => statSync(`${file}.3`)).toThrow();
+    // The newest lines survive, in order, each whole.
+    const ids = lines.map((l) => JSON.parse(l).requestId as string);
+    expect(ids.at(-1)).toBe('rot-39');
+    const first = Number(ids[0]!.slice(4));
+    expect(first).toBeGreaterThan(0);
+    expect(ids).toEqual(Array.from({ length: 40 - first }, (_, i) => `rot-${first + i}`));
+  });
+
+  it('writes every line to a stream on close, even within the flush interval', () => {
+    const chunks: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        chunks.push(String(chunk));
+        cb();
+      },
+    });
+    const guard = new GatewayGuard({ audit: { stream, flushIntervalMs: 60_000 } });
+    for (let i = 0; i < 3; i++) guard.admit(req({}, { requestId: `s-${i}` })).done({ status: 200 });
+    expect(chunks.join('')).toBe('');
+    guard.close();
+    expect(
+      chunks
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).requestId),
+    ).toEqual(['s-0', 's-1', 's-2']);
   });
 });
