@@ -4,6 +4,7 @@
  * drains.
  */
 import type { Server } from 'triton-node';
+import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
@@ -30,6 +31,8 @@ export class GatewayContext {
   readonly metrics: GatewayMetrics | undefined;
   /** Per response: how long its inference took in the library, µs (for the overhead metric). */
   readonly inferTimes = new WeakMap<object, number>();
+  /** Authentication, tenants, limits and audit (undefined: no auth, every model open to all). */
+  guard?: Guard;
   /** Requests being served now (HTTP requests, gRPC calls, streams). */
   inFlight = 0;
   /** Set by drain(): readiness answers false and new inference is refused. */

@@ -13,13 +13,34 @@ import { TritonError, type TritonErrorCode } from 'triton-node';
 export class GatewayError extends Error {
   readonly status: number;
   readonly code: TritonErrorCode;
+  /** A 429's wait before a retry, whole seconds ≥ 1 (HTTP sends it as `Retry-After`). */
+  readonly retryAfterSeconds?: number;
+  /** The gRPC status code when it is not the one of `code` (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED). */
+  readonly grpcCode?: number;
+  /** A 401's `WWW-Authenticate` challenge. */
+  readonly challenge?: string;
 
-  constructor(status: number, message: string, code: TritonErrorCode = codeOfStatus(status)) {
+  constructor(
+    status: number,
+    message: string,
+    code: TritonErrorCode = codeOfStatus(status),
+    extra: GatewayErrorExtra = {},
+  ) {
     super(message);
     this.name = 'GatewayError';
     this.status = status;
     this.code = code;
+    if (extra.retryAfterSeconds !== undefined) this.retryAfterSeconds = extra.retryAfterSeconds;
+    if (extra.grpcCode !== undefined) this.grpcCode = extra.grpcCode;
+    if (extra.challenge !== undefined) this.challenge = extra.challenge;
   }
+}
+
+/** What a guard's denial adds to a GatewayError. */
+export interface GatewayErrorExtra {
+  retryAfterSeconds?: number;
+  grpcCode?: number;
+  challenge?: string;
 }
 
 /** A malformed request (400, INVALID_ARG). */
@@ -75,6 +96,7 @@ export function httpStatus(err: unknown): number {
 
 /** The gRPC status code for an error thrown while serving a request. */
 export function grpcStatus(err: unknown): number {
+  if (err instanceof GatewayError && err.grpcCode !== undefined) return err.grpcCode;
   return GRPC_STATUS[errorCode(err)];
 }
 

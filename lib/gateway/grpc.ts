@@ -35,7 +35,8 @@ import {
   tensorBytes,
 } from './codec.js';
 import type { GatewayContext } from './context.js';
-import { GatewayError, badRequest, errorMessage, grpcStatus } from './errors.js';
+import { GatewayError, badRequest, errorMessage, grpcStatus, httpStatus } from './errors.js';
+import { type Admission, grpcGuardRequest, isHiddenModel, keepAdmission, visibleTo } from './guard/index.js';
 import { unload } from './http.js';
 import { importPeers } from './peer.js';
 import {
@@ -59,6 +60,8 @@ type Callback = (err: { code: number; details: string } | null, value?: object) 
 interface UnaryCall {
   request: Record<string, Json>;
   cancelled?: boolean;
+  metadata?: { getMap(): Record<string, unknown> };
+  getPeer?(): string;
   on(event: 'cancelled', listener: () => void): void;
 }
 interface DuplexCall {
@@ -67,6 +70,8 @@ interface DuplexCall {
   write(msg: object): boolean;
   end(): void;
   cancelled?: boolean;
+  metadata?: { getMap(): Record<string, unknown> };
+  getPeer?(): string;
 }
 
 /** Where proto/kserve_v2.proto is: beside dist/ in the package, two levels up from lib/gateway/. */
@@ -307,13 +312,31 @@ function unary(
         (performance.now() - arrived) * 1000,
         ctx.inferTimes.get(call),
       );
+    let admission: Admission | undefined;
+    try {
+      admission = ctx.guard?.admit(grpcGuardRequest(rpc, call.request, call));
+    } catch (err) {
+      done();
+      // ModelReady answers an unknown model with ready: false, so a hidden one too.
+      if (rpc === 'ModelReady' && isHiddenModel(err)) return callback(null, { ready: false });
+      fail(ctx, callback, err, rpc);
+      record(String(grpcStatus(err)));
+      return;
+    }
+    if (admission !== undefined) keepAdmission(call, admission);
+    const inferUs = () => {
+      const us = ctx.inferTimes.get(call);
+      return us === undefined ? {} : { computeUs: Math.round(us) };
+    };
     fn(call.request, call).then(
       (value) => {
+        admission?.done({ status: 200, ...inferUs() });
         done();
         callback(null, value);
         record('OK');
       },
       (err) => {
+        admission?.done({ status: httpStatus(err), error: errorMessage(err), ...inferUs() });
         done();
         fail(ctx, callback, err, rpc);
         record(String(grpcStatus(err)));
@@ -339,8 +362,10 @@ function repositoryParameters(map: Json): Record<string, Json> {
 function repositoryRpcs(ctx: GatewayContext): Record<string, unknown> {
   const server = ctx.server;
   return {
-    RepositoryIndex: unary(ctx, 'RepositoryIndex', async (req) => ({
-      models: indexDocument(await server.modelIndex({ readyOnly: req.ready === true })),
+    RepositoryIndex: unary(ctx, 'RepositoryIndex', async (req, call) => ({
+      models: indexDocument(
+        (await server.modelIndex({ readyOnly: req.ready === true })).filter((e) => visibleTo(call, e.name)),
+      ),
     })),
     RepositoryModelLoad: unary(ctx, 'RepositoryModelLoad', async (req) => {
       if (!ctx.options.repositoryControl)
@@ -449,8 +474,10 @@ export function grpcImplementation(
     ModelConfig: unary(ctx, 'ModelConfig', async (req) => ({
       config: await server.model(modelName(req), version(req)).config(),
     })),
-    ModelStatistics: unary(ctx, 'ModelStatistics', async (req) => {
-      const stats = await modelStatistics(server, (req.name as string) ?? '', version(req));
+    ModelStatistics: unary(ctx, 'ModelStatistics', async (req, call) => {
+      const stats = (await modelStatistics(server, (req.name as string) ?? '', version(req))).filter((s) =>
+        visibleTo(call, s.name),
+      );
       return { model_stats: stats.map(statisticsDocument) };
     }),
     ...repositoryRpcs(ctx),
@@ -520,7 +547,11 @@ function streamInfer(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined,
   ctx.cancels.add(shutdown);
   const run = async (msg: Record<string, Json>) => {
     let stream: InferStream | undefined;
+    let admission: Admission | undefined;
+    let status = 200;
     try {
+      // Each message is a request of its own: admitted and audited alone.
+      admission = ctx.guard?.admit(grpcGuardRequest('ModelStreamInfer', msg, call));
       if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       const decoded = decodeGrpcRequest(msg, shm);
       stream = ctx.server.model(decoded.name, decoded.version).stream(decoded.request);
@@ -531,8 +562,11 @@ function streamInfer(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined,
         setImmediate(() => result.dispose());
       }
     } catch (err) {
+      status = httpStatus(err);
       if (!finished) call.write({ error_message: errorMessage(err) });
+      admission?.done({ status, error: errorMessage(err) });
     } finally {
+      admission?.done({ status });
       if (stream !== undefined) open.delete(stream);
       maybeEnd();
     }

@@ -11,6 +11,7 @@ import { readBody } from './body.js';
 import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
+import { type Admission, httpGuardRequest, keepAdmission, visibleTo } from './guard/index.js';
 import {
   indexDocument,
   modelMetadata,
@@ -61,6 +62,10 @@ export function sendError(ctx: GatewayContext, res: ServerResponse, err: unknown
     res.destroy();
     return;
   }
+  if (err instanceof GatewayError && err.retryAfterSeconds !== undefined)
+    res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  if (err instanceof GatewayError && err.challenge !== undefined)
+    res.setHeader('WWW-Authenticate', err.challenge);
   sendJson(res, status, { error: message });
 }
 
@@ -286,7 +291,7 @@ async function route(
   }
   if (path === '/v2/models/stats') {
     allow(req, 'GET');
-    const stats = await modelStatistics(server, '', -1);
+    const stats = (await modelStatistics(server, '', -1)).filter((s) => visibleTo(res, s.name));
     return sendJson(res, 200, { model_stats: stats.map(statisticsDocument) });
   }
   let match = MODEL_ROUTE.exec(path);
@@ -296,7 +301,8 @@ async function route(
     const body = await optionalJson(ctx, req, 'the repository index request');
     const ready = body.ready ?? false;
     if (typeof ready !== 'boolean') throw badRequest("Invalid value for 'ready': expected a boolean");
-    return sendJson(res, 200, indexDocument(await server.modelIndex({ readyOnly: ready })));
+    const index = (await server.modelIndex({ readyOnly: ready })).filter((e) => visibleTo(res, e.name));
+    return sendJson(res, 200, indexDocument(index));
   }
   match = REPOSITORY_ROUTE.exec(path);
   if (match) return repositoryRoute(ctx, req, res, match);
@@ -341,12 +347,25 @@ function routeLabel(path: string): string {
   return 'other';
 }
 
+/** What the audit log records of a finished HTTP response (499: the client left before it). */
+function httpOutcome(ctx: GatewayContext, res: ServerResponse): Parameters<Admission['done']>[0] {
+  const length = Number(res.getHeader('content-length'));
+  const inferUs = ctx.inferTimes.get(res);
+  return {
+    status: res.headersSent ? res.statusCode : 499,
+    ...(Number.isSafeInteger(length) ? { bytesOut: length } : {}),
+    ...(inferUs === undefined ? {} : { computeUs: Math.round(inferUs) }),
+  };
+}
+
 /** The request listener: counts the request in flight until its response is done, and answers every error. */
 export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined): HttpHandler {
   return (req, res) => {
     const done = ctx.begin();
     const arrived = performance.now();
+    let admission: Admission | undefined;
     res.once('close', () => {
+      admission?.done(httpOutcome(ctx, res));
       done();
       ctx.metrics?.record(
         'http',
@@ -363,6 +382,18 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
       path = new URL(req.url ?? '/', 'http://gateway').pathname;
     } catch {
       // A request line Node accepted but URL does not: 404 below.
+    }
+    // The OpenAI routes (/v1/) admit their requests themselves.
+    if (ctx.guard !== undefined && !path.startsWith('/v1/')) {
+      const request = httpGuardRequest(req, path);
+      res.setHeader('X-Request-Id', request.requestId);
+      try {
+        admission = ctx.guard.admit(request);
+      } catch (err) {
+        sendError(ctx, res, err, `${req.method} ${path}`);
+        return;
+      }
+      keepAdmission(res, admission);
     }
     route(ctx, shm, req, res, path).then(
       () => {

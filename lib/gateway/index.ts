@@ -18,12 +18,23 @@ import { optionError } from '../errors.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
 import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
 import { type GrpcServerLike, addGrpcService } from './grpc.js';
+import { GatewayGuard, type GuardOptions } from './guard/index.js';
 import { type HttpHandler, createHttpHandler } from './http.js';
 import { GatewayMetrics } from './metrics.js';
 import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
 export { GatewayError } from './errors.js';
+export { GatewayGuard, hashApiKey } from './guard/index.js';
+export type {
+  AuditRecord,
+  GuardApiKeyOptions,
+  GuardAuditOptions,
+  GuardJwtOptions,
+  GuardLimitOptions,
+  GuardOptions,
+  GuardTenantOptions,
+} from './guard/index.js';
 
 /** Options of `createGateway()`. */
 export interface GatewayOptions {
@@ -40,6 +51,8 @@ export interface GatewayOptions {
   metrics?: boolean;
   /** Where the gateway logs (pino's shape: `logger.info({ ... }, 'message')`); default: nowhere. */
   logger?: GatewayLogger;
+  /** Authentication, tenants, rate limits and audit (docs/security.md); default: none (no auth). */
+  guard?: GuardOptions;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -75,8 +88,10 @@ export interface Gateway {
    * everything finished in time.
    */
   drain(options?: DrainOptions): Promise<boolean>;
-  /** Unregisters every shared memory region. */
+  /** Unregisters every shared memory region; writes the audit log's last lines and closes it. */
   close(): void;
+  /** The guard when `options.guard` was given: `update(options)` changes keys, tenants and limits at run time. */
+  readonly guard: GatewayGuard | undefined;
   /** @internal */
   readonly _context: GatewayContext;
 }
@@ -121,6 +136,8 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
     logger,
     resolved.metrics ? new GatewayMetrics(server) : undefined,
   );
+  const guard = options.guard === undefined ? undefined : new GatewayGuard(options.guard);
+  ctx.guard = guard;
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
   const handler = createHttpHandler(ctx, shm);
   return {
@@ -146,11 +163,14 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
       const finished = await Promise.race([ctx.idle().then(() => true as const), expired]);
       clearTimeout(timer);
       if (!finished) for (const cancel of [...ctx.cancels]) cancel();
+      guard?.flush();
       return finished;
     },
     close() {
       shm?.close();
+      guard?.close();
     },
+    guard,
     _context: ctx,
   };
 }

@@ -21,13 +21,14 @@ export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repos
   --no-grpc              serve HTTP only (no @grpc/grpc-js needed)
   --host <addr>          address to listen on (default 0.0.0.0)
   --config <file>        JSON: { "server": ServerOptions, "gateway": GatewayOptions, "httpPort", "grpcPort",
-                         "host", "drainTimeoutMs" }; flags override it
+                         "host", "drainTimeoutMs", "maxHeaderBytes" }; flags override it
   --library <path>       libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver)
   --backend-dir <dir>    Triton backends
   --model-control-mode <none|explicit|poll>   (default none: every model loads at startup)
   --load-model <name>    with explicit mode: load at startup (repeatable, '*' for all)
   --drain-timeout <ms>   how long a shutdown waits for requests in flight (default 30000)
   --max-body-bytes <n>   largest request body (default 64 MiB)
+  --max-header-bytes <n> largest request head (default 16384, Node's); larger ones get 431
   --log-level <level>    pino level (default info)
 Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops.
 `;
@@ -40,6 +41,7 @@ interface ServeConfig {
   host: string;
   drainTimeoutMs: number;
   logLevel: string;
+  maxHeaderBytes: number;
 }
 
 class UsageError extends Error {}
@@ -78,6 +80,7 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
         'load-model': { type: 'string', multiple: true },
         'drain-timeout': { type: 'string' },
         'max-body-bytes': { type: 'string' },
+        'max-header-bytes': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -134,6 +137,7 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
     host: (values.host as string | undefined) ?? (file.host as string | undefined) ?? '0.0.0.0',
     drainTimeoutMs: whole(values['drain-timeout'] ?? file.drainTimeoutMs ?? 30_000, '--drain-timeout'),
     logLevel: (values['log-level'] as string | undefined) ?? (file.logLevel as string | undefined) ?? 'info',
+    maxHeaderBytes: whole(values['max-header-bytes'] ?? file.maxHeaderBytes ?? 16_384, '--max-header-bytes'),
   };
 }
 
@@ -156,9 +160,15 @@ interface GrpcModule {
 }
 
 /** Listens with keep-alive and timeouts set for sitting behind a load balancer. */
-function listenHttp(handler: http.RequestListener, host: string, portNumber: number): Promise<http.Server> {
+function listenHttp(
+  handler: http.RequestListener,
+  host: string,
+  portNumber: number,
+  maxHeaderSize: number,
+): Promise<http.Server> {
   const server = http.createServer(
     {
+      maxHeaderSize,
       // Longer than the usual 60 s idle timeout of load balancers, so they close first.
       keepAliveTimeout: 65_000,
       headersTimeout: 66_000,
@@ -248,7 +258,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   let httpServer: http.Server | undefined;
   let grpcServer: (GrpcShutdownLike & object) | undefined;
   try {
-    httpServer = await listenHttp(gateway.handler, config.host, config.httpPort);
+    httpServer = await listenHttp(gateway.handler, config.host, config.httpPort, config.maxHeaderBytes);
+    // With a guard, requests Node refuses before the gateway sees them (431...) are audited too.
+    if (gateway.guard !== undefined) httpServer.on('clientError', gateway.guard.clientError);
     const httpPort = (httpServer.address() as AddressInfo).port;
     let grpcPort: number | undefined;
     if (grpc !== undefined && config.grpcPort !== null) {

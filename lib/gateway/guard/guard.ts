@@ -1,0 +1,367 @@
+/**
+ * The guard: who is calling (API key or JWT → tenant), may they (open
+ * routes, admin routes, the tenant's models), may they now (token buckets,
+ * concurrency), and the audit line of every request, denied ones included.
+ * Everything here is synchronous and runs on the JS thread.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GatewayError } from '../errors.js';
+import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
+import { type GuardOptions, type ResolvedGuard, type ResolvedTenant, resolveGuard } from './config.js';
+import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
+import { TenantState, waitFor } from './limits.js';
+import type { Admission, Guard, GuardRequest } from './types.js';
+
+/** gRPC status codes the guard's denials carry. */
+const UNAUTHENTICATED = 16;
+const PERMISSION_DENIED = 7;
+const RESOURCE_EXHAUSTED = 8;
+
+/** Routes only admin tenants may call. */
+const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory']);
+
+/** The tenant of everyone when authentication is off and no `anonymous` tenant is configured. */
+const UNRESTRICTED: ResolvedTenant = {
+  name: 'anonymous',
+  models: [/^/],
+  admin: true,
+  limits: { requestBurst: 1, bytesBurst: 1, tokensBurst: 1 },
+  perModel: [],
+};
+
+/** SHA-256 of an API key as 64 hex digits: what `guard.apiKeys[].sha256` holds. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Why a model name is refused before anything reaches Triton (undefined: it is fine). */
+export function invalidModelName(name: string): string | undefined {
+  if (name === '') return 'the model name is empty';
+  if (name.length > 1024) return 'the model name is longer than 1024 characters';
+  if (name.includes('..')) return "the model name contains '..'";
+  if (name.includes('/') || name.includes('\\')) return 'the model name contains a path separator';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'the model name contains a control character';
+  return undefined;
+}
+
+/** The message Triton gives for a model it does not have. */
+export function unknownModelMessage(model: string): string {
+  return `Request for unknown model: '${model}' is not found`;
+}
+
+const hidden = new WeakSet<Error>();
+
+/** True for the guard's answer to a model the tenant may not see (gRPC ModelReady turns it into `ready: false`). */
+export function isHiddenModel(err: unknown): boolean {
+  return err instanceof Error && hidden.has(err);
+}
+
+/**
+ * A forbidden model's answer: exactly what the same route answers for a
+ * model the server does not have (status, code and message), so a tenant
+ * cannot tell another tenant's model from none.
+ */
+function hiddenModel(route: string, model: string, version: string | undefined): GatewayError {
+  let err: GatewayError;
+  if (route === 'model_ready') err = new GatewayError(400, 'Model version not ready', 'INVALID_ARG');
+  else if (route === 'model_stats')
+    err = new GatewayError(400, `requested model '${model}' is not available`, 'INVALID_ARG');
+  else if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
+    // The library's inference adds a hint to Triton's message.
+    const which = version === undefined || version === '-1' ? '' : ` with version ${version}`;
+    const hint = `is it loaded${which}? server.loadModel('${model}') loads it`;
+    err = new GatewayError(404, `${unknownModelMessage(model)} (${hint})`, 'NOT_FOUND');
+  } else err = new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
+  hidden.add(err);
+  return err;
+}
+
+function header(headers: GuardRequest['headers'], name: string): string | undefined {
+  const v = headers[name];
+  if (Array.isArray(v)) return v[0];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function unauthorized(message: string): GatewayError {
+  const description = message.replace(/["\\]/g, '');
+  return new GatewayError(401, message, 'INVALID_ARG', {
+    grpcCode: UNAUTHENTICATED,
+    challenge: `Bearer realm="triton-node", error="invalid_token", error_description="${description}"`,
+  });
+}
+
+function tooMany(message: string, seconds: number): GatewayError {
+  return new GatewayError(429, message, 'UNAVAILABLE', {
+    grpcCode: RESOURCE_EXHAUSTED,
+    retryAfterSeconds: Math.max(1, Math.ceil(seconds)),
+  });
+}
+
+interface Identity {
+  tenant: string;
+  keyId?: string;
+}
+
+/** A guard over resolved options; `update()` swaps them at run time. */
+export class GatewayGuard implements Guard {
+  #config: ResolvedGuard;
+  #keys: ReturnType<typeof loadKeys> = [];
+  readonly #tenants = new Map<string, TenantState>();
+  readonly #audit: AuditSink | undefined;
+  /** Open routes (health, metrics) with authentication on: no tenant, no limits. */
+  readonly #openState = new TenantState(UNRESTRICTED, 0);
+
+  constructor(options: GuardOptions) {
+    this.#config = resolveGuard(options);
+    if (this.#config.jwt !== undefined) this.#keys = loadKeys(this.#config.jwt);
+    this.#audit = createAuditSink(options.audit);
+  }
+
+  /**
+   * Replaces keys, JWT settings, tenants, limits and open routes (validated
+   * first: a bad config throws and the old one stays). Buckets keep what they
+   * hold; `audit` cannot change at run time and is ignored.
+   */
+  update(options: GuardOptions): void {
+    const config = resolveGuard({ ...options, audit: undefined });
+    const keys = config.jwt === undefined ? [] : loadKeys(config.jwt);
+    const now = performance.now();
+    this.#config = config;
+    this.#keys = keys;
+    for (const [name, state] of this.#tenants) {
+      const next = config.tenants.get(name);
+      if (next === undefined) this.#tenants.delete(name);
+      else state.reconfigure(next, now);
+    }
+  }
+
+  /** Writes buffered audit lines now. */
+  flush(): void {
+    this.#audit?.flush();
+  }
+
+  /** Writes buffered audit lines and closes the audit file. */
+  close(): void {
+    this.#audit?.close();
+  }
+
+  /** Requests in flight of a tenant. */
+  inFlight(tenant: string): number {
+    return this.#tenants.get(tenant)?.inFlight ?? 0;
+  }
+
+  /** Writes one audit line (for requests that never reached `admit`, such as a 431). */
+  audit(record: Omit<AuditRecord, 'time'>): void {
+    this.#audit?.write({ time: new Date().toISOString(), ...record });
+  }
+
+  /**
+   * A `clientError` listener for the `node:http` server: answers what Node
+   * refuses before the gateway sees a request (431 for headers past
+   * `maxHeaderSize`, 400 for a malformed request, 408 for a timeout) and
+   * audits it.
+   */
+  readonly clientError = (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : err.code === 'HPE_HEADERS_TIMEOUT' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 408
+          : 400;
+    const remote = (socket as { remoteAddress?: string }).remoteAddress;
+    this.audit({
+      requestId: randomUUID(),
+      tenant: null,
+      protocol: 'http',
+      route: 'client_error',
+      status,
+      latencyMs: 0,
+      ...(remote === undefined ? {} : { remote }),
+      error: err.code ?? err.message,
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    );
+  };
+
+  admit(request: GuardRequest): Admission {
+    const started = performance.now();
+    let identity: Identity | undefined;
+    try {
+      identity = this.#identify(request);
+      const open = this.#config.authOn && this.#config.open.has(request.route);
+      const state = open ? this.#openState : this.#state(identity.tenant, started);
+      this.#authorize(request, state.config);
+      this.#limit(request, state, started);
+      return this.#admission(request, identity, state, started);
+    } catch (err) {
+      const e = err instanceof GatewayError ? err : new GatewayError(500, (err as Error).message);
+      this.#record(request, identity, started, { status: e.status, error: e.message });
+      throw e;
+    }
+  }
+
+  #identify(request: GuardRequest): Identity {
+    const config = this.#config;
+    if (!config.authOn) return { tenant: 'anonymous' };
+    if (config.open.has(request.route)) return { tenant: 'anonymous' };
+    const auth = header(request.headers, 'authorization');
+    let credential: string | undefined;
+    if (auth !== undefined) {
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(auth);
+      if (m === null) throw unauthorized("malformed Authorization header (expected 'Bearer <token>')");
+      credential = m[1]!;
+    } else credential = header(request.headers, 'x-api-key');
+    if (credential === undefined || credential === '') throw unauthorized('credentials are required');
+    if (config.jwt !== undefined && looksLikeJwt(credential)) {
+      try {
+        return { tenant: verifyJwt(credential, this.#keys, config.jwt) };
+      } catch (err) {
+        if (err instanceof TokenError) throw unauthorized(err.message);
+        throw err;
+      }
+    }
+    return this.#apiKey(credential);
+  }
+
+  /** Every stored hash is compared (in constant time each), so timing tells nothing of which matched. */
+  #apiKey(key: string): Identity {
+    const hash = createHash('sha256').update(key, 'utf8').digest();
+    let found: Identity | undefined;
+    for (const entry of this.#config.apiKeys) {
+      if (timingSafeEqual(hash, entry.hash) && found === undefined) {
+        found = { tenant: entry.tenant, ...(entry.id === undefined ? {} : { keyId: entry.id }) };
+      }
+    }
+    if (found === undefined) throw unauthorized('the API key or token is not valid');
+    return found;
+  }
+
+  #state(tenant: string, now: number): TenantState {
+    let state = this.#tenants.get(tenant);
+    if (state !== undefined) return state;
+    const config = this.#config.tenants.get(tenant) ?? (this.#config.authOn ? undefined : UNRESTRICTED);
+    if (config === undefined) {
+      throw new GatewayError(403, `tenant '${tenant}' is not configured on this gateway`, 'INVALID_ARG', {
+        grpcCode: PERMISSION_DENIED,
+      });
+    }
+    state = new TenantState(config, now);
+    this.#tenants.set(tenant, state);
+    return state;
+  }
+
+  #authorize(request: GuardRequest, tenant: ResolvedTenant): void {
+    if (request.model !== undefined) {
+      const why = invalidModelName(request.model);
+      if (why !== undefined) throw new GatewayError(400, `invalid model name: ${why}`, 'INVALID_ARG');
+    }
+    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    if (ADMIN_ROUTES.has(request.route)) {
+      if (!tenant.admin) {
+        throw new GatewayError(
+          403,
+          `tenant '${tenant.name}' may not call ${request.route} (admin only)`,
+          'INVALID_ARG',
+          {
+            grpcCode: PERMISSION_DENIED,
+          },
+        );
+      }
+      return;
+    }
+    if (request.model !== undefined && !tenant.models.some((p) => p.test(request.model!))) {
+      throw hiddenModel(request.route, request.model, request.version);
+    }
+  }
+
+  #limit(request: GuardRequest, state: TenantState, now: number): void {
+    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    const max = state.config.limits.maxConcurrent;
+    if (max !== undefined && state.inFlight >= max)
+      throw tooMany(
+        `tenant '${state.config.name}' has ${state.inFlight} requests in flight (limit ${max})`,
+        1,
+      );
+    const perModel = request.model === undefined ? undefined : state.model(request.model, now);
+    const bytes = request.bytesIn ?? 0;
+    const wait = waitFor(
+      [
+        [state.own.requests, 1],
+        [state.own.bytes, bytes],
+        [perModel?.requests, 1],
+        [perModel?.bytes, bytes],
+      ],
+      now,
+    );
+    if (wait > 0) throw tooMany(`rate limit of tenant '${state.config.name}' reached`, wait);
+  }
+
+  #admission(request: GuardRequest, identity: Identity, state: TenantState, started: number): Admission {
+    state.inFlight++;
+    let ended = false;
+    let tokens = 0;
+    return {
+      tenant: identity.tenant,
+      done: (outcome) => {
+        if (ended) return;
+        ended = true;
+        state.inFlight--;
+        this.#record(request, identity, started, { tokens: tokens || undefined, ...outcome });
+      },
+      canSee: (model) => state.config.models.some((p) => p.test(model)),
+      spendTokens: (n, model) => {
+        const now = performance.now();
+        const ok =
+          waitFor(
+            [
+              [state.own.tokens, n],
+              [state.model(model, now)?.tokens, n],
+            ],
+            now,
+          ) === 0;
+        if (ok) tokens += n;
+        return ok;
+      },
+    };
+  }
+
+  #record(
+    request: GuardRequest,
+    identity: Identity | undefined,
+    started: number,
+    outcome: Parameters<Admission['done']>[0],
+  ): void {
+    if (this.#audit === undefined) return;
+    const record: Omit<AuditRecord, 'time'> = {
+      requestId: request.requestId,
+      tenant: identity?.tenant ?? null,
+      protocol: request.protocol,
+      route: request.route,
+      status: outcome.status,
+      latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+    const extra: Partial<AuditRecord> = {
+      model: request.model,
+      version: outcome.version ?? request.version,
+      bytesIn: request.bytesIn,
+      bytesOut: outcome.bytesOut,
+      queueUs: outcome.queueUs,
+      computeUs: outcome.computeUs,
+      tokens: outcome.tokens,
+      remote: request.remoteAddress,
+      keyId: identity?.keyId,
+      error: outcome.error,
+    };
+    for (const [k, v] of Object.entries(extra))
+      if (v !== undefined && v !== '') (record as Record<string, unknown>)[k] = v;
+    this.audit(record);
+  }
+}

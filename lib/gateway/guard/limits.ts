@@ -1,0 +1,130 @@
+/**
+ * Token buckets and concurrency counts per tenant and per tenant×model.
+ * All state lives on the JS thread: admission is synchronous, so no two
+ * requests race for a bucket.
+ */
+import type { ResolvedLimits, ResolvedTenant } from './config.js';
+
+/**
+ * A bucket of `capacity` tokens refilled at `rate` per second. A cost larger
+ * than the capacity passes when the bucket is full and leaves it in debt, so
+ * a large body is slowed down rather than refused forever.
+ */
+export class TokenBucket {
+  rate: number;
+  capacity: number;
+  #tokens: number;
+  #updated: number;
+
+  constructor(rate: number, capacity: number, now: number) {
+    this.rate = rate;
+    this.capacity = capacity;
+    this.#tokens = capacity;
+    this.#updated = now;
+  }
+
+  #refill(now: number): void {
+    const elapsed = (now - this.#updated) / 1000;
+    if (elapsed > 0) this.#tokens = Math.min(this.capacity, this.#tokens + elapsed * this.rate);
+    this.#updated = now;
+  }
+
+  /** Seconds until `cost` could be taken (0: now). Takes nothing. */
+  wait(cost: number, now: number): number {
+    this.#refill(now);
+    const need = Math.min(cost, this.capacity);
+    return this.#tokens >= need ? 0 : (need - this.#tokens) / this.rate;
+  }
+
+  take(cost: number): void {
+    this.#tokens -= cost;
+  }
+
+  /** New rate and capacity, keeping what is in the bucket (clipped to the new capacity). */
+  reconfigure(rate: number, capacity: number, now: number): void {
+    this.#refill(now);
+    this.rate = rate;
+    this.capacity = capacity;
+    this.#tokens = Math.min(this.#tokens, capacity);
+  }
+}
+
+/** The buckets one set of limits asks for. */
+export class LimitState {
+  requests?: TokenBucket;
+  bytes?: TokenBucket;
+  tokens?: TokenBucket;
+
+  constructor(limits: ResolvedLimits, now: number) {
+    this.apply(limits, now);
+  }
+
+  apply(limits: ResolvedLimits, now: number): void {
+    this.requests = bucket(this.requests, limits.requestsPerSecond, limits.requestBurst, now);
+    this.bytes = bucket(this.bytes, limits.bytesPerSecond, limits.bytesBurst, now);
+    this.tokens = bucket(this.tokens, limits.tokensPerSecond, limits.tokensBurst, now);
+  }
+}
+
+function bucket(
+  old: TokenBucket | undefined,
+  rate: number | undefined,
+  capacity: number,
+  now: number,
+): TokenBucket | undefined {
+  if (rate === undefined) return undefined;
+  if (old === undefined) return new TokenBucket(rate, capacity, now);
+  old.reconfigure(rate, capacity, now);
+  return old;
+}
+
+/** A tenant's live state: its buckets, its per-model buckets, its requests in flight. */
+export class TenantState {
+  config: ResolvedTenant;
+  readonly own: LimitState;
+  /** Buckets per model name (limits from the first `perModel` glob that matches the name). */
+  readonly models = new Map<string, LimitState>();
+  inFlight = 0;
+
+  constructor(config: ResolvedTenant, now: number) {
+    this.config = config;
+    this.own = new LimitState(config.limits, now);
+  }
+
+  /** The per-model state of `model` (undefined when no perModel entry matches). */
+  model(model: string, now: number): LimitState | undefined {
+    const entry = this.config.perModel.find((p) => p.pattern.test(model));
+    if (entry === undefined) return undefined;
+    let state = this.models.get(model);
+    if (state === undefined) {
+      state = new LimitState(entry.limits, now);
+      this.models.set(model, state);
+    }
+    return state;
+  }
+
+  reconfigure(config: ResolvedTenant, now: number): void {
+    this.config = config;
+    this.own.apply(config.limits, now);
+    for (const [model, state] of this.models) {
+      const entry = config.perModel.find((p) => p.pattern.test(model));
+      if (entry === undefined) this.models.delete(model);
+      else state.apply(entry.limits, now);
+    }
+  }
+}
+
+/**
+ * Seconds to wait before `cost` fits every bucket given (0: it fits now); a
+ * request is admitted only when all of them have room, and then takes from
+ * all, so a refusal by one bucket spends nothing of the others.
+ */
+export function waitFor(entries: Array<[TokenBucket | undefined, number]>, now: number): number {
+  let longest = 0;
+  for (const [b, cost] of entries) {
+    if (b === undefined || cost <= 0) continue;
+    longest = Math.max(longest, b.wait(cost, now));
+  }
+  if (longest === 0) for (const [b, cost] of entries) if (b !== undefined && cost > 0) b.take(cost);
+  return longest;
+}

@@ -1,0 +1,146 @@
+/**
+ * What the guard is told about a KServe request: its route label, the model
+ * and version it names, and the request id; for HTTP read from the path
+ * (the same shapes http.ts routes on), for gRPC from the RPC and its message.
+ * The admission of each request is kept beside it (a WeakMap keyed by the
+ * response or the call) for the routes that filter what they list.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Admission, GuardRequest } from './types.js';
+
+const MODEL_ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]*))?(?:\/([^/]+))?\/?$/;
+const REPOSITORY_ROUTE = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)\/?$/;
+
+const MODEL_SUBROUTES: Record<string, string> = {
+  ready: 'model_ready',
+  config: 'model_config',
+  stats: 'model_stats',
+  infer: 'infer',
+  generate: 'generate',
+  generate_stream: 'generate_stream',
+};
+
+function decoded(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    // The route answers 400 for it; the guard names no model.
+    return undefined;
+  }
+}
+
+/** Route label, model and version of a KServe HTTP path. */
+export function httpRoute(path: string): { route: string; model?: string; version?: string } {
+  if (path.startsWith('/v2/health/')) return { route: 'health' };
+  if (path === '/v2' || path === '/v2/') return { route: 'server' };
+  if (path === '/metrics') return { route: 'metrics' };
+  if (path === '/v2/models/stats' || path === '/v2/models/stats/') return { route: 'model_stats' };
+  if (path === '/v2/repository/index' || path === '/v2/repository/index/')
+    return { route: 'repository_index' };
+  if (path.includes('sharedmemory')) return { route: 'shared_memory' };
+  let m = REPOSITORY_ROUTE.exec(path);
+  if (m !== null) return withModel(`repository_${m[2]}`, decoded(m[1]));
+  m = MODEL_ROUTE.exec(path);
+  if (m !== null) {
+    const route = m[3] === undefined ? 'model_metadata' : (MODEL_SUBROUTES[m[3]] ?? 'model_other');
+    return withModel(route, decoded(m[1]), decoded(m[2]));
+  }
+  return { route: 'other' };
+}
+
+function withModel(route: string, model: string | undefined, version?: string) {
+  return {
+    route,
+    ...(model === undefined ? {} : { model }),
+    ...(version === undefined || version === '' ? {} : { version }),
+  };
+}
+
+/** A client's request id when it is a short printable token, else a new one. */
+export function requestIdOf(given: unknown): string {
+  if (typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given)) return given;
+  return randomUUID();
+}
+
+/** The guard's view of an HTTP request. */
+export function httpGuardRequest(req: IncomingMessage, path: string): GuardRequest {
+  const length = Number(req.headers['content-length']);
+  return {
+    protocol: 'http',
+    ...httpRoute(path),
+    headers: req.headers,
+    ...(Number.isSafeInteger(length) && length >= 0 ? { bytesIn: length } : {}),
+    ...(req.socket?.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
+    requestId: requestIdOf(req.headers['x-request-id']),
+  };
+}
+
+const RPC_ROUTES: Record<string, string> = {
+  ServerLive: 'health',
+  ServerReady: 'health',
+  ServerMetadata: 'server',
+  ModelReady: 'model_ready',
+  ModelMetadata: 'model_metadata',
+  ModelConfig: 'model_config',
+  ModelStatistics: 'model_stats',
+  RepositoryIndex: 'repository_index',
+  RepositoryModelLoad: 'repository_load',
+  RepositoryModelUnload: 'repository_unload',
+  ModelInfer: 'infer',
+  ModelStreamInfer: 'stream_infer',
+};
+
+/** The part of a grpc-js call the guard reads. */
+export interface GrpcCallLike {
+  metadata?: { getMap(): Record<string, unknown> };
+  getPeer?(): string;
+}
+
+/** The guard's view of a gRPC call (or of one message of a stream). */
+export function grpcGuardRequest(
+  rpc: string,
+  msg: Record<string, unknown>,
+  call: GrpcCallLike,
+): GuardRequest {
+  const headers: GuardRequest['headers'] = {};
+  for (const [k, v] of Object.entries(call.metadata?.getMap() ?? {})) {
+    if (typeof v === 'string') headers[k.toLowerCase()] = v;
+  }
+  const model = msg.model_name ?? msg.name;
+  const version = msg.model_version ?? msg.version;
+  let bytesIn: number | undefined;
+  if (Array.isArray(msg.raw_input_contents)) {
+    bytesIn = 0;
+    for (const b of msg.raw_input_contents as Uint8Array[]) bytesIn += b.byteLength;
+  }
+  let peer: string | undefined;
+  try {
+    peer = call.getPeer?.();
+  } catch {
+    // A call already closed has no peer.
+  }
+  return {
+    protocol: 'grpc',
+    route: RPC_ROUTES[rpc] ?? (rpc.includes('SharedMemory') ? 'shared_memory' : rpc),
+    ...(typeof model === 'string' && model !== '' ? { model } : {}),
+    ...(typeof version === 'string' && version !== '' ? { version } : {}),
+    headers,
+    ...(bytesIn === undefined ? {} : { bytesIn }),
+    ...(peer === undefined ? {} : { remoteAddress: peer }),
+    requestId: requestIdOf(msg.id || headers['x-request-id']),
+  };
+}
+
+const admissions = new WeakMap<object, Admission>();
+
+/** Keeps a request's admission beside its response or call. */
+export function keepAdmission(owner: object, admission: Admission): void {
+  admissions.set(owner, admission);
+}
+
+/** Whether the request of `owner` may see `model` (true without a guard). */
+export function visibleTo(owner: object, model: string): boolean {
+  return admissions.get(owner)?.canSee(model) ?? true;
+}
