@@ -24,6 +24,16 @@ import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
 export { GatewayError } from './errors.js';
+export {
+  type IsolatedGateway,
+  type IsolatedGatewayOptions,
+  type IsolatedGroupOptions,
+  type IsolationSharedMemoryOptions,
+  type RestartPolicy,
+  type GroupState,
+  type GroupStatus,
+  createIsolatedGateway,
+} from './isolation/index.js';
 
 /** Options of `createGateway()`. */
 export interface GatewayOptions {
