@@ -5,7 +5,7 @@
  * (undici) against the front; processes killed with SIGKILL.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { binaryBody, bytesOf, parseBinaryResponse } from './gateway-helpers.js';
 import { LIBRARY_PATH, MODELS, fakeOnly, skipAllIf } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));
+const SERVE = fileURLToPath(new URL('./fixtures/serve.ts', import.meta.url));
 const repositories: string[] = [];
 
 /** A model repository holding `models` of the test repository (as links). */
@@ -456,5 +457,47 @@ describe('isolated group processes that fail', () => {
     expect(pids.every(alive)).toBe(true);
     child.kill('SIGKILL');
     await until('the group processes to exit', () => !pids.some(alive), 15_000);
+  });
+});
+
+describe('triton-node serve with an "isolation" config', () => {
+  skipAllIf(fakeOnly('fake test backends in each group'));
+
+  it('serves the groups over HTTP, and SIGTERM stops them all and exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'isolation-serve-'));
+    repositories.push(dir);
+    const config = join(dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ isolation: { groups: twoGroups() }, httpPort: 0, host: '127.0.0.1' }),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', SERVE, '--config', config], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines: Array<Record<string, unknown>> = [];
+    const serving = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      let buffered = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        buffered += d.toString();
+        const parts = buffered.split('\n');
+        buffered = parts.pop()!;
+        for (const p of parts) {
+          const line = JSON.parse(p) as Record<string, unknown>;
+          lines.push(line);
+          if (line.msg === 'serving') resolve(line);
+        }
+      });
+      void exit.then((code) => reject(new Error(`serve exited (${code}) before serving`)));
+    });
+    const pids = (serving.groups as Array<{ pid: number }>).map((g) => g.pid);
+    expect(pids.length).toBe(2);
+    const url = `http://127.0.0.1:${serving.httpPort}`;
+    const res = await post(`${url}/v2/models/identity_int32/infer`, int32Request);
+    expect(res.status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(pids.some(alive)).toBe(false);
+    expect(lines.filter((l) => l.msg === 'group stopped').length).toBe(2);
   });
 });

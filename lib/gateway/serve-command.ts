@@ -15,6 +15,8 @@ import { Server } from '../server.js';
 import type { GatewayLogger } from './context.js';
 import { optionalPeer } from './grpc.js';
 import { type GatewayOptions, createGateway } from './index.js';
+import type { IsolatedGatewayOptions } from './isolation/options.js';
+import { serveIsolated } from './isolation/serve.js';
 import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
 
 export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repository <dir>...] [options]
@@ -23,7 +25,8 @@ export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repos
   --no-grpc              serve HTTP only (no @grpc/grpc-js needed)
   --host <addr>          address to listen on (default 0.0.0.0)
   --config <file>        JSON: { "server": ServerOptions, "gateway": GatewayOptions, "httpPort", "grpcPort",
-                         "host", "drainTimeoutMs" }; flags override it
+                         "host", "drainTimeoutMs", "isolation": { "groups": ... } }; flags override it
+                         (with "isolation": each tenant group's server in a process of its own, HTTP only)
   --library <path>       libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver)
   --backend-dir <dir>    Triton backends
   --model-control-mode <none|explicit|poll>   (default none: every model loads at startup)
@@ -42,6 +45,8 @@ interface ServeConfig {
   host: string;
   drainTimeoutMs: number;
   logLevel: string;
+  /** Tenant groups in processes of their own (docs/isolation.md); no Server in this process then. */
+  isolation?: IsolatedGatewayOptions;
 }
 
 class UsageError extends Error {}
@@ -112,7 +117,10 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
   const server = { ...((file.server as Partial<ServerOptions>) ?? {}) };
   const gateway = { ...((file.gateway as GatewayOptions) ?? {}) };
   if (values.repository) server.modelRepository = values.repository as string[];
-  if (server.modelRepository === undefined)
+  const isolation = file.isolation as IsolatedGatewayOptions | undefined;
+  if (isolation !== undefined && (typeof isolation !== 'object' || isolation === null))
+    throw new UsageError('--config: "isolation" must be an object { "groups": { ... } }');
+  if (server.modelRepository === undefined && isolation === undefined)
     throw new UsageError('--repository is required (or "server.modelRepository" in --config)');
   if (typeof values.library === 'string') server.library = values.library;
   if (typeof values['backend-dir'] === 'string') server.backendDirectory = values['backend-dir'];
@@ -136,6 +144,7 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
     host: (values.host as string | undefined) ?? (file.host as string | undefined) ?? '0.0.0.0',
     drainTimeoutMs: whole(values['drain-timeout'] ?? file.drainTimeoutMs ?? 30_000, '--drain-timeout'),
     logLevel: (values['log-level'] as string | undefined) ?? (file.logLevel as string | undefined) ?? 'info',
+    ...(isolation === undefined ? {} : { isolation }),
   };
 }
 
@@ -229,9 +238,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(SERVE_USAGE);
     return 0;
   }
-  const peers = await loadPeers(config);
+  const peers = await loadPeers(config.isolation === undefined ? config : { ...config, grpcPort: null });
   if (peers === undefined) return 1;
   const { logger, grpc } = peers;
+  if (config.isolation !== undefined) {
+    return serveIsolated({ ...config, isolation: config.isolation }, logger, listenHttp);
+  }
   let server: Server;
   try {
     server = await Server.create(config.server as ServerOptions);

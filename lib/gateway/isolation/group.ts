@@ -82,10 +82,15 @@ export class GroupProcess {
   #failure: string | undefined;
   #restartTimer: NodeJS.Timeout | undefined;
   #models: string[] = [];
-  readonly #onChange: () => void;
+  readonly #onChange: (event: string, detail: object) => void;
   readonly counters = { sharedMemoryRequests: 0, socketRequests: 0, socketBytes: 0 };
 
-  constructor(config: ResolvedGroup, options: ResolvedIsolation, socketDir: string, onChange: () => void) {
+  constructor(
+    config: ResolvedGroup,
+    options: ResolvedIsolation,
+    socketDir: string,
+    onChange: (event: string, detail: object) => void,
+  ) {
     this.config = config;
     this.#options = options;
     this.#socketDir = socketDir;
@@ -215,7 +220,7 @@ export class GroupProcess {
     // The group may have been stopped meanwhile (the narrowing above does not know).
     if (this.#running !== running || (this.#state as GroupState) === 'stopped') throw this.unavailable();
     this.#state = 'ready';
-    this.#onChange();
+    this.#onChange('group ready', { pid: child.pid, generation, models: this.#models });
   }
 
   /** The worker's first message (ready), or a rejection naming why it did not start. */
@@ -286,7 +291,7 @@ export class GroupProcess {
     if (!wasReady && this.#generation === 1) return; // the first start reports it itself
     this.#state = 'restarting';
     if (Date.now() - running.startedAt >= this.#options.stableMs) this.#inARow = 0;
-    this.#onChange();
+    this.#onChange('group process exited; restarting', { pid: running.child.pid, exit: how });
     this.#scheduleRestart();
   }
 
@@ -294,7 +299,7 @@ export class GroupProcess {
     if (this.#inARow >= this.config.maxRestarts) {
       this.#state = 'failed';
       this.#failure = `its process exited (${this.#lastExit}) after ${this.#inARow} restarts in a row`;
-      this.#onChange();
+      this.#onChange('group down: not restarting', { failure: this.#failure });
       return;
     }
     const delay = Math.min(this.config.backoffMs * 2 ** this.#inARow, 30_000);
@@ -323,9 +328,9 @@ export class GroupProcess {
     if (running === undefined || running.child.exitCode !== null || running.child.signalCode !== null) return;
     running.child.kill('SIGTERM');
     const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
-    await running.exited;
+    const how = await running.exited;
     clearTimeout(timer);
-    this.#onChange();
+    this.#onChange('group stopped', { exit: how });
   }
 }
 

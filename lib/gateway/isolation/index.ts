@@ -106,7 +106,15 @@ class Front {
     // A directory of this user's alone (mode 0700): no other local user can
     // reach a group's socket.
     this.#socketDir = mkdtempSync(join(tmpdir(), 'triton-node-isolation-'));
-    this.groups = options.groups.map((g) => new GroupProcess(g, options, this.#socketDir, () => {}));
+    const log = (group: string) => (event: string, detail: object) => {
+      try {
+        const level = event.startsWith('group ready') || event === 'group stopped' ? 'info' : 'warn';
+        options.logger[level]?.({ group, ...detail }, event);
+      } catch {
+        // A failing logger must not stop the supervisor.
+      }
+    };
+    this.groups = options.groups.map((g) => new GroupProcess(g, options, this.#socketDir, log(g.name)));
     for (const g of this.groups) for (const t of g.config.tenants) this.#byTenant.set(t, g);
   }
 

@@ -5,6 +5,7 @@
  */
 import { optionError } from '../../errors.js';
 import type { ServerOptions } from '../../options.js';
+import type { GatewayLogger } from '../context.js';
 import type { Guard } from '../guard/types.js';
 
 /** How a group's process is restarted after it exits. */
@@ -68,6 +69,8 @@ export interface IsolatedGatewayOptions {
   stopTimeoutMs?: number;
   /** How long a restarted process must stay up before its restart count starts again (default 30 s). */
   stableMs?: number;
+  /** Where the front logs its groups' starts, exits and restarts (pino's shape); default: nowhere. */
+  logger?: GatewayLogger;
 }
 
 export interface ResolvedGroup {
@@ -88,6 +91,7 @@ export interface ResolvedIsolation {
   startTimeoutMs: number;
   stopTimeoutMs: number;
   stableMs: number;
+  logger: GatewayLogger;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -150,6 +154,12 @@ function resolveSharedMemory(v: unknown): ResolvedIsolation['sharedMemory'] {
   };
 }
 
+function resolveLogger(v: unknown): GatewayLogger {
+  if (v === undefined) return {};
+  if (typeof v !== 'object' || v === null) throw optionError('logger', 'a pino-like logger', v);
+  return v as GatewayLogger;
+}
+
 /** Checks the options and fills in defaults; mistakes throw a TypeError naming the option. */
 export function resolveIsolation(options: IsolatedGatewayOptions): ResolvedIsolation {
   if (!isObject(options)) throw optionError('createIsolatedGateway options', 'an object', options);
@@ -173,6 +183,7 @@ export function resolveIsolation(options: IsolatedGatewayOptions): ResolvedIsola
     startTimeoutMs: whole(options.startTimeoutMs, 'startTimeoutMs', 120_000, 1),
     stopTimeoutMs: whole(options.stopTimeoutMs, 'stopTimeoutMs', 10_000),
     stableMs: whole(options.stableMs, 'stableMs', 30_000),
+    logger: resolveLogger(options.logger),
   };
 }
 

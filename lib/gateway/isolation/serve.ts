@@ -1,0 +1,77 @@
+/**
+ * `triton-node serve --config file` with an `"isolation"` section: the
+ * isolating front on HTTP (no Triton in this process), each group's server
+ * in a supervised process of its own, and a graceful shutdown on SIGTERM and
+ * SIGINT that stops the group processes too.
+ * @internal
+ */
+import type { Server as HttpServer, RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { GatewayLogger } from '../context.js';
+import type { Guard } from '../guard/types.js';
+import { type IsolatedGateway, type IsolatedGatewayOptions, createIsolatedGateway } from './index.js';
+
+export interface IsolatedServeConfig {
+  isolation: IsolatedGatewayOptions;
+  host: string;
+  httpPort: number;
+  grpcPort: number | null;
+  drainTimeoutMs: number;
+}
+
+type Listen = (handler: RequestListener, host: string, port: number) => Promise<HttpServer>;
+
+/** Runs the isolating front until a signal; resolves with the exit code. */
+export async function serveIsolated(
+  config: IsolatedServeConfig,
+  logger: GatewayLogger,
+  listen: Listen,
+  guard?: Guard,
+): Promise<number> {
+  let front: IsolatedGateway;
+  try {
+    front = createIsolatedGateway({
+      ...config.isolation,
+      logger: config.isolation.logger ?? logger,
+      ...(guard === undefined ? {} : { guard }),
+    });
+    await front.start();
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'the isolated groups did not start');
+    return 1;
+  }
+  let http: HttpServer;
+  try {
+    http = await listen(front.handler, config.host, config.httpPort);
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'could not listen');
+    await front.drain({ timeoutMs: 0 });
+    return 1;
+  }
+  if (config.grpcPort !== null) logger.info?.({}, 'gRPC is not served by an isolating front: HTTP only');
+  const groups = front.groups().map((g) => ({ name: g.name, pid: g.pid, models: g.models }));
+  logger.info?.({ httpPort: (http.address() as AddressInfo).port, host: config.host, groups }, 'serving');
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info?.({ reason: signal, inFlight: front.inFlight }, 'shutting down: draining');
+      http.close();
+      http.closeIdleConnections();
+      front.drain({ timeoutMs: config.drainTimeoutMs }).then(
+        (finished) => {
+          http.closeAllConnections();
+          logger.info?.({ finished }, 'stopped');
+          resolve(0);
+        },
+        (err) => {
+          logger.error?.({ err: (err as Error).message }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
