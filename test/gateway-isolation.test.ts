@@ -411,6 +411,8 @@ describe.sequential('isolated groups without a guard', () => {
     expect(await gateway.drain({ timeoutMs: 2000 })).toBe(true);
     expect(pids.some(alive)).toBe(false);
     expect(gateway.groups().map((g) => g.state)).toEqual(['stopped', 'stopped']);
+    // Each stopped itself on SIGTERM (exit code 0), not by the SIGKILL after the deadline.
+    expect(gateway.groups().map((g) => g.lastExit)).toEqual(['code 0', 'code 0']);
     expect(existsSync(socketDir)).toBe(false);
     expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request)).status).toBe(503);
     expect((await get(`${url}/v2/health/ready`)).status).toBe(400);
