@@ -441,6 +441,33 @@ describe('isolated group processes that fail', () => {
     await expect(gateway.start()).rejects.toThrow(/group 'a' failed to start: its process exited \(code 1\)/);
   });
 
+  it('keeps a group down after its restarts run out, the others serving', async () => {
+    const groups = twoGroups();
+    groups.a!.restart = { maxRestarts: 0 };
+    const gateway = createIsolatedGateway({ groups, groupHeader: true });
+    await gateway.start();
+    const h = http.createServer(gateway.handler);
+    await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(h.address() as AddressInfo).port}`;
+    try {
+      process.kill(gateway.groups()[0]!.pid!, 'SIGKILL');
+      await until('group a to fail', () => gateway.groups()[0]!.state === 'failed', 5000);
+      const down = await post(`${url}/v2/models/identity_fp32/infer`, fp32Request);
+      expect(down.status).toBe(503);
+      expect(down.headers['retry-after']).toBe('1');
+      expect(JSON.parse(down.text).error).toBe(
+        "group 'a' is down: its process exited (signal SIGKILL) after 0 restarts in a row; not restarting",
+      );
+      expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request)).status).toBe(200);
+      expect((await get(`${url}/v2/health/ready`)).status).toBe(400);
+      expect((await get(`${url}/v2/health/ready`, { 'x-triton-group': 'b' })).status).toBe(200);
+    } finally {
+      await gateway.drain({ timeoutMs: 1000 });
+      h.closeAllConnections();
+      h.close();
+    }
+  });
+
   it('leaves no orphan: group processes exit when the front is killed', async () => {
     const groups = twoGroups();
     const child = spawn(process.execPath, ['--import', 'tsx', FRONT, JSON.stringify({ groups })], {

@@ -198,6 +198,11 @@ function exchange(
     };
     res.once('close', onClientGone);
     upstream.on('response', (answer) => {
+      if (res.destroyed) {
+        answer.destroy();
+        resolve();
+        return;
+      }
       const headers: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(answer.headers)) {
         if (!HOP_BY_HOP.has(name) || name === 'content-length') headers[name] = value;
