@@ -21,7 +21,7 @@ import {
   createIsolatedGateway,
 } from '../lib/gateway/index.js';
 import { binaryBody, bytesOf, parseBinaryResponse } from './gateway-helpers.js';
-import { LIBRARY_PATH, MODELS, fakeOnly, skipAllIf } from './helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));
 const SERVE = fileURLToPath(new URL('./fixtures/serve.ts', import.meta.url));
@@ -44,6 +44,7 @@ function twoGroups(): IsolatedGatewayOptions['groups'] {
   const server = (models: string[]) => ({
     modelRepository: repository(models),
     library: LIBRARY_PATH,
+    ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
     exitTimeoutSeconds: 5,
   });
   return {
@@ -163,7 +164,6 @@ interface AuditLine {
 }
 
 describe.sequential('isolated groups behind a guard', () => {
-  skipAllIf(fakeOnly('fake test backends in each group'));
   const audit: AuditLine[] = [];
   const guard: Guard = {
     admit(r) {
@@ -359,7 +359,6 @@ describe.sequential('isolated groups behind a guard', () => {
 });
 
 describe.sequential('isolated groups without a guard', () => {
-  skipAllIf(fakeOnly('fake test backends in each group'));
   const front = useFront(() => ({ groupHeader: true }));
 
   it('routes by model name to the group that has it ready', async () => {
@@ -420,7 +419,6 @@ describe.sequential('isolated groups without a guard', () => {
 });
 
 describe('isolated group processes that fail', () => {
-  skipAllIf(fakeOnly('fake test backends in each group'));
 
   it('reports a group that cannot start, and stops the others', async () => {
     const groups = twoGroups();
@@ -490,7 +488,6 @@ describe('isolated group processes that fail', () => {
 });
 
 describe('triton-node serve with an "isolation" config', () => {
-  skipAllIf(fakeOnly('fake test backends in each group'));
 
   it('serves the groups over HTTP, and SIGTERM stops them all and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isolation-serve-'));
