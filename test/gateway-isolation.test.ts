@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Guard } from '../lib/gateway/guard/types.js';
@@ -358,6 +360,108 @@ describe.sequential('isolated groups behind a guard', () => {
   });
 });
 
+type Msg = Record<string, unknown>;
+type Unary = (req: Msg, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res: Msg) => void) => void;
+
+/** A KServe gRPC client of `address`. */
+function grpcClient(address: string): grpc.Client & Record<string, Unary> {
+  const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    inference: {
+      GRPCInferenceService: new (
+        a: string,
+        c: grpc.ChannelCredentials,
+      ) => grpc.Client & Record<string, Unary>;
+    };
+  };
+  return new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure());
+}
+
+describe.sequential('isolated groups over gRPC', () => {
+  const front = useFront(() => ({
+    guard: {
+      admit: (r) => ({
+        tenant: String(r.headers['x-tenant'] ?? 'anonymous'),
+        done: () => {},
+        canSee: () => true,
+        spendTokens: () => true,
+      }),
+    },
+  }));
+  let server: grpc.Server;
+  let client: grpc.Client & Record<string, Unary>;
+  beforeAll(async () => {
+    server = new grpc.Server();
+    await front().gateway.addToGrpcServer(server);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    client = grpcClient(`127.0.0.1:${port}`);
+  });
+  afterAll(() => {
+    client?.close();
+    server?.forceShutdown();
+  });
+  const call = (method: string, req: Msg, tenant: string) =>
+    new Promise<Msg>((resolve, reject) => {
+      const md = new grpc.Metadata();
+      md.set('x-tenant', tenant);
+      client[method]!(req, md, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  const infer = (values: Float32Array) => ({
+    model_name: 'identity_fp32',
+    inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, values.length] }],
+    raw_input_contents: [bytesOf(values)],
+  });
+
+  it("passes ModelInfer to the tenant's group, its raw tensors through shared memory", async () => {
+    const values = Float32Array.from({ length: 1024 }, (_, i) => i / 2);
+    const before = front().gateway.groups()[0]!.sharedMemoryRequests;
+    const res = await call('ModelInfer', infer(values), 'alice');
+    expect(bytesOf(values).equals((res.raw_output_contents as Buffer[])[0]!)).toBe(true);
+    expect(front().gateway.groups()[0]!.sharedMemoryRequests).toBe(before + 1);
+    expect((await call('ServerReady', {}, 'alice')).ready).toBe(true);
+    expect((await call('ModelReady', { name: 'identity_fp32' }, 'alice')).ready).toBe(true);
+    const index = await call('RepositoryIndex', { ready: true }, 'bob');
+    expect((index.models as Msg[]).map((m) => m.name).sort()).toEqual(['identity_int32', 'square_int32']);
+  });
+
+  it("does not reach another group's model, nor serve a tenant of no group", async () => {
+    await expect(call('ModelMetadata', { name: 'identity_fp32' }, 'bob')).rejects.toMatchObject({ code: 5 });
+    await expect(call('ModelInfer', infer(new Float32Array([1])), 'eve')).rejects.toMatchObject({
+      code: 7,
+      details: "tenant 'eve' is in no isolated group",
+    });
+    await expect(call('SystemSharedMemoryStatus', {}, 'alice')).rejects.toMatchObject({ code: 12 });
+  });
+
+  it('answers UNAVAILABLE naming the exit while a killed group restarts', async () => {
+    const b = front().gateway.groups()[1]!;
+    process.kill(b.pid!, 'SIGKILL');
+    const req = {
+      model_name: 'identity_int32',
+      inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1] }],
+      raw_input_contents: [bytesOf(new Int32Array([5]))],
+    };
+    await until('group b to notice', () => front().gateway.groups()[1]!.state !== 'ready', 5000);
+    await expect(call('ModelInfer', req, 'bob')).rejects.toMatchObject({
+      code: 14,
+      details: "group 'b' process exited (signal SIGKILL); restarting",
+    });
+    await until('group b to be back', () => front().gateway.groups()[1]!.state === 'ready', 30_000);
+    const res = await call('ModelInfer', req, 'bob');
+    expect((res.raw_output_contents as Buffer[])[0]!.readInt32LE(0)).toBe(5);
+  });
+});
+
 describe.sequential('isolated groups without a guard', () => {
   const front = useFront(() => ({ groupHeader: true }));
 
@@ -419,7 +523,6 @@ describe.sequential('isolated groups without a guard', () => {
 });
 
 describe('isolated group processes that fail', () => {
-
   it('reports a group that cannot start, and stops the others', async () => {
     const groups = twoGroups();
     groups.b!.server.modelRepository = '/nonexistent/models';
@@ -488,14 +591,13 @@ describe('isolated group processes that fail', () => {
 });
 
 describe('triton-node serve with an "isolation" config', () => {
-
   it('serves the groups over HTTP, and SIGTERM stops them all and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isolation-serve-'));
     repositories.push(dir);
     const config = join(dir, 'config.json');
     writeFileSync(
       config,
-      JSON.stringify({ isolation: { groups: twoGroups() }, httpPort: 0, host: '127.0.0.1' }),
+      JSON.stringify({ isolation: { groups: twoGroups() }, httpPort: 0, grpcPort: 0, host: '127.0.0.1' }),
     );
     const child = spawn(process.execPath, ['--import', 'tsx', SERVE, '--config', config], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -521,6 +623,14 @@ describe('triton-node serve with an "isolation" config', () => {
     const url = `http://127.0.0.1:${serving.httpPort}`;
     const res = await post(`${url}/v2/models/identity_int32/infer`, int32Request);
     expect(res.status).toBe(200);
+    const client = grpcClient(`127.0.0.1:${serving.grpcPort}`);
+    const ready = await new Promise<Msg>((resolve, reject) =>
+      client.ModelReady!({ name: 'identity_fp32' }, new grpc.Metadata(), (err, r) =>
+        err ? reject(err) : resolve(r),
+      ),
+    );
+    client.close();
+    expect(ready.ready).toBe(true);
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
     expect(pids.some(alive)).toBe(false);

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import type { ServerOptions } from '../options.js';
 import { Server } from '../server.js';
 import type { GatewayLogger } from './context.js';
-import { optionalPeer } from './grpc.js';
+import { type GrpcServerLike, optionalPeer } from './grpc.js';
 import { type GatewayOptions, createGateway } from './index.js';
 import type { IsolatedGatewayOptions } from './isolation/options.js';
 import { serveIsolated } from './isolation/serve.js';
@@ -238,11 +238,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(SERVE_USAGE);
     return 0;
   }
-  const peers = await loadPeers(config.isolation === undefined ? config : { ...config, grpcPort: null });
+  const peers = await loadPeers(config);
   if (peers === undefined) return 1;
   const { logger, grpc } = peers;
   if (config.isolation !== undefined) {
-    return serveIsolated({ ...config, isolation: config.isolation }, logger, listenHttp);
+    const grpcPort = config.grpcPort;
+    const maxBytes = config.isolation.maxBodyBytes ?? 64 * 1024 * 1024;
+    const onGrpc =
+      grpc === undefined || grpcPort === null
+        ? undefined
+        : (add: (s: GrpcServerLike) => Promise<void>) =>
+            listenGrpc(grpc, add, config.host, grpcPort, maxBytes);
+    return serveIsolated({ ...config, isolation: config.isolation }, logger, listenHttp, onGrpc);
   }
   let server: Server;
   try {

@@ -51,6 +51,8 @@ export interface Lease {
   pool: ShmPool | undefined;
   /** Resolves with how the process ended, once it ends. */
   exited: Promise<string>;
+  /** The process's gRPC socket (`unix:` address), when it serves gRPC. */
+  grpcAddress: string | undefined;
 }
 
 /** The worker entry: the built one next to the gateway bundle, or the source under tsx. */
@@ -67,6 +69,7 @@ interface Running {
   pool: ShmPool | undefined;
   exited: Promise<string>;
   startedAt: number;
+  grpc: boolean;
 }
 
 export class GroupProcess {
@@ -137,6 +140,7 @@ export class GroupProcess {
         agent: r.agent,
         pool: r.pool,
         exited: r.exited,
+        grpcAddress: r.grpc ? `unix:${this.socketPath}.grpc` : undefined,
       };
     }
     throw this.unavailable();
@@ -207,6 +211,7 @@ export class GroupProcess {
       pool: undefined,
       exited,
       startedAt: Date.now(),
+      grpc: false,
     };
     this.#running = running;
     child.once('exit', (code, signal) => {
@@ -216,6 +221,7 @@ export class GroupProcess {
     });
     const message = await this.#awaitReady(running, exited);
     this.#models = message.models;
+    running.grpc = message.grpc;
     await this.#attachPool(running);
     // The group may have been stopped meanwhile (the narrowing above does not know).
     if (this.#running !== running || (this.#state as GroupState) === 'stopped') throw this.unavailable();
@@ -224,7 +230,7 @@ export class GroupProcess {
   }
 
   /** The worker's first message (ready), or a rejection naming why it did not start. */
-  #awaitReady(running: Running, exited: Promise<string>): Promise<{ models: string[] }> {
+  #awaitReady(running: Running, exited: Promise<string>): Promise<{ models: string[]; grpc: boolean }> {
     const { child } = running;
     const start: WorkerStart = {
       type: 'start',
@@ -244,7 +250,7 @@ export class GroupProcess {
       child.on('message', (m: WorkerMessage) => {
         if (m.type === 'ready') {
           clearTimeout(timer);
-          resolve({ models: m.models });
+          resolve({ models: m.models, grpc: m.grpc });
         } else if (m.type === 'failed') said = m.error;
       });
       void exited.then((how) => {
@@ -310,6 +316,7 @@ export class GroupProcess {
       this.#restarts++;
       this.#spawn().catch((err: Error) => {
         this.#failure = err.message;
+        this.#onChange('group restart failed', { err: err.message });
         // An exit during the start schedules the next try (#exited); a
         // start that failed without exiting is killed, which does the same.
         if (this.#running?.child.exitCode === null) this.#running.child.kill('SIGKILL');

@@ -12,9 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { optionError } from '../../errors.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from '../errors.js';
+import type { GrpcServerLike } from '../grpc.js';
 import type { Admission } from '../guard/types.js';
 import type { HttpHandler } from '../http.js';
 import { GroupProcess, type GroupStatus } from './group.js';
+import { addIsolatedGrpcService } from './grpc.js';
 import { type IsolatedGatewayOptions, type ResolvedIsolation, resolveIsolation } from './options.js';
 import { forward } from './proxy.js';
 import { groupMetrics, mergedDocument } from './server-wide.js';
@@ -36,6 +38,13 @@ export interface IsolatedGateway {
    * (with every process stopped) naming each group that could not start.
    */
   start(): Promise<void>;
+  /**
+   * Adds `inference.GRPCInferenceService` to a `@grpc/grpc-js` Server: every
+   * unary RPC, routed as over HTTP to the group's process (which serves gRPC
+   * on a socket of its own); ModelStreamInfer and the shared memory RPCs
+   * answer UNIMPLEMENTED. Needs `@grpc/grpc-js` and `@grpc/proto-loader`.
+   */
+  addToGrpcServer(grpcServer: GrpcServerLike): Promise<void>;
   /** Each group's state, process, restarts and transport counters. */
   groups(): GroupStatus[];
   /** Requests being served now. */
@@ -57,7 +66,7 @@ const MODEL_ROUTE =
 const REPOSITORY_ROUTE = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)\/?$/;
 
 /** What the front knows of a request before sending it on. */
-interface Target {
+export interface Target {
   route: string;
   model?: string;
   version?: string;
@@ -91,7 +100,8 @@ export function classify(path: string): Target {
   return { route: 'other' };
 }
 
-class Front {
+/** The front's state: its groups, routing and the requests in flight. @internal */
+export class Front {
   readonly options: ResolvedIsolation;
   readonly groups: GroupProcess[];
   readonly #byTenant = new Map<string, GroupProcess>();
@@ -147,7 +157,11 @@ class Front {
   }
 
   /** The group a request goes to; undefined for a server-wide route with nothing to choose by. */
-  choose(req: IncomingMessage, admission: Admission | undefined, target: Target): GroupProcess | undefined {
+  choose(
+    headers: Record<string, unknown>,
+    admission: Admission | undefined,
+    target: Target,
+  ): GroupProcess | undefined {
     if (admission !== undefined) {
       const group = this.#byTenant.get(admission.tenant);
       // Health and metrics may be open to callers of no group: they see the whole front.
@@ -157,7 +171,7 @@ class Front {
       }
       return group;
     }
-    const header = req.headers['x-triton-group'];
+    const header = headers['x-triton-group'];
     if (this.options.groupHeader && typeof header === 'string') {
       const group = this.groups.find((g) => g.name === header);
       if (group === undefined) throw badRequest(`unknown group '${header}' in x-triton-group`);
@@ -272,7 +286,7 @@ async function serve(
   if (front.draining && target.route !== 'health') {
     throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   }
-  let group = front.choose(req, admission, target);
+  let group = front.choose(req.headers, admission, target);
   if (await serverWide(front, req, res, path, group)) return;
   if (group === undefined) {
     // Server metadata: any ready group's (they run the same library).
@@ -335,6 +349,7 @@ export function createIsolatedGateway(options: IsolatedGatewayOptions): Isolated
   return {
     handler: handlerOf(front),
     start: () => front.start(),
+    addToGrpcServer: (grpcServer) => addIsolatedGrpcService(front, grpcServer),
     groups: () => front.groups.map((g) => g.status()),
     get inFlight() {
       return front.inFlight;

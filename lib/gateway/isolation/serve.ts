@@ -8,7 +8,9 @@
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewayLogger } from '../context.js';
+import type { GrpcServerLike } from '../grpc.js';
 import type { Guard } from '../guard/types.js';
+import type { GrpcShutdownLike } from '../shutdown.js';
 import { type IsolatedGateway, type IsolatedGatewayOptions, createIsolatedGateway } from './index.js';
 
 export interface IsolatedServeConfig {
@@ -20,12 +22,17 @@ export interface IsolatedServeConfig {
 }
 
 type Listen = (handler: RequestListener, host: string, port: number) => Promise<HttpServer>;
+/** Serves what `add` adds on the configured gRPC port. */
+type ListenGrpc = (
+  add: (server: GrpcServerLike) => Promise<void>,
+) => Promise<{ server: GrpcShutdownLike; port: number }>;
 
 /** Runs the isolating front until a signal; resolves with the exit code. */
 export async function serveIsolated(
   config: IsolatedServeConfig,
   logger: GatewayLogger,
   listen: Listen,
+  listenGrpc?: ListenGrpc,
   guard?: Guard,
 ): Promise<number> {
   let front: IsolatedGateway;
@@ -40,17 +47,31 @@ export async function serveIsolated(
     logger.error?.({ err: (err as Error).message }, 'the isolated groups did not start');
     return 1;
   }
-  let http: HttpServer;
+  let http: HttpServer | undefined;
+  let grpc: { server: GrpcShutdownLike; port: number } | undefined;
   try {
     http = await listen(front.handler, config.host, config.httpPort);
+    grpc = await listenGrpc?.((s) => front.addToGrpcServer(s));
   } catch (err) {
     logger.error?.({ err: (err as Error).message }, 'could not listen');
+    http?.close();
     await front.drain({ timeoutMs: 0 });
     return 1;
   }
-  if (config.grpcPort !== null) logger.info?.({}, 'gRPC is not served by an isolating front: HTTP only');
   const groups = front.groups().map((g) => ({ name: g.name, pid: g.pid, models: g.models }));
-  logger.info?.({ httpPort: (http.address() as AddressInfo).port, host: config.host, groups }, 'serving');
+  const httpPort = (http.address() as AddressInfo).port;
+  logger.info?.({ httpPort, grpcPort: grpc?.port, host: config.host, groups }, 'serving');
+  return untilSignal(front, http, grpc?.server, logger, config.drainTimeoutMs);
+}
+
+/** Drains on SIGTERM or SIGINT; resolves with the exit code. */
+function untilSignal(
+  front: IsolatedGateway,
+  http: HttpServer,
+  grpc: GrpcShutdownLike | undefined,
+  logger: GatewayLogger,
+  drainTimeoutMs: number,
+): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -59,9 +80,11 @@ export async function serveIsolated(
       logger.info?.({ reason: signal, inFlight: front.inFlight }, 'shutting down: draining');
       http.close();
       http.closeIdleConnections();
-      front.drain({ timeoutMs: config.drainTimeoutMs }).then(
+      grpc?.tryShutdown(() => {});
+      front.drain({ timeoutMs: drainTimeoutMs }).then(
         (finished) => {
           http.closeAllConnections();
+          grpc?.forceShutdown();
           logger.info?.({ finished }, 'stopped');
           resolve(0);
         },

@@ -12,6 +12,7 @@ import http from 'node:http';
 import { dirname } from 'node:path';
 import type { ServerOptions } from '../../options.js';
 import { Server } from '../../server.js';
+import { optionalPeer } from '../grpc.js';
 import { type Gateway, createGateway } from '../index.js';
 
 /** The front's first message: what to serve and where. */
@@ -23,8 +24,21 @@ export interface WorkerStart {
   maxBodyBytes: number;
 }
 
-/** What the worker tells the front. */
-export type WorkerMessage = { type: 'ready'; models: string[] } | { type: 'failed'; error: string };
+/** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
+export type WorkerMessage =
+  | { type: 'ready'; models: string[]; grpc: boolean }
+  | { type: 'failed'; error: string };
+
+interface GrpcModule {
+  Server: new (
+    options?: object,
+  ) => {
+    addService(service: unknown, impl: object): void;
+    bindAsync(address: string, credentials: unknown, callback: (err: Error | null) => void): void;
+    forceShutdown(): void;
+  };
+  ServerCredentials: { createInsecure(): unknown };
+}
 
 /** How long a stop may take once the front is gone (the process exits regardless). */
 const ORPHAN_DEADLINE_MS = 5000;
@@ -34,6 +48,30 @@ let gateway: Gateway | undefined;
 let listener: http.Server | undefined;
 let stopping = false;
 let socketPath: string | undefined;
+let grpcServer: InstanceType<GrpcModule['Server']> | undefined;
+
+/** gRPC on a second socket when @grpc/grpc-js is installed (the front's gRPC service needs it). */
+async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
+  let grpc: GrpcModule;
+  try {
+    grpc = await optionalPeer<GrpcModule>('@grpc/grpc-js', 'gRPC');
+    await optionalPeer('@grpc/proto-loader', 'gRPC');
+  } catch {
+    return false;
+  }
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxBytes,
+    'grpc.max_send_message_length': -1,
+  });
+  await gateway!.addToGrpcServer(server);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${path}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  grpcServer = server;
+  return true;
+}
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -46,17 +84,21 @@ async function start(message: WorkerStart): Promise<void> {
   gateway = createGateway(server, { maxBodyBytes: message.maxBodyBytes });
   socketPath = message.socketPath;
   listener = http.createServer({ keepAliveTimeout: 65_000 }, gateway.handler);
-  try {
-    unlinkSync(message.socketPath);
-  } catch {
-    // No socket left over from a previous process: the usual case.
+  // Sockets left over by a process that was killed: a new one cannot bind over them.
+  for (const path of [message.socketPath, `${message.socketPath}.grpc`]) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // None left over: the usual case.
+    }
   }
   await new Promise<void>((resolve, reject) => {
     listener!.once('error', reject);
     listener!.listen(message.socketPath, () => resolve());
   });
+  const grpc = await listenGrpc(`${message.socketPath}.grpc`, message.maxBodyBytes);
   const index = await server.modelIndex({ readyOnly: true });
-  send({ type: 'ready', models: index.map((m) => m.name) });
+  send({ type: 'ready', models: index.map((m) => m.name), grpc });
 }
 
 /** Drains the gateway, stops the server, exits: on SIGTERM, or when the front is gone. */
@@ -68,6 +110,7 @@ async function stop(code: number, deadlineMs: number): Promise<void> {
   listener?.closeIdleConnections();
   await gateway?.drain({ timeoutMs: deadlineMs });
   listener?.closeAllConnections();
+  grpcServer?.forceShutdown();
   gateway?.close();
   await server?.stop().catch(() => undefined);
   removeSocket();
@@ -79,6 +122,11 @@ function removeSocket(): void {
   if (socketPath === undefined) return;
   try {
     unlinkSync(socketPath);
+    unlinkSync(`${socketPath}.grpc`);
+  } catch {
+    // Gone already.
+  }
+  try {
     rmdirSync(dirname(socketPath));
   } catch {
     // Gone already, or other groups' sockets are still there.
