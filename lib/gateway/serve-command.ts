@@ -26,7 +26,7 @@ export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repos
   --host <addr>          address to listen on (default 0.0.0.0)
   --config <file>        JSON: { "server": ServerOptions, "gateway": GatewayOptions, "httpPort", "grpcPort",
                          "host", "drainTimeoutMs", "isolation": { "groups": ... } }; flags override it
-                         (with "isolation": each tenant group's server in a process of its own, HTTP only)
+                         (with "isolation": each tenant group's server in a process of its own)
   --library <path>       libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver)
   --backend-dir <dir>    Triton backends
   --model-control-mode <none|explicit|poll>   (default none: every model loads at startup)

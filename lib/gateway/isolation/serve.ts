@@ -1,6 +1,6 @@
 /**
  * `triton-node serve --config file` with an `"isolation"` section: the
- * isolating front on HTTP (no Triton in this process), each group's server
+ * isolating front on HTTP and gRPC (no Triton in this process), each group's server
  * in a supervised process of its own, and a graceful shutdown on SIGTERM and
  * SIGINT that stops the group processes too.
  * @internal
