@@ -443,6 +443,29 @@ describe.sequential('isolated groups over gRPC', () => {
     await expect(call('SystemSharedMemoryStatus', {}, 'alice')).rejects.toMatchObject({ code: 12 });
   });
 
+  it('streams ModelStreamInfer through to the group of its model', async () => {
+    const md = new grpc.Metadata();
+    md.set('x-tenant', 'bob');
+    const stream = (
+      client as unknown as { ModelStreamInfer(md: grpc.Metadata): grpc.ClientDuplexStream<Msg, Msg> }
+    ).ModelStreamInfer(md);
+    const responses: Msg[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      stream.on('data', (r: Msg) => responses.push(r));
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    stream.write({
+      model_name: 'square_int32',
+      inputs: [{ name: 'IN', datatype: 'INT32', shape: [1] }],
+      raw_input_contents: [bytesOf(new Int32Array([3]))],
+    });
+    stream.end();
+    await ended;
+    const values = responses.map((r) => (r.infer_response as Msg).raw_output_contents as Buffer[]);
+    expect(values.map((v) => v[0]!.readInt32LE(0))).toEqual([3, 3, 3]);
+  });
+
   it('answers UNAVAILABLE naming the exit while a killed group restarts', async () => {
     const b = front().gateway.groups()[1]!;
     process.kill(b.pid!, 'SIGKILL');

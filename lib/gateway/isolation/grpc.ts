@@ -5,8 +5,8 @@
  * ModelInfer go through the group's shared memory as the HTTP bodies do.
  * Routing as over HTTP (tenant, `x-triton-group` metadata when enabled, model
  * name); ServerLive, ServerReady, RepositoryIndex and ModelStatistics without
- * a group answer for the whole front; the shared memory RPCs and
- * ModelStreamInfer are UNIMPLEMENTED (streams: over HTTP, generate_stream).
+ * a group answer for the whole front; the shared memory RPCs are
+ * UNIMPLEMENTED. ModelStreamInfer goes to the group of its first message.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError, errorMessage, grpcStatus, httpStatus } from '../errors.js';
@@ -59,7 +59,7 @@ const ROUTES: Record<string, string> = {
   RepositoryModelUnload: 'repository_unload',
 };
 
-function metadataHeaders(call: Call): Record<string, string> {
+function metadataHeaders(call: Pick<Call, 'metadata'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.metadata.getMap())) out[k.toLowerCase()] = String(v);
   return out;
@@ -237,7 +237,96 @@ function unary(env: Env, rpc: string) {
   };
 }
 
-/** Adds the front's GRPCInferenceService (every RPC but the streaming one) to a `@grpc/grpc-js` Server. */
+interface Duplex {
+  metadata: Call['metadata'];
+  getPeer?(): string;
+  on(event: string, listener: (arg: never) => void): void;
+  write(msg: unknown): boolean;
+  end(): void;
+  emit(event: 'error', err: { code: number; details: string }): boolean;
+}
+interface ClientDuplex {
+  on(event: string, listener: (arg: never) => void): void;
+  write(msg: unknown): boolean;
+  end(): void;
+  cancel(): void;
+}
+
+/** The group process's stream for a ModelStreamInfer call, chosen by its first message. */
+function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
+  const headers = metadataHeaders(call);
+  const target = targetOf('ModelStreamInfer', first);
+  const admission = env.front.options.guard?.admit({
+    protocol: 'grpc',
+    ...target,
+    headers,
+    ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
+    requestId: headers['x-request-id'] ?? randomUUID(),
+  });
+  if (admission !== undefined) admitted(admission);
+  if (env.front.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
+  const group = env.front.choose(headers, admission, target);
+  if (group === undefined)
+    throw new GatewayError(400, 'ModelStreamInfer: the request names no model', 'INVALID_ARG');
+  const lease = group.lease();
+  const client = clientFor(env.grpc, env.service, group, lease);
+  const upstream = (client.ModelStreamInfer as () => ClientDuplex)();
+  return { upstream, group, lease };
+}
+
+/**
+ * ModelStreamInfer: the call goes to the group of its first message's model
+ * (or tenant); each message and each response is passed through as it comes.
+ * Tensors go through the socket (no shared memory on streams).
+ */
+function streamForward(env: Env, call: Duplex): void {
+  const done = env.front.begin();
+  let admission: Admission | undefined;
+  let upstream: ClientDuplex | undefined;
+  let finished = false;
+  const finish = (err?: unknown) => {
+    if (finished) return;
+    finished = true;
+    done();
+    const code = err === undefined ? 0 : codeOf(err);
+    const status = err instanceof GatewayError ? httpStatus(err) : (STATUS_OF_CODE[code] ?? 500);
+    admission?.done({ status, ...(err === undefined ? {} : { error: errorMessage(err) }) });
+    if (err === undefined) call.end();
+    else call.emit('error', { code, details: (err as { details?: string }).details ?? errorMessage(err) });
+  };
+  call.on('data', (msg: Msg) => {
+    if (finished) return;
+    if (upstream === undefined) {
+      try {
+        refuseClientRegions(msg);
+        const opened = openUpstream(env, call, msg, (a) => {
+          admission = a;
+        });
+        upstream = opened.upstream;
+        upstream.on('data', (r: unknown) => call.write(r));
+        upstream.on('end', () => finish());
+        upstream.on('error', (err: Error & { code: number }) => {
+          if (err.code !== UNAVAILABLE) return finish(err);
+          void Promise.race([opened.lease.exited, new Promise((r) => setTimeout(r, 2000).unref())]).then(
+            (how) => finish(typeof how === 'string' ? opened.group.unavailable(how) : err),
+          );
+        });
+      } catch (err) {
+        finish(err);
+        return;
+      }
+    }
+    upstream.write(msg);
+  });
+  call.on('end', () => (upstream === undefined ? finish() : upstream.end()));
+  call.on('cancelled', () => {
+    upstream?.cancel();
+    finished = true;
+    done();
+  });
+}
+
+/** Adds the front's GRPCInferenceService to a `@grpc/grpc-js` Server. */
 export async function addIsolatedGrpcService(front: Front, grpcServer: GrpcServerLike): Promise<void> {
   const service = await serviceDefinition();
   const grpc = await optionalPeer<GrpcModule>('@grpc/grpc-js', 'the gRPC gateway');
@@ -247,8 +336,6 @@ export async function addIsolatedGrpcService(front: Front, grpcServer: GrpcServe
     if (rpc === 'ModelStreamInfer') continue;
     impl[rpc] = unary(env, rpc);
   }
-  impl.ModelStreamInfer = (call: { emit(e: string, v: unknown): void; end(): void }) => {
-    call.emit('error', { code: 12, details: 'ModelStreamInfer is not served by an isolating front' });
-  };
+  impl.ModelStreamInfer = (call: Duplex) => streamForward(env, call);
   grpcServer.addService(service, impl);
 }

@@ -39,10 +39,10 @@ export interface IsolatedGateway {
    */
   start(): Promise<void>;
   /**
-   * Adds `inference.GRPCInferenceService` to a `@grpc/grpc-js` Server: every
-   * unary RPC, routed as over HTTP to the group's process (which serves gRPC
-   * on a socket of its own); ModelStreamInfer and the shared memory RPCs
-   * answer UNIMPLEMENTED. Needs `@grpc/grpc-js` and `@grpc/proto-loader`.
+   * Adds `inference.GRPCInferenceService` to a `@grpc/grpc-js` Server: each
+   * RPC routed as over HTTP to the group's process (which serves gRPC on a
+   * socket of its own), ModelStreamInfer by its first message; the shared
+   * memory RPCs answer UNIMPLEMENTED. Needs `@grpc/grpc-js` and `@grpc/proto-loader`.
    */
   addToGrpcServer(grpcServer: GrpcServerLike): Promise<void>;
   /** Each group's state, process, restarts and transport counters. */
