@@ -568,7 +568,8 @@ describe('isolated group processes that fail', () => {
   it('keeps a group down after its restarts run out, the others serving', async () => {
     const groups = twoGroups();
     groups.a!.restart = { maxRestarts: 0 };
-    const gateway = createIsolatedGateway({ groups, groupHeader: true });
+    // No time to stop on SIGTERM: the drain below kills with SIGKILL at once.
+    const gateway = createIsolatedGateway({ groups, groupHeader: true, stopTimeoutMs: 0 });
     await gateway.start();
     const h = http.createServer(gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
@@ -586,9 +587,12 @@ describe('isolated group processes that fail', () => {
       expect((await get(`${url}/v2/health/ready`)).status).toBe(400);
       expect((await get(`${url}/v2/health/ready`, { 'x-triton-group': 'b' })).status).toBe(200);
     } finally {
+      const pid = gateway.groups()[1]!.pid!;
       await gateway.drain({ timeoutMs: 1000 });
       h.closeAllConnections();
       h.close();
+      expect(gateway.groups()[1]!.lastExit).toBe('signal SIGKILL');
+      expect(alive(pid)).toBe(false);
     }
   });
 
