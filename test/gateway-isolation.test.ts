@@ -165,6 +165,31 @@ interface AuditLine {
   status: number;
 }
 
+describe('createIsolatedGateway options', () => {
+  it('throws a TypeError naming the option for each mistake, before starting anything', () => {
+    const server = { modelRepository: MODELS };
+    const bad: Array<[unknown, RegExp]> = [
+      [undefined, /createIsolatedGateway options/],
+      [{}, /Expected an object with at least one group for groups/],
+      [{ groups: { 'a/b': { server } } }, /group name/],
+      [{ groups: { a: {} } }, /groups\.a\.server/],
+      [
+        { groups: { a: { server, tenants: ['t'] }, b: { server, tenants: ['t'] } } },
+        /Tenant 't' is in two groups/,
+      ],
+      [{ groups: { a: { server, env: { X: 1 } } } }, /groups\.a\.env/],
+      [{ groups: { a: { server, restart: { backoffMs: -1 } } } }, /groups\.a\.restart\.backoffMs/],
+      [{ groups: { a: { server } }, sharedMemory: { slots: 0 } }, /sharedMemory\.slots/],
+      [{ groups: { a: { server } }, guard: {} }, /guard/],
+      [{ groups: { a: { server } }, groupHeader: 'yes' }, /groupHeader/],
+    ];
+    for (const [options, message] of bad) {
+      expect(() => createIsolatedGateway(options as IsolatedGatewayOptions)).toThrow(TypeError);
+      expect(() => createIsolatedGateway(options as IsolatedGatewayOptions)).toThrow(message);
+    }
+  });
+});
+
 describe.sequential('isolated groups behind a guard', () => {
   const audit: AuditLine[] = [];
   const guard: Guard = {

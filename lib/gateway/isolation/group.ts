@@ -214,10 +214,18 @@ export class GroupProcess {
       grpc: false,
     };
     this.#running = running;
-    child.once('exit', (code, signal) => {
-      const how = exitDescription(code, signal);
+    let ended = false;
+    const end = (how: string) => {
+      if (ended) return;
+      ended = true;
       onExit(how);
       this.#exited(running, how);
+    };
+    child.once('exit', (code, signal) => end(exitDescription(code, signal)));
+    // A process that could not be forked emits 'error' and never 'exit'; a
+    // message to one that is gone emits 'error' too (its 'exit' follows).
+    child.on('error', (err) => {
+      if (child.pid === undefined) end(`not forked: ${err.message}`);
     });
     const message = await this.#awaitReady(running, exited);
     this.#models = message.models;
