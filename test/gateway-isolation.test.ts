@@ -53,9 +53,14 @@ function twoGroups(): IsolatedGatewayOptions['groups'] {
     a: {
       tenants: ['alice'],
       server: server(['identity_fp32', 'identity_delay']),
+      env: { CUDA_VISIBLE_DEVICES: '0' },
       restart: { backoffMs: 100 },
     },
-    b: { tenants: ['bob'], server: server(['identity_int32', 'square_int32']) },
+    b: {
+      tenants: ['bob'],
+      server: server(['identity_int32', 'square_int32']),
+      env: { CUDA_VISIBLE_DEVICES: '1' },
+    },
   };
 }
 
@@ -216,6 +221,10 @@ describe.sequential('isolated groups behind a guard', () => {
     expect([a!.pid, b!.pid]).not.toContain(process.pid);
     expect(a!.models.sort()).toEqual(['identity_delay', 'identity_fp32']);
     expect(b!.models.sort()).toEqual(['identity_int32', 'square_int32']);
+    // Each process got its group's environment (its GPUs, on a GPU machine).
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environ(a!.pid!)).toContain('CUDA_VISIBLE_DEVICES=0');
+    expect(environ(b!.pid!)).toContain('CUDA_VISIBLE_DEVICES=1');
   });
 
   it("routes a tenant to its group only: another group's model is not reachable", async () => {
