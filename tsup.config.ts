@@ -33,6 +33,20 @@ export default defineConfig([
     external: ['triton-node'],
   },
   {
+    // The entry of an isolated group's server process (forked by the
+    // isolating front from next to gateway.js/gateway.cjs): ESM only.
+    entry: { 'gateway-worker': 'lib/gateway/isolation/worker.ts' },
+    format: ['esm'],
+    dts: false,
+    sourcemap: false,
+    clean: false,
+    target: 'node20',
+    platform: 'node',
+    shims: true,
+    splitting: false,
+    external: ['triton-node'],
+  },
+  {
     entry: { cli: 'lib/cli.ts' },
     format: ['esm'],
     dts: false,

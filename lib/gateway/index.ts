@@ -35,6 +35,16 @@ export type {
   GuardOptions,
   GuardTenantOptions,
 } from './guard/index.js';
+export {
+  type IsolatedGateway,
+  type IsolatedGatewayOptions,
+  type IsolatedGroupOptions,
+  type IsolationSharedMemoryOptions,
+  type RestartPolicy,
+  type GroupState,
+  type GroupStatus,
+  createIsolatedGateway,
+} from './isolation/index.js';
 
 /** Options of `createGateway()`. */
 export interface GatewayOptions {

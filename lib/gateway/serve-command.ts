@@ -11,7 +11,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server, type ServerOptions } from 'triton-node';
-import { type GatewayLogger, type GatewayOptions, createGateway } from 'triton-node/gateway';
+import {
+  GatewayGuard,
+  type GatewayLogger,
+  type GatewayOptions,
+  type GrpcServerLike,
+  createGateway,
+} from 'triton-node/gateway';
+import type { IsolatedGatewayOptions } from 'triton-node/gateway';
+import { serveIsolated } from './isolation/serve.js';
 import { importPeers } from './peer.js';
 import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
 
@@ -21,7 +29,8 @@ export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repos
   --no-grpc              serve HTTP only (no @grpc/grpc-js needed)
   --host <addr>          address to listen on (default 0.0.0.0)
   --config <file>        JSON: { "server": ServerOptions, "gateway": GatewayOptions, "httpPort", "grpcPort",
-                         "host", "drainTimeoutMs", "maxHeaderBytes" }; flags override it
+                         "host", "drainTimeoutMs", "maxHeaderBytes", "isolation": { "groups": ... } };
+                         flags override it (with "isolation": each tenant group's server in a process of its own)
   --library <path>       libtritonserver.so (default: TRITON_SERVER_LIB, then /opt/tritonserver)
   --backend-dir <dir>    Triton backends
   --model-control-mode <none|explicit|poll>   (default none: every model loads at startup)
@@ -42,6 +51,8 @@ interface ServeConfig {
   drainTimeoutMs: number;
   logLevel: string;
   maxHeaderBytes: number;
+  /** Tenant groups in processes of their own (docs/isolation.md); no Server in this process then. */
+  isolation?: IsolatedGatewayOptions;
 }
 
 class UsageError extends Error {}
@@ -113,7 +124,10 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
   const server = { ...((file.server as Partial<ServerOptions>) ?? {}) };
   const gateway = { ...((file.gateway as GatewayOptions) ?? {}) };
   if (values.repository) server.modelRepository = values.repository as string[];
-  if (server.modelRepository === undefined)
+  const isolation = file.isolation as IsolatedGatewayOptions | undefined;
+  if (isolation !== undefined && (typeof isolation !== 'object' || isolation === null))
+    throw new UsageError('--config: "isolation" must be an object { "groups": { ... } }');
+  if (server.modelRepository === undefined && isolation === undefined)
     throw new UsageError('--repository is required (or "server.modelRepository" in --config)');
   if (typeof values.library === 'string') server.library = values.library;
   if (typeof values['backend-dir'] === 'string') server.backendDirectory = values['backend-dir'];
@@ -138,6 +152,7 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
     drainTimeoutMs: whole(values['drain-timeout'] ?? file.drainTimeoutMs ?? 30_000, '--drain-timeout'),
     logLevel: (values['log-level'] as string | undefined) ?? (file.logLevel as string | undefined) ?? 'info',
     maxHeaderBytes: whole(values['max-header-bytes'] ?? file.maxHeaderBytes ?? 16_384, '--max-header-bytes'),
+    ...(isolation === undefined ? {} : { isolation }),
   };
 }
 
@@ -247,6 +262,27 @@ export async function serveCommand(args: string[]): Promise<number> {
   const peers = await loadPeers(config);
   if (peers === undefined) return 1;
   const { logger, grpc } = peers;
+  if (config.isolation !== undefined) {
+    const grpcPort = config.grpcPort;
+    const maxBytes = config.isolation.maxBodyBytes ?? 64 * 1024 * 1024;
+    const onGrpc =
+      grpc === undefined || grpcPort === null
+        ? undefined
+        : (add: (s: GrpcServerLike) => Promise<void>) =>
+            listenGrpc(grpc, add, config.host, grpcPort, maxBytes);
+    // The front admits each request (its tenant picks the group) and audits it.
+    const guard = config.gateway.guard === undefined ? undefined : new GatewayGuard(config.gateway.guard);
+    const listen = async (handler: http.RequestListener, host: string, httpPort: number) => {
+      const s = await listenHttp(handler, host, httpPort, config.maxHeaderBytes);
+      if (guard !== undefined) s.on('clientError', guard.clientError);
+      return s;
+    };
+    try {
+      return await serveIsolated({ ...config, isolation: config.isolation }, logger, listen, onGrpc, guard);
+    } finally {
+      guard?.close();
+    }
+  }
   let server: Server;
   try {
     server = await Server.create(config.server as ServerOptions);

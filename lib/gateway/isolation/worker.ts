@@ -1,0 +1,145 @@
+/**
+ * The entry of a group's server process (forked by the front's supervisor):
+ * it creates the group's own Server (its own Triton, models and GPUs) and a
+ * KServe gateway over it, listening on a Unix domain socket only the front
+ * can reach. It tells the front over the IPC channel when it is ready or why
+ * it could not start, stops cleanly on SIGTERM, and exits when the IPC
+ * channel closes (the front is gone): no orphan server processes.
+ * @internal
+ */
+import { rmdirSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import { dirname } from 'node:path';
+import { Server, type ServerOptions } from 'triton-node';
+import { type Gateway, createGateway } from '../index.js';
+import { importPeers } from '../peer.js';
+
+/** The front's first message: what to serve and where. */
+export interface WorkerStart {
+  type: 'start';
+  group: string;
+  socketPath: string;
+  server: Partial<ServerOptions>;
+  maxBodyBytes: number;
+}
+
+/** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
+export type WorkerMessage =
+  | { type: 'ready'; models: string[]; grpc: boolean }
+  | { type: 'failed'; error: string };
+
+interface GrpcModule {
+  Server: new (
+    options?: object,
+  ) => {
+    addService(service: unknown, impl: object): void;
+    bindAsync(address: string, credentials: unknown, callback: (err: Error | null) => void): void;
+    forceShutdown(): void;
+  };
+  ServerCredentials: { createInsecure(): unknown };
+}
+
+/** How long a stop may take once the front is gone (the process exits regardless). */
+const ORPHAN_DEADLINE_MS = 5000;
+
+let server: Server | undefined;
+let gateway: Gateway | undefined;
+let listener: http.Server | undefined;
+let stopping = false;
+let socketPath: string | undefined;
+let grpcServer: InstanceType<GrpcModule['Server']> | undefined;
+
+/** gRPC on a second socket when @grpc/grpc-js is installed (the front's gRPC service needs it). */
+async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
+  let grpc: GrpcModule;
+  try {
+    [grpc] = (await importPeers(['@grpc/grpc-js', '@grpc/proto-loader'], 'gRPC')) as [GrpcModule];
+  } catch {
+    return false;
+  }
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxBytes,
+    'grpc.max_send_message_length': -1,
+  });
+  await gateway!.addToGrpcServer(server);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${path}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  grpcServer = server;
+  return true;
+}
+
+function send(message: WorkerMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+async function start(message: WorkerStart): Promise<void> {
+  // As `triton-node serve`: every model of the repository loads at startup unless told otherwise.
+  server = await Server.create({ modelControlMode: 'none', ...message.server } as ServerOptions);
+  if (stopping) return;
+  gateway = createGateway(server, { maxBodyBytes: message.maxBodyBytes });
+  socketPath = message.socketPath;
+  listener = http.createServer({ keepAliveTimeout: 65_000 }, gateway.handler);
+  // Sockets left over by a process that was killed: a new one cannot bind over them.
+  for (const path of [message.socketPath, `${message.socketPath}.grpc`]) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // None left over: the usual case.
+    }
+  }
+  await new Promise<void>((resolve, reject) => {
+    listener!.once('error', reject);
+    listener!.listen(message.socketPath, () => resolve());
+  });
+  const grpc = await listenGrpc(`${message.socketPath}.grpc`, message.maxBodyBytes);
+  const index = await server.modelIndex({ readyOnly: true });
+  send({ type: 'ready', models: index.map((m) => m.name), grpc });
+}
+
+/** Drains the gateway, stops the server, exits: on SIGTERM, or when the front is gone. */
+async function stop(code: number, deadlineMs: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  setTimeout(() => process.exit(code), deadlineMs + 1000);
+  listener?.close();
+  listener?.closeIdleConnections();
+  await gateway?.drain({ timeoutMs: deadlineMs });
+  listener?.closeAllConnections();
+  grpcServer?.forceShutdown();
+  gateway?.close();
+  await server?.stop().catch(() => undefined);
+  removeSocket();
+  process.exit(code);
+}
+
+/** Removes the socket, and its directory once the last group's is gone (the front may be gone too). */
+function removeSocket(): void {
+  if (socketPath === undefined) return;
+  try {
+    unlinkSync(socketPath);
+    unlinkSync(`${socketPath}.grpc`);
+  } catch {
+    // Gone already.
+  }
+  try {
+    rmdirSync(dirname(socketPath));
+  } catch {
+    // Gone already, or other groups' sockets are still there.
+  }
+}
+
+process.on('SIGTERM', () => void stop(0, ORPHAN_DEADLINE_MS));
+process.on('disconnect', () => void stop(0, ORPHAN_DEADLINE_MS));
+process.once('message', (message: WorkerStart) => {
+  start(message).catch(async (err: Error) => {
+    stopping = true;
+    listener?.close();
+    await server?.stop().catch(() => undefined);
+    // Exit once the message is out.
+    if (process.connected) process.send?.({ type: 'failed', error: err.message }, () => process.exit(1));
+    else process.exit(1);
+  });
+});
