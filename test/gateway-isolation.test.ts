@@ -21,12 +21,13 @@ import {
   type IsolatedGateway,
   type IsolatedGatewayOptions,
   createIsolatedGateway,
+  hashApiKey,
 } from '../lib/gateway/index.js';
 import { binaryBody, bytesOf, parseBinaryResponse } from './gateway-helpers.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));
-const SERVE = fileURLToPath(new URL('./fixtures/serve.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
 const repositories: string[] = [];
 
 /** A model repository holding `models` of the test repository (as links). */
@@ -652,15 +653,30 @@ describe('isolated group processes that fail', () => {
 });
 
 describe('triton-node serve with an "isolation" config', () => {
-  it('serves the groups over HTTP, and SIGTERM stops them all and exits 0', async () => {
+  it('serves the groups over HTTP and gRPC behind the guard, and SIGTERM stops them all and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isolation-serve-'));
     repositories.push(dir);
     const config = join(dir, 'config.json');
+    const audit = join(dir, 'audit.log');
+    const guard = {
+      apiKeys: [
+        { sha256: hashApiKey('alice-key'), tenant: 'alice' },
+        { sha256: hashApiKey('bob-key'), tenant: 'bob' },
+      ],
+      tenants: { alice: { models: ['*'] }, bob: { models: ['*'] } },
+      audit: { file: audit },
+    };
     writeFileSync(
       config,
-      JSON.stringify({ isolation: { groups: twoGroups() }, httpPort: 0, grpcPort: 0, host: '127.0.0.1' }),
+      JSON.stringify({
+        isolation: { groups: twoGroups() },
+        gateway: { guard },
+        httpPort: 0,
+        grpcPort: 0,
+        host: '127.0.0.1',
+      }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVE, '--config', config], {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', config], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -682,19 +698,42 @@ describe('triton-node serve with an "isolation" config', () => {
     const pids = (serving.groups as Array<{ pid: number }>).map((g) => g.pid);
     expect(pids.length).toBe(2);
     const url = `http://127.0.0.1:${serving.httpPort}`;
-    const res = await post(`${url}/v2/models/identity_int32/infer`, int32Request);
-    expect(res.status).toBe(200);
+    // No key: refused at the front. Bob's key: his group's model. Alice's
+    // group does not have it: to her it is unknown.
+    expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request)).status).toBe(401);
+    const bob = { authorization: 'Bearer bob-key' };
+    expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request, bob)).status).toBe(200);
+    const alice = { 'x-api-key': 'alice-key' };
+    expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request, alice)).status).toBe(404);
     const client = grpcClient(`127.0.0.1:${serving.grpcPort}`);
+    const metadata = new grpc.Metadata();
+    metadata.set('x-api-key', 'alice-key');
     const ready = await new Promise<Msg>((resolve, reject) =>
-      client.ModelReady!({ name: 'identity_fp32' }, new grpc.Metadata(), (err, r) =>
-        err ? reject(err) : resolve(r),
+      client.ModelReady!({ name: 'identity_fp32' }, metadata, (err, r) => (err ? reject(err) : resolve(r))),
+    );
+    const refused = await new Promise<grpc.ServiceError>((resolve, reject) =>
+      client.ModelReady!({ name: 'identity_fp32' }, new grpc.Metadata(), (err) =>
+        err ? resolve(err) : reject(new Error('answered without credentials')),
       ),
     );
     client.close();
     expect(ready.ready).toBe(true);
+    expect(refused.code).toBe(grpc.status.UNAUTHENTICATED);
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
     expect(pids.some(alive)).toBe(false);
     expect(lines.filter((l) => l.msg === 'group stopped').length).toBe(2);
+    // One audit line per request, written out by the shutdown.
+    const records = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { tenant: string | null; status: number; protocol: string });
+    expect(records.map((r) => [r.protocol, r.tenant, r.status])).toEqual([
+      ['http', null, 401],
+      ['http', 'bob', 200],
+      ['http', 'alice', 404],
+      ['grpc', 'alice', 200],
+      ['grpc', null, 401],
+    ]);
   });
 });
