@@ -583,9 +583,9 @@ describe('GatewayGuard on its own', () => {
     requestId: 'r',
     ...extra,
   });
-  const status = (guard: GatewayGuard, r: GuardRequest) => {
+  const status = async (guard: GatewayGuard, r: GuardRequest) => {
     try {
-      guard.admit(r).done({ status: 200 });
+      (await guard.admit(r)).done({ status: 200 });
       return 200;
     } catch (err) {
       return (err as { status: number }).status;
@@ -599,22 +599,24 @@ describe('GatewayGuard on its own', () => {
     const sign = (alg: string, key: Parameters<SignJWT['sign']>[0], claims: Record<string, unknown> = {}) =>
       new SignJWT({ tenant: 't', ...claims }).setProtectedHeader({ alg }).setExpirationTime('1m').sign(key);
     const secretKey = new TextEncoder().encode(secret);
-    expect(status(hs, req(bearer(await sign('HS256', secretKey))))).toBe(200);
-    expect(status(hs, req(bearer(await sign('HS512', secretKey))))).toBe(200);
-    expect(status(hs, req(bearer(await sign('HS256', new TextEncoder().encode('x'.repeat(40))))))).toBe(401);
+    expect(await status(hs, req(bearer(await sign('HS256', secretKey))))).toBe(200);
+    expect(await status(hs, req(bearer(await sign('HS512', secretKey))))).toBe(200);
+    expect(await status(hs, req(bearer(await sign('HS256', new TextEncoder().encode('x'.repeat(40))))))).toBe(
+      401,
+    );
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"tenant":"t"}').toString('base64url')}.`;
-    expect(status(hs, req(bearer(none)))).toBe(401);
+    expect(await status(hs, req(bearer(none)))).toBe(401);
     expect(
       status(hs, req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 })))),
     ).toBe(401);
     const noExp = await new SignJWT({ tenant: 't' }).setProtectedHeader({ alg: 'HS256' }).sign(secretKey);
-    expect(status(hs, req(bearer(noExp)))).toBe(401);
+    expect(await status(hs, req(bearer(noExp)))).toBe(401);
     const ec = await generateKeyPair('ES256', { extractable: true });
     const pem = await exportSPKI(ec.publicKey);
     const es = new GatewayGuard({ jwt: { publicKey: pem }, tenants });
-    expect(status(es, req(bearer(await sign('ES256', ec.privateKey))))).toBe(200);
+    expect(await status(es, req(bearer(await sign('ES256', ec.privateKey))))).toBe(200);
     // An HMAC made with the public key's text as the secret (the classic confusion) is refused.
-    expect(status(es, req(bearer(await sign('HS256', new TextEncoder().encode(pem)))))).toBe(401);
+    expect(await status(es, req(bearer(await sign('HS256', new TextEncoder().encode(pem)))))).toBe(401);
     // A token expired less than clockToleranceSeconds ago still passes; past it, not.
     const now = Math.floor(Date.now() / 1000);
     const skewed = new GatewayGuard({ jwt: { secret, clockToleranceSeconds: 30 }, tenants });
@@ -622,8 +624,8 @@ describe('GatewayGuard on its own', () => {
       .setProtectedHeader({ alg: 'HS256' })
       .setExpirationTime(now - 10)
       .sign(secretKey);
-    expect(status(skewed, req(bearer(justExpired)))).toBe(200);
-    expect(status(hs, req(bearer(justExpired)))).toBe(401);
+    expect(await status(skewed, req(bearer(justExpired)))).toBe(200);
+    expect(await status(hs, req(bearer(justExpired)))).toBe(401);
   });
 
   it('refuses bad options with a TypeError naming the option', () => {
@@ -644,21 +646,22 @@ describe('GatewayGuard on its own', () => {
     );
   });
 
-  it('spends generated tokens against the tenant’s tokens/s bucket', () => {
+  it('spends generated tokens against the tenant’s tokens/s bucket', async () => {
     const guard = new GatewayGuard({
       tenants: { anonymous: { models: ['*'], limits: { tokensPerSecond: 10, tokensBurst: 10 } } },
     });
-    const a = guard.admit(req({}));
+    const a = await guard.admit(req({}));
     expect(a.tenant).toBe('anonymous');
     expect(a.spendTokens(8, 'm')).toBe(true);
     expect(a.spendTokens(8, 'm')).toBe(false);
     a.done({ status: 200 });
   });
 
-  it('rotates the audit file past maxBytes, keeping `keep` older files with the newest lines whole', () => {
+  it('rotates the audit file past maxBytes, keeping `keep` older files with the newest lines whole', async () => {
     const file = join(dir, 'rotate.log');
     const guard = new GatewayGuard({ audit: { file, maxBytes: 2000, keep: 2, flushIntervalMs: 0 } });
-    for (let i = 0; i < 40; i++) guard.admit(req({}, { requestId: `rot-${i}` })).done({ status: 200 });
+    for (let i = 0; i < 40; i++)
+      (await guard.admit(req({}, { requestId: `rot-${i}` }))).done({ status: 200 });
     guard.close();
     const files = [`${file}.2`, `${file}.1`, file];
     const lines = files.flatMap((f) =>
@@ -676,7 +679,7 @@ describe('GatewayGuard on its own', () => {
     expect(ids).toEqual(Array.from({ length: 40 - first }, (_, i) => `rot-${first + i}`));
   });
 
-  it('writes every line to a stream on close, even within the flush interval', () => {
+  it('writes every line to a stream on close, even within the flush interval', async () => {
     const chunks: string[] = [];
     const stream = new Writable({
       write(chunk, _enc, cb) {
@@ -685,7 +688,7 @@ describe('GatewayGuard on its own', () => {
       },
     });
     const guard = new GatewayGuard({ audit: { stream, flushIntervalMs: 60_000 } });
-    for (let i = 0; i < 3; i++) guard.admit(req({}, { requestId: `s-${i}` })).done({ status: 200 });
+    for (let i = 0; i < 3; i++) (await guard.admit(req({}, { requestId: `s-${i}` }))).done({ status: 200 });
     expect(chunks.join('')).toBe('');
     guard.close();
     expect(

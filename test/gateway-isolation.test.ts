@@ -199,7 +199,7 @@ describe('createIsolatedGateway options', () => {
 describe.sequential('isolated groups behind a guard', () => {
   const audit: AuditLine[] = [];
   const guard: Guard = {
-    admit(r) {
+    async admit(r) {
       const tenant = String(r.headers['x-tenant'] ?? 'anonymous');
       if (tenant === 'denied') throw new GatewayError(401, 'unknown caller');
       return {
@@ -421,7 +421,7 @@ function grpcClient(address: string): grpc.Client & Record<string, Unary> {
 describe.sequential('isolated groups over gRPC', () => {
   const front = useFront(() => ({
     guard: {
-      admit: (r) => ({
+      admit: async (r) => ({
         tenant: String(r.headers['x-tenant'] ?? 'anonymous'),
         done: () => {},
         canSee: () => true,

@@ -312,36 +312,37 @@ function unary(
         (performance.now() - arrived) * 1000,
         ctx.inferTimes.get(call),
       );
-    let admission: Admission | undefined;
-    try {
-      admission = ctx.guard?.admit(grpcGuardRequest(rpc, call.request, call));
-    } catch (err) {
+    const denied = (err: unknown) => {
       done();
       // ModelReady answers an unknown model with ready: false, so a hidden one too.
       if (rpc === 'ModelReady' && isHiddenModel(err)) return callback(null, { ready: false });
       fail(ctx, callback, err, rpc);
       record(String(grpcStatus(err)));
-      return;
-    }
-    if (admission !== undefined) keepAdmission(call, admission);
-    const inferUs = () => {
-      const us = ctx.inferTimes.get(call);
-      return us === undefined ? {} : { computeUs: Math.round(us) };
     };
-    fn(call.request, call).then(
-      (value) => {
-        admission?.done({ status: 200, ...inferUs() });
-        done();
-        callback(null, value);
-        record('OK');
-      },
-      (err) => {
-        admission?.done({ status: httpStatus(err), error: errorMessage(err), ...inferUs() });
-        done();
-        fail(ctx, callback, err, rpc);
-        record(String(grpcStatus(err)));
-      },
-    );
+    const run = (admission: Admission | undefined) => {
+      if (admission !== undefined) keepAdmission(call, admission);
+      const inferUs = () => {
+        const us = ctx.inferTimes.get(call);
+        return us === undefined ? {} : { computeUs: Math.round(us) };
+      };
+      fn(call.request, call).then(
+        (value) => {
+          admission?.done({ status: 200, ...inferUs() });
+          done();
+          callback(null, value);
+          record('OK');
+        },
+        (err) => {
+          admission?.done({ status: httpStatus(err), error: errorMessage(err), ...inferUs() });
+          done();
+          fail(ctx, callback, err, rpc);
+          record(String(grpcStatus(err)));
+        },
+      );
+    };
+    if (ctx.guard === undefined) return run(undefined);
+    const guard = ctx.guard;
+    (async () => guard.admit(grpcGuardRequest(rpc, call.request, call)))().then(run, denied);
   };
 }
 
@@ -551,7 +552,7 @@ function streamInfer(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined,
     let status = 200;
     try {
       // Each message is a request of its own: admitted and audited alone.
-      admission = ctx.guard?.admit(grpcGuardRequest('ModelStreamInfer', msg, call));
+      admission = await ctx.guard?.admit(grpcGuardRequest('ModelStreamInfer', msg, call));
       if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       const decoded = decodeGrpcRequest(msg, shm);
       stream = ctx.server.model(decoded.name, decoded.version).stream(decoded.request);

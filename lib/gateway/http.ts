@@ -364,7 +364,9 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
     const done = ctx.begin();
     const arrived = performance.now();
     let admission: Admission | undefined;
+    let closed = false;
     res.once('close', () => {
+      closed = true;
       admission?.done(httpOutcome(ctx, res));
       done();
       ctx.metrics?.record(
@@ -383,23 +385,20 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
     } catch {
       // A request line Node accepted but URL does not: 404 below.
     }
-    // The OpenAI routes (/v1/) admit their requests themselves.
-    if (ctx.guard !== undefined && !path.startsWith('/v1/')) {
-      const request = httpGuardRequest(req, path);
-      res.setHeader('X-Request-Id', request.requestId);
-      try {
-        admission = ctx.guard.admit(request);
-      } catch (err) {
-        sendError(ctx, res, err, `${req.method} ${path}`);
-        return;
+    const serve = async () => {
+      // The OpenAI routes (/v1/) admit their requests themselves.
+      if (ctx.guard !== undefined && !path.startsWith('/v1/')) {
+        const request = httpGuardRequest(req, path);
+        res.setHeader('X-Request-Id', request.requestId);
+        const admitted = await ctx.guard.admit(request);
+        // The client left while its credentials were checked: ended here.
+        if (closed) return admitted.done(httpOutcome(ctx, res));
+        admission = admitted;
+        keepAdmission(res, admitted);
       }
-      keepAdmission(res, admission);
-    }
-    route(ctx, shm, req, res, path).then(
-      () => {
-        if (!res.headersSent && !res.destroyed) sendEmpty(res, 200);
-      },
-      (err) => sendError(ctx, res, err, `${req.method} ${path}`),
-    );
+      await route(ctx, shm, req, res, path);
+      if (!res.headersSent && !res.destroyed) sendEmpty(res, 200);
+    };
+    serve().catch((err) => sendError(ctx, res, err, `${req.method} ${path}`));
   };
 }

@@ -2,7 +2,8 @@
  * The guard: who is calling (API key or JWT → tenant), may they (open
  * routes, admin routes, the tenant's models), may they now (token buckets,
  * concurrency), and the audit line of every request, denied ones included.
- * Everything here is synchronous and runs on the JS thread.
+ * Only a token's verification waits (jose verifies through WebCrypto);
+ * the limits are taken synchronously once the caller is known.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -191,11 +192,11 @@ export class GatewayGuard implements Guard {
     );
   };
 
-  admit(request: GuardRequest): Admission {
+  async admit(request: GuardRequest): Promise<Admission> {
     const started = performance.now();
     let identity: Identity | undefined;
     try {
-      identity = this.#identify(request);
+      identity = await this.#identify(request);
       const open = this.#config.authOn && this.#config.open.has(request.route);
       const state = open ? this.#openState : this.#state(identity.tenant, started);
       this.#authorize(request, state.config);
@@ -208,7 +209,7 @@ export class GatewayGuard implements Guard {
     }
   }
 
-  #identify(request: GuardRequest): Identity {
+  async #identify(request: GuardRequest): Promise<Identity> {
     const config = this.#config;
     if (!config.authOn) return { tenant: 'anonymous' };
     if (config.open.has(request.route)) return { tenant: 'anonymous' };
@@ -222,7 +223,7 @@ export class GatewayGuard implements Guard {
     if (credential === undefined || credential === '') throw unauthorized('credentials are required');
     if (config.jwt !== undefined && looksLikeJwt(credential)) {
       try {
-        return { tenant: verifyJwt(credential, this.#keys, config.jwt) };
+        return { tenant: await verifyJwt(credential, this.#keys, config.jwt) };
       } catch (err) {
         if (err instanceof TokenError) throw unauthorized(err.message);
         throw err;

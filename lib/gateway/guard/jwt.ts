@@ -1,21 +1,13 @@
 /**
- * JSON Web Token verification, synchronous with node:crypto: `Guard.admit()`
- * is synchronous by the gateway's contract (parts of the gateway call it
- * inline), while `jose` verifies through WebCrypto, which only answers with
- * a Promise. The checks are the JWS compact form, the algorithm allowed for
- * the key (never `none`, never an HMAC with a public key), the signature,
- * then `exp`, `nbf`, `iss`, `aud` and the tenant claim.
+ * JSON Web Token verification: the keys are read and checked here, once, at
+ * configuration (each with the algorithms it can verify: never `none`, never
+ * an HMAC with a public key); `jose` (an optional peer dependency, loaded on
+ * first use) verifies each token's signature and its `exp`, `nbf`, `iss` and
+ * `aud`; the tenant claim is checked here.
  */
-import {
-  constants,
-  type KeyObject,
-  createHmac,
-  createPublicKey,
-  createSecretKey,
-  timingSafeEqual,
-  verify,
-} from 'node:crypto';
+import { type KeyObject, createPublicKey, createSecretKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { importPeers } from '../peer.js';
 import type { GuardJwtOptions } from './config.js';
 
 /** Why a token was refused (the guard answers 401 with it). */
@@ -27,7 +19,6 @@ interface VerificationKey {
   kid?: string;
 }
 
-const HASH: Record<string, string> = { '256': 'sha256', '384': 'sha384', '512': 'sha512' };
 const EC_ALG: Record<string, string> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
 
 /** The algorithms a key can verify. */
@@ -107,98 +98,96 @@ function loadJwks(file: string, restrict: (algs: string[]) => string[]): Verific
 
 const SEGMENT = /^[A-Za-z0-9_-]*$/;
 
-function decodeSegment(text: string, what: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw new TokenError(`malformed token: its ${what} is not base64url JSON`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new TokenError(`malformed token: its ${what} is not a JSON object`);
-  return value as Record<string, unknown>;
-}
-
 /** True when `text` has the shape of a JWS compact token (three base64url parts, a JSON header). */
 export function looksLikeJwt(text: string): boolean {
   const parts = text.split('.');
   return parts.length === 3 && parts.every((p) => SEGMENT.test(p)) && parts[0]!.startsWith('eyJ');
 }
 
-function signatureValid(alg: string, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  const hash = HASH[alg.slice(2)];
-  if (alg.startsWith('HS')) {
-    const mac = createHmac(hash!, key).update(data).digest();
-    return mac.length === signature.length && timingSafeEqual(mac, signature);
-  }
-  if (alg === 'EdDSA') return verify(null, data, key, signature);
-  if (alg.startsWith('RS')) return verify(hash!, data, key, signature);
-  if (alg.startsWith('PS')) {
-    return verify(
-      hash!,
-      data,
-      { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
-      signature,
-    );
-  }
-  if (alg.startsWith('ES')) return verify(hash!, data, { key, dsaEncoding: 'ieee-p1363' }, signature);
-  return false;
+/** The part of `jose` used here. */
+interface Jose {
+  jwtVerify(
+    token: string,
+    key: (header: { alg?: string; kid?: string }) => KeyObject,
+    options: {
+      algorithms: string[];
+      issuer?: string;
+      audience?: string;
+      clockTolerance: number;
+      requiredClaims: string[];
+    },
+  ): Promise<{ payload: Record<string, unknown> }>;
 }
 
-/** Verifies a token's signature and claims; returns its tenant, or throws a TokenError. */
-export function verifyJwt(
-  token: string,
-  keys: VerificationKey[],
-  options: GuardJwtOptions,
-  nowMs = Date.now(),
-): string {
-  const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p)))
-    throw new TokenError('malformed token: expected three base64url parts');
-  const header = decodeSegment(parts[0]!, 'header');
-  const payload = decodeSegment(parts[1]!, 'payload');
-  const alg = header.alg;
-  if (typeof alg !== 'string' || alg === 'none') throw new TokenError('token algorithm is missing or none');
-  const candidates = keys.filter(
+let jose: Promise<Jose> | undefined;
+
+/** Loads `jose` (once); rejects naming the install command when it is missing. */
+export function loadJose(): Promise<Jose> {
+  jose ??= importPeers(['jose'], 'JWT authentication (guard.jwt)').then(([m]) => m as Jose);
+  return jose;
+}
+
+/** The key a token's header asks for: its algorithm allowed for that key, and its `kid` when both have one. */
+function keyFor(keys: VerificationKey[], header: { alg?: string; kid?: string }): KeyObject {
+  const alg = header.alg ?? '';
+  const found = keys.find(
     (k) =>
       k.algorithms.includes(alg) && (header.kid === undefined || k.kid === undefined || k.kid === header.kid),
   );
-  if (candidates.length === 0)
+  if (found === undefined) {
     throw new TokenError(
-      `no key verifies algorithm ${alg}${header.kid === undefined ? '' : ` and kid ${String(header.kid)}`}`,
+      `no key verifies algorithm ${alg || '(none)'}${header.kid === undefined ? '' : ` and kid ${header.kid}`}`,
     );
-  const data = Buffer.from(`${parts[0]}.${parts[1]}`);
-  const signature = Buffer.from(parts[2]!, 'base64url');
-  let valid = false;
-  for (const k of candidates) {
-    try {
-      if (signatureValid(alg, k.key, data, signature)) valid = true;
-    } catch {
-      // A signature of the wrong size for the key: invalid, as any other.
-    }
-    if (valid) break;
   }
-  if (!valid) throw new TokenError('token signature is invalid');
-  return checkClaims(payload, options, nowMs / 1000);
+  return found.key;
 }
 
-function checkClaims(payload: Record<string, unknown>, options: GuardJwtOptions, now: number): string {
-  const tolerance = options.clockToleranceSeconds ?? 5;
-  const { exp, nbf, iss, aud } = payload;
-  if (exp === undefined) {
-    if (options.requireExpiry !== false) throw new TokenError('token has no exp claim');
-  } else if (typeof exp !== 'number') throw new TokenError('token exp claim is not a number');
-  else if (now - tolerance >= exp) throw new TokenError('token has expired');
-  if (nbf !== undefined && (typeof nbf !== 'number' || now + tolerance < nbf))
-    throw new TokenError('token is not valid yet (nbf)');
-  if (options.issuer !== undefined && iss !== options.issuer)
-    throw new TokenError('token issuer is not accepted');
-  if (options.audience !== undefined) {
-    const list = Array.isArray(aud) ? aud : [aud];
-    if (!list.includes(options.audience)) throw new TokenError('token audience is not accepted');
+/** jose's error codes (and, for a claim, the claim) in the guard's words. */
+function tokenProblem(err: { code?: string; claim?: string; message?: string }): string {
+  switch (err.code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'token has expired';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'token signature is invalid';
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'token algorithm is not accepted';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (err.message?.includes('missing')) return `token has no ${err.claim} claim`;
+      if (err.claim === 'nbf') return 'token is not valid yet (nbf)';
+      if (err.claim === 'iss') return 'token issuer is not accepted';
+      if (err.claim === 'aud') return 'token audience is not accepted';
+      return `token ${err.claim} claim is not valid`;
+    default:
+      return `malformed token (${err.message ?? 'unreadable'})`;
   }
-  const tenant = payload[options.tenantClaim ?? 'tenant'];
+}
+
+/** Verifies a token's signature and claims; resolves with its tenant, or rejects with a TokenError. */
+export async function verifyJwt(
+  token: string,
+  keys: VerificationKey[],
+  options: GuardJwtOptions,
+): Promise<string> {
+  const { jwtVerify } = await loadJose();
+  const algorithms = [...new Set(keys.flatMap((k) => k.algorithms))];
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(token, (header) => keyFor(keys, header), {
+      algorithms,
+      ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
+      ...(options.audience === undefined ? {} : { audience: options.audience }),
+      clockTolerance: options.clockToleranceSeconds ?? 5,
+      requiredClaims: options.requireExpiry === false ? [] : ['exp'],
+    }));
+  } catch (err) {
+    if (err instanceof TokenError) throw err;
+    if (typeof (err as { code?: unknown }).code === 'string')
+      throw new TokenError(tokenProblem(err as object));
+    throw err;
+  }
+  const claim = options.tenantClaim ?? 'tenant';
+  const tenant = payload[claim];
   if (typeof tenant !== 'string' || tenant === '')
-    throw new TokenError(`token has no '${options.tenantClaim ?? 'tenant'}' claim naming a tenant`);
+    throw new TokenError(`token has no '${claim}' claim naming a tenant`);
   return tenant;
 }

@@ -1,4 +1,8 @@
-// lib/gateway/guard/types.ts — part A creates it; parts B and C create the SAME file verbatim if they need to compile against it (identical content merges cleanly).
+/**
+ * What a route asks the guard, and what an admitted request carries until it
+ * ends: the contract between the gateway's routes (KServe HTTP and gRPC, the
+ * OpenAI routes, the isolating front) and the guard.
+ */
 export interface GuardRequest {
   protocol: 'http' | 'grpc';
   /** route label, e.g. 'infer', 'model_metadata', 'repository_load', 'health', 'metrics', 'openai_chat' */
@@ -32,6 +36,6 @@ export interface Admission {
   spendTokens(n: number, model: string): boolean;
 }
 export interface Guard {
-  /** throws a GatewayError (401/403/404/429 with retryAfterSeconds, 431, 400) when denied; denied requests are audited by admit itself */
-  admit(request: GuardRequest): Admission;
+  /** rejects with a GatewayError (401/403/404/429 with retryAfterSeconds, 431, 400) when denied; denied requests are audited by admit itself */
+  admit(request: GuardRequest): Promise<Admission>;
 }

@@ -215,7 +215,7 @@ function unary(env: Env, rpc: string) {
     (async () => {
       const headers = metadataHeaders(call);
       const target = targetOf(rpc, call.request);
-      admission = env.front.options.guard?.admit({
+      admission = await env.front.options.guard?.admit({
         protocol: 'grpc',
         ...target,
         headers,
@@ -254,10 +254,10 @@ interface ClientDuplex {
 }
 
 /** The group process's stream for a ModelStreamInfer call, chosen by its first message. */
-function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
+async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
   const headers = metadataHeaders(call);
   const target = targetOf('ModelStreamInfer', first);
-  const admission = env.front.options.guard?.admit({
+  const admission = await env.front.options.guard?.admit({
     protocol: 'grpc',
     ...target,
     headers,
@@ -295,31 +295,46 @@ function streamForward(env: Env, call: Duplex): void {
     if (err === undefined) call.end();
     else call.emit('error', { code, details: (err as { details?: string }).details ?? errorMessage(err) });
   };
+  // The first message opens the upstream (after its admission); the others
+  // follow it in order, once it is open.
+  let opening: Promise<ClientDuplex | undefined> | undefined;
+  const open = async (msg: Msg): Promise<ClientDuplex | undefined> => {
+    try {
+      refuseClientRegions(msg);
+      const opened = await openUpstream(env, call, msg, (a) => {
+        if (finished) a.done({ status: 499 });
+        else admission = a;
+      });
+      if (finished) {
+        opened.upstream.cancel();
+        return undefined;
+      }
+      upstream = opened.upstream;
+      upstream.on('data', (r: unknown) => call.write(r));
+      upstream.on('end', () => finish());
+      upstream.on('error', (err: Error & { code: number }) => {
+        if (err.code !== UNAVAILABLE) return finish(err);
+        void Promise.race([opened.lease.exited, new Promise((r) => setTimeout(r, 2000).unref())]).then(
+          (how) => finish(typeof how === 'string' ? opened.group.unavailable(how) : err),
+        );
+      });
+      return upstream;
+    } catch (err) {
+      finish(err);
+      return undefined;
+    }
+  };
   call.on('data', (msg: Msg) => {
     if (finished) return;
-    if (upstream === undefined) {
-      try {
-        refuseClientRegions(msg);
-        const opened = openUpstream(env, call, msg, (a) => {
-          admission = a;
-        });
-        upstream = opened.upstream;
-        upstream.on('data', (r: unknown) => call.write(r));
-        upstream.on('end', () => finish());
-        upstream.on('error', (err: Error & { code: number }) => {
-          if (err.code !== UNAVAILABLE) return finish(err);
-          void Promise.race([opened.lease.exited, new Promise((r) => setTimeout(r, 2000).unref())]).then(
-            (how) => finish(typeof how === 'string' ? opened.group.unavailable(how) : err),
-          );
-        });
-      } catch (err) {
-        finish(err);
-        return;
-      }
-    }
-    upstream.write(msg);
+    if (opening === undefined) opening = open(msg);
+    void opening.then((up) => {
+      if (!finished) up?.write(msg);
+    });
   });
-  call.on('end', () => (upstream === undefined ? finish() : upstream.end()));
+  call.on('end', () => {
+    if (opening === undefined) finish();
+    else void opening.then((up) => up?.end());
+  });
   call.on('cancelled', () => {
     upstream?.cancel();
     finished = true;

@@ -272,7 +272,7 @@ async function serve(
   const target = classify(path);
   const requestId = (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
   const length = Number(req.headers['content-length']);
-  const admission = front.options.guard?.admit({
+  const admission = await front.options.guard?.admit({
     protocol: 'http',
     route: target.route,
     ...(target.model === undefined ? {} : { model: target.model }),
@@ -304,18 +304,25 @@ function handlerOf(front: Front): HttpHandler {
     const done = front.begin();
     let admission: Admission | undefined;
     let error: string | undefined;
-    res.once('close', () => {
-      done();
+    let closed = false;
+    const outcome = () => {
       const bytesOut = Number(res.getHeader('content-length'));
-      admission?.done({
-        status: res.statusCode,
+      return {
+        status: res.headersSent ? res.statusCode : 499,
         ...(Number.isSafeInteger(bytesOut) ? { bytesOut } : {}),
         ...(error === undefined ? {} : { error }),
-      });
+      };
+    };
+    res.once('close', () => {
+      closed = true;
+      done();
+      admission?.done(outcome());
     });
     if (front.draining) res.setHeader('Connection', 'close');
     serve(front, req, res, (a) => {
-      admission = a;
+      // The client left while its credentials were checked: ended here.
+      if (closed) a.done(outcome());
+      else admission = a;
     }).catch((err) => {
       error = errorMessage(err);
       // Unread request bodies are left; the connection closes after the answer.
