@@ -607,7 +607,7 @@ describe('GatewayGuard on its own', () => {
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"tenant":"t"}').toString('base64url')}.`;
     expect(await status(hs, req(bearer(none)))).toBe(401);
     expect(
-      status(hs, req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 })))),
+      await status(hs, req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 })))),
     ).toBe(401);
     const noExp = await new SignJWT({ tenant: 't' }).setProtectedHeader({ alg: 'HS256' }).sign(secretKey);
     expect(await status(hs, req(bearer(noExp)))).toBe(401);
