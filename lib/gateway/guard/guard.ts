@@ -191,6 +191,11 @@ export class GatewayGuard implements Guard {
     );
   };
 
+  /**
+   * Admits a request or throws the GatewayError it gets (401, 403, 404 as
+   * for an unknown model, 400, 429 with `retryAfterSeconds`); a denial is
+   * audited here, an admission when its `done()` is called.
+   */
   admit(request: GuardRequest): Admission {
     const started = performance.now();
     let identity: Identity | undefined;
