@@ -715,6 +715,14 @@ describe('GatewayGuard on its own', () => {
     });
     const a = guard.admit(req({}));
     expect(a.tenant).toBe('anonymous');
+    // Open routes (health by default) are never limited: probes keep working.
+    const strict = new GatewayGuard({
+      tenants: { anonymous: { limits: { requestsPerSecond: 1, requestBurst: 1 } } },
+    });
+    const probes = Array.from({ length: 5 }, () =>
+      status(strict, req({}, { route: 'health', model: undefined })),
+    );
+    expect(probes).toEqual([200, 200, 200, 200, 200]);
     expect(a.spendTokens(8, 'm')).toBe(true);
     expect(a.spendTokens(8, 'm')).toBe(false);
     a.done({ status: 200 });

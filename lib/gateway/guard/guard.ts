@@ -111,7 +111,7 @@ export class GatewayGuard implements Guard {
   #keys: ReturnType<typeof loadKeys> = [];
   readonly #tenants = new Map<string, TenantState>();
   readonly #audit: AuditSink | undefined;
-  /** Open routes (health, metrics) with authentication on: no tenant, no limits. */
+  /** Open routes (health, metrics): no credentials, no tenant, no limits. */
   readonly #openState = new TenantState(UNRESTRICTED, 0);
 
   constructor(options: GuardOptions) {
@@ -201,7 +201,7 @@ export class GatewayGuard implements Guard {
     let identity: Identity | undefined;
     try {
       identity = this.#identify(request);
-      const open = this.#config.authOn && this.#config.open.has(request.route);
+      const open = this.#config.open.has(request.route);
       const state = open ? this.#openState : this.#state(identity.tenant, started);
       this.#authorize(request, state.config);
       this.#limit(request, state, started);
@@ -268,7 +268,7 @@ export class GatewayGuard implements Guard {
       const why = invalidModelName(request.model);
       if (why !== undefined) throw new GatewayError(400, `invalid model name: ${why}`, 'INVALID_ARG');
     }
-    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    if (this.#config.open.has(request.route)) return;
     if (ADMIN_ROUTES.has(request.route)) {
       if (!tenant.admin) {
         throw new GatewayError(
@@ -288,7 +288,7 @@ export class GatewayGuard implements Guard {
   }
 
   #limit(request: GuardRequest, state: TenantState, now: number): void {
-    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    if (this.#config.open.has(request.route)) return;
     const max = state.config.limits.maxConcurrent;
     if (max !== undefined && state.inFlight >= max)
       throw tooMany(
