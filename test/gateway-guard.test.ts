@@ -6,6 +6,7 @@
  * and that nothing reached the server (a count of the Server's method calls
  * and Triton's own inference statistics stay as they were).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +23,7 @@ import type { GuardRequest } from '../lib/gateway/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/gateway/index.js';
 import type { Server } from '../lib/index.js';
 import { useGateway } from './gateway-helpers.js';
-import { useServer } from './helpers.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
 const served = useServer(['identity_fp32', 'identity_int32', 'identity_delay', 'square_int32']);
 
@@ -554,6 +555,44 @@ describe('over gRPC', () => {
     );
   });
 
+  it('admits and audits each ModelStreamInfer message on its own', async () => {
+    function stream(meta: Record<string, string>, msgs: object[]): Promise<Array<Record<string, unknown>>> {
+      const m = new grpc.Metadata();
+      for (const [k, v] of Object.entries(meta)) m.set(k, v);
+      return new Promise((resolve, reject) => {
+        const call = (
+          client as unknown as {
+            ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>>;
+          }
+        ).ModelStreamInfer(m);
+        const got: Array<Record<string, unknown>> = [];
+        call.on('data', (d) => got.push(d));
+        call.on('end', () => resolve(got));
+        call.on('error', reject);
+        for (const msg of msgs) call.write(msg);
+        call.end();
+      });
+    }
+    const square = (id: string) => ({
+      model_name: 'square_int32',
+      id,
+      inputs: [{ name: 'IN', datatype: 'INT32', shape: ['1'], contents: { int_contents: [2] } }],
+    });
+    const ok = await stream({ 'x-api-key': KEYS.bob }, [square('s-ok')]);
+    expect(ok.length).toBe(2);
+    expect(ok.every((m) => m.error_message === '')).toBe(true);
+    const reached = await reach(async () => {
+      const anon = await stream({}, [square('s-anon')]);
+      expect(anon.map((m) => m.error_message)).toEqual(['credentials are required']);
+      const other = await stream({ 'x-api-key': KEYS.alice }, [square('s-alice')]);
+      expect(other[0]!.error_message).toMatch(/^Request for unknown model: 'square_int32' is not found/);
+    });
+    expect(reached).toEqual({ calls: 0, triton: 0 });
+    expect(audited('s-ok')[0]).toMatchObject({ route: 'stream_infer', tenant: 'bob', status: 200 });
+    expect(audited('s-anon')[0]).toMatchObject({ route: 'stream_infer', tenant: null, status: 401 });
+    expect(audited('s-alice')[0]).toMatchObject({ tenant: 'alice', status: 404 });
+  });
+
   it('answers RESOURCE_EXHAUSTED past a rate limit', async () => {
     gw().gateway.guard!.update({
       ...options.guard!,
@@ -607,7 +646,10 @@ describe('GatewayGuard on its own', () => {
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"tenant":"t"}').toString('base64url')}.`;
     expect(await status(hs, req(bearer(none)))).toBe(401);
     expect(
-      await status(hs, req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 })))),
+      await status(
+        hs,
+        req(bearer(await sign('HS256', secretKey, { nbf: Math.floor(Date.now() / 1000) + 600 }))),
+      ),
     ).toBe(401);
     const noExp = await new SignJWT({ tenant: 't' }).setProtectedHeader({ alg: 'HS256' }).sign(secretKey);
     expect(await status(hs, req(bearer(noExp)))).toBe(401);
@@ -646,12 +688,50 @@ describe('GatewayGuard on its own', () => {
     );
   });
 
+  it('limits body bytes per tenant and requests per tenant×model; a refusal spends nothing', async () => {
+    const guard = new GatewayGuard({
+      tenants: {
+        anonymous: {
+          models: ['*'],
+          limits: { bytesPerSecond: 1500, bytesBurst: 1500 },
+          perModel: { 'slow-*': { requestsPerSecond: 1, requestBurst: 1 } },
+        },
+      },
+    });
+    const at = (model: string, bytesIn: number) => status(guard, req({}, { model, bytesIn }));
+    expect(await at('m', 1000)).toBe(200);
+    expect(await at('m', 1000)).toBe(429);
+    expect(await at('m', 400)).toBe(200);
+    // Each model of the glob has its own bucket; other models are not limited by it.
+    const fresh = new GatewayGuard({
+      tenants: {
+        anonymous: { models: ['*'], perModel: { 'slow-*': { requestsPerSecond: 1, requestBurst: 1 } } },
+      },
+    });
+    const call = (model: string) => status(fresh, req({}, { model }));
+    expect([
+      await call('slow-a'),
+      await call('slow-a'),
+      await call('slow-b'),
+      await call('fast'),
+      await call('fast'),
+    ]).toEqual([200, 429, 200, 200, 200]);
+  });
+
   it('spends generated tokens against the tenant’s tokens/s bucket', async () => {
     const guard = new GatewayGuard({
       tenants: { anonymous: { models: ['*'], limits: { tokensPerSecond: 10, tokensBurst: 10 } } },
     });
     const a = await guard.admit(req({}));
     expect(a.tenant).toBe('anonymous');
+    // Open routes (health by default) are never limited: probes keep working.
+    const strict = new GatewayGuard({
+      tenants: { anonymous: { limits: { requestsPerSecond: 1, requestBurst: 1 } } },
+    });
+    const probes: number[] = [];
+    for (let i = 0; i < 5; i++)
+      probes.push(await status(strict, req({}, { route: 'health', model: undefined })));
+    expect(probes).toEqual([200, 200, 200, 200, 200]);
     expect(a.spendTokens(8, 'm')).toBe(true);
     expect(a.spendTokens(8, 'm')).toBe(false);
     a.done({ status: 200 });
@@ -698,5 +778,73 @@ describe('GatewayGuard on its own', () => {
         .split('\n')
         .map((l) => JSON.parse(l).requestId),
     ).toEqual(['s-0', 's-1', 's-2']);
+  });
+});
+
+describe('triton-node serve with "gateway.guard" in --config', () => {
+  it('authenticates, answers 431 past --max-header-bytes, and has every line in the audit file after SIGTERM', async () => {
+    const audit = join(dir, 'serve-audit.log');
+    const config = join(dir, 'serve.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        maxHeaderBytes: 4096,
+        gateway: {
+          guard: {
+            apiKeys: [{ sha256: hashApiKey(KEYS.alice), tenant: 'alice' }],
+            tenants: { alice: { models: ['identity_fp32'] } },
+            audit: { file: audit, flushIntervalMs: 60_000 },
+          },
+        },
+      }),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        `${FIXTURES}/serve.ts`,
+        ...[
+          '--repository',
+          MODELS,
+          '--library',
+          LIBRARY_PATH,
+          ...(BACKEND_DIR ? ['--backend-dir', BACKEND_DIR] : []),
+        ],
+        ...['--model-control-mode', 'explicit', '--load-model', 'identity_fp32', '--host', '127.0.0.1'],
+        ...['--http-port', '0', '--no-grpc', '--config', config],
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+        const m = /"httpPort":(\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      void exit.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
+    });
+    const url = `http://127.0.0.1:${port}/v2/models/identity_fp32`;
+    const statuses: number[] = [];
+    for (const headers of [
+      {},
+      { 'x-api-key': KEYS.alice },
+      { 'x-api-key': KEYS.alice, 'x-pad': 'p'.repeat(8192) },
+    ]) {
+      const r = await request(url, { headers });
+      await r.body.dump();
+      statuses.push(r.statusCode);
+    }
+    expect(statuses).toEqual([401, 200, 431]);
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    // Buffered for a minute, yet all there: the shutdown closes the gateway, which flushes.
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.status)).toEqual([401, 200, 431]);
   });
 });

@@ -112,7 +112,7 @@ export class GatewayGuard implements Guard {
   #keys: ReturnType<typeof loadKeys> = [];
   readonly #tenants = new Map<string, TenantState>();
   readonly #audit: AuditSink | undefined;
-  /** Open routes (health, metrics) with authentication on: no tenant, no limits. */
+  /** Open routes (health, metrics): no credentials, no tenant, no limits. */
   readonly #openState = new TenantState(UNRESTRICTED, 0);
 
   constructor(options: GuardOptions) {
@@ -192,12 +192,17 @@ export class GatewayGuard implements Guard {
     );
   };
 
+  /**
+   * Admits a request or rejects with the GatewayError it gets (401, 403, 404 as
+   * for an unknown model, 400, 429 with `retryAfterSeconds`); a denial is
+   * audited here, an admission when its `done()` is called.
+   */
   async admit(request: GuardRequest): Promise<Admission> {
     const started = performance.now();
     let identity: Identity | undefined;
     try {
       identity = await this.#identify(request);
-      const open = this.#config.authOn && this.#config.open.has(request.route);
+      const open = this.#config.open.has(request.route);
       const state = open ? this.#openState : this.#state(identity.tenant, started);
       this.#authorize(request, state.config);
       this.#limit(request, state, started);
@@ -264,7 +269,7 @@ export class GatewayGuard implements Guard {
       const why = invalidModelName(request.model);
       if (why !== undefined) throw new GatewayError(400, `invalid model name: ${why}`, 'INVALID_ARG');
     }
-    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    if (this.#config.open.has(request.route)) return;
     if (ADMIN_ROUTES.has(request.route)) {
       if (!tenant.admin) {
         throw new GatewayError(
@@ -284,7 +289,7 @@ export class GatewayGuard implements Guard {
   }
 
   #limit(request: GuardRequest, state: TenantState, now: number): void {
-    if (this.#config.authOn && this.#config.open.has(request.route)) return;
+    if (this.#config.open.has(request.route)) return;
     const max = state.config.limits.maxConcurrent;
     if (max !== undefined && state.inFlight >= max)
       throw tooMany(
