@@ -23,7 +23,7 @@ import type { GuardRequest } from '../lib/gateway/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/gateway/index.js';
 import type { Server } from '../lib/index.js';
 import { useGateway } from './gateway-helpers.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
 const served = useServer(['identity_fp32', 'identity_int32', 'identity_delay', 'square_int32']);
 
@@ -803,7 +803,8 @@ describe('triton-node serve with "gateway.guard" in --config', () => {
       [
         '--import',
         'tsx',
-        `${FIXTURES}/serve.ts`,
+        fileURLToPath(new URL('../lib/cli.ts', import.meta.url)),
+        'serve',
         ...[
           '--repository',
           MODELS,
