@@ -5,6 +5,9 @@
  * inferences refused, streams past the deadline cancelled).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -143,6 +146,18 @@ describe('triton-node serve', () => {
       "triton-node serve needs 'pino' (an optional peer dependency of triton-node), " +
         'not installed here. Install: npm install pino\n',
     );
+    // jose only when the guard verifies tokens.
+    const dir = mkdtempSync(join(tmpdir(), 'serve-jose-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ gateway: { guard: { jwt: { secret: 's'.repeat(32) } } } }));
+    try {
+      expect(hiding('jose', '--no-grpc', '--config', config)).toBe(
+        "triton-node serve needs 'jose' (an optional peer dependency of triton-node), " +
+          'not installed here. Install: npm install jose\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails to start with exit code 1 and a log line naming why', async () => {

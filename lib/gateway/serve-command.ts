@@ -221,8 +221,9 @@ async function listenGrpc(
 }
 
 /**
- * pino, and unless --no-grpc @grpc/grpc-js and @grpc/proto-loader;
- * undefined, said on stderr with the npm command, when any is missing.
+ * pino, unless --no-grpc @grpc/grpc-js and @grpc/proto-loader, and jose when
+ * the guard verifies tokens; undefined, said on stderr with the npm command,
+ * when any is missing.
  */
 async function loadPeers(
   config: ServeConfig,
@@ -231,7 +232,8 @@ async function loadPeers(
   const hint = (missing: string[]) =>
     missing.some((n) => grpcNames.includes(n)) ? ' (or pass --no-grpc to serve HTTP only, without gRPC)' : '';
   try {
-    const modules = await importPeers(['pino', ...grpcNames], 'triton-node serve', hint);
+    const jose = config.gateway.guard?.jwt === undefined ? [] : ['jose'];
+    const modules = await importPeers(['pino', ...grpcNames, ...jose], 'triton-node serve', hint);
     const [pino, grpc] = modules as [PinoModule, GrpcModule | undefined];
     const logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
     return grpc === undefined ? { logger } : { logger, grpc };
