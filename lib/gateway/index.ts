@@ -20,9 +20,12 @@ import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.j
 import { type GrpcServerLike, addGrpcService } from './grpc.js';
 import { type HttpHandler, createHttpHandler } from './http.js';
 import { GatewayMetrics } from './metrics.js';
+import { OpenAIRoutes, resolveOpenAIOptions } from './openai/index.js';
+import type { ChatTemplate, OpenAIModelOptions } from './openai/index.js';
 import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
+export type { ChatTemplate, OpenAIModelOptions };
 export { GatewayError } from './errors.js';
 
 /** Options of `createGateway()`. */
@@ -40,6 +43,11 @@ export interface GatewayOptions {
   metrics?: boolean;
   /** Where the gateway logs (pino's shape: `logger.info({ ... }, 'message')`); default: nowhere. */
   logger?: GatewayLogger;
+  /**
+   * OpenAI-compatible routes (`/v1/completions`, `/v1/chat/completions`, `/v1/models`; docs/openai.md):
+   * OpenAI model ids mapped to Triton text models; default: none (no `/v1/` routes).
+   */
+  openai?: Record<string, OpenAIModelOptions>;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -122,10 +130,11 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
     resolved.metrics ? new GatewayMetrics(server) : undefined,
   );
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
+  if (options.openai !== undefined) ctx.openai = new OpenAIRoutes(ctx, resolveOpenAIOptions(options.openai));
   const handler = createHttpHandler(ctx, shm);
   return {
     handler,
-    fastify: fastifyPlugin(handler),
+    fastify: fastifyPlugin(handler, ctx.openai !== undefined),
     addToGrpcServer: (grpcServer) => addGrpcService(ctx, shm, grpcServer),
     get inFlight() {
       return ctx.inFlight;
