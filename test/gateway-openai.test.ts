@@ -5,11 +5,13 @@
  * TTFT/TPOT metrics, and the guard's hooks. On the fake engine's
  * fake_text_stream backend (test/models/text_words), which real Triton has not.
  */
+import Fastify from 'fastify';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/gateway/errors.js';
 import type { Admission, Guard, GuardRequest } from '../lib/gateway/guard/types.js';
+import { createGateway } from '../lib/gateway/index.js';
 import { type Listening, useGateway } from './gateway-helpers.js';
 import { eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
 import { histogramSeries, sampleValue } from './prometheus.js';
@@ -224,6 +226,39 @@ describe('errors', () => {
   });
 });
 
+describe('serving', () => {
+  it('refuses new generations with 503 while draining', async () => {
+    const ctx = gw().gateway._context;
+    ctx.draining = true;
+    try {
+      const err = await rejection(client().completions.create({ model: 'words', prompt: 'x' }));
+      expect(err).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    } finally {
+      ctx.draining = false;
+    }
+  });
+
+  it('serves /v1/ from the Fastify plugin when configured, and leaves it to Fastify otherwise', async () => {
+    const withOpenAI = Fastify();
+    const without = Fastify();
+    try {
+      await withOpenAI.register(createGateway(server(), { openai: { w: { model: 'text_words' } } }).fastify);
+      without.get('/v1/models', async () => ({ mine: true }));
+      await without.register(createGateway(server()).fastify);
+      const a = await withOpenAI.listen({ port: 0, host: '127.0.0.1' });
+      const b = await without.listen({ port: 0, host: '127.0.0.1' });
+      const c = new OpenAI({ baseURL: `${a}/v1`, apiKey: 'x', maxRetries: 0 });
+      const done = await c.completions.create({ model: 'w', prompt: 'via fastify', max_tokens: 2 });
+      expect(done.choices[0]!.text).toBe('via fastify');
+      expect(await (await request(`${b}/v1/models`)).body.json()).toEqual({ mine: true });
+    } finally {
+      await withOpenAI.close();
+      await without.close();
+    }
+  });
+});
+
 /** Responses and cancellations the fake recorded for text_words, over every response index. */
 async function responseCounts(): Promise<{ success: number; cancel: number }> {
   const [stats] = await server().model('text_words').statistics();
@@ -270,7 +305,15 @@ describe('metrics', () => {
     const tokens = 'triton_node_openai_output_tokens_total';
     await client().completions.create({ model: 'words', prompt: 'warm up', max_tokens: 2 });
     const before = await metrics();
-    await client().completions.create({ model: 'words', prompt: 'a b c', max_tokens: 5, stream: true });
+    const stream = await client().completions.create({
+      model: 'words',
+      prompt: 'a b c',
+      max_tokens: 5,
+      stream: true,
+    });
+    for await (const _chunk of stream) {
+      // Read to the end: the request is recorded once it finished.
+    }
     const after = await metrics();
     expect(histogramSeries(after, ttft, labels)!.count).toBe(
       histogramSeries(before, ttft, labels)!.count + 1,
