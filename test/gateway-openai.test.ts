@@ -5,6 +5,10 @@
  * TTFT/TPOT metrics, and the guard's hooks. On the fake engine's
  * fake_text_stream backend (test/models/text_words), which real Triton has not.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Fastify from 'fastify';
 import OpenAI from 'openai';
 import { request } from 'undici';
@@ -13,7 +17,7 @@ import { GatewayError } from '../lib/gateway/errors.js';
 import type { Admission, Guard, GuardRequest } from '../lib/gateway/guard/types.js';
 import { createGateway } from '../lib/gateway/index.js';
 import { type Listening, useGateway } from './gateway-helpers.js';
-import { eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
+import { FIXTURES, LIBRARY_PATH, MODELS, eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
 import { histogramSeries, sampleValue } from './prometheus.js';
 
 const skip = fakeOnly('the fake_text_stream backend is the fake engine’s own');
@@ -422,4 +426,40 @@ describe('guard', () => {
     );
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
   });
+});
+
+describe('triton-node serve', () => {
+  it('serves the OpenAI routes from the openai section of its --config file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openai-serve-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ gateway: { openai: { served: { model: 'text_words' } } } }));
+    const args = ['--repository', MODELS, '--library', LIBRARY_PATH, '--model-control-mode', 'explicit'];
+    args.push('--load-model', 'text_words', '--host', '127.0.0.1', '--http-port', '0', '--no-grpc');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', `${FIXTURES}/serve.ts`, ...args, '--config', config],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const serving = out.split('\n').find((l) => l.includes('"msg":"serving"'));
+          if (serving) resolve(JSON.parse(serving).httpPort as number);
+        });
+        void exit.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      const c = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'x', maxRetries: 0 });
+      expect((await c.models.list()).data.map((m) => m.id)).toEqual(['served']);
+      const done = await c.completions.create({ model: 'served', prompt: 'from the cli', max_tokens: 4 });
+      expect(done.choices[0]!.text).toBe('from the cli from');
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
+    }
+  }, 30_000);
 });
