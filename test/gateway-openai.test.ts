@@ -392,6 +392,12 @@ describe('guard', () => {
     );
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('7');
+    const hidden = testGuard({ deny: new GatewayError(404, "Request for unknown model: 'text_words'") });
+    const notFound = await withGuard(hidden.guard, () =>
+      rejection(client().completions.create({ model: 'words', prompt: 'x' })),
+    );
+    expect(notFound).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((notFound as Error).message).not.toContain('text_words');
     const auth = testGuard({ deny: new GatewayError(401, 'missing credentials') });
     expect(await withGuard(auth.guard, () => rejection(client().models.list()))).toBeInstanceOf(
       OpenAI.AuthenticationError,

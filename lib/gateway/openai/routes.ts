@@ -202,7 +202,17 @@ export class OpenAIRoutes {
     if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
     const entry = this.#models.get(id);
     // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
-    this.#admit(call, kind === 'chat' ? 'openai_chat' : 'openai_completions', entry?.model ?? id, raw.length);
+    try {
+      this.#admit(
+        call,
+        kind === 'chat' ? 'openai_chat' : 'openai_completions',
+        entry?.model ?? id,
+        raw.length,
+      );
+    } catch (err) {
+      // The guard's 404 would name the Triton model behind the id.
+      throw (err as { status?: unknown }).status === 404 ? modelNotFound(id) : err;
+    }
     if (entry === undefined) throw modelNotFound(id);
     if (this.#ctx.draining) throw new OpenAIError(503, 'the server is shutting down');
     const b = body as Record<string, unknown>;
