@@ -94,6 +94,7 @@
         "native/fake/server.cc",
         "native/fake/stand_ins.cc",
         "native/fake/statistics.cc",
+        "native/fake/text_stream.cc",
         "native/fake/trace.cc"
       ],
       "include_dirs": ["native/include"],
@@ -135,7 +136,8 @@
             "native/fake/test/config_tests.cc",
             "native/fake/test/engine_tests.cc",
             "native/fake/test/fake_engine_tests.cc",
-            "native/fake/test/precondition_tests.cc"
+            "native/fake/test/precondition_tests.cc",
+            "native/fake/test/text_stream_tests.cc"
           ],
           "include_dirs": ["native/include"],
           "cflags!": ["-fno-exceptions", "-fno-rtti"],

@@ -39,7 +39,7 @@ export type StandInMode = 'zeros' | 'echo';
  */
 export type StandIns = Readonly<Record<string, StandInMode>>;
 
-const OWN_BACKENDS = ['identity', 'repeat', 'square'];
+const OWN_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream'];
 
 /** The spec the fake engine reads: "<backend>=<mode>[,...]". */
 function standInSpec(standIns: StandIns | null): string {

@@ -50,7 +50,10 @@ describe('triton-node doctor', () => {
     expect(lib.version).toMatch(/^\d+\.\d+\.\d+$/);
     expect(lib.serverError).toBeNull();
     if (lib.isFake)
-      expect(report.backends).toEqual({ directory: null, found: ['identity', 'repeat', 'square'] });
+      expect(report.backends).toEqual({
+        directory: null,
+        found: ['identity', 'repeat', 'square', 'fake_text_stream'],
+      });
     else expect(report.backends.found).toEqual(expect.arrayContaining(['identity', 'repeat', 'square']));
     expect(status).toBe(report.ok ? 0 : 1);
     expect(

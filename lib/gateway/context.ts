@@ -6,6 +6,7 @@
 import type { Server } from 'triton-node';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
+import type { OpenAIRoutes } from './openai/routes.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
 export interface GatewayLogger {
@@ -39,6 +40,8 @@ export class GatewayContext {
   draining = false;
   /** Cancels each open stream (a shutdown past its deadline calls them). */
   readonly cancels = new Set<() => void>();
+  /** The OpenAI-compatible routes under `/v1/` (undefined when `options.openai` is not set). */
+  openai: OpenAIRoutes | undefined;
   #idle: Array<() => void> = [];
 
   constructor(

@@ -23,9 +23,10 @@ export interface FastifyLike {
 /** A Fastify plugin (`fastify.register(plugin)`). */
 export type FastifyPlugin = (fastify: FastifyLike, options: unknown, done: (err?: Error) => void) => void;
 
-/** Whether a path is one of the protocol's. */
-function isGatewayPath(url: string): boolean {
+/** Whether a path is one of the protocol's (or, with `openai`, of the OpenAI routes). */
+function isGatewayPath(url: string, openai: boolean): boolean {
   return (
+    (openai && url.startsWith('/v1/')) ||
     url === '/v2' ||
     url.startsWith('/v2/') ||
     url.startsWith('/v2?') ||
@@ -34,10 +35,10 @@ function isGatewayPath(url: string): boolean {
   );
 }
 
-export function fastifyPlugin(handler: HttpHandler): FastifyPlugin {
+export function fastifyPlugin(handler: HttpHandler, openai = false): FastifyPlugin {
   const plugin: FastifyPlugin = (fastify, _options, done) => {
     fastify.addHook('onRequest', (request, reply, next) => {
-      if (!isGatewayPath(request.url)) {
+      if (!isGatewayPath(request.url, openai)) {
         next();
         return;
       }

@@ -277,6 +277,7 @@ async function route(
   path: string,
 ): Promise<void> {
   const server = ctx.server;
+  if (ctx.openai !== undefined && path.startsWith('/v1/')) return ctx.openai.handle(req, res, path);
   if (path === '/v2/health/live') {
     allow(req, 'GET');
     return sendEmpty(res, (await server.isLive()) ? 200 : 400);
@@ -336,6 +337,7 @@ async function route(
 
 /** A route's name for metrics (few values: never a model name). */
 function routeLabel(path: string): string {
+  if (path.startsWith('/v1/')) return 'openai';
   if (path.endsWith('/infer')) return 'infer';
   if (path.endsWith('/generate_stream')) return 'generate_stream';
   if (path.startsWith('/v2/health/')) return 'health';

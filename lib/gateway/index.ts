@@ -21,9 +21,12 @@ import { type GrpcServerLike, addGrpcService } from './grpc.js';
 import { GatewayGuard, type GuardOptions } from './guard/index.js';
 import { type HttpHandler, createHttpHandler } from './http.js';
 import { GatewayMetrics } from './metrics.js';
+import { OpenAIRoutes, resolveOpenAIOptions } from './openai/index.js';
+import type { ChatTemplate, OpenAIModelOptions } from './openai/index.js';
 import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
+export type { ChatTemplate, OpenAIModelOptions };
 export { GatewayError } from './errors.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {
@@ -63,6 +66,11 @@ export interface GatewayOptions {
   logger?: GatewayLogger;
   /** Authentication, tenants, rate limits and audit (docs/security.md); default: none (no auth). */
   guard?: GuardOptions;
+  /**
+   * OpenAI-compatible routes (`/v1/completions`, `/v1/chat/completions`, `/v1/models`; docs/openai.md):
+   * OpenAI model ids mapped to Triton text models; default: none (no `/v1/` routes).
+   */
+  openai?: Record<string, OpenAIModelOptions>;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -149,10 +157,11 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
   const guard = options.guard === undefined ? undefined : new GatewayGuard(options.guard);
   ctx.guard = guard;
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
+  if (options.openai !== undefined) ctx.openai = new OpenAIRoutes(ctx, resolveOpenAIOptions(options.openai));
   const handler = createHttpHandler(ctx, shm);
   return {
     handler,
-    fastify: fastifyPlugin(handler),
+    fastify: fastifyPlugin(handler, ctx.openai !== undefined),
     addToGrpcServer: (grpcServer) => addGrpcService(ctx, shm, grpcServer),
     get inFlight() {
       return ctx.inFlight;

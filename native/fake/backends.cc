@@ -9,6 +9,7 @@
 //   square:   decoupled; releases the request at once, a stream thread
 //             sends IN responses (stopping early when cancelled), then NULL
 //             FINAL.
+// The fake's own text backend, fake_text_stream, is in text_stream.cc.
 // Like the real backends, every decoupled request gets its own stream
 // thread, so streams of one instance run at the same time and responses
 // keep coming after RELEASE_ALL.

@@ -1,4 +1,4 @@
-// The checks the fake's three backends make on a model's config when the
+// The checks the fake's backends make on a model's config when the
 // model is created: those of the real identity, repeat and square backends
 // (their ModelInitialize), in their order and with their messages, plus the
 // fake's own rule that repeat and square models are decoupled. Like the
@@ -175,6 +175,43 @@ bool CheckSquare(const ModelConfig& cfg, std::string* p) {
          ExpectType(out, "OUT", "INT32", p) && RequireDecoupled(cfg, p);
 }
 
+// fake_text_stream (the fake's own, text_stream.cc): the vLLM example's
+// tensors, found by name; unbatched and decoupled.
+bool CheckTextStream(const ModelConfig& cfg, std::string* p) {
+  if (cfg.max_batch_size != 0) {
+    *p = "fake_text_stream backend only supports models with "
+         "max_batch_size == 0";
+    return false;
+  }
+  bool has_text_input = false;
+  for (const TensorConfig& t : cfg.input) {
+    const char* type = t.name == "stream" || t.name == "exclude_input_in_output"
+                           ? "BOOL"
+                           : "STRING";
+    if (t.name != "text_input" && t.name != "stream" &&
+        t.name != "exclude_input_in_output" &&
+        t.name != "sampling_parameters") {
+      *p = "fake_text_stream: unexpected input '" + t.name +
+           "' (expected text_input, stream, sampling_parameters, "
+           "exclude_input_in_output)";
+      return false;
+    }
+    if (!ExpectType(t, t.name.c_str(), type, p)) return false;
+    has_text_input |= t.name == "text_input";
+  }
+  if (!has_text_input) {
+    *p = "fake_text_stream: expected an input named text_input";
+    return false;
+  }
+  if (cfg.output.size() != 1) {
+    *p = "expected 1 output, got " + std::to_string(cfg.output.size());
+    return false;
+  }
+  return ExpectName(cfg.output[0], "first output", "text_output", p) &&
+         ExpectType(cfg.output[0], "text_output", "STRING", p) &&
+         RequireDecoupled(cfg, p);
+}
+
 }  // namespace
 
 bool ValidateForBackend(const ModelConfig& cfg, std::string* error) {
@@ -186,6 +223,8 @@ bool ValidateForBackend(const ModelConfig& cfg, std::string* error) {
     ok = CheckRepeat(cfg, &problem);
   } else if (cfg.backend == "square") {
     ok = CheckSquare(cfg, &problem);
+  } else if (cfg.backend == "fake_text_stream") {
+    ok = CheckTextStream(cfg, &problem);
   }
   if (!ok && error != nullptr) *error = problem;
   return ok;

@@ -408,7 +408,14 @@ std::string StatsEntryJson(const std::string& name, int64_t version,
                            ModelStats* stats);
 
 // ---- models and scheduling (scheduler.cc, backends.cc) ---------------------
-enum class BackendKind { kIdentity, kRepeat, kSquare, kEnsemble, kStandIn };
+enum class BackendKind {
+  kIdentity,
+  kRepeat,
+  kSquare,
+  kTextStream,
+  kEnsemble,
+  kStandIn
+};
 
 struct EnsemblePlan;
 
@@ -428,6 +435,7 @@ struct Model {
   // priority and timeout.
   bool echo_request = false;
   uint64_t square_delay_ns = 0;  // square CUSTOM_INFER_DELAY_NS
+  uint64_t word_delay_ns = 0;    // fake_text_stream word_delay_ms
   // Ensembles: the steps (ensemble_scheduler.cc). An ensemble has no
   // instance threads; busy_instances counts its requests in flight.
   std::shared_ptr<const EnsemblePlan> ensemble;
@@ -493,6 +501,9 @@ void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                    bool inline_mode);
 void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                    bool inline_mode);
+// The fake's own text backend (text_stream.cc).
+void TextStreamExecute(Model* m, TRITONSERVER_InferenceRequest* r,
+                       bool inline_mode);
 // A new response for the request behind `t` (the allocator's start function
 // runs); it holds `model` until deleted.
 TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,

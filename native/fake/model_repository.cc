@@ -399,7 +399,7 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
     return "sequence batching is not supported by the fake engine";
   }
   const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
-                   cfg.backend == "square";
+                   cfg.backend == "square" || cfg.backend == "fake_text_stream";
   std::string mode;
   if (!own && StandInFor(cfg.backend, &mode)) return "";
   if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {
@@ -415,6 +415,7 @@ BackendKind KindOfBackend(const ModelConfig& cfg) {
   if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
+  if (backend == "fake_text_stream") return BackendKind::kTextStream;
   if (backend != "identity") return BackendKind::kStandIn;
   return BackendKind::kIdentity;
 }
@@ -507,6 +508,7 @@ void StartStandIn(Model* m) {
 struct BackendParameters {
   uint64_t execute_delay_ms = 0;
   uint64_t square_delay_ns = 0;
+  uint64_t word_delay_ns = 0;
   bool echo_request = false;
 };
 
@@ -519,6 +521,11 @@ BackendParameters ReadBackendParameters(const ModelConfig& cfg) {
   pit = cfg.parameters.find("CUSTOM_INFER_DELAY_NS");
   if (pit != cfg.parameters.end()) {
     p.square_delay_ns = std::strtoull(pit->second.c_str(), nullptr, 10);
+  }
+  pit = cfg.parameters.find("word_delay_ms");
+  if (pit != cfg.parameters.end()) {
+    const double ms = std::strtod(pit->second.c_str(), nullptr);
+    p.word_delay_ns = ms > 0 ? static_cast<uint64_t>(ms * 1e6) : 0;
   }
   pit = cfg.parameters.find("echo_request");
   p.echo_request = pit != cfg.parameters.end() && pit->second == "true";
@@ -547,6 +554,7 @@ void StartVersions(ServerCore* core, const std::string& name,
     }
     m->execute_delay_ms = params.execute_delay_ms;
     m->square_delay_ns = params.square_delay_ns;
+    m->word_delay_ns = params.word_delay_ns;
     m->echo_request = params.echo_request;
     m->Start();
     m->load_seconds = (SteadyNs() - t0) / 1e9;

@@ -277,6 +277,9 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
     case BackendKind::kSquare:
       for (auto* r : batch) SquareExecute(this, r, inline_mode);
       break;
+    case BackendKind::kTextStream:
+      for (auto* r : batch) TextStreamExecute(this, r, inline_mode);
+      break;
     case BackendKind::kEnsemble:  // never queued (Enqueue)
       break;
   }

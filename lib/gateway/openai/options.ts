@@ -1,0 +1,113 @@
+/**
+ * The OpenAI routes' settings: which OpenAI model id maps to which Triton
+ * model, how a chat turns into a prompt, and how tokens are counted.
+ */
+import { optionError } from '../../errors.js';
+
+/**
+ * How chat messages become one prompt: each message is `message` with
+ * `{role}` and `{content}` replaced, joined, between `prefix` and `suffix`
+ * (the suffix opens the assistant's turn).
+ */
+export interface ChatTemplate {
+  /** Default `'<|{role}|>\n{content}\n'`. */
+  message?: string;
+  /** Default `''`. */
+  prefix?: string;
+  /** Default `'<|assistant|>\n'`. */
+  suffix?: string;
+}
+
+/** One OpenAI model id of `GatewayOptions.openai`: the Triton model behind it. */
+export interface OpenAIModelOptions {
+  /** The Triton model: decoupled, with a BYTES `text_input` and `text_output` (Triton's vLLM example's shape). */
+  model: string;
+  /** Its version (default: the highest ready one). */
+  version?: number;
+  /** How `/v1/chat/completions` turns messages into the prompt (default: `<|role|>` lines, see ChatTemplate). */
+  chatTemplate?: ChatTemplate;
+  /** `max_tokens` sent when a request gives none (default: none sent; the model decides). */
+  maxTokensDefault?: number;
+  /**
+   * How tokens are counted for `usage`, limits and metrics: `'words'` (default; whitespace-separated
+   * words of the text) or `'responses'` (one per response of the model, as an LLM backend that streams
+   * token by token sends them).
+   */
+  tokenCount?: 'words' | 'responses';
+  /** `owned_by` in `/v1/models` (default `'triton-node'`). */
+  ownedBy?: string;
+}
+
+/** A model entry once checked, defaults filled in. */
+export interface ResolvedOpenAIModel {
+  id: string;
+  model: string;
+  version: number;
+  template: Required<ChatTemplate>;
+  maxTokensDefault: number | undefined;
+  tokenCount: 'words' | 'responses';
+  ownedBy: string;
+}
+
+const DEFAULT_TEMPLATE: Required<ChatTemplate> = {
+  message: '<|{role}|>\n{content}\n',
+  prefix: '',
+  suffix: '<|assistant|>\n',
+};
+
+function text(value: unknown, name: string, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') throw optionError(name, 'a string', value);
+  return value;
+}
+
+function template(value: unknown, name: string): Required<ChatTemplate> {
+  if (value === undefined) return DEFAULT_TEMPLATE;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw optionError(name, 'an object { message, prefix, suffix }', value);
+  const t = value as ChatTemplate;
+  return {
+    message: text(t.message, `${name}.message`, DEFAULT_TEMPLATE.message),
+    prefix: text(t.prefix, `${name}.prefix`, DEFAULT_TEMPLATE.prefix),
+    suffix: text(t.suffix, `${name}.suffix`, DEFAULT_TEMPLATE.suffix),
+  };
+}
+
+function resolveModel(id: string, value: unknown): ResolvedOpenAIModel {
+  const at = `openai['${id}']`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw optionError(at, 'an object { model, ... }', value);
+  const o = value as OpenAIModelOptions;
+  if (typeof o.model !== 'string' || o.model === '')
+    throw optionError(`${at}.model`, 'a Triton model name', o.model);
+  const version = o.version ?? -1;
+  if (!Number.isSafeInteger(version) || (version < 1 && o.version !== undefined))
+    throw optionError(`${at}.version`, 'a positive whole number', o.version);
+  const max = o.maxTokensDefault;
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 1))
+    throw optionError(`${at}.maxTokensDefault`, 'a positive whole number', max);
+  const tokenCount = o.tokenCount ?? 'words';
+  if (tokenCount !== 'words' && tokenCount !== 'responses')
+    throw optionError(`${at}.tokenCount`, "'words' or 'responses'", tokenCount);
+  return {
+    id,
+    model: o.model,
+    version,
+    template: template(o.chatTemplate, `${at}.chatTemplate`),
+    maxTokensDefault: max,
+    tokenCount,
+    ownedBy: text(o.ownedBy, `${at}.ownedBy`, 'triton-node'),
+  };
+}
+
+/** Checks `GatewayOptions.openai`; a map by OpenAI model id. Mistakes throw a TypeError. */
+export function resolveOpenAIOptions(value: unknown): Map<string, ResolvedOpenAIModel> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw optionError('openai', 'an object mapping OpenAI model ids to { model, ... }', value);
+  const models = new Map<string, ResolvedOpenAIModel>();
+  for (const [id, entry] of Object.entries(value)) {
+    if (id === '') throw optionError('openai', 'non-empty model ids', id);
+    models.set(id, resolveModel(id, entry));
+  }
+  return models;
+}

@@ -1,0 +1,363 @@
+/**
+ * The OpenAI-compatible routes: `POST /v1/completions`, `POST
+ * /v1/chat/completions` (JSON, or Server-Sent Events `data: {...}` chunks
+ * ending with `data: [DONE]`), `GET /v1/models` and `GET /v1/models/{id}`.
+ * Each request is admitted by the gateway's guard (when there is one) once
+ * its body names the model, spends its generated tokens against the
+ * tenant's limit as they come, and is audited when it ends. A client that
+ * goes away cancels the Triton request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InferStream } from '../../stream.js';
+import { readBody } from '../body.js';
+import type { GatewayContext } from '../context.js';
+import type { Admission, Guard } from '../guard/types.js';
+import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
+import { OpenAIMetrics } from './metrics.js';
+import type { ResolvedOpenAIModel } from './options.js';
+import {
+  type Generation,
+  OpenAIError,
+  chatRequest,
+  completionRequest,
+  invalid,
+  modelNotFound,
+  toOpenAIError,
+} from './protocol.js';
+
+type Kind = 'completions' | 'chat';
+
+/** One request being served: what the audit line and the metrics get at its end. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  arrived: number;
+  requestId: string;
+  created: number;
+  admission?: Admission;
+  tokens: number;
+  version?: string;
+  error?: string;
+}
+
+/** Waits until `res` can take more (or is gone). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+async function write(res: ServerResponse, value: unknown): Promise<void> {
+  if (res.destroyed) return;
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  if (!res.write(`data: ${text}\n\n`)) await drained(res);
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify(value);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+export class OpenAIRoutes {
+  readonly #ctx: GatewayContext;
+  readonly #models: Map<string, ResolvedOpenAIModel>;
+  readonly #inputs: ModelInputs;
+  readonly #metrics: OpenAIMetrics | undefined;
+  readonly #created = Math.floor(Date.now() / 1000);
+
+  constructor(ctx: GatewayContext, models: Map<string, ResolvedOpenAIModel>) {
+    this.#ctx = ctx;
+    this.#models = models;
+    this.#inputs = new ModelInputs(ctx);
+    this.#metrics = ctx.options.metrics ? new OpenAIMetrics(ctx.server) : undefined;
+  }
+
+  /** Serves one request under `/v1/`; answers every error itself (never rejects). */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const call: Call = {
+      req,
+      res,
+      arrived: performance.now(),
+      requestId: randomUUID(),
+      created: Math.floor(Date.now() / 1000),
+      tokens: 0,
+    };
+    res.setHeader('X-Request-Id', call.requestId);
+    try {
+      await this.#route(call, path);
+    } catch (err) {
+      const e = toOpenAIError(err);
+      call.error = e.message;
+      this.#ctx.log(
+        e.status >= 500 ? 'error' : 'info',
+        { status: e.status, err: e.message, path },
+        'request failed',
+      );
+      if (res.headersSent) res.destroy();
+      else
+        sendJson(
+          res,
+          e.status,
+          e.body(),
+          e.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(e.retryAfterSeconds) },
+        );
+    } finally {
+      call.admission?.done({
+        status: res.headersSent ? res.statusCode : 499,
+        tokens: call.tokens,
+        ...(call.version === undefined ? {} : { version: call.version }),
+        ...(call.error === undefined ? {} : { error: call.error }),
+      });
+    }
+  }
+
+  async #admit(call: Call, route: string, model?: string, bytesIn?: number): Promise<Admission | undefined> {
+    const guard = this.#ctx.guard;
+    if (guard === undefined) return undefined;
+    call.admission = await guard.admit({
+      protocol: 'http',
+      route,
+      ...(model === undefined ? {} : { model }),
+      headers: call.req.headers,
+      ...(bytesIn === undefined ? {} : { bytesIn }),
+      ...(call.req.socket.remoteAddress === undefined
+        ? {}
+        : { remoteAddress: call.req.socket.remoteAddress }),
+      requestId: call.requestId,
+    });
+    return call.admission;
+  }
+
+  async #route(call: Call, path: string): Promise<void> {
+    const method = call.req.method;
+    const clean = path.length > 4 && path.endsWith('/') ? path.slice(0, -1) : path;
+    if (clean === '/v1/models' || clean.startsWith('/v1/models/')) {
+      if (method !== 'GET') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
+      const admission = await this.#admit(call, 'openai_models');
+      if (clean === '/v1/models') return this.#list(call, admission);
+      let id: string;
+      try {
+        id = decodeURIComponent(clean.slice('/v1/models/'.length));
+      } catch {
+        throw invalid(`malformed percent-encoding in the path: '${clean}'`, null);
+      }
+      return this.#retrieve(call, admission, id);
+    }
+    const kind: Kind | undefined =
+      clean === '/v1/completions' ? 'completions' : clean === '/v1/chat/completions' ? 'chat' : undefined;
+    if (kind === undefined)
+      throw new OpenAIError(404, `Unknown route ${method} ${path}`, null, 'unknown_url');
+    if (method !== 'POST') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
+    return this.#generate(call, kind);
+  }
+
+  #modelDocument(entry: ResolvedOpenAIModel) {
+    return { id: entry.id, object: 'model', created: this.#created, owned_by: entry.ownedBy };
+  }
+
+  #list(call: Call, admission: Admission | undefined): void {
+    const data = [...this.#models.values()]
+      .filter((entry) => admission === undefined || admission.canSee(entry.model))
+      .map((entry) => this.#modelDocument(entry));
+    sendJson(call.res, 200, { object: 'list', data });
+  }
+
+  #retrieve(call: Call, admission: Admission | undefined, id: string): void {
+    const entry = this.#models.get(id);
+    if (entry === undefined || (admission !== undefined && !admission.canSee(entry.model)))
+      throw modelNotFound(id);
+    sendJson(call.res, 200, this.#modelDocument(entry));
+  }
+
+  /** Reads the body, admits the request for its model, checks it, and generates. */
+  async #generate(call: Call, kind: Kind): Promise<void> {
+    const raw = await readBody(call.req, this.#ctx.options.maxBodyBytes);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (err) {
+      throw invalid(`The request body is not valid JSON: ${(err as Error).message}`, null);
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw invalid('The request body must be a JSON object', null);
+    const id = (body as { model?: unknown }).model;
+    if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
+    const entry = this.#models.get(id);
+    // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
+    try {
+      await this.#admit(
+        call,
+        kind === 'chat' ? 'openai_chat' : 'openai_completions',
+        entry?.model ?? id,
+        raw.length,
+      );
+    } catch (err) {
+      // The guard's 404 would name the Triton model behind the id.
+      throw (err as { status?: unknown }).status === 404 ? modelNotFound(id) : err;
+    }
+    if (entry === undefined) throw modelNotFound(id);
+    if (this.#ctx.draining) throw new OpenAIError(503, 'the server is shutting down');
+    const b = body as Record<string, unknown>;
+    const g = kind === 'chat' ? chatRequest(b, entry) : completionRequest(b, entry);
+    this.#metrics?.prompt(entry.id, countTokens(entry, g.prompt));
+    const request = tritonRequest(entry, await this.#inputs.get(entry), g);
+    const stream = this.#ctx.server.model(entry.model, entry.version).stream(request);
+    await this.#run(call, kind, entry, g, stream);
+  }
+
+  /** Runs the Triton stream to its end, cancelled by a client that leaves or by a shutdown past its deadline. */
+  async #run(call: Call, kind: Kind, entry: ResolvedOpenAIModel, g: Generation, stream: InferStream) {
+    const cancel = () => stream.cancel();
+    this.#ctx.cancels.add(cancel);
+    call.res.once('close', cancel);
+    const timing = { first: undefined as number | undefined, last: call.arrived };
+    try {
+      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);
+      else await this.#whole(call, kind, entry, g, stream, timing);
+    } finally {
+      this.#ctx.cancels.delete(cancel);
+      call.res.off('close', cancel);
+      stream.cancel();
+      this.#metrics?.record(entry.id, call.arrived, timing.first, timing.last, call.tokens);
+    }
+  }
+
+  /** The next piece of generated text, its tokens spent; undefined at the end. */
+  async #next(
+    call: Call,
+    entry: ResolvedOpenAIModel,
+    stream: InferStream,
+    timing: { first: number | undefined; last: number },
+  ): Promise<string | undefined> {
+    const next = await stream.next();
+    if (next.done) return undefined;
+    const result = next.value;
+    call.version = String(result.version);
+    let text: string;
+    try {
+      text = responseText(result);
+    } finally {
+      result.dispose();
+    }
+    const tokens = countTokens(entry, text, text === '' ? 0 : 1);
+    if (tokens > 0 && call.admission !== undefined && !call.admission.spendTokens(tokens, entry.model))
+      throw new OpenAIError(
+        429,
+        'generated tokens over the rate limit of this tenant',
+        null,
+        'rate_limit_exceeded',
+      );
+    call.tokens += tokens;
+    const now = performance.now();
+    if (timing.first === undefined && text !== '') timing.first = now;
+    timing.last = now;
+    return text;
+  }
+
+  #finishReason(g: Generation, call: Call): 'length' | 'stop' {
+    return g.maxTokens !== undefined && call.tokens >= g.maxTokens ? 'length' : 'stop';
+  }
+
+  #usage(call: Call, entry: ResolvedOpenAIModel, g: Generation) {
+    const prompt = countTokens(entry, g.prompt);
+    return { prompt_tokens: prompt, completion_tokens: call.tokens, total_tokens: prompt + call.tokens };
+  }
+
+  async #whole(
+    call: Call,
+    kind: Kind,
+    entry: ResolvedOpenAIModel,
+    g: Generation,
+    stream: InferStream,
+    timing: { first: number | undefined; last: number },
+  ): Promise<void> {
+    let text = '';
+    for (let piece = await this.#next(call, entry, stream, timing); piece !== undefined; ) {
+      text += piece;
+      piece = await this.#next(call, entry, stream, timing);
+    }
+    const finish_reason = this.#finishReason(g, call);
+    const head = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.requestId}`, created: call.created };
+    const choice =
+      kind === 'chat'
+        ? {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason,
+          }
+        : { index: 0, text, logprobs: null, finish_reason };
+    sendJson(call.res, 200, {
+      ...head,
+      object: kind === 'chat' ? 'chat.completion' : 'text_completion',
+      model: entry.id,
+      choices: [choice],
+      usage: this.#usage(call, entry, g),
+    });
+  }
+
+  async #streamed(
+    call: Call,
+    kind: Kind,
+    entry: ResolvedOpenAIModel,
+    g: Generation,
+    stream: InferStream,
+    timing: { first: number | undefined; last: number },
+  ): Promise<void> {
+    const res = call.res;
+    const chunk = (choice: Record<string, unknown> | undefined, extra: object = {}) => ({
+      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.requestId}`,
+      object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+      created: call.created,
+      model: entry.id,
+      choices: choice === undefined ? [] : [{ index: 0, ...choice, logprobs: null }],
+      ...extra,
+    });
+    const piece = (text: string, finish_reason: string | null) =>
+      chunk(
+        kind === 'chat'
+          ? { delta: text === '' ? {} : { content: text }, finish_reason }
+          : { text, finish_reason },
+      );
+    // The first response (or the request's error) decides the status.
+    let text = await this.#next(call, entry, stream, timing);
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+    });
+    if (kind === 'chat')
+      await write(res, chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    try {
+      while (text !== undefined) {
+        if (text !== '') await write(res, piece(text, null));
+        if (res.destroyed) return;
+        text = await this.#next(call, entry, stream, timing);
+      }
+    } catch (err) {
+      // Mid-stream: the error is the last event (the client raises it).
+      const e = toOpenAIError(err);
+      call.error = e.message;
+      await write(res, e.body());
+      res.end();
+      return;
+    }
+    await write(res, piece('', this.#finishReason(g, call)));
+    if (g.includeUsage) await write(res, chunk(undefined, { usage: this.#usage(call, entry, g) }));
+    await write(res, '[DONE]');
+    res.end();
+  }
+}
