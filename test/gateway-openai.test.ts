@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import OpenAI from 'openai';
 import { request } from 'undici';
@@ -17,7 +18,7 @@ import { GatewayError } from '../lib/gateway/errors.js';
 import type { Admission, Guard, GuardRequest } from '../lib/gateway/guard/types.js';
 import { createGateway } from '../lib/gateway/index.js';
 import { type Listening, useGateway } from './gateway-helpers.js';
-import { FIXTURES, LIBRARY_PATH, MODELS, eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
+import { LIBRARY_PATH, MODELS, eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
 import { histogramSeries, sampleValue } from './prometheus.js';
 
 const skip = fakeOnly('the fake_text_stream backend is the fake engine’s own');
@@ -443,7 +444,15 @@ describe('triton-node serve', () => {
     args.push('--load-model', 'text_words', '--host', '127.0.0.1', '--http-port', '0', '--no-grpc');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', `${FIXTURES}/serve.ts`, ...args, '--config', config],
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../lib/cli.ts', import.meta.url)),
+        'serve',
+        ...args,
+        '--config',
+        config,
+      ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
