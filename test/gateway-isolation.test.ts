@@ -207,6 +207,7 @@ describe.sequential('isolated groups behind a guard', () => {
         done: (o) => audit.push({ tenant, route: r.route, model: r.model, status: o.status }),
         canSee: () => true,
         spendTokens: () => true,
+        tokensRetryAfterSeconds: () => 1,
       };
     },
   };
@@ -426,6 +427,7 @@ describe.sequential('isolated groups over gRPC', () => {
         done: () => {},
         canSee: () => true,
         spendTokens: () => true,
+        tokensRetryAfterSeconds: () => 1,
       }),
     },
   }));

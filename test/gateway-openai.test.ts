@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import OpenAI from 'openai';
@@ -16,6 +17,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/gateway/errors.js';
 import type { Admission, Guard, GuardRequest } from '../lib/gateway/guard/types.js';
+import { hashApiKey } from '../lib/gateway/index.js';
 import { createGateway } from '../lib/gateway/index.js';
 import { type Listening, useGateway } from './gateway-helpers.js';
 import { LIBRARY_PATH, MODELS, eventually, fakeOnly, skipAllIf, useServer } from './helpers.js';
@@ -352,6 +354,7 @@ function testGuard(rule: { deny?: GatewayError; visible?: string[]; tokenBudget?
           budget -= n;
           return budget >= 0;
         },
+        tokensRetryAfterSeconds: () => 2,
       };
     },
   };
@@ -432,6 +435,71 @@ describe('guard', () => {
       rejection(client().completions.create({ model: 'words', prompt: 'x', stream: true })),
     );
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('2');
+  });
+});
+
+describe('the OpenAI routes behind a GatewayGuard', () => {
+  const lines: string[] = [];
+  const audit = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      cb();
+    },
+  });
+  const guarded: () => Listening =
+    skip === false
+      ? useGateway(server, {
+          openai: { words: { model: 'text_words' }, other: { model: 'identity_fp32' } },
+          guard: {
+            apiKeys: [
+              { sha256: hashApiKey('alice-key'), tenant: 'alice' },
+              { sha256: hashApiKey('bob-key'), tenant: 'bob' },
+            ],
+            tenants: {
+              alice: { models: ['text_*'], limits: { tokensPerSecond: 1, tokensBurst: 4 } },
+              bob: { models: ['identity_*'] },
+            },
+            audit: { stream: audit, flushIntervalMs: 0 },
+          },
+        })
+      : () => {
+          throw new Error('skipped');
+        };
+  const as = (apiKey: string) => new OpenAI({ baseURL: `${guarded().url}/v1`, apiKey, maxRetries: 0 });
+
+  it('authenticates, hides other tenants’ models, spends tokens and audits each request', async () => {
+    expect(await rejection(as('wrong-key').models.list())).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((await as('alice-key').models.list()).data.map((m) => m.id)).toEqual(['words']);
+    expect((await as('bob-key').models.list()).data.map((m) => m.id)).toEqual(['other']);
+    const hidden = await rejection(as('bob-key').completions.create({ model: 'words', prompt: 'x' }));
+    expect(hidden).toBeInstanceOf(OpenAI.NotFoundError);
+    // Alice's 4 tokens go on the first completion; the next is refused before its first token.
+    const first = await as('alice-key').completions.create({ model: 'words', prompt: 'a b', max_tokens: 4 });
+    expect(first.choices[0]!.text).toBe('a b a b');
+    const second = await rejection(
+      as('alice-key').completions.create({ model: 'words', prompt: 'a b', max_tokens: 4 }),
+    );
+    expect(second).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(
+      Number((second as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')),
+    ).toBeGreaterThan(0);
+    guarded().gateway.guard!.flush();
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => [r.tenant, r.route, r.status])).toEqual([
+      [null, 'openai_models', 401],
+      ['alice', 'openai_models', 200],
+      ['bob', 'openai_models', 200],
+      ['bob', 'openai_completions', 404],
+      ['alice', 'openai_completions', 200],
+      ['alice', 'openai_completions', 429],
+    ]);
+    expect(records[4]).toMatchObject({ model: 'text_words', tokens: 4 });
+    expect(lines.join('\n')).not.toContain('a b');
   });
 });
 

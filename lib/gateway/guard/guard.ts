@@ -336,6 +336,12 @@ export class GatewayGuard implements Guard {
         if (ok) tokens += n;
         return ok;
       },
+      tokensRetryAfterSeconds: (n, model) => {
+        const now = performance.now();
+        const buckets = [state.own.tokens, state.model(model, now)?.tokens];
+        const wait = Math.max(0, ...buckets.map((b) => (b === undefined ? 0 : b.wait(n, now))));
+        return Math.max(1, Math.ceil(wait));
+      },
     };
   }
 

@@ -34,6 +34,8 @@ export interface Admission {
   canSee(model: string): boolean;
   /** spend generated tokens against the tenant's token bucket (OpenAI routes); false when over the limit */
   spendTokens(n: number, model: string): boolean;
+  /** after a refused spend: whole seconds (at least 1) until `n` tokens could be spent, for Retry-After */
+  tokensRetryAfterSeconds(n: number, model: string): number;
 }
 export interface Guard {
   /** rejects with a GatewayError (401/403/404/429 with retryAfterSeconds, 431, 400) when denied; denied requests are audited by admit itself */

@@ -15,14 +15,20 @@ export class OpenAIError extends Error {
   readonly code: string | null;
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(status: number, message: string, param: string | null = null, code: string | null = null) {
+  constructor(
+    status: number,
+    message: string,
+    param: string | null = null,
+    code: string | null = null,
+    retryAfterSeconds?: number,
+  ) {
     super(message);
     this.name = 'OpenAIError';
     this.status = status;
     this.type = errorType(status);
     this.param = param;
     this.code = code;
-    this.retryAfterSeconds = undefined;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** The response body. */

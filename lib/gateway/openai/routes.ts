@@ -259,6 +259,7 @@ export class OpenAIRoutes {
         'generated tokens over the rate limit of this tenant',
         null,
         'rate_limit_exceeded',
+        call.admission.tokensRetryAfterSeconds(tokens, entry.model),
       );
     call.tokens += tokens;
     const now = performance.now();
