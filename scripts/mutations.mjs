@@ -471,10 +471,25 @@ export const MUTATIONS = [
   },
   {
     name: 'openai-disconnect-not-cancelled',
-    why: 'cancellation: a client that leaves an OpenAI stream no longer cancels its Triton request',
+    why: 'cancellation: a client that leaves an OpenAI stream no longer cancels its Triton request (neither when it leaves nor when the route stops reading)',
     file: 'lib/gateway/openai/routes.ts',
-    search: "    call.res.once('close', cancel);\n",
-    replace: '',
+    search:
+      "    call.res.once('close', cancel);\n" +
+      '    const timing = { first: undefined as number | undefined, last: call.arrived };\n' +
+      '    try {\n' +
+      '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
+      '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
+      '    } finally {\n' +
+      '      this.#ctx.cancels.delete(cancel);\n' +
+      "      call.res.off('close', cancel);\n" +
+      '      stream.cancel();\n',
+    replace:
+      '    const timing = { first: undefined as number | undefined, last: call.arrived };\n' +
+      '    try {\n' +
+      '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
+      '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
+      '    } finally {\n' +
+      '      this.#ctx.cancels.delete(cancel);\n',
     tests: ['test/gateway-openai.test.ts'],
   },
   {
