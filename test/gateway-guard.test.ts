@@ -191,6 +191,13 @@ describe('authentication over HTTP', () => {
     expect(line!.bytesIn).toBe(JSON.stringify(INFER).length);
     expect(line!.bytesOut).toBeGreaterThan(0);
     expect(line!.latencyMs).toBeTypeOf('number');
+    // Triton's own split of the inference's time (a timing trace rides along with a guard).
+    expect(line!.queueUs).toBeTypeOf('number');
+    expect(line!.computeUs).toBeTypeOf('number');
+    expect(line!.queueUs as number).toBeGreaterThanOrEqual(0);
+    expect((line!.queueUs as number) + (line!.computeUs as number)).toBeLessThanOrEqual(
+      (line!.latencyMs as number) * 1000 + 1,
+    );
     expect(Number.isNaN(Date.parse(line!.time as string))).toBe(false);
     expect(audited(c.id)[0]).toMatchObject({ tenant: 'alice', status: 200 });
     // Secrets never reach the log.
@@ -507,6 +514,8 @@ describe('over gRPC', () => {
       tenant: 'bob',
       route: 'infer',
       status: 200,
+      queueUs: expect.any(Number),
+      computeUs: expect.any(Number),
     });
   });
 

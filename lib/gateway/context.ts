@@ -3,7 +3,7 @@
  * logger, and the ledger of requests in flight that a graceful shutdown
  * drains.
  */
-import type { Server } from 'triton-node';
+import type { InferRequest, InferResult, Server } from 'triton-node';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { OpenAIRoutes } from './openai/routes.js';
@@ -32,6 +32,8 @@ export class GatewayContext {
   readonly metrics: GatewayMetrics | undefined;
   /** Per response: how long its inference took in the library, µs (for the overhead metric). */
   readonly inferTimes = new WeakMap<object, number>();
+  /** Per response: Triton's queue and compute time of its inference, µs (for the audit line; with a guard). */
+  readonly inferSplits = new WeakMap<object, { queueUs: number; computeUs: number }>();
   /** Authentication, tenants, limits and audit (undefined: no auth, every model open to all). */
   guard?: Guard;
   /** Requests being served now (HTTP requests, gRPC calls, streams). */
@@ -54,6 +56,30 @@ export class GatewayContext {
     this.options = options;
     this.logger = logger;
     this.metrics = metrics;
+  }
+
+  /**
+   * With a guard, inferences ask Triton for their timing (a timestamps
+   * trace), so that the audit line has the queue and compute time.
+   */
+  wantTiming(request: InferRequest): void {
+    if (this.guard !== undefined && request.timing === undefined) request.timing = true;
+  }
+
+  /** Keeps a result's queue and compute time for `key`'s audit line. */
+  keepTiming(key: object, result: InferResult): void {
+    const t = result.timing;
+    if (t === undefined) return;
+    const computeUs = t.computeInputUs + t.computeInferUs + t.computeOutputUs;
+    this.inferSplits.set(key, { queueUs: Math.round(t.queueUs), computeUs: Math.round(computeUs) });
+  }
+
+  /** What the audit line says of an inference's time: Triton's split when known, else its time in the library. */
+  auditTiming(key: object): { queueUs?: number; computeUs?: number } {
+    const split = this.inferSplits.get(key);
+    if (split !== undefined) return split;
+    const us = this.inferTimes.get(key);
+    return us === undefined ? {} : { computeUs: Math.round(us) };
   }
 
   /** Counts a request in flight; the returned function (call it once) counts it out. */

@@ -321,10 +321,7 @@ function unary(
     };
     const run = (admission: Admission | undefined) => {
       if (admission !== undefined) keepAdmission(call, admission);
-      const inferUs = () => {
-        const us = ctx.inferTimes.get(call);
-        return us === undefined ? {} : { computeUs: Math.round(us) };
-      };
+      const inferUs = () => ctx.auditTiming(call);
       fn(call.request, call).then(
         (value) => {
           admission?.done({ status: 200, ...inferUs() });
@@ -490,10 +487,12 @@ export function grpcImplementation(
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort(new Error('the client cancelled the call')));
       decoded.request.signal = abort.signal;
+      ctx.wantTiming(decoded.request);
       const started = performance.now();
       let result: InferResult;
       try {
         result = await server.model(decoded.name, decoded.version).infer(decoded.request);
+        ctx.keepTiming(call, result);
       } finally {
         ctx.inferTimes.set(call, (performance.now() - started) * 1000);
       }

@@ -130,10 +130,12 @@ async function infer(
   };
   res.once('close', onClose);
   decoded.request.signal = abort.signal;
+  ctx.wantTiming(decoded.request);
   let result: InferResult;
   const started = performance.now();
   try {
     result = await ctx.server.model(name, version).infer(decoded.request);
+    ctx.keepTiming(res, result);
   } catch (err) {
     res.off('close', onClose);
     throw err;
@@ -352,11 +354,10 @@ function routeLabel(path: string): string {
 /** What the audit log records of a finished HTTP response (499: the client left before it). */
 function httpOutcome(ctx: GatewayContext, res: ServerResponse): Parameters<Admission['done']>[0] {
   const length = Number(res.getHeader('content-length'));
-  const inferUs = ctx.inferTimes.get(res);
   return {
     status: res.headersSent ? res.statusCode : 499,
     ...(Number.isSafeInteger(length) ? { bytesOut: length } : {}),
-    ...(inferUs === undefined ? {} : { computeUs: Math.round(inferUs) }),
+    ...ctx.auditTiming(res),
   };
 }
 
