@@ -197,18 +197,26 @@ struct ExitGuard {
   }
 } g_exit_guard;
 
-// Runs a stream on its own detached thread, as the real backends do. The
-// job holds the model (shared_ptr and a reference), so the model cannot be
-// finalized or destroyed before the thread has sent FINAL; after that the
+// The job holds the model (shared_ptr and a reference), so the model cannot
+// be finalized or destroyed before the thread has sent FINAL; after that the
 // thread touches nothing but its own job.
 void PushStream(StreamJob* job, bool inline_mode) {
-  job->model->core->active_inferences.fetch_add(1);  // until its FINAL
+  RunStreamThread(job->model->core.get(), inline_mode, [job] {
+    RunStream(job);
+    delete job;
+  });
+}
+
+}  // namespace
+
+void RunStreamThread(ServerCore* core, bool inline_mode,
+                     std::function<void()> run) {
+  core->active_inferences.fetch_add(1);  // until its FINAL
   if (!inline_mode) {
     try {
       BackendWorkBegin();
-      std::thread([job] {
-        RunStream(job);
-        delete job;
+      std::thread([run] {
+        run();
         BackendWorkEnd();
       }).detach();
       return;
@@ -218,11 +226,8 @@ void PushStream(StreamJob* job, bool inline_mode) {
                "); answering on the instance thread");
     }
   }
-  RunStream(job);
-  delete job;
+  run();
 }
-
-}  // namespace
 
 void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
                      uint32_t flags) {

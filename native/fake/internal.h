@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,13 @@ void LiveAdd(LiveKind kind, int64_t delta);
 // the library's static objects must outlive it (backends.cc).
 void BackendWorkBegin();
 void BackendWorkEnd();
+// Runs a decoupled request's responses (`run`, which ends with its FINAL)
+// on a detached thread of its own, as the real backends do, counted as an
+// active inference until then; inline when `inline_mode` (or when no thread
+// can be started: then on the calling instance thread).
+struct ServerCore;
+void RunStreamThread(ServerCore* core, bool inline_mode,
+                     std::function<void()> run);
 
 template <LiveKind K>
 struct Counted {

@@ -204,24 +204,10 @@ void RunTextStream(TextJob* job) {
 }
 
 void StartTextStream(TextJob* job, bool inline_mode) {
-  job->model->core->active_inferences.fetch_add(1);  // until its FINAL
-  if (!inline_mode) {
-    try {
-      BackendWorkBegin();
-      std::thread([job] {
-        RunTextStream(job);
-        delete job;
-        BackendWorkEnd();
-      }).detach();
-      return;
-    } catch (const std::system_error& e) {
-      BackendWorkEnd();
-      LogError(std::string("cannot start a stream thread (") + e.what() +
-               "); answering on the instance thread");
-    }
-  }
-  RunTextStream(job);
-  delete job;
+  RunStreamThread(job->model->core.get(), inline_mode, [job] {
+    RunTextStream(job);
+    delete job;
+  });
 }
 
 }  // namespace
