@@ -3,6 +3,7 @@
  * then handed to Triton as views), never past a size limit.
  */
 import type { IncomingMessage } from 'node:http';
+import { parseJsonHeader } from './codec.js';
 import { GatewayError } from './errors.js';
 
 /** A body over the limit: 413, and the connection is not read any further. */
@@ -62,4 +63,16 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       fail(new GatewayError(400, 'the client closed the request before its body ended')),
     );
   });
+}
+
+/** Reads a JSON object body (`what` names it in a 400); an empty body is `{}` when `optional`. */
+export async function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+  what: string,
+  optional = false,
+): Promise<Record<string, unknown>> {
+  const body = await readBody(req, limit);
+  if (optional && body.length === 0) return {};
+  return parseJsonHeader(body.toString('utf8'), what);
 }

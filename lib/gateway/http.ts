@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferResult } from 'triton-node';
-import { readBody } from './body.js';
+import { readBody, readJsonBody } from './body.js';
 import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
@@ -99,9 +99,7 @@ async function optionalJson(
   req: IncomingMessage,
   what: string,
 ): Promise<Record<string, unknown>> {
-  const body = await readBody(req, ctx.options.maxBodyBytes);
-  if (body.length === 0) return {};
-  return parseJsonHeader(body.toString('utf8'), what);
+  return readJsonBody(req, ctx.options.maxBodyBytes, what, true);
 }
 
 async function infer(

@@ -27,19 +27,18 @@ export const GATEWAY_METRICS = [
 
 export type Protocol = 'http' | 'grpc';
 
-export class GatewayMetrics {
+/** Series in Triton's registry by key, each made on first use; none once the registry refused one (a stopped server). */
+export class MetricSeries {
   readonly #server: Server;
   readonly #series = new Map<string, Metric>();
-  #inFlight: Metric | undefined;
   #failed = false;
 
   constructor(server: Server) {
     this.#server = server;
   }
 
-  /** One series, made on first use; none once the registry refused one (a stopped server). */
-  #metric(key: string, make: () => Metric): Metric | undefined {
-    if (this.#failed) return undefined;
+  get(key: string, make: () => Metric): Metric | undefined {
+    if (this.#failed || this.#server.stopped) return undefined;
     let m = this.#series.get(key);
     if (m === undefined) {
       try {
@@ -51,6 +50,20 @@ export class GatewayMetrics {
       this.#series.set(key, m);
     }
     return m;
+  }
+}
+
+export class GatewayMetrics {
+  readonly #server: Server;
+  readonly #series: MetricSeries;
+
+  constructor(server: Server) {
+    this.#server = server;
+    this.#series = new MetricSeries(server);
+  }
+
+  #metric(key: string, make: () => Metric): Metric | undefined {
+    return this.#series.get(key, make);
   }
 
   /** Counts a finished request and records its duration (and overhead, for inference). */
@@ -93,16 +106,16 @@ export class GatewayMetrics {
 
   /** Sets the in-flight gauge. */
   inFlight(n: number): void {
-    if (this.#server.stopped || this.#failed) return;
     try {
-      this.#inFlight ??= this.#server.createMetric({
-        kind: 'gauge',
-        name: 'triton_node_gateway_in_flight',
-        description: 'Requests the gateway is serving now',
-      });
-      this.#inFlight.set(n);
+      this.#metric('in_flight', () =>
+        this.#server.createMetric({
+          kind: 'gauge',
+          name: 'triton_node_gateway_in_flight',
+          description: 'Requests the gateway is serving now',
+        }),
+      )?.set(n);
     } catch {
-      this.#failed = true;
+      // Metrics must never fail a request.
     }
   }
 }

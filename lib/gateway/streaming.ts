@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
-import { readBody } from './body.js';
+import { readJsonBody } from './body.js';
 import { decodeInferRequest, encodeInferResponse, parseJsonHeader, tensorJsonData } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { badRequest, errorMessage, httpStatus } from './errors.js';
@@ -72,7 +72,7 @@ function scalarOrArray(tensor: Tensor): string {
 }
 
 /** Waits until `res` can take more (or is gone). */
-function drained(res: ServerResponse): Promise<void> {
+export function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
@@ -96,10 +96,7 @@ export async function handleGenerate(
   name: string,
   version: number,
 ): Promise<void> {
-  const body = parseJsonHeader(
-    (await readBody(req, ctx.options.maxBodyBytes)).toString('utf8'),
-    'the generate request',
-  );
+  const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate request');
   const request = await generateRequest(ctx, name, version, body);
   const result = await ctx.server.model(name, version).infer(request);
   const text = generateEvent(result);
@@ -116,10 +113,7 @@ export async function handleGenerateStream(
   name: string,
   version: number,
 ): Promise<void> {
-  const body = parseJsonHeader(
-    (await readBody(req, ctx.options.maxBodyBytes)).toString('utf8'),
-    'the generate_stream request',
-  );
+  const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate_stream request');
   const v2 = Array.isArray(body.inputs);
   const decoded = v2 ? decodeInferRequest(Buffer.from(JSON.stringify(body)), undefined) : undefined;
   const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));

@@ -14,6 +14,7 @@
  */
 import type { Metric } from '../../metrics.js';
 import type { Server } from '../../server.js';
+import { MetricSeries } from '../metrics.js';
 
 /** 1 ms to 60 s. */
 const TTFT_BUCKETS_US = [
@@ -34,26 +35,15 @@ export const OPENAI_METRICS = [
 
 export class OpenAIMetrics {
   readonly #server: Server;
-  readonly #series = new Map<string, Metric>();
-  #failed = false;
+  readonly #series: MetricSeries;
 
   constructor(server: Server) {
     this.#server = server;
+    this.#series = new MetricSeries(server);
   }
 
   #metric(key: string, make: () => Metric): Metric | undefined {
-    if (this.#failed || this.#server.stopped) return undefined;
-    let m = this.#series.get(key);
-    if (m === undefined) {
-      try {
-        m = make();
-      } catch {
-        this.#failed = true;
-        return undefined;
-      }
-      this.#series.set(key, m);
-    }
-    return m;
+    return this.#series.get(key, make);
   }
 
   #histogram(name: string, description: string, model: string, buckets: number[]): Metric | undefined {

@@ -12,7 +12,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferStream } from '../../stream.js';
 import { readBody } from '../body.js';
 import type { GatewayContext } from '../context.js';
-import type { Admission, Guard } from '../guard/types.js';
+import type { Admission } from '../guard/types.js';
+import { drained } from '../streaming.js';
 import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
 import { OpenAIMetrics } from './metrics.js';
 import type { ResolvedOpenAIModel } from './options.js';
@@ -39,19 +40,6 @@ interface Call {
   tokens: number;
   version?: string;
   error?: string;
-}
-
-/** Waits until `res` can take more (or is gone). */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }
 
 async function write(res: ServerResponse, value: unknown): Promise<void> {
