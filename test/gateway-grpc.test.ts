@@ -7,12 +7,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeGrpcRequest } from '../lib/gateway/grpc.js';
 import { createGateway } from '../lib/gateway/index.js';
 import { encodeBytes } from '../lib/index.js';
-import { bytesOf } from './gateway-helpers.js';
+import { bytesOf, kserveClient } from './gateway-helpers.js';
 import { useServer } from './helpers.js';
 
 const server = useServer([
@@ -29,16 +28,6 @@ let client: grpc.Client & Record<string, Unary>;
 let grpcServer: grpc.Server;
 
 beforeAll(async () => {
-  const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    inference: { GRPCInferenceService: new (addr: string, creds: grpc.ChannelCredentials) => typeof client };
-  };
   grpcServer = new grpc.Server();
   await createGateway(server()).addToGrpcServer(grpcServer);
   const port = await new Promise<number>((resolve, reject) =>
@@ -46,7 +35,8 @@ beforeAll(async () => {
       err ? reject(err) : resolve(p),
     ),
   );
-  client = new pkg.inference.GRPCInferenceService(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const Client = kserveClient<Record<string, Unary>>();
+  client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 });
 
 afterAll(() => {

@@ -15,14 +15,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GuardRequest } from '../lib/gateway/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/gateway/index.js';
 import type { Server } from '../lib/index.js';
-import { useGateway } from './gateway-helpers.js';
+import { kserveClient, useGateway } from './gateway-helpers.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
 const served = useServer(['identity_fp32', 'identity_int32', 'identity_delay', 'square_int32']);
@@ -455,18 +454,6 @@ describe('over gRPC', () => {
   let client: grpc.Client & Record<string, Unary>;
   let grpcServer: grpc.Server;
   beforeAll(async () => {
-    const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
-      keepCase: true,
-      longs: String,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      inference: {
-        GRPCInferenceService: new (addr: string, creds: grpc.ChannelCredentials) => typeof client;
-      };
-    };
     grpcServer = new grpc.Server();
     await gw().gateway.addToGrpcServer(grpcServer);
     const port = await new Promise<number>((resolve, reject) =>
@@ -474,7 +461,8 @@ describe('over gRPC', () => {
         err ? reject(err) : resolve(p),
       ),
     );
-    client = new pkg.inference.GRPCInferenceService(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const Client = kserveClient<Record<string, Unary>>();
+    client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   });
   afterAll(() => {
     client?.close();

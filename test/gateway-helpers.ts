@@ -5,6 +5,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll } from 'vitest';
 import { type Gateway, type GatewayOptions, createGateway } from '../lib/gateway/index.js';
 import type { Server } from '../lib/index.js';
@@ -75,4 +78,22 @@ export function parseBinaryResponse(
 /** The bytes of a TypedArray. */
 export function bytesOf(a: ArrayBufferView): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** The KServe gRPC client class from the repository's proto; `C` types the calls a test makes. */
+export function kserveClient<C>(): new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+) => grpc.Client & C {
+  const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    inference: { GRPCInferenceService: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & C };
+  };
+  return pkg.inference.GRPCInferenceService;
 }

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Guard } from '../lib/gateway/guard/types.js';
@@ -23,7 +22,7 @@ import {
   createIsolatedGateway,
   hashApiKey,
 } from '../lib/gateway/index.js';
-import { binaryBody, bytesOf, parseBinaryResponse } from './gateway-helpers.js';
+import { binaryBody, bytesOf, kserveClient, parseBinaryResponse } from './gateway-helpers.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));
@@ -401,22 +400,8 @@ type Unary = (req: Msg, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, r
 
 /** A KServe gRPC client of `address`. */
 function grpcClient(address: string): grpc.Client & Record<string, Unary> {
-  const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    inference: {
-      GRPCInferenceService: new (
-        a: string,
-        c: grpc.ChannelCredentials,
-      ) => grpc.Client & Record<string, Unary>;
-    };
-  };
-  return new pkg.inference.GRPCInferenceService(address, grpc.credentials.createInsecure());
+  const Client = kserveClient<Record<string, Unary>>();
+  return new Client(address, grpc.credentials.createInsecure());
 }
 
 describe.sequential('isolated groups over gRPC', () => {

@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { useGateway } from './gateway-helpers.js';
+import { kserveClient, useGateway } from './gateway-helpers.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
@@ -177,23 +176,10 @@ describe('triton-node serve', () => {
       await live.body.dump();
       expect(live.statusCode).toBe(200);
 
-      const def = protoLoader.loadSync(fileURLToPath(new URL('../proto/kserve_v2.proto', import.meta.url)), {
-        keepCase: true,
-      });
-      const pkg = grpc.loadPackageDefinition(def) as unknown as {
-        inference: {
-          GRPCInferenceService: new (
-            a: string,
-            c: grpc.ChannelCredentials,
-          ) => grpc.Client & {
-            ServerLive(r: object, cb: (e: Error | null, r: { live: boolean }) => void): void;
-          };
-        };
-      };
-      const client = new pkg.inference.GRPCInferenceService(
-        `127.0.0.1:${running.grpcPort}`,
-        grpc.credentials.createInsecure(),
-      );
+      const Client = kserveClient<{
+        ServerLive(r: object, cb: (e: Error | null, r: { live: boolean }) => void): void;
+      }>();
+      const client = new Client(`127.0.0.1:${running.grpcPort}`, grpc.credentials.createInsecure());
       const grpcLive = await new Promise<{ live: boolean }>((resolve, reject) =>
         client.ServerLive({}, (e, r) => (e ? reject(e) : resolve(r))),
       );
