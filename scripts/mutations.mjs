@@ -9,6 +9,11 @@
 // (test/gpu/stub-cudart.c), which makes pinned/device memory and early frees
 // visible on a machine without a GPU.
 
+import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
+import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
+import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
+import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
+
 /**
  * @typedef {object} Mutation
  * @property {string} name
@@ -21,7 +26,7 @@
  */
 
 /** @type {Mutation[]} */
-export const MUTATIONS = [
+const CORE = [
   {
     name: 'inputs-copied',
     why: 'zero copy: every CPU input that goes the general way ({ data, shape }, DataView, ...) is copied before submission',
@@ -509,3 +514,7 @@ export const MUTATIONS = [
     tests: ['test/gateway-isolation.test.ts'],
   },
 ];
+
+// Areas added later keep their own lists in scripts/mutations/.
+/** @type {Mutation[]} */
+export const MUTATIONS = [...CORE, ...TENANT_FRONT, ...GATEWAY_PROTOCOL, ...FILES_DEPLOY, ...SHIPPED];
