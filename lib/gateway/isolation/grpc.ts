@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, errorMessage, grpcStatus, httpStatus } from '../errors.js';
 import { type GrpcServerLike, serviceDefinition } from '../grpc.js';
-import type { Admission } from '../guard/types.js';
+import { grpcMessageBytes } from '../guard/routes.js';
+import type { Admission, GuardRequest } from '../guard/types.js';
 import { importPeers } from '../peer.js';
 import type { GroupProcess, Lease } from './group.js';
 import type { Front, Target } from './index.js';
@@ -73,6 +74,24 @@ function targetOf(rpc: string, request: Msg): Target {
     route: ROUTES[rpc] ?? 'shared_memory',
     ...(model ? { model } : {}),
     ...(version ? { version } : {}),
+  };
+}
+
+/** What the guard is told of one call (or one message of a stream): its tensor bytes included. */
+function guardRequest(
+  call: { getPeer?(): string },
+  headers: Record<string, string>,
+  target: Target,
+  msg: Msg,
+): GuardRequest {
+  const bytesIn = grpcMessageBytes(msg);
+  return {
+    protocol: 'grpc',
+    ...target,
+    headers,
+    ...(bytesIn === 0 ? {} : { bytesIn }),
+    ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
+    requestId: headers['x-request-id'] ?? randomUUID(),
   };
 }
 
@@ -215,13 +234,7 @@ function unary(env: Env, rpc: string) {
     (async () => {
       const headers = metadataHeaders(call);
       const target = targetOf(rpc, call.request);
-      admission = await env.front.options.guard?.admit({
-        protocol: 'grpc',
-        ...target,
-        headers,
-        ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
-        requestId: headers['x-request-id'] ?? randomUUID(),
-      });
+      admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, call.request));
       if (env.front.draining && target.route !== 'health') {
         throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       }
@@ -257,13 +270,7 @@ interface ClientDuplex {
 async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
   const headers = metadataHeaders(call);
   const target = targetOf('ModelStreamInfer', first);
-  const admission = await env.front.options.guard?.admit({
-    protocol: 'grpc',
-    ...target,
-    headers,
-    ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
-    requestId: headers['x-request-id'] ?? randomUUID(),
-  });
+  const admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, first));
   if (admission !== undefined) admitted(admission);
   if (env.front.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   const group = env.front.choose(headers, admission, target);
@@ -298,6 +305,7 @@ function streamForward(env: Env, call: Duplex): void {
   // The first message opens the upstream (after its admission); the others
   // follow it in order, once it is open.
   let opening: Promise<ClientDuplex | undefined> | undefined;
+  let streamGroup: GroupProcess | undefined;
   const open = async (msg: Msg): Promise<ClientDuplex | undefined> => {
     try {
       refuseClientRegions(msg);
@@ -310,6 +318,7 @@ function streamForward(env: Env, call: Duplex): void {
         return undefined;
       }
       upstream = opened.upstream;
+      streamGroup = opened.group;
       upstream.on('data', (r: unknown) => call.write(r));
       upstream.on('end', () => finish());
       upstream.on('error', (err: Error & { code: number }) => {
@@ -324,16 +333,53 @@ function streamForward(env: Env, call: Duplex): void {
       return undefined;
     }
   };
+  // A message after the first is a request of its own, as on the gateway:
+  // checked for regions, admitted (its model, its bytes) and kept to the
+  // stream's group; a refused one is answered on the stream, not passed on.
+  const admitFollowing = async (msg: Msg): Promise<void> => {
+    refuseClientRegions(msg);
+    const headers = metadataHeaders(call);
+    const target = targetOf('ModelStreamInfer', msg);
+    const a = await env.front.options.guard?.admit(guardRequest(call, headers, target, msg));
+    try {
+      const group = env.front.choose(headers, a, target);
+      if (group !== streamGroup) {
+        throw new GatewayError(
+          400,
+          `ModelStreamInfer: every message of a stream goes to the group of its first ('${streamGroup?.name}')`,
+          'INVALID_ARG',
+        );
+      }
+    } catch (err) {
+      a?.done({ status: httpStatus(err), error: errorMessage(err) });
+      throw err;
+    }
+    a?.done({ status: 200 });
+  };
+  // Messages are handled one after another, in order.
+  let queue: Promise<void> = Promise.resolve();
   call.on('data', (msg: Msg) => {
     if (finished) return;
-    if (opening === undefined) opening = open(msg);
-    void opening.then((up) => {
-      if (!finished) up?.write(msg);
+    const first = opening === undefined;
+    opening ??= open(msg);
+    const opened = opening;
+    queue = queue.then(async () => {
+      const up = await opened;
+      if (finished || up === undefined) return;
+      if (!first) {
+        try {
+          await admitFollowing(msg);
+        } catch (err) {
+          if (!finished) call.write({ error_message: errorMessage(err) });
+          return;
+        }
+      }
+      if (!finished) up.write(msg);
     });
   });
   call.on('end', () => {
     if (opening === undefined) finish();
-    else void opening.then((up) => up?.end());
+    else void queue.then(() => upstream?.end());
   });
   call.on('cancelled', () => {
     upstream?.cancel();

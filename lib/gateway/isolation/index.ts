@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { optionError } from '../../errors.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from '../errors.js';
 import type { GrpcServerLike } from '../grpc.js';
+import { chargeBody } from '../guard/routes.js';
 import type { Admission } from '../guard/types.js';
 import type { HttpHandler } from '../http.js';
 import { GroupProcess, type GroupStatus } from './group.js';
@@ -282,7 +283,10 @@ async function serve(
     ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
     requestId,
   });
-  if (admission !== undefined) admitted(admission);
+  if (admission !== undefined) {
+    admitted(admission);
+    chargeBody(req, admission);
+  }
   if (front.draining && target.route !== 'health') {
     throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   }

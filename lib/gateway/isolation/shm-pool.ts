@@ -23,7 +23,7 @@ export interface Slot {
 export class ShmPool {
   /** The shared memory key (`shm_open` name) the group's process registers. */
   readonly key: string;
-  /** The region name the group's process knows it by. */
+  /** The region name the group's process knows it by: random, new for each process. */
   readonly region: string;
   readonly slotBytes: number;
   readonly #fd: number;
@@ -34,7 +34,9 @@ export class ShmPool {
   constructor(group: string, slots: number, slotBytes: number) {
     const tag = `${process.pid}-${group}-${randomBytes(6).toString('hex')}`;
     this.key = `/${RESERVED_REGION_PREFIX}-${tag}`;
-    this.region = RESERVED_REGION_PREFIX;
+    // A secret of this front and the process alone (never in an answer to a
+    // client): a request that names it can only come from the front.
+    this.region = `${RESERVED_REGION_PREFIX}-${randomBytes(16).toString('hex')}`;
     this.slotBytes = slotBytes;
     // 'wx': a new object only, readable and writable by this user alone.
     this.#fd = openSync(`/dev/shm${this.key}`, 'wx+', 0o600);
