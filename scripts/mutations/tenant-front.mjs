@@ -81,6 +81,22 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'front-index-unfiltered',
+    why: "isolation: the front's HTTP repository index and statistics list every model of the tenant's group, not the tenant's",
+    file: 'lib/gateway/isolation/index.ts',
+    search: '    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);\n',
+    replace: '    const doc = await mergedDocument(groups, req, path, front.options.maxBodyBytes);\n',
+    tests: [HOSTILE],
+  },
+  {
+    name: 'front-grpc-stats-unfiltered',
+    why: "isolation: the front's gRPC RepositoryIndex and ModelStatistics list every model of the tenant's group",
+    file: 'lib/gateway/isolation/grpc.ts',
+    search: "      return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;\n",
+    replace: '      return answer;\n',
+    tests: [HOSTILE],
+  },
+  {
     name: 'refusal-spends-other-buckets',
     why: 'rate limits: each bucket takes its cost as it is checked, so a refusal by one leaves the others spent',
     file: 'lib/gateway/guard/limits.ts',

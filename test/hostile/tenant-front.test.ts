@@ -415,8 +415,11 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     });
     front = createIsolatedGateway({
       groups: {
-        a: { tenants: ['alice', 'carol', 'temp', 'meter', 'typed', 'raw'], server: server(['identity_fp32']) },
-        b: { tenants: ['bob'], server: server(['identity_int32']) },
+        a: {
+          tenants: ['alice', 'carol', 'temp', 'meter', 'typed', 'raw'],
+          server: server(['identity_fp32', 'identity_int32']),
+        },
+        b: { tenants: ['bob'], server: server(['square_int32']) },
       },
       guard,
       sharedMemory: { slots: 1, slotBytes: 1 << 16 },
@@ -604,10 +607,30 @@ describe.sequential('the isolating front under a hostile tenant', () => {
   it("serves its /metrics (every group's series) to admins only", async () => {
     const tenant = await get(`${url}/metrics`, auth('alice'));
     expect(tenant.status).toBe(403);
-    expect(tenant.text).not.toMatch(/identity_int32/);
+    expect(tenant.text).not.toMatch(/square_int32/);
     const admin = await get(`${url}/metrics`, auth('root'));
     expect(admin.status).toBe(200);
-    expect(admin.text).toMatch(/identity_int32/);
+    expect(admin.text).toMatch(/square_int32/);
+  });
+
+  it("lists to a tenant only its own models of its group's (index and statistics, HTTP and gRPC)", async () => {
+    const names = (list: unknown) => (list as Msg[]).map((m) => m.name).sort();
+    const index = async (tenant: string) =>
+      names(JSON.parse((await post(`${url}/v2/repository/index`, '{}', auth(tenant))).text));
+    const stats = async (tenant: string) =>
+      names(JSON.parse((await get(`${url}/v2/models/stats`, auth(tenant))).text).model_stats);
+    // Before: the group's process answered unfiltered (it has no guard): carol saw identity_int32.
+    expect(await index('carol')).toEqual(['identity_fp32']);
+    expect(await stats('carol')).toEqual(['identity_fp32']);
+    expect(await index('alice')).toEqual(['identity_fp32', 'identity_int32']);
+    expect(await stats('alice')).toEqual(['identity_fp32', 'identity_int32']);
+    const carol = metadata('carol');
+    expect(names((await unary(rpc.client, 'RepositoryIndex', {}, carol)).models)).toEqual(['identity_fp32']);
+    expect(names((await unary(rpc.client, 'ModelStatistics', {}, carol)).model_stats)).toEqual(['identity_fp32']);
+    expect(names((await unary(rpc.client, 'ModelStatistics', {}, metadata('alice'))).model_stats)).toEqual([
+      'identity_fp32',
+      'identity_int32',
+    ]);
   });
 });
 

@@ -16,6 +16,7 @@ import type { Admission, GuardRequest } from '../guard/types.js';
 import { importPeers } from '../peer.js';
 import type { GroupProcess, Lease } from './group.js';
 import type { Front, Target } from './index.js';
+import { visibleOnly } from './server-wide.js';
 
 type Msg = Record<string, unknown>;
 type Callback = (err: { code: number; details: string } | null, value?: unknown) => void;
@@ -242,8 +243,10 @@ function unary(env: Env, rpc: string) {
         throw new GatewayError(501, `${rpc} is not served by an isolating front`, 'UNSUPPORTED');
       }
       const group = env.front.choose(headers, admission, target);
-      if (group === undefined) return serverWide(env, rpc, call.request);
-      return callGroup(env, group, rpc, call.request);
+      const answer =
+        group === undefined ? await serverWide(env, rpc, call.request) : await callGroup(env, group, rpc, call.request);
+      // A group's process has no guard: what its tenants may not see is taken out here.
+      return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;
     })().then(
       (value) => finish(undefined, value),
       (err) => finish(err),

@@ -20,7 +20,7 @@ import { GroupProcess, type GroupStatus } from './group.js';
 import { addIsolatedGrpcService } from './grpc.js';
 import { type IsolatedGatewayOptions, type ResolvedIsolation, resolveIsolation } from './options.js';
 import { forward } from './proxy.js';
-import { groupMetrics, mergedDocument } from './server-wide.js';
+import { groupMetrics, mergedDocument, visibleOnly } from './server-wide.js';
 
 export type {
   IsolatedGatewayOptions,
@@ -227,6 +227,7 @@ async function serverWide(
   res: ServerResponse,
   path: string,
   group: GroupProcess | undefined,
+  admission: Admission | undefined,
 ): Promise<boolean> {
   if (path === '/v2/health/live') {
     sendEmpty(res, 200);
@@ -250,9 +251,12 @@ async function serverWide(
     res.end(text);
     return true;
   }
-  if (group !== undefined) return false;
   if (path === '/v2/repository/index' || path === '/v2/models/stats') {
-    const doc = await mergedDocument(front.groups, req, path, front.options.maxBodyBytes);
+    // Answered here, a group's too: its process has no guard, and tenants of
+    // one group may see different models of it.
+    if (group !== undefined) group.lease(); // 503 naming the exit while it restarts
+    const groups = group === undefined ? front.groups : [group];
+    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);
     const body = JSON.stringify(doc);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
@@ -291,7 +295,7 @@ async function serve(
     throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   }
   let group = front.choose(req.headers, admission, target);
-  if (await serverWide(front, req, res, path, group)) return;
+  if (await serverWide(front, req, res, path, group, admission)) return;
   if (group === undefined) {
     // Server metadata: any ready group's (they run the same library).
     group = front.groups.find((g) => g.ready) ?? front.groups[0]!;
