@@ -10,7 +10,16 @@
  * limit of a chunked body checked only once it was all read.
  * Real clients only: undici, node:http and @grpc/grpc-js.
  */
-import { closeSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -69,7 +78,9 @@ async function postChunked(url: string, body: string, headers: Record<string, st
 }
 
 function unary(client: GrpcClient, rpc: string, req: Msg, md: grpc.Metadata): Promise<Msg> {
-  return new Promise((resolve, reject) => client[rpc]!(req, md, (err, res) => (err ? reject(err) : resolve(res))));
+  return new Promise((resolve, reject) =>
+    client[rpc]!(req, md, (err, res) => (err ? reject(err) : resolve(res))),
+  );
 }
 
 /** A ModelStreamInfer call: send messages one by one, each answered before the next. */
@@ -127,7 +138,9 @@ function rawInfer(values: Float32Array): Msg {
   };
 }
 
-async function grpcServerFor(add: (s: grpc.Server) => Promise<void>): Promise<{ server: grpc.Server; client: GrpcClient }> {
+async function grpcServerFor(
+  add: (s: grpc.Server) => Promise<void>,
+): Promise<{ server: grpc.Server; client: GrpcClient }> {
   const server = new grpc.Server();
   await add(server);
   const port = await new Promise<number>((resolve, reject) =>
@@ -266,7 +279,9 @@ describe.sequential('what the audit found surviving every test (gateway)', () =>
     const headers = { 'content-type': 'application/json', ...auth('temp') };
     const guard = gw().gateway.guard!;
     expect((await post(url, fp32Json(100), headers)).status).toBe(200);
-    expect((await unary(plain.client, 'ModelReady', { name: 'identity_fp32' }, metadata('temp'))).ready).toBe(true);
+    expect((await unary(plain.client, 'ModelReady', { name: 'identity_fp32' }, metadata('temp'))).ready).toBe(
+      true,
+    );
     const stream = openStream(plain.client, metadata('temp'));
     const ok = await stream.send(rawInfer(new Float32Array([1, 2])));
     expect(ok.error_message).toBe('');
@@ -304,7 +319,11 @@ describe.sequential('what the audit found surviving every test (gateway)', () =>
           outputs: [
             {
               name: 'OUTPUT0',
-              parameters: { shared_memory_region: 'out64', shared_memory_offset: 8, shared_memory_byte_size: 16 },
+              parameters: {
+                shared_memory_region: 'out64',
+                shared_memory_offset: 8,
+                shared_memory_byte_size: 16,
+              },
             },
           ],
         }),
@@ -486,7 +505,11 @@ describe.sequential('the isolating front under a hostile tenant', () => {
   }
 
   function naming(region: string, where: 'input' | 'output'): string {
-    const shm = { shared_memory_region: region, shared_memory_offset: 0, shared_memory_byte_size: secret.byteLength };
+    const shm = {
+      shared_memory_region: region,
+      shared_memory_offset: 0,
+      shared_memory_byte_size: secret.byteLength,
+    };
     return JSON.stringify({
       inputs: [
         {
@@ -500,14 +523,14 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     });
   }
 
-  it("names its region at random, per process: no tenant can guess it", async () => {
+  it('names its region at random, per process: no tenant can guess it', async () => {
     const [a, b] = [await regionOf(0), await regionOf(1)];
     expect(a.name).toMatch(/^triton-node-isolation-[0-9a-f]{32}$/);
     expect(b.name).toMatch(/^triton-node-isolation-[0-9a-f]{32}$/);
     expect(a.name).not.toBe(b.name);
   });
 
-  it("never serves a client-named region: a malformed Inference-Header-Content-Length is 400 at the front", async () => {
+  it('never serves a client-named region: a malformed Inference-Header-Content-Length is 400 at the front', async () => {
     await carolInfers();
     const region = (await regionOf(0)).name;
     const before = front.groups()[0]!;
@@ -540,7 +563,7 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     expect(after.sharedMemoryRequests).toBe(before.sharedMemoryRequests);
   });
 
-  it("refuses a client-named region in every message of a gRPC stream, not only its first", async () => {
+  it('refuses a client-named region in every message of a gRPC stream, not only its first', async () => {
     await carolInfers();
     const region = (await regionOf(0)).name;
     const sneaky = {
@@ -573,14 +596,16 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     }
   });
 
-  it("admits every message of a gRPC stream: a tenant removed by update() is refused on its open stream", async () => {
+  it('admits every message of a gRPC stream: a tenant removed by update() is refused on its open stream', async () => {
     const stream = openStream(rpc.client, metadata('temp'));
     try {
       expect((await stream.send(rawInfer(new Float32Array([1, 2])))).error_message).toBe('');
       guard.update(frontGuard(['temp']));
       const refused = await stream.send(rawInfer(new Float32Array([3, 4])));
       expect(refused.error_message).toMatch(/not valid/);
-      expect((await post(`${url}/v2/models/identity_fp32/infer`, fp32Json(100), auth('temp'))).status).toBe(401);
+      expect((await post(`${url}/v2/models/identity_fp32/infer`, fp32Json(100), auth('temp'))).status).toBe(
+        401,
+      );
     } finally {
       stream.end();
       guard.update(frontGuard());
@@ -599,7 +624,9 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     });
     const raw = metadata('raw');
     await unary(rpc.client, 'ModelInfer', rawInfer(new Float32Array(4000)), raw);
-    await expect(unary(rpc.client, 'ModelInfer', rawInfer(new Float32Array(4000)), raw)).rejects.toMatchObject({
+    await expect(
+      unary(rpc.client, 'ModelInfer', rawInfer(new Float32Array(4000)), raw),
+    ).rejects.toMatchObject({
       code: grpc.status.RESOURCE_EXHAUSTED,
     });
   });
@@ -626,11 +653,12 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     expect(await stats('alice')).toEqual(['identity_fp32', 'identity_int32']);
     const carol = metadata('carol');
     expect(names((await unary(rpc.client, 'RepositoryIndex', {}, carol)).models)).toEqual(['identity_fp32']);
-    expect(names((await unary(rpc.client, 'ModelStatistics', {}, carol)).model_stats)).toEqual(['identity_fp32']);
+    expect(names((await unary(rpc.client, 'ModelStatistics', {}, carol)).model_stats)).toEqual([
+      'identity_fp32',
+    ]);
     expect(names((await unary(rpc.client, 'ModelStatistics', {}, metadata('alice'))).model_stats)).toEqual([
       'identity_fp32',
       'identity_int32',
     ]);
   });
 });
-

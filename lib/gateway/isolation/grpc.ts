@@ -244,7 +244,9 @@ function unary(env: Env, rpc: string) {
       }
       const group = env.front.choose(headers, admission, target);
       const answer =
-        group === undefined ? await serverWide(env, rpc, call.request) : await callGroup(env, group, rpc, call.request);
+        group === undefined
+          ? await serverWide(env, rpc, call.request)
+          : await callGroup(env, group, rpc, call.request);
       // A group's process has no guard: what its tenants may not see is taken out here.
       return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;
     })().then(

@@ -5,9 +5,9 @@
  * metrics with a `group` label).
  */
 import type { IncomingMessage } from 'node:http';
-import type { Admission } from '../guard/types.js';
 import { readBody } from '../body.js';
 import { parseJsonHeader } from '../codec.js';
+import type { Admission } from '../guard/types.js';
 import type { GroupProcess } from './group.js';
 import { requestOverSocket } from './group.js';
 
