@@ -6,7 +6,10 @@
  * Routing as over HTTP (tenant, `x-triton-group` metadata when enabled, model
  * name); ServerLive, ServerReady, RepositoryIndex and ModelStatistics without
  * a group answer for the whole front; the shared memory RPCs are
- * UNIMPLEMENTED. ModelStreamInfer goes to the group of its first message.
+ * UNIMPLEMENTED. ModelStreamInfer goes to the group of its first message;
+ * every message of it is checked and admitted alone, as on the gateway.
+ * A message naming a shared memory region of its own is refused: the group's
+ * process knows only the front's region, and a client must never reach it.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError, errorMessage, grpcStatus, httpStatus } from '../errors.js';
