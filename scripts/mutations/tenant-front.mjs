@@ -38,6 +38,14 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'front-path-unresolved',
+    why: "isolation: the front routes on the raw path while the process resolves its dot segments, so '/v2/models/a/infer/../../b/infer' passes unchecked",
+    file: 'lib/gateway/isolation/index.ts',
+    search: "  const parsed = requestUrl(req.url ?? '/');\n  const path = parsed.pathname;\n  const url = `${parsed.pathname}${parsed.search}`;\n",
+    replace: "  const url = req.url ?? '/';\n  const path = url.split('?', 1)[0]!;\n",
+    tests: [HOSTILE],
+  },
+  {
     name: 'bytes-chunked-uncharged',
     why: 'bytesPerSecond: an HTTP body without a Content-Length (chunked) is charged nothing',
     file: 'lib/gateway/http.ts',

@@ -77,6 +77,22 @@ async function postChunked(url: string, body: string, headers: Record<string, st
   return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
 }
 
+/** A POST over node:http with its path sent exactly as given (undici would resolve dot segments first). */
+function rawPost(base: string, path: string, body: string, headers: Record<string, string>) {
+  const { hostname, port } = new URL(base);
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method: 'POST', path, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 function unary(client: GrpcClient, rpc: string, req: Msg, md: grpc.Metadata): Promise<Msg> {
   return new Promise((resolve, reject) =>
     client[rpc]!(req, md, (err, res) => (err ? reject(err) : resolve(res))),
@@ -561,6 +577,37 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     const after = front.groups()[0]!;
     expect(after.socketRequests).toBe(before.socketRequests);
     expect(after.sharedMemoryRequests).toBe(before.sharedMemoryRequests);
+  });
+
+  it('checks the route the process serves: dot segments in a path do not slip past the front', async () => {
+    await carolInfers();
+    const region = (await regionOf(0)).name;
+    const json = { 'content-type': 'application/json' };
+    for (const path of [
+      '/v2/models/identity_fp32/infer/../../identity_fp32/infer',
+      '/v2/models/x/%2e%2e/identity_fp32/infer',
+      '/v2/models/x\\..\\identity_fp32/infer',
+    ]) {
+      // Before: 'other' at the front, streamed through; the process resolved the path and read carol's tensor.
+      const res = await rawPost(url, path, naming(region, 'input'), { ...json, ...auth('alice') });
+      expect(res.status, path).toBe(501);
+      expect(res.text).not.toMatch(/1000/);
+    }
+    // A model of the group that carol may not use stays hidden, whatever the path's detour.
+    const int32 = JSON.stringify({
+      inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [2], data: [1, 2] }],
+    });
+    const detour = await rawPost(url, '/v2/models/identity_fp32/../identity_int32/infer', int32, {
+      ...json,
+      ...auth('carol'),
+    });
+    expect(detour.status).toBe(404);
+    expect(detour.text).toMatch(/unknown model: 'identity_int32'/);
+    const direct = await rawPost(url, '/v2/models/identity_int32/infer', int32, {
+      ...json,
+      ...auth('alice'),
+    });
+    expect(direct.status).toBe(200);
   });
 
   it('refuses a client-named region in every message of a gRPC stream, not only its first', async () => {

@@ -265,6 +265,14 @@ async function serverWide(
   return false;
 }
 
+function requestUrl(raw: string): URL {
+  try {
+    return new URL(raw, 'http://front');
+  } catch {
+    throw badRequest(`malformed request target: '${raw}'`);
+  }
+}
+
 /** Serves one request: admit, choose the group, answer or forward. */
 async function serve(
   front: Front,
@@ -272,8 +280,12 @@ async function serve(
   res: ServerResponse,
   admitted: (a: Admission) => void,
 ): Promise<void> {
-  const url = req.url ?? '/';
-  const path = url.split('?', 1)[0]!;
+  // The path as the group's gateway will read it (WHATWG URL: dot segments,
+  // `%2e%2e` and backslashes resolved), and that path is what is forwarded:
+  // the route the front checks is the route the process serves.
+  const parsed = requestUrl(req.url ?? '/');
+  const path = parsed.pathname;
+  const url = `${parsed.pathname}${parsed.search}`;
   const target = classify(path);
   const requestId = (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
   const length = Number(req.headers['content-length']);
