@@ -38,6 +38,14 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'worker-control-unchecked',
+    why: "isolation: a group's process registers and unregisters regions for any request, not only the front's own (with its control token)",
+    file: 'lib/gateway/isolation/worker.ts',
+    search: "  return path.includes('sharedmemory') && !path.endsWith('/status');\n",
+    replace: '  return false;\n',
+    tests: [HOSTILE],
+  },
+  {
     name: 'front-path-unresolved',
     why: "isolation: the front routes on the raw path while the process resolves its dot segments, so '/v2/models/a/infer/../../b/infer' passes unchecked",
     file: 'lib/gateway/isolation/index.ts',

@@ -579,6 +579,38 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     expect(after.sharedMemoryRequests).toBe(before.sharedMemoryRequests);
   });
 
+  it("lets only the front register or unregister regions in a group's process", async () => {
+    const socketPath = front.groups()[0]!.socketPath;
+    const region = (await regionOf(0)).name;
+    const overSocket = (path: string, body: string, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { socketPath, method: 'POST', path, headers: { 'content-type': 'application/json', ...headers } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode!));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const forged = { 'x-triton-node-isolation-control': '0'.repeat(32) };
+    for (const headers of [{}, forged]) {
+      expect(await overSocket(`/v2/systemsharedmemory/region/${region}/unregister`, '', headers)).toBe(403);
+      expect(await overSocket('/v2/systemsharedmemory/unregister', '', headers)).toBe(403);
+      expect(
+        await overSocket(
+          '/v2/x/../systemsharedmemory/region/other/register',
+          JSON.stringify({ key: 'anything', byte_size: 8 }),
+          headers,
+        ),
+      ).toBe(403);
+    }
+    // The front's region is still there, and still used.
+    expect((await regionOf(0)).name).toBe(region);
+    await carolInfers();
+  });
+
   it('checks the route the process serves: dot segments in a path do not slip past the front', async () => {
     await carolInfers();
     const region = (await regionOf(0)).name;

@@ -14,7 +14,7 @@ import { payerOf, readBody } from '../body.js';
 import { parseJsonHeader } from '../codec.js';
 import { GatewayError, badRequest } from '../errors.js';
 import type { GroupProcess, Lease } from './group.js';
-import type { Slot } from './shm-pool.js';
+import { CONTROL_HEADER, type Slot } from './shm-pool.js';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
@@ -156,7 +156,8 @@ async function inferBody(
 function forwardedHeaders(req: IncomingMessage, out: Outgoing): http.OutgoingHttpHeaders {
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length') headers[name] = value;
+    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length' && name !== CONTROL_HEADER)
+      headers[name] = value;
   }
   if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
   if (out.body !== undefined) headers['content-length'] = String(out.body.length);

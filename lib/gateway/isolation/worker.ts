@@ -7,12 +7,14 @@
  * channel closes (the front is gone): no orphan server processes.
  * @internal
  */
+import { timingSafeEqual } from 'node:crypto';
 import { rmdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { Server, type ServerOptions } from 'triton-node';
 import { type Gateway, createGateway } from '../index.js';
 import { importPeers } from '../peer.js';
+import { CONTROL_HEADER } from './shm-pool.js';
 
 /** The front's first message: what to serve and where. */
 export interface WorkerStart {
@@ -21,6 +23,8 @@ export interface WorkerStart {
   socketPath: string;
   server: Partial<ServerOptions>;
   maxBodyBytes: number;
+  /** The front's secret for the shared memory control routes (register, unregister) of this process. */
+  controlToken: string;
 }
 
 /** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
@@ -71,6 +75,23 @@ async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
   return true;
 }
 
+/** A shared memory register or unregister route, read as the gateway reads paths. */
+function isControl(url: string): boolean {
+  let path: string;
+  try {
+    path = new URL(url, 'http://gateway').pathname;
+  } catch {
+    return false; // the gateway answers 404 for it
+  }
+  return path.includes('sharedmemory') && !path.endsWith('/status');
+}
+
+function sameToken(given: string | string[] | undefined, token: Buffer): boolean {
+  if (typeof given !== 'string') return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === token.length && timingSafeEqual(bytes, token);
+}
+
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
 }
@@ -81,7 +102,18 @@ async function start(message: WorkerStart): Promise<void> {
   if (stopping) return;
   gateway = createGateway(server, { maxBodyBytes: message.maxBodyBytes });
   socketPath = message.socketPath;
-  listener = http.createServer({ keepAliveTimeout: 65_000 }, gateway.handler);
+  const handler = gateway.handler;
+  const token = Buffer.from(message.controlToken);
+  // Only the front registers or unregisters regions here (its own pool): a
+  // request it passed on from a client, were one ever to come, is refused.
+  listener = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    if (isControl(req.url ?? '/') && !sameToken(req.headers[CONTROL_HEADER], token)) {
+      res.writeHead(403, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'shared memory regions are registered by the isolating front only' }));
+      return;
+    }
+    handler(req, res);
+  });
   // Sockets left over by a process that was killed: a new one cannot bind over them.
   for (const path of [message.socketPath, `${message.socketPath}.grpc`]) {
     try {
