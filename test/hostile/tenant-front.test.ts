@@ -173,17 +173,17 @@ async function grpcServerFor(
 
 const served = useServer(['identity_fp32', 'identity_int32', 'square_int32']);
 
-/** Two buckets of one tenant: one request at a time (2/s), 3 × UNIT body bytes that barely refill. */
+/** Two buckets of one tenant: one request at a time (1/s), 3 × UNIT body bytes that barely refill. */
 const UNIT = 200;
 function gatewayGuard(without: string[] = []): GuardOptions {
   const tenants: GuardOptions['tenants'] = {
     carol: { models: ['identity_fp32'] },
     root: { models: ['*'], admin: true },
-    meter: { models: ['identity_*'], limits: { bytesPerSecond: 20_000, bytesBurst: 20_000 } },
-    typed: { models: ['identity_*'], limits: { bytesPerSecond: 20_000, bytesBurst: 20_000 } },
+    meter: { models: ['identity_*'], limits: { bytesPerSecond: 2_000, bytesBurst: 20_000 } },
+    typed: { models: ['identity_*'], limits: { bytesPerSecond: 2_000, bytesBurst: 20_000 } },
     two: {
       models: ['identity_*'],
-      limits: { requestsPerSecond: 2, requestBurst: 1, bytesPerSecond: 1, bytesBurst: 3 * UNIT },
+      limits: { requestsPerSecond: 1, requestBurst: 1, bytesPerSecond: 1, bytesBurst: 3 * UNIT },
     },
     temp: { models: ['identity_*'] },
   };
@@ -285,7 +285,7 @@ describe.sequential('what the audit found surviving every test (gateway)', () =>
     expect((await post(url, fp32Json(UNIT), json)).status).toBe(200);
     // Refused by the request bucket: its UNIT bytes must stay in the bytes bucket.
     expect((await post(url, fp32Json(UNIT), json)).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 700)); // a request token again; bytes refill 1/s
+    await new Promise((r) => setTimeout(r, 1100)); // a request token again; bytes refill 1/s
     // 1.5 × UNIT fits the 2 × UNIT left; had the refusal spent its bytes, only 1 × UNIT would be.
     expect((await post(url, fp32Json(1.5 * UNIT), json)).status).toBe(200);
   });
@@ -423,9 +423,9 @@ function frontGuard(without: string[] = []): GuardOptions {
     carol: { models: ['identity_fp32'] },
     temp: { models: ['identity_*'] },
     bob: { models: ['*'] },
-    meter: { models: ['identity_*'], limits: { bytesPerSecond: 20_000, bytesBurst: 20_000 } },
-    typed: { models: ['identity_*'], limits: { bytesPerSecond: 20_000, bytesBurst: 20_000 } },
-    raw: { models: ['identity_*'], limits: { bytesPerSecond: 20_000, bytesBurst: 20_000 } },
+    meter: { models: ['identity_*'], limits: { bytesPerSecond: 2_000, bytesBurst: 20_000 } },
+    typed: { models: ['identity_*'], limits: { bytesPerSecond: 2_000, bytesBurst: 20_000 } },
+    raw: { models: ['identity_*'], limits: { bytesPerSecond: 2_000, bytesBurst: 20_000 } },
     root: { models: ['*'], admin: true },
   };
   for (const t of without) delete tenants[t];
