@@ -46,6 +46,22 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'worker-serves-any-region',
+    why: "isolation: a group's process serves shared memory to every request, not only those the front moved into its region",
+    file: 'lib/gateway/isolation/worker.ts',
+    search: "    (fromFront || isStatus(req.url ?? '/') ? trusted : untrusted)(req, res);\n",
+    replace: '    trusted(req, res);\n',
+    tests: [HOSTILE],
+  },
+  {
+    name: 'worker-grpc-serves-any-region',
+    why: "isolation: a group's process serves shared memory to every gRPC call, not only those carrying the front's token",
+    file: 'lib/gateway/isolation/worker.ts',
+    search: '      (fromFront ? trusted : untrusted)[rpc]!(call, callback);\n',
+    replace: '      trusted[rpc]!(call, callback);\n',
+    tests: [HOSTILE],
+  },
+  {
     name: 'front-path-unresolved',
     why: "isolation: the front routes on the raw path while the process resolves its dot segments, so '/v2/models/a/infer/../../b/infer' passes unchecked",
     file: 'lib/gateway/isolation/index.ts',

@@ -611,6 +611,69 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     await carolInfers();
   });
 
+  it("has a group's process serve the front's region only to requests the front moved there", async () => {
+    await carolInfers();
+    const { socketPath } = front.groups()[0]!;
+    const region = (await regionOf(0)).name;
+    // As if the front had let one by: straight to the process's sockets, without the front's token.
+    const overSocket = (body: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            socketPath,
+            method: 'POST',
+            path: '/v2/models/identity_fp32/infer',
+            headers: { 'content-type': 'application/json', 'x-triton-node-isolation-control': 'guess' },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => {
+              text += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode!, text }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    for (const where of ['input', 'output'] as const) {
+      const res = await overSocket(naming(region, where));
+      expect(res.status, where).toBeGreaterThanOrEqual(400);
+      expect(res.text).toMatch(/shared memory is not enabled/);
+      expect(res.text).not.toMatch(/1000/);
+    }
+    const Client = kserveClient<Record<string, Unary>>();
+    const direct = new Client(`unix:${socketPath}.grpc`, grpc.credentials.createInsecure());
+    try {
+      const sneaky = {
+        model_name: 'identity_fp32',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'FP32',
+            shape: [1, secret.length],
+            parameters: {
+              shared_memory_region: { string_param: region },
+              shared_memory_byte_size: { int64_param: String(secret.byteLength) },
+            },
+          },
+        ],
+      };
+      await expect(unary(direct, 'ModelInfer', sneaky, new grpc.Metadata())).rejects.toMatchObject({
+        details: expect.stringMatching(/shared memory/),
+      });
+    } finally {
+      direct.close();
+    }
+    // The front's own requests still go through the region.
+    await carolInfers();
+    const values = new Float32Array([7, 8, 9]);
+    const before = front.groups()[0]!.sharedMemoryRequests;
+    const res = await unary(rpc.client, 'ModelInfer', rawInfer(values), metadata('alice'));
+    expect(bytesOf(values).equals((res.raw_output_contents as Buffer[])[0]!)).toBe(true);
+    expect(front.groups()[0]!.sharedMemoryRequests).toBe(before + 1);
+  });
+
   it('checks the route the process serves: dot segments in a path do not slip past the front', async () => {
     await carolInfers();
     const region = (await regionOf(0)).name;

@@ -54,6 +54,8 @@ export interface Lease {
   exited: Promise<string>;
   /** The process's gRPC socket (`unix:` address), when it serves gRPC. */
   grpcAddress: string | undefined;
+  /** The front's token for this process: sent with the requests it moved into its region. */
+  controlToken: string;
 }
 
 /** The worker entry: the built one next to the gateway bundle, or the source under tsx. */
@@ -144,6 +146,7 @@ export class GroupProcess {
         pool: r.pool,
         exited: r.exited,
         grpcAddress: r.grpc ? `unix:${this.socketPath}.grpc` : undefined,
+        controlToken: r.controlToken,
       };
     }
     throw this.unavailable();

@@ -20,6 +20,7 @@ import { importPeers } from '../peer.js';
 import type { GroupProcess, Lease } from './group.js';
 import type { Front, Target } from './index.js';
 import { visibleOnly } from './server-wide.js';
+import { CONTROL_HEADER } from './shm-pool.js';
 
 type Msg = Record<string, unknown>;
 type Callback = (err: { code: number; details: string } | null, value?: unknown) => void;
@@ -42,6 +43,7 @@ interface GrpcModule {
     options?: object,
   ) => GrpcClient;
   credentials: { createInsecure(): unknown };
+  Metadata: new () => { set(key: string, value: string): void };
 }
 
 const UNAVAILABLE = 14;
@@ -173,26 +175,32 @@ function callGroup(env: Env, group: GroupProcess, rpc: string, request: Msg): Pr
   if (rpc === 'ModelInfer') refuseClientRegions(request);
   const { request: sent, slot } =
     rpc === 'ModelInfer' ? rawIntoSharedMemory(group, lease, request) : { request, slot: undefined };
+  // The process serves shared memory only to calls that carry the front's token: the ones moved there.
+  const metadata = new env.grpc.Metadata();
+  if (slot !== undefined) metadata.set(CONTROL_HEADER, lease.controlToken);
   return new Promise((resolve, reject) => {
-    (client[rpc] as (m: Msg, cb: (e: (Error & { code: number }) | null, v: unknown) => void) => void)(
-      sent,
-      (err, value) => {
-        if (slot !== undefined) lease.pool?.release(slot);
-        if (err === null) return resolve(value);
-        if (err.code !== UNAVAILABLE) return reject(err);
-        // The process may have died under the call: name its exit if it did.
-        let timer: NodeJS.Timeout | undefined;
-        void Promise.race([
-          lease.exited,
-          new Promise<undefined>((r) => {
-            timer = setTimeout(() => r(undefined), 2000);
-          }),
-        ]).then((how) => {
-          clearTimeout(timer);
-          reject(how === undefined ? err : group.unavailable(how));
-        });
-      },
-    );
+    (
+      client[rpc] as (
+        m: Msg,
+        md: unknown,
+        cb: (e: (Error & { code: number }) | null, v: unknown) => void,
+      ) => void
+    )(sent, metadata, (err, value) => {
+      if (slot !== undefined) lease.pool?.release(slot);
+      if (err === null) return resolve(value);
+      if (err.code !== UNAVAILABLE) return reject(err);
+      // The process may have died under the call: name its exit if it did.
+      let timer: NodeJS.Timeout | undefined;
+      void Promise.race([
+        lease.exited,
+        new Promise<undefined>((r) => {
+          timer = setTimeout(() => r(undefined), 2000);
+        }),
+      ]).then((how) => {
+        clearTimeout(timer);
+        reject(how === undefined ? err : group.unavailable(how));
+      });
+    });
   });
 }
 

@@ -153,13 +153,15 @@ async function inferBody(
   return { body, headerLength, slot: undefined };
 }
 
-function forwardedHeaders(req: IncomingMessage, out: Outgoing): http.OutgoingHttpHeaders {
+function forwardedHeaders(req: IncomingMessage, out: Outgoing, lease: Lease): http.OutgoingHttpHeaders {
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length' && name !== CONTROL_HEADER)
       headers[name] = value;
   }
   if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
+  // The process serves shared memory only to requests that carry this: the ones the front moved there.
+  if (out.slot !== undefined) headers[CONTROL_HEADER] = lease.controlToken;
   if (out.body !== undefined) headers['content-length'] = String(out.body.length);
   else if (req.headers['content-length'] !== undefined)
     headers['content-length'] = req.headers['content-length'];
@@ -217,7 +219,7 @@ function exchange(
       agent: lease.agent,
       method: req.method,
       path,
-      headers: forwardedHeaders(req, out),
+      headers: forwardedHeaders(req, out, lease),
     });
     const onClientGone = () => {
       if (!res.writableFinished) upstream.destroy();
