@@ -299,6 +299,33 @@ async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Ad
 }
 
 /**
+ * A message of a stream after its first is a request of its own, as on the
+ * gateway: checked for regions, admitted (its model, its bytes) and kept to
+ * the stream's group. Rejects with why it is refused (answered on the stream,
+ * not passed on).
+ */
+async function admitFollowing(env: Env, call: Duplex, msg: Msg, streamGroup: GroupProcess | undefined) {
+  refuseClientRegions(msg);
+  const headers = metadataHeaders(call);
+  const target = targetOf('ModelStreamInfer', msg);
+  const a = await env.front.options.guard?.admit(guardRequest(call, headers, target, msg));
+  try {
+    const group = env.front.choose(headers, a, target);
+    if (group !== streamGroup) {
+      throw new GatewayError(
+        400,
+        `ModelStreamInfer: every message of a stream goes to the group of its first ('${streamGroup?.name}')`,
+        'INVALID_ARG',
+      );
+    }
+  } catch (err) {
+    a?.done({ status: httpStatus(err), error: errorMessage(err) });
+    throw err;
+  }
+  a?.done({ status: 200 });
+}
+
+/**
  * ModelStreamInfer: the call goes to the group of its first message's model
  * (or tenant); each message and each response is passed through as it comes.
  * Tensors go through the socket (no shared memory on streams).
@@ -349,29 +376,6 @@ function streamForward(env: Env, call: Duplex): void {
       return undefined;
     }
   };
-  // A message after the first is a request of its own, as on the gateway:
-  // checked for regions, admitted (its model, its bytes) and kept to the
-  // stream's group; a refused one is answered on the stream, not passed on.
-  const admitFollowing = async (msg: Msg): Promise<void> => {
-    refuseClientRegions(msg);
-    const headers = metadataHeaders(call);
-    const target = targetOf('ModelStreamInfer', msg);
-    const a = await env.front.options.guard?.admit(guardRequest(call, headers, target, msg));
-    try {
-      const group = env.front.choose(headers, a, target);
-      if (group !== streamGroup) {
-        throw new GatewayError(
-          400,
-          `ModelStreamInfer: every message of a stream goes to the group of its first ('${streamGroup?.name}')`,
-          'INVALID_ARG',
-        );
-      }
-    } catch (err) {
-      a?.done({ status: httpStatus(err), error: errorMessage(err) });
-      throw err;
-    }
-    a?.done({ status: 200 });
-  };
   // Messages are handled one after another, in order.
   let queue: Promise<void> = Promise.resolve();
   call.on('data', (msg: Msg) => {
@@ -384,7 +388,7 @@ function streamForward(env: Env, call: Duplex): void {
       if (finished || up === undefined) return;
       if (!first) {
         try {
-          await admitFollowing(msg);
+          await admitFollowing(env, call, msg, streamGroup);
         } catch (err) {
           if (!finished) call.write({ error_message: errorMessage(err) });
           return;
