@@ -6,6 +6,29 @@ import type { IncomingMessage } from 'node:http';
 import { parseJsonHeader } from './codec.js';
 import { GatewayError } from './errors.js';
 
+/** Who pays for the bytes of a body read without a Content-Length (the guard's bytes buckets). */
+type Payer = (bytes: number, force?: boolean) => void;
+const payers = new WeakMap<IncomingMessage, Payer>();
+
+/**
+ * Makes `pay` charge the bytes of `req`'s body once read, when it has no
+ * Content-Length (a declared length is charged at admission). `pay` throws
+ * the error to answer instead (a 429), before anything else uses the body.
+ */
+export function payForBody(req: IncomingMessage, pay: Payer): void {
+  if (req.headers['content-length'] === undefined) payers.set(req, pay);
+}
+
+/**
+ * The payer of a body set by `payForBody`, for a body passed on as it comes
+ * rather than read by `readBody` (call it with `force`: the bytes are gone).
+ */
+export function payerOf(req: IncomingMessage): Payer | undefined {
+  const pay = payers.get(req);
+  payers.delete(req);
+  return pay;
+}
+
 /** A body over the limit: 413, and the connection is not read any further. */
 function tooLarge(limit: number, size: number | string): GatewayError {
   return new GatewayError(
@@ -54,6 +77,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (failed) return;
       if (target !== undefined && received !== target.length) {
         fail(new GatewayError(400, `request body ended after ${received} of ${target.length} bytes`));
+        return;
+      }
+      try {
+        const pay = payers.get(req);
+        payers.delete(req);
+        pay?.(received);
+      } catch (err) {
+        fail(err as GatewayError);
         return;
       }
       resolve(target ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));

@@ -11,7 +11,7 @@ import { readBody, readJsonBody } from './body.js';
 import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
-import { type Admission, httpGuardRequest, keepAdmission, visibleTo } from './guard/index.js';
+import { type Admission, chargeBody, httpGuardRequest, keepAdmission, visibleTo } from './guard/index.js';
 import {
   indexDocument,
   modelMetadata,
@@ -396,6 +396,7 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
         if (closed) return admitted.done(httpOutcome(ctx, res));
         admission = admitted;
         keepAdmission(res, admitted);
+        if (request.bytesIn === undefined) chargeBody(req, admitted);
       }
       await route(ctx, shm, req, res, path);
       if (!res.headersSent && !res.destroyed) sendEmpty(res, 200);

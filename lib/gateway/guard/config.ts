@@ -13,7 +13,11 @@ export interface GuardLimitOptions {
   requestsPerSecond?: number;
   /** Requests admitted at once after a quiet spell (bucket size; default: `requestsPerSecond`, at least 1). */
   requestBurst?: number;
-  /** Request body bytes per second admitted (from the body's known size). */
+  /**
+   * Request body bytes per second admitted: every byte of every body and message (a declared
+   * Content-Length at admission, a chunked body once read and before it is used, gRPC tensors in
+   * `raw_input_contents` and typed `contents` at their datatype's element size).
+   */
   bytesPerSecond?: number;
   /** Body bytes admitted at once (default: `bytesPerSecond`). */
   bytesBurst?: number;
@@ -91,7 +95,10 @@ export interface GuardOptions {
   jwt?: GuardJwtOptions;
   /** Tenants by name. */
   tenants?: Record<string, GuardTenantOptions>;
-  /** Routes answered without credentials: any of `'health'`, `'metrics'`, `'server'` (default `['health']`). */
+  /**
+   * Routes answered without credentials: any of `'health'`, `'metrics'`, `'server'` (default
+   * `['health']`). `/metrics` not listed here is for admin tenants only (it names every model).
+   */
   open?: string[];
   /** The audit log (default: none). */
   audit?: GuardAuditOptions;

@@ -12,7 +12,7 @@ import { GatewayError } from '../errors.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import { type GuardOptions, type ResolvedGuard, type ResolvedTenant, resolveGuard } from './config.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
-import { TenantState, waitFor } from './limits.js';
+import { TenantState, type TokenBucket, waitFor } from './limits.js';
 import type { Admission, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
@@ -20,8 +20,11 @@ const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
 const RESOURCE_EXHAUSTED = 8;
 
-/** Routes only admin tenants may call. */
-const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory']);
+/**
+ * Routes only admin tenants may call (unless listed in `open`). `/metrics`
+ * is one: its series name every model of every tenant, with their counters.
+ */
+const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory', 'metrics']);
 
 /** The tenant of everyone when authentication is off and no `anonymous` tenant is configured. */
 const UNRESTRICTED: ResolvedTenant = {
@@ -323,6 +326,18 @@ export class GatewayGuard implements Guard {
         this.#record(request, identity, started, { tokens: tokens || undefined, ...outcome });
       },
       canSee: (model) => state.config.models.some((p) => p.test(model)),
+      spendBytes: (n, force = false) => {
+        if (n <= 0 || this.#config.open.has(request.route)) return 0;
+        const now = performance.now();
+        const perModel = request.model === undefined ? undefined : state.model(request.model, now);
+        const buckets: Array<[TokenBucket | undefined, number]> = [
+          [state.own.bytes, n],
+          [perModel?.bytes, n],
+        ];
+        if (!force) return waitFor(buckets, now);
+        for (const [b] of buckets) b?.take(n);
+        return 0;
+      },
       spendTokens: (n, model) => {
         const now = performance.now();
         const ok =

@@ -14,5 +14,12 @@ export type {
   GuardTenantOptions,
 } from './config.js';
 export type { AuditRecord } from './audit.js';
-export { grpcGuardRequest, httpGuardRequest, keepAdmission, visibleTo } from './routes.js';
+export {
+  chargeBody,
+  grpcGuardRequest,
+  grpcMessageBytes,
+  httpGuardRequest,
+  keepAdmission,
+  visibleTo,
+} from './routes.js';
 export type { Admission, Guard, GuardRequest } from './types.js';

@@ -7,6 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { elementSize, isDataType } from 'triton-node';
+import { payForBody } from '../body.js';
+import { GatewayError } from '../errors.js';
 import type { Admission, GuardRequest } from './types.js';
 
 const MODEL_ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]*))?(?:\/([^/]+))?\/?$/;
@@ -64,6 +67,26 @@ export function requestIdOf(given: unknown): string {
   return randomUUID();
 }
 
+/**
+ * Charges the body of an admitted HTTP request that had no Content-Length
+ * (chunked: the guard saw no size) once it is read: a 429 instead of the
+ * request when the tenant's bytes buckets have no room for it.
+ */
+export function chargeBody(req: IncomingMessage, admission: Admission): void {
+  if (admission.spendBytes === undefined) return;
+  payForBody(req, (bytes, force) => {
+    const wait = admission.spendBytes!(bytes, force);
+    if (wait > 0) {
+      throw new GatewayError(
+        429,
+        `rate limit of tenant '${admission.tenant}' reached (a request body of ${bytes} bytes)`,
+        'UNAVAILABLE',
+        { grpcCode: 8, retryAfterSeconds: Math.max(1, Math.ceil(wait)) },
+      );
+    }
+  });
+}
+
 /** The guard's view of an HTTP request. */
 export function httpGuardRequest(req: IncomingMessage, path: string): GuardRequest {
   const length = Number(req.headers['content-length']);
@@ -92,6 +115,47 @@ const RPC_ROUTES: Record<string, string> = {
   ModelStreamInfer: 'stream_infer',
 };
 
+/** Bytes of one element in each typed contents field when the datatype does not say (protobuf's widths). */
+const FIELD_WIDTH: Record<string, number> = {
+  bool_contents: 1,
+  int_contents: 4,
+  uint_contents: 4,
+  int64_contents: 8,
+  uint64_contents: 8,
+  fp32_contents: 4,
+  fp64_contents: 8,
+};
+
+/**
+ * The tensor bytes a gRPC inference message carries, as `bytesPerSecond`
+ * charges them: every `raw_input_contents` entry, and every typed `contents`
+ * element at its datatype's size (a BYTES element: its length and a 4-byte
+ * length prefix, as Triton serializes it).
+ */
+export function grpcMessageBytes(msg: Record<string, unknown>): number {
+  let bytes = 0;
+  if (Array.isArray(msg.raw_input_contents)) {
+    for (const b of msg.raw_input_contents as unknown[]) if (b instanceof Uint8Array) bytes += b.byteLength;
+  }
+  if (!Array.isArray(msg.inputs)) return bytes;
+  for (const input of msg.inputs as unknown[]) {
+    if (typeof input !== 'object' || input === null) continue;
+    const { contents, datatype } = input as { contents?: unknown; datatype?: unknown };
+    if (typeof contents !== 'object' || contents === null) continue;
+    const size =
+      typeof datatype === 'string' && isDataType(datatype) && datatype !== 'BYTES'
+        ? elementSize(datatype)
+        : undefined;
+    for (const [field, values] of Object.entries(contents as Record<string, unknown>)) {
+      if (!Array.isArray(values)) continue;
+      if (field === 'bytes_contents') {
+        for (const v of values) bytes += 4 + (v instanceof Uint8Array ? v.byteLength : String(v).length);
+      } else bytes += values.length * (size ?? FIELD_WIDTH[field] ?? 8);
+    }
+  }
+  return bytes;
+}
+
 /** The part of a grpc-js call the guard reads. */
 export interface GrpcCallLike {
   metadata?: { getMap(): Record<string, unknown> };
@@ -110,11 +174,8 @@ export function grpcGuardRequest(
   }
   const model = msg.model_name ?? msg.name;
   const version = msg.model_version ?? msg.version;
-  let bytesIn: number | undefined;
-  if (Array.isArray(msg.raw_input_contents)) {
-    bytesIn = 0;
-    for (const b of msg.raw_input_contents as Uint8Array[]) bytesIn += b.byteLength;
-  }
+  const bytesIn =
+    Array.isArray(msg.raw_input_contents) || Array.isArray(msg.inputs) ? grpcMessageBytes(msg) : undefined;
   let peer: string | undefined;
   try {
     peer = call.getPeer?.();

@@ -34,6 +34,14 @@ export interface Admission {
   canSee(model: string): boolean;
   /** spend generated tokens against the tenant's token bucket (OpenAI routes); false when over the limit */
   spendTokens(n: number, model: string): boolean;
+  /**
+   * charge `n` body bytes the guard could not know at admission (a chunked
+   * HTTP body, once read) to the tenant's `bytesPerSecond` buckets: 0 when
+   * taken, else the seconds until they would fit (nothing taken); `force`
+   * takes them regardless (bytes already passed on). Without it, such bytes
+   * go uncharged.
+   */
+  spendBytes?(n: number, force?: boolean): number;
   /** after a refused spend: whole seconds (at least 1) until `n` tokens could be spent, for Retry-After */
   tokensRetryAfterSeconds(n: number, model: string): number;
 }

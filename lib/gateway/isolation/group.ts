@@ -9,12 +9,13 @@
  * (503 naming the exit), while the next generation starts.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../errors.js';
 import { type ResolvedGroup, type ResolvedIsolation, exitDescription } from './options.js';
-import { ShmPool } from './shm-pool.js';
+import { CONTROL_HEADER, ShmPool } from './shm-pool.js';
 import type { WorkerMessage, WorkerStart } from './worker.js';
 
 export type GroupState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
@@ -53,6 +54,8 @@ export interface Lease {
   exited: Promise<string>;
   /** The process's gRPC socket (`unix:` address), when it serves gRPC. */
   grpcAddress: string | undefined;
+  /** The front's token for this process: sent with the requests it moved into its region. */
+  controlToken: string;
 }
 
 /** The worker entry: the built one next to the gateway bundle, or the source under tsx. */
@@ -70,6 +73,8 @@ interface Running {
   exited: Promise<string>;
   startedAt: number;
   grpc: boolean;
+  /** The secret this process wants on shared memory register and unregister (only the front has it). */
+  controlToken: string;
 }
 
 export class GroupProcess {
@@ -141,6 +146,7 @@ export class GroupProcess {
         pool: r.pool,
         exited: r.exited,
         grpcAddress: r.grpc ? `unix:${this.socketPath}.grpc` : undefined,
+        controlToken: r.controlToken,
       };
     }
     throw this.unavailable();
@@ -212,6 +218,7 @@ export class GroupProcess {
       exited,
       startedAt: Date.now(),
       grpc: false,
+      controlToken: randomBytes(16).toString('hex'),
     };
     this.#running = running;
     let ended = false;
@@ -246,6 +253,7 @@ export class GroupProcess {
       socketPath: this.socketPath,
       server: this.config.server,
       maxBodyBytes: this.#options.maxBodyBytes,
+      controlToken: running.controlToken,
     };
     child.send(start);
     const prefix = `group '${this.name}' failed to start`;
@@ -280,6 +288,7 @@ export class GroupProcess {
         running.agent,
         `/v2/systemsharedmemory/region/${pool.region}/register`,
         body,
+        { [CONTROL_HEADER]: running.controlToken },
       );
       if (status.code !== 200) {
         throw new Error(`group '${this.name}': registering shared memory failed: ${status.body}`);
@@ -355,6 +364,7 @@ export function requestOverSocket(
   agent: http.Agent,
   path: string,
   body: string | undefined,
+  extraHeaders: Record<string, string> = {},
 ): Promise<{ code: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -365,8 +375,12 @@ export function requestOverSocket(
         method: body === undefined ? 'GET' : 'POST',
         headers:
           body === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+            ? extraHeaders
+            : {
+                ...extraHeaders,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+              },
       },
       (res) => {
         const chunks: Buffer[] = [];

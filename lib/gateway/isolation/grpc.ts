@@ -6,15 +6,21 @@
  * Routing as over HTTP (tenant, `x-triton-group` metadata when enabled, model
  * name); ServerLive, ServerReady, RepositoryIndex and ModelStatistics without
  * a group answer for the whole front; the shared memory RPCs are
- * UNIMPLEMENTED. ModelStreamInfer goes to the group of its first message.
+ * UNIMPLEMENTED. ModelStreamInfer goes to the group of its first message;
+ * every message of it is checked and admitted alone, as on the gateway.
+ * A message naming a shared memory region of its own is refused: the group's
+ * process knows only the front's region, and a client must never reach it.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError, errorMessage, grpcStatus, httpStatus } from '../errors.js';
 import { type GrpcServerLike, serviceDefinition } from '../grpc.js';
-import type { Admission } from '../guard/types.js';
+import { grpcMessageBytes } from '../guard/routes.js';
+import type { Admission, GuardRequest } from '../guard/types.js';
 import { importPeers } from '../peer.js';
 import type { GroupProcess, Lease } from './group.js';
 import type { Front, Target } from './index.js';
+import { visibleOnly } from './server-wide.js';
+import { CONTROL_HEADER } from './shm-pool.js';
 
 type Msg = Record<string, unknown>;
 type Callback = (err: { code: number; details: string } | null, value?: unknown) => void;
@@ -37,6 +43,7 @@ interface GrpcModule {
     options?: object,
   ) => GrpcClient;
   credentials: { createInsecure(): unknown };
+  Metadata: new () => { set(key: string, value: string): void };
 }
 
 const UNAVAILABLE = 14;
@@ -73,6 +80,24 @@ function targetOf(rpc: string, request: Msg): Target {
     route: ROUTES[rpc] ?? 'shared_memory',
     ...(model ? { model } : {}),
     ...(version ? { version } : {}),
+  };
+}
+
+/** What the guard is told of one call (or one message of a stream): its tensor bytes included. */
+function guardRequest(
+  call: { getPeer?(): string },
+  headers: Record<string, string>,
+  target: Target,
+  msg: Msg,
+): GuardRequest {
+  const bytesIn = grpcMessageBytes(msg);
+  return {
+    protocol: 'grpc',
+    ...target,
+    headers,
+    ...(bytesIn === 0 ? {} : { bytesIn }),
+    ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
+    requestId: headers['x-request-id'] ?? randomUUID(),
   };
 }
 
@@ -150,26 +175,32 @@ function callGroup(env: Env, group: GroupProcess, rpc: string, request: Msg): Pr
   if (rpc === 'ModelInfer') refuseClientRegions(request);
   const { request: sent, slot } =
     rpc === 'ModelInfer' ? rawIntoSharedMemory(group, lease, request) : { request, slot: undefined };
+  // The process serves shared memory only to calls that carry the front's token: the ones moved there.
+  const metadata = new env.grpc.Metadata();
+  if (slot !== undefined) metadata.set(CONTROL_HEADER, lease.controlToken);
   return new Promise((resolve, reject) => {
-    (client[rpc] as (m: Msg, cb: (e: (Error & { code: number }) | null, v: unknown) => void) => void)(
-      sent,
-      (err, value) => {
-        if (slot !== undefined) lease.pool?.release(slot);
-        if (err === null) return resolve(value);
-        if (err.code !== UNAVAILABLE) return reject(err);
-        // The process may have died under the call: name its exit if it did.
-        let timer: NodeJS.Timeout | undefined;
-        void Promise.race([
-          lease.exited,
-          new Promise<undefined>((r) => {
-            timer = setTimeout(() => r(undefined), 2000);
-          }),
-        ]).then((how) => {
-          clearTimeout(timer);
-          reject(how === undefined ? err : group.unavailable(how));
-        });
-      },
-    );
+    (
+      client[rpc] as (
+        m: Msg,
+        md: unknown,
+        cb: (e: (Error & { code: number }) | null, v: unknown) => void,
+      ) => void
+    )(sent, metadata, (err, value) => {
+      if (slot !== undefined) lease.pool?.release(slot);
+      if (err === null) return resolve(value);
+      if (err.code !== UNAVAILABLE) return reject(err);
+      // The process may have died under the call: name its exit if it did.
+      let timer: NodeJS.Timeout | undefined;
+      void Promise.race([
+        lease.exited,
+        new Promise<undefined>((r) => {
+          timer = setTimeout(() => r(undefined), 2000);
+        }),
+      ]).then((how) => {
+        clearTimeout(timer);
+        reject(how === undefined ? err : group.unavailable(how));
+      });
+    });
   });
 }
 
@@ -215,13 +246,7 @@ function unary(env: Env, rpc: string) {
     (async () => {
       const headers = metadataHeaders(call);
       const target = targetOf(rpc, call.request);
-      admission = await env.front.options.guard?.admit({
-        protocol: 'grpc',
-        ...target,
-        headers,
-        ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
-        requestId: headers['x-request-id'] ?? randomUUID(),
-      });
+      admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, call.request));
       if (env.front.draining && target.route !== 'health') {
         throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       }
@@ -229,8 +254,12 @@ function unary(env: Env, rpc: string) {
         throw new GatewayError(501, `${rpc} is not served by an isolating front`, 'UNSUPPORTED');
       }
       const group = env.front.choose(headers, admission, target);
-      if (group === undefined) return serverWide(env, rpc, call.request);
-      return callGroup(env, group, rpc, call.request);
+      const answer =
+        group === undefined
+          ? await serverWide(env, rpc, call.request)
+          : await callGroup(env, group, rpc, call.request);
+      // A group's process has no guard: what its tenants may not see is taken out here.
+      return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;
     })().then(
       (value) => finish(undefined, value),
       (err) => finish(err),
@@ -257,13 +286,7 @@ interface ClientDuplex {
 async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
   const headers = metadataHeaders(call);
   const target = targetOf('ModelStreamInfer', first);
-  const admission = await env.front.options.guard?.admit({
-    protocol: 'grpc',
-    ...target,
-    headers,
-    ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
-    requestId: headers['x-request-id'] ?? randomUUID(),
-  });
+  const admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, first));
   if (admission !== undefined) admitted(admission);
   if (env.front.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   const group = env.front.choose(headers, admission, target);
@@ -273,6 +296,33 @@ async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Ad
   const client = clientFor(env.grpc, env.service, group, lease);
   const upstream = (client.ModelStreamInfer as () => ClientDuplex)();
   return { upstream, group, lease };
+}
+
+/**
+ * A message of a stream after its first is a request of its own, as on the
+ * gateway: checked for regions, admitted (its model, its bytes) and kept to
+ * the stream's group. Rejects with why it is refused (answered on the stream,
+ * not passed on).
+ */
+async function admitFollowing(env: Env, call: Duplex, msg: Msg, streamGroup: GroupProcess | undefined) {
+  refuseClientRegions(msg);
+  const headers = metadataHeaders(call);
+  const target = targetOf('ModelStreamInfer', msg);
+  const a = await env.front.options.guard?.admit(guardRequest(call, headers, target, msg));
+  try {
+    const group = env.front.choose(headers, a, target);
+    if (group !== streamGroup) {
+      throw new GatewayError(
+        400,
+        `ModelStreamInfer: every message of a stream goes to the group of its first ('${streamGroup?.name}')`,
+        'INVALID_ARG',
+      );
+    }
+  } catch (err) {
+    a?.done({ status: httpStatus(err), error: errorMessage(err) });
+    throw err;
+  }
+  a?.done({ status: 200 });
 }
 
 /**
@@ -298,6 +348,7 @@ function streamForward(env: Env, call: Duplex): void {
   // The first message opens the upstream (after its admission); the others
   // follow it in order, once it is open.
   let opening: Promise<ClientDuplex | undefined> | undefined;
+  let streamGroup: GroupProcess | undefined;
   const open = async (msg: Msg): Promise<ClientDuplex | undefined> => {
     try {
       refuseClientRegions(msg);
@@ -310,6 +361,7 @@ function streamForward(env: Env, call: Duplex): void {
         return undefined;
       }
       upstream = opened.upstream;
+      streamGroup = opened.group;
       upstream.on('data', (r: unknown) => call.write(r));
       upstream.on('end', () => finish());
       upstream.on('error', (err: Error & { code: number }) => {
@@ -324,16 +376,30 @@ function streamForward(env: Env, call: Duplex): void {
       return undefined;
     }
   };
+  // Messages are handled one after another, in order.
+  let queue: Promise<void> = Promise.resolve();
   call.on('data', (msg: Msg) => {
     if (finished) return;
-    if (opening === undefined) opening = open(msg);
-    void opening.then((up) => {
-      if (!finished) up?.write(msg);
+    const first = opening === undefined;
+    opening ??= open(msg);
+    const opened = opening;
+    queue = queue.then(async () => {
+      const up = await opened;
+      if (finished || up === undefined) return;
+      if (!first) {
+        try {
+          await admitFollowing(env, call, msg, streamGroup);
+        } catch (err) {
+          if (!finished) call.write({ error_message: errorMessage(err) });
+          return;
+        }
+      }
+      if (!finished) up.write(msg);
     });
   });
   call.on('end', () => {
     if (opening === undefined) finish();
-    else void opening.then((up) => up?.end());
+    else void queue.then(() => upstream?.end());
   });
   call.on('cancelled', () => {
     upstream?.cancel();

@@ -13,13 +13,14 @@ import { join } from 'node:path';
 import { optionError } from '../../errors.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from '../errors.js';
 import type { GrpcServerLike } from '../grpc.js';
+import { chargeBody } from '../guard/routes.js';
 import type { Admission } from '../guard/types.js';
 import type { HttpHandler } from '../http.js';
 import { GroupProcess, type GroupStatus } from './group.js';
 import { addIsolatedGrpcService } from './grpc.js';
 import { type IsolatedGatewayOptions, type ResolvedIsolation, resolveIsolation } from './options.js';
 import { forward } from './proxy.js';
-import { groupMetrics, mergedDocument } from './server-wide.js';
+import { groupMetrics, mergedDocument, visibleOnly } from './server-wide.js';
 
 export type {
   IsolatedGatewayOptions,
@@ -226,6 +227,7 @@ async function serverWide(
   res: ServerResponse,
   path: string,
   group: GroupProcess | undefined,
+  admission: Admission | undefined,
 ): Promise<boolean> {
   if (path === '/v2/health/live') {
     sendEmpty(res, 200);
@@ -249,15 +251,26 @@ async function serverWide(
     res.end(text);
     return true;
   }
-  if (group !== undefined) return false;
   if (path === '/v2/repository/index' || path === '/v2/models/stats') {
-    const doc = await mergedDocument(front.groups, req, path, front.options.maxBodyBytes);
+    // Answered here, a group's too: its process has no guard, and tenants of
+    // one group may see different models of it.
+    if (group !== undefined) group.lease(); // 503 naming the exit while it restarts
+    const groups = group === undefined ? front.groups : [group];
+    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);
     const body = JSON.stringify(doc);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
     return true;
   }
   return false;
+}
+
+function requestUrl(raw: string): URL {
+  try {
+    return new URL(raw, 'http://front');
+  } catch {
+    throw badRequest(`malformed request target: '${raw}'`);
+  }
 }
 
 /** Serves one request: admit, choose the group, answer or forward. */
@@ -267,8 +280,12 @@ async function serve(
   res: ServerResponse,
   admitted: (a: Admission) => void,
 ): Promise<void> {
-  const url = req.url ?? '/';
-  const path = url.split('?', 1)[0]!;
+  // The path as the group's gateway will read it (WHATWG URL: dot segments,
+  // `%2e%2e` and backslashes resolved), and that path is what is forwarded:
+  // the route the front checks is the route the process serves.
+  const parsed = requestUrl(req.url ?? '/');
+  const path = parsed.pathname;
+  const url = `${parsed.pathname}${parsed.search}`;
   const target = classify(path);
   const requestId = (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
   const length = Number(req.headers['content-length']);
@@ -282,12 +299,15 @@ async function serve(
     ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
     requestId,
   });
-  if (admission !== undefined) admitted(admission);
+  if (admission !== undefined) {
+    admitted(admission);
+    chargeBody(req, admission);
+  }
   if (front.draining && target.route !== 'health') {
     throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   }
   let group = front.choose(req.headers, admission, target);
-  if (await serverWide(front, req, res, path, group)) return;
+  if (await serverWide(front, req, res, path, group, admission)) return;
   if (group === undefined) {
     // Server metadata: any ready group's (they run the same library).
     group = front.groups.find((g) => g.ready) ?? front.groups[0]!;

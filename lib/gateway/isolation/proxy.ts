@@ -10,11 +10,11 @@
  * response already under way is cut, as a stream from a dead server is.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { readBody } from '../body.js';
+import { payerOf, readBody } from '../body.js';
 import { parseJsonHeader } from '../codec.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, badRequest } from '../errors.js';
 import type { GroupProcess, Lease } from './group.js';
-import type { Slot } from './shm-pool.js';
+import { CONTROL_HEADER, type Slot } from './shm-pool.js';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
@@ -94,6 +94,30 @@ function intoSharedMemory(lease: Lease, body: Buffer, headerLength: number, json
   return { body: Buffer.from(JSON.stringify(json)), slot };
 }
 
+/**
+ * The `Inference-Header-Content-Length` of a request, checked as the group's
+ * gateway checks it. A malformed one is answered here: the front must read
+ * the JSON header exactly as the process will, or it could not vouch for
+ * what the header names.
+ */
+function headerLengthOf(req: IncomingMessage): number | undefined {
+  const raw = req.headers['inference-header-content-length'];
+  if (raw === undefined) return undefined;
+  const text = Array.isArray(raw) ? raw.join(', ') : raw;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);
+  }
+  if (n === 0) {
+    throw new GatewayError(
+      501,
+      'Inference-Header-Content-Length 0 (a raw binary request without a JSON header) is not supported',
+      'UNSUPPORTED',
+    );
+  }
+  return n;
+}
+
 /** Reads an inference body and prepares it for the process (shared memory when it can). */
 async function inferBody(
   group: GroupProcess,
@@ -101,14 +125,15 @@ async function inferBody(
   req: IncomingMessage,
   maxBodyBytes: number,
 ): Promise<Outgoing> {
-  const raw = req.headers['inference-header-content-length'];
-  const text = Array.isArray(raw) ? raw[0] : raw;
-  const headerLength = text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+  const headerLength = headerLengthOf(req);
   const body = await readBody(req, maxBodyBytes);
-  if (text !== undefined && (headerLength === undefined || headerLength > body.length)) {
-    // Malformed: the process answers it as the gateway does.
-    return { body, headerLength: undefined, slot: undefined };
+  if (headerLength !== undefined && headerLength > body.length) {
+    throw badRequest(
+      `Inference-Header-Content-Length ${headerLength} is larger than the request body (${body.length} bytes)`,
+    );
   }
+  // Every request the process gets had its JSON header read here, so no
+  // client-named region reaches it, whatever the headers say.
   const json = parseJsonHeader(body.toString('utf8', 0, headerLength ?? body.length));
   for (const params of tensorParameters(json)) {
     if (params.shared_memory_region !== undefined) {
@@ -128,12 +153,15 @@ async function inferBody(
   return { body, headerLength, slot: undefined };
 }
 
-function forwardedHeaders(req: IncomingMessage, out: Outgoing): http.OutgoingHttpHeaders {
+function forwardedHeaders(req: IncomingMessage, out: Outgoing, lease: Lease): http.OutgoingHttpHeaders {
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length') headers[name] = value;
+    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length' && name !== CONTROL_HEADER)
+      headers[name] = value;
   }
   if (out.headerLength !== undefined) headers['inference-header-content-length'] = String(out.headerLength);
+  // The process serves shared memory only to requests that carry this: the ones the front moved there.
+  if (out.slot !== undefined) headers[CONTROL_HEADER] = lease.controlToken;
   if (out.body !== undefined) headers['content-length'] = String(out.body.length);
   else if (req.headers['content-length'] !== undefined)
     headers['content-length'] = req.headers['content-length'];
@@ -191,7 +219,7 @@ function exchange(
       agent: lease.agent,
       method: req.method,
       path,
-      headers: forwardedHeaders(req, out),
+      headers: forwardedHeaders(req, out, lease),
     });
     const onClientGone = () => {
       if (!res.writableFinished) upstream.destroy();
@@ -228,9 +256,14 @@ function exchange(
       group.counters.socketBytes += out.body.length;
       upstream.end(out.body);
     } else {
+      // A chunked body passes on as it comes: its bytes are charged once it ended.
+      const pay = payerOf(req);
+      let bytes = 0;
       req.on('data', (c: Buffer) => {
+        bytes += c.length;
         group.counters.socketBytes += c.length;
       });
+      req.on('end', () => pay?.(bytes, true));
       req.pipe(upstream);
     }
   });

@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { readBody } from '../body.js';
 import { parseJsonHeader } from '../codec.js';
+import type { Admission } from '../guard/types.js';
 import type { GroupProcess } from './group.js';
 import { requestOverSocket } from './group.js';
 
@@ -47,6 +48,21 @@ export async function mergedDocument(
   const parsed = answers.flatMap((a) => (a === undefined ? [] : [JSON.parse(a) as unknown]));
   if (index) return parsed.flatMap((p) => (Array.isArray(p) ? p : []));
   return { model_stats: parsed.flatMap((p) => (p as { model_stats?: unknown[] }).model_stats ?? []) };
+}
+
+/** An index or statistics document with only the models `admission`'s tenant may see. */
+export function visibleOnly(doc: unknown, admission: Admission | undefined): unknown {
+  if (admission === undefined) return doc;
+  const seen = (entry: unknown) => {
+    const name = (entry as { name?: unknown } | null)?.name;
+    return typeof name === 'string' && admission.canSee(name);
+  };
+  if (Array.isArray(doc)) return doc.filter(seen);
+  const stats = (doc as { model_stats?: unknown }).model_stats;
+  if (Array.isArray(stats)) return { ...(doc as object), model_stats: stats.filter(seen) };
+  const models = (doc as { models?: unknown }).models;
+  if (Array.isArray(models)) return { ...(doc as object), models: models.filter(seen) };
+  return doc;
 }
 
 /** A metrics line with `group="name"` added to its labels. */

@@ -15,6 +15,13 @@ import { closeSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:
 /** Region names the front reserves in each group's process; clients may not name them. */
 export const RESERVED_REGION_PREFIX = 'triton-node-isolation';
 
+/**
+ * The header that carries a process's control token (`WorkerStart.controlToken`)
+ * on the front's own shared memory register request; the front never forwards
+ * a client's.
+ */
+export const CONTROL_HEADER = 'x-triton-node-isolation-control';
+
 export interface Slot {
   index: number;
   offset: number;
@@ -23,7 +30,7 @@ export interface Slot {
 export class ShmPool {
   /** The shared memory key (`shm_open` name) the group's process registers. */
   readonly key: string;
-  /** The region name the group's process knows it by. */
+  /** The region name the group's process knows it by: random, new for each process. */
   readonly region: string;
   readonly slotBytes: number;
   readonly #fd: number;
@@ -34,7 +41,9 @@ export class ShmPool {
   constructor(group: string, slots: number, slotBytes: number) {
     const tag = `${process.pid}-${group}-${randomBytes(6).toString('hex')}`;
     this.key = `/${RESERVED_REGION_PREFIX}-${tag}`;
-    this.region = RESERVED_REGION_PREFIX;
+    // A secret of this front and the process alone (never in an answer to a
+    // client): a request that names it can only come from the front.
+    this.region = `${RESERVED_REGION_PREFIX}-${randomBytes(16).toString('hex')}`;
     this.slotBytes = slotBytes;
     // 'wx': a new object only, readable and writable by this user alone.
     this.#fd = openSync(`/dev/shm${this.key}`, 'wx+', 0o600);

@@ -7,12 +7,16 @@
  * channel closes (the front is gone): no orphan server processes.
  * @internal
  */
+import { timingSafeEqual } from 'node:crypto';
 import { rmdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { Server, type ServerOptions } from 'triton-node';
+import { addGrpcService } from '../grpc.js';
+import { createHttpHandler } from '../http.js';
 import { type Gateway, createGateway } from '../index.js';
 import { importPeers } from '../peer.js';
+import { CONTROL_HEADER } from './shm-pool.js';
 
 /** The front's first message: what to serve and where. */
 export interface WorkerStart {
@@ -21,6 +25,8 @@ export interface WorkerStart {
   socketPath: string;
   server: Partial<ServerOptions>;
   maxBodyBytes: number;
+  /** The front's secret for the shared memory control routes (register, unregister) of this process. */
+  controlToken: string;
 }
 
 /** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
@@ -50,7 +56,7 @@ let socketPath: string | undefined;
 let grpcServer: InstanceType<GrpcModule['Server']> | undefined;
 
 /** gRPC on a second socket when @grpc/grpc-js is installed (the front's gRPC service needs it). */
-async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
+async function listenGrpc(path: string, maxBytes: number, token: Buffer): Promise<boolean> {
   let grpc: GrpcModule;
   try {
     [grpc] = (await importPeers(['@grpc/grpc-js', '@grpc/proto-loader'], 'gRPC')) as [GrpcModule];
@@ -61,7 +67,7 @@ async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
     'grpc.max_receive_message_length': maxBytes,
     'grpc.max_send_message_length': -1,
   });
-  await gateway!.addToGrpcServer(server);
+  await addTrustedGrpcService(server, token);
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix:${path}`, grpc.ServerCredentials.createInsecure(), (err) =>
       err ? reject(err) : resolve(),
@@ -69,6 +75,65 @@ async function listenGrpc(path: string, maxBytes: number): Promise<boolean> {
   );
   grpcServer = server;
   return true;
+}
+
+/** The path of a request as the gateway reads it ('/' when unreadable: the gateway answers 404). */
+function pathOf(url: string): string {
+  try {
+    return new URL(url, 'http://gateway').pathname;
+  } catch {
+    return '/';
+  }
+}
+
+/** A shared memory register or unregister route. */
+function isControl(url: string): boolean {
+  const path = pathOf(url);
+  return path.includes('sharedmemory') && !path.endsWith('/status');
+}
+
+/** A shared memory status route (read only: the front's socket alone reaches it). */
+function isStatus(url: string): boolean {
+  const path = pathOf(url);
+  return path.includes('sharedmemory') && path.endsWith('/status');
+}
+
+type GrpcHandler = (call: { metadata?: { get(key: string): unknown[] } }, callback?: unknown) => void;
+
+/**
+ * The gateway's gRPC service, twice: with shared memory for calls that carry
+ * the front's token in their metadata, without it for any other.
+ */
+async function addTrustedGrpcService(
+  target: { addService(service: unknown, impl: object): void },
+  token: Buffer,
+) {
+  let service: unknown;
+  const capture = (into: Record<string, GrpcHandler>) => ({
+    addService(svc: unknown, impl: object) {
+      service = svc;
+      Object.assign(into, impl);
+    },
+  });
+  const trusted: Record<string, GrpcHandler> = {};
+  const untrusted: Record<string, GrpcHandler> = {};
+  await gateway!.addToGrpcServer(capture(trusted));
+  await addGrpcService(gateway!._context, undefined, capture(untrusted));
+  const impl: Record<string, GrpcHandler> = {};
+  for (const rpc of Object.keys(trusted)) {
+    impl[rpc] = (call, callback) => {
+      const given = call.metadata?.get(CONTROL_HEADER)[0];
+      const fromFront = sameToken(typeof given === 'string' ? given : undefined, token);
+      (fromFront ? trusted : untrusted)[rpc]!(call, callback);
+    };
+  }
+  target.addService(service, impl);
+}
+
+function sameToken(given: string | string[] | undefined, token: Buffer): boolean {
+  if (typeof given !== 'string') return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === token.length && timingSafeEqual(bytes, token);
 }
 
 function send(message: WorkerMessage): void {
@@ -81,7 +146,22 @@ async function start(message: WorkerStart): Promise<void> {
   if (stopping) return;
   gateway = createGateway(server, { maxBodyBytes: message.maxBodyBytes });
   socketPath = message.socketPath;
-  listener = http.createServer({ keepAliveTimeout: 65_000 }, gateway.handler);
+  const token = Buffer.from(message.controlToken);
+  // Shared memory is the front's alone: only a request that carries its token
+  // (one it moved into its own region, or its registration) is served with
+  // it; any other is served as by a gateway without shared memory, so a
+  // region named by a client is refused here too, whatever the front let by.
+  const trusted = gateway.handler;
+  const untrusted = createHttpHandler(gateway._context, undefined);
+  listener = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const fromFront = sameToken(req.headers[CONTROL_HEADER], token);
+    if (isControl(req.url ?? '/') && !fromFront) {
+      res.writeHead(403, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'shared memory regions are registered by the isolating front only' }));
+      return;
+    }
+    (fromFront || isStatus(req.url ?? '/') ? trusted : untrusted)(req, res);
+  });
   // Sockets left over by a process that was killed: a new one cannot bind over them.
   for (const path of [message.socketPath, `${message.socketPath}.grpc`]) {
     try {
@@ -94,7 +174,7 @@ async function start(message: WorkerStart): Promise<void> {
     listener!.once('error', reject);
     listener!.listen(message.socketPath, () => resolve());
   });
-  const grpc = await listenGrpc(`${message.socketPath}.grpc`, message.maxBodyBytes);
+  const grpc = await listenGrpc(`${message.socketPath}.grpc`, message.maxBodyBytes, token);
   const index = await server.modelIndex({ readyOnly: true });
   send({ type: 'ready', models: index.map((m) => m.name), grpc });
 }
