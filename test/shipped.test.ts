@@ -100,6 +100,11 @@ describe('one copy of the library in the built package', () => {
     for (const bundle of bundles.filter((f) => !f.startsWith('core.'))) {
       const copies = [...classesOf(bundle)].filter((name) => library.has(name));
       expect(copies, `${bundle} carries its own copy of these classes of the library`).toEqual([]);
+      // Each format its own core: CommonJS requiring the ESM one needs Node's
+      // require(esm) (not before 20.19), and ESM importing core.cjs would be a
+      // second copy beside core.js.
+      const other = bundle.endsWith('.cjs') ? './core.js' : './core.cjs';
+      expect(readFileSync(join(pkg, 'dist', bundle), 'utf8'), bundle).not.toContain(`"${other}"`);
     }
   });
 
