@@ -84,12 +84,19 @@ export default defineConfig({
         test: { name: 'gpu', include: ['test/gpu/**/*.test.ts'] },
       },
       {
-        // npm test builds dist/ first (build:ts).
+        // npm test builds dist/ first (build:ts). The isolation file also
+        // runs the built worker (dist/gateway-worker.js, forked from next to
+        // dist/gateway.js), which no other test starts.
         extends: true,
         plugins: [onTheBuiltPackage()],
         test: {
           name: 'dist',
-          include: ['test/gateway-openai.test.ts', 'test/gateway-guard.test.ts', 'test/gateway-http.test.ts'],
+          include: [
+            'test/gateway-openai.test.ts',
+            'test/gateway-guard.test.ts',
+            'test/gateway-http.test.ts',
+            'test/gateway-isolation.test.ts',
+          ],
           server: { deps: { external: [/\/dist\//] } },
         },
       },
