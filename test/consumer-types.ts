@@ -48,7 +48,7 @@ export interface TypeCheck {
 
 function tsc(project: string, cwd: string): Promise<TypeCheck> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSC, '-p', project], { cwd, timeout: 120_000 });
+    const child = spawn(process.execPath, [TSC, '-p', project], { cwd, timeout: 240_000 });
     let output = '';
     child.stdout.on('data', (d: Buffer) => {
       output += String(d);

@@ -309,7 +309,7 @@ describe('the package, packed and installed where there is no compiler', () => {
       expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
       expect(result.status, setting).toBe(0);
     }
-  }, 120_000);
+  }, 240_000);
 
   it('`triton-node serve` without the gateway’s peers exits 1 naming them and the npm command', async () => {
     const cli = join(consumer, 'node_modules', '.bin', 'triton-node');

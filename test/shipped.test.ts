@@ -167,5 +167,5 @@ describe('the built type declarations', () => {
       expect(result.output, `tsc (${setting}) of a consumer of the built package`).toBe('');
       expect(result.status, setting).toBe(0);
     }
-  }, 120_000);
+  }, 240_000);
 });
