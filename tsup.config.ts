@@ -16,11 +16,11 @@ import { type Options, defineConfig } from 'tsup';
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const CORE = join(ROOT, 'lib', 'core.ts');
 const INDEX = join(ROOT, 'lib', 'index.ts');
-const RELATIVE = /(?:from|import)\s*\(?\s*'(\.\.?\/[^']+)\.js'/g;
+const RELATIVE = /(?:from|import)\s*\(?\s*'(\.\.?\/[^']+\.js)'/g;
 
-/** The .ts file a relative `.js` specifier of `from` names, if there is one. */
-function sourceOf(from: string, specifier: string): string | undefined {
-  const file = join(dirname(from), specifier.replace(/\.js$/, '.ts'));
+/** The .ts file that a relative `.js` specifier, resolved in `dir`, names (if there is one). */
+function sourceIn(dir: string, specifier: string): string | undefined {
+  const file = join(dir, specifier.replace(/\.js$/, '.ts'));
   return existsSync(file) ? file : undefined;
 }
 
@@ -32,7 +32,7 @@ function libraryModules(): Set<string> {
     if (found.has(file)) continue;
     found.add(file);
     for (const [, specifier] of readFileSync(file, 'utf8').matchAll(RELATIVE)) {
-      const target = sourceOf(file, `${specifier}.js`);
+      const target = sourceIn(dirname(file), specifier!);
       if (target !== undefined) todo.push(target);
     }
   }
@@ -42,7 +42,9 @@ function libraryModules(): Set<string> {
 /** The modules lib/core.ts re-exports whole (`export * from`). */
 function coreExports(): Set<string> {
   const source = readFileSync(CORE, 'utf8');
-  const files = [...source.matchAll(/^export \* from '(\.\/[^']+)'/gm)].map(([, s]) => sourceOf(CORE, s!));
+  const files = [...source.matchAll(/^export \* from '(\.\/[^']+)'/gm)].map(([, s]) =>
+    sourceIn(dirname(CORE), s!),
+  );
   return new Set(files.filter((f) => f !== undefined));
 }
 
@@ -62,7 +64,7 @@ function fromCore(): NonNullable<Options['esbuildPlugins']>[number] {
       const core = build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js';
       build.onResolve({ filter: /^\.\.?\// }, (args) => {
         if (args.kind === 'entry-point') return undefined;
-        const file = sourceOf(join(args.resolveDir, 'x'), args.path);
+        const file = sourceIn(args.resolveDir, args.path);
         if (file === undefined || !library.has(file)) return undefined;
         if (args.importer !== INDEX && !exported.has(file)) {
           const what = `${relative(ROOT, args.importer)} imports ${relative(ROOT, file)}`;
