@@ -5,7 +5,8 @@
  * first). The install must use the prebuilt binaries, the quickstart must
  * run from the installed package on the fake engine, `triton-node doctor`
  * must run, and a build from source there must fail with our message naming
- * what is missing. publint and arethetypeswrong check the same tarball.
+ * what is missing. publint and arethetypeswrong check the same tarball, and
+ * tsc a consumer of it without skipLibCheck (which both of them use).
  *
  * Packing runs prepack in a copy of the repository (tsup and prebuildify for
  * this machine's architecture; the prebuilt binaries are cached by a hash of
@@ -27,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { typeCheckConsumer } from './consumer-types.js';
 import { skipAllIf } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -84,7 +86,12 @@ function run(
   });
 }
 
-/** Files of the repository as git sees them (tracked, and new files not ignored). */
+/**
+ * Files of the repository as git sees them (tracked, and new files not
+ * ignored), but node_modules: a checkout whose node_modules is a symlink
+ * (a git worktree sharing one) lists it, since `node_modules/` in
+ * .gitignore matches folders only; the copy links its own.
+ */
 function repositoryFiles(): string[] {
   const listed = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
     cwd: ROOT,
@@ -93,7 +100,7 @@ function repositoryFiles(): string[] {
   if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
   return listed.stdout
     .split('\0')
-    .filter((f) => f !== '' && statSync(join(ROOT, f), { throwIfNoEntry: false }));
+    .filter((f) => f !== '' && f !== 'node_modules' && statSync(join(ROOT, f), { throwIfNoEntry: false }));
 }
 
 interface PackResult {
@@ -281,6 +288,28 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect([400, 404]).toContain(unknown!.status);
     expect(unknown!.body.error).toMatch(/no_such_model/);
   });
+
+  it('answers a NOT_FOUND of the library on the OpenAI routes as code not_found, from ESM and CommonJS', async () => {
+    // The routes tell a library error by `instanceof TritonError`: this fails
+    // when the gateway bundle carries a TritonError of its own.
+    const models = join(installed, 'examples', 'models');
+    for (const fixture of ['openai-consumer.mjs', 'openai-consumer.cjs']) {
+      cpSync(join(ROOT, 'test', 'fixtures', fixture), join(consumer, fixture));
+      const child = await run(process.execPath, [fixture, models], { cwd: consumer, env: bareEnv() });
+      expect(child.status, child.output).toBe(0);
+      const answer = JSON.parse(child.stdout.trim()) as { status: number; body: { error: { code: string } } };
+      expect(answer.status, `${fixture}: ${child.output}`).toBe(404);
+      expect(answer.body.error.code, `${fixture}: ${child.output}`).toBe('not_found');
+    }
+  });
+
+  it('type-checks a consumer of triton-node, /testing and /gateway: strict, skipLibCheck false, nodenext and bundler', async () => {
+    const results = await typeCheckConsumer(join(consumer, 'typecheck'));
+    for (const [setting, result] of Object.entries(results)) {
+      expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
+      expect(result.status, setting).toBe(0);
+    }
+  }, 240_000);
 
   it('`triton-node serve` without the gateway’s peers exits 1 naming them and the npm command', async () => {
     const cli = join(consumer, 'node_modules', '.bin', 'triton-node');

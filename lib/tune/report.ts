@@ -1,8 +1,9 @@
 /**
  * The tune report: a self-contained HTML page with a throughput-vs-p99 chart
  * of every point (the SLA as a line, the pick marked) and the table, and the
- * text summary the CLI prints.
- * @internal
+ * text summary the CLI prints. `tuneReportHtml` is public: this comment must
+ * not mark the module internal, or stripInternal drops the import below from
+ * the declarations and the shipped .d.ts names a type that is not there.
  */
 import type { TunePoint, TuneResult } from './index.js';
 

@@ -1,4 +1,59 @@
 // Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
+// The shipped package (issue 27): one copy of the library across the bundles,
+// declarations that compile without skipLibCheck, every entry point exported.
+// test/shipped.test.ts builds the package from the mutated copy itself.
 
 /** @type {import('../mutations.mjs').Mutation[]} */
-export const MUTATIONS = [];
+export const MUTATIONS = [
+  {
+    name: 'gateway-bundles-library',
+    why: 'one copy of the library: the gateway bundle inlines the library modules it imports by path (its own TritonError), so the OpenAI routes answer a library NOT_FOUND with code internal',
+    file: 'tsup.config.ts',
+    search:
+      "    external: ['triton-node'],\n    esbuildPlugins: [fromCore()],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
+    replace: "    external: ['triton-node'],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
+    tests: ['test/shipped.test.ts'],
+  },
+  {
+    name: 'index-bundles-library',
+    why: 'one copy of the library: dist/index and dist/testing each carry the library instead of importing dist/core, so an error or a Server the gateway meets is not of the classes the application imported',
+    file: 'tsup.config.ts',
+    search:
+      "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n    esbuildPlugins: [fromCore()],\n",
+    replace: "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n",
+    tests: ['test/shipped.test.ts'],
+  },
+  {
+    name: 'cjs-bundles-load-esm-core',
+    why: 'each format its own core: the CommonJS bundles require dist/core.js (ESM), which Node before 20.19 cannot require',
+    file: 'tsup.config.ts',
+    search: "build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js'",
+    replace: "build.initialOptions.format === 'cjs' ? './core.js' : './core.js'",
+    tests: ['test/shipped.test.ts'],
+  },
+  {
+    name: 'cjs-bundles-library',
+    why: 'one copy of the library in CommonJS: the CommonJS bundles (index, testing, gateway) each inline the library, so a CommonJS application and its gateway hold different TritonErrors',
+    file: 'tsup.config.ts',
+    search: "      const core = build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js';\n",
+    replace: "      if (build.initialOptions.format === 'cjs') return;\n      const core = './core.js';\n",
+    tests: ['test/shipped.test.ts'],
+  },
+  {
+    name: 'dts-import-stripped',
+    why: 'the declarations compile without skipLibCheck: the tune report module is marked internal again, stripInternal drops its import and index.d.ts names a TuneResult that is not there (the bundler renamed the real one TuneResult$1)',
+    file: 'lib/tune/report.ts',
+    search: ' * the declarations and the shipped .d.ts names a type that is not there.\n */\n',
+    replace: ' * the declarations and the shipped .d.ts names a type that is not there.\n * @internal\n */\n',
+    tests: ['test/shipped.test.ts'],
+  },
+  {
+    name: 'gateway-not-exported',
+    why: 'every entry point is in the package: package.json exports no longer lists ./gateway',
+    file: 'package.json',
+    search:
+      '    "./gateway": {\n      "import": {\n        "types": "./dist/gateway.d.ts",\n        "default": "./dist/gateway.js"\n      },\n      "require": {\n        "types": "./dist/gateway.d.cts",\n        "default": "./dist/gateway.cjs"\n      }\n    },\n',
+    replace: '',
+    tests: ['test/shipped.test.ts'],
+  },
+];
