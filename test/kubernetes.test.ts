@@ -22,6 +22,8 @@ import { useServer } from './helpers.js';
 const DEPLOY = fileURLToPath(new URL('../deploy/', import.meta.url));
 const KUBERNETES = `${DEPLOY}kubernetes/`;
 
+// Manifests are read as untyped YAML; kubernetes-models validates their shape below.
+// biome-ignore lint/suspicious/noExplicitAny: property paths into parsed YAML, checked by the schema tests
 type Doc = Record<string, any>;
 
 const manifests: Array<{ file: string; doc: Doc }> = readdirSync(KUBERNETES)
