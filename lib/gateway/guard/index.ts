@@ -14,5 +14,5 @@ export type {
   GuardTenantOptions,
 } from './config.js';
 export type { AuditRecord } from './audit.js';
-export { grpcGuardRequest, httpGuardRequest, keepAdmission, visibleTo } from './routes.js';
+export { grpcGuardRequest, httpGuardRequest, keepAdmission, servingOn, visibleTo } from './routes.js';
 export type { Admission, Guard, GuardRequest } from './types.js';

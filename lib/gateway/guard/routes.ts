@@ -129,8 +129,26 @@ export function grpcGuardRequest(
     headers,
     ...(bytesIn === undefined ? {} : { bytesIn }),
     ...(peer === undefined ? {} : { remoteAddress: peer }),
-    requestId: requestIdOf(msg.id || headers['x-request-id']),
+    // The client's x-request-id names the call; a message's own id otherwise.
+    requestId: requestIdOf(headers['x-request-id'] || msg.id),
   };
+}
+
+/**
+ * Sockets with a request the gateway is serving: a client error on one of
+ * them (a body cut short) ends that request, whose own audit line says so.
+ */
+const serving = new WeakSet<object>();
+
+/** Marks `socket` as carrying a request until `res` closes. */
+export function servingOn(socket: object, res: { once(event: 'close', fn: () => void): unknown }): void {
+  serving.add(socket);
+  res.once('close', () => serving.delete(socket));
+}
+
+/** Whether a request is being served on `socket`. */
+export function isServing(socket: object): boolean {
+  return serving.has(socket);
 }
 
 const admissions = new WeakMap<object, Admission>();
