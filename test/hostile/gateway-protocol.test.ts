@@ -10,7 +10,7 @@
  * leaves, and the queue limit of a dynamic batcher.
  */
 import net from 'node:net';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import OpenAI from 'openai';
 import { Client, request } from 'undici';
@@ -82,7 +82,7 @@ async function abortMidBody(path: string, id: string): Promise<void> {
   await request(`${gw().url}${path}`, {
     method: 'POST',
     headers: { ...auth, 'x-request-id': id, 'content-length': '1000' },
-    body: body(),
+    body: Readable.from(body()),
   }).catch(() => undefined);
 }
 
@@ -112,19 +112,22 @@ describe('the OpenAI routes: one audit line per request, authenticated before th
     ['a wrong method on the models', 'POST', '/v1/models', '{}', 405],
     ['an unknown route', 'POST', '/v1/nowhere', '{}', 404],
     ['a body past maxBodyBytes', 'POST', '/v1/completions', 'x'.repeat(100 * 1024), 413],
-  ])('audits %s once, with the status answered and the request id', async (what, method, path, body, status) => {
-    if (!fake) return;
-    const id = `oa-${what.replace(/\W+/g, '-')}`;
-    const r = await request(`${gw().url}${path}`, {
-      method: method as 'GET' | 'POST',
-      headers: { ...auth, 'x-request-id': id },
-      ...(body === undefined ? {} : { body }),
-    });
-    await r.body.text();
-    expect(r.statusCode).toBe(status);
-    expect(r.headers['x-request-id']).toBe(id);
-    expect(await auditedOnce(id)).toEqual([expect.objectContaining({ status, tenant: 'mallory' })]);
-  });
+  ])(
+    'audits %s once, with the status answered and the request id',
+    async (what, method, path, body, status) => {
+      if (!fake) return;
+      const id = `oa-${what.replace(/\W+/g, '-')}`;
+      const r = await request(`${gw().url}${path}`, {
+        method: method as 'GET' | 'POST',
+        headers: { ...auth, 'x-request-id': id },
+        ...(body === undefined ? {} : { body }),
+      });
+      await r.body.text();
+      expect(r.statusCode).toBe(status);
+      expect(r.headers['x-request-id']).toBe(id);
+      expect(await auditedOnce(id)).toEqual([expect.objectContaining({ status, tenant: 'mallory' })]);
+    },
+  );
 
   it('audits a completion once, with the id the openai client sent', async (ctx) => {
     skipIf(ctx, fakeOnly('the OpenAI routes are served by the fake_text_stream model'));
