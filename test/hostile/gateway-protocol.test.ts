@@ -32,7 +32,7 @@ const audit = new Writable({
   },
 });
 const gw: () => Listening = useGateway(served, {
-  maxBodyBytes: 64 * 1024,
+  maxBodyBytes: 4 * 1024 * 1024,
   ...(fake ? { openai: { words: { model: 'text_words' } } } : {}),
   guard: {
     apiKeys: [{ sha256: hashApiKey(KEY), tenant: 'mallory' }],
@@ -111,7 +111,7 @@ describe('the OpenAI routes: one audit line per request, authenticated before th
     ['a wrong method', 'GET', '/v1/completions', undefined, 405],
     ['a wrong method on the models', 'POST', '/v1/models', '{}', 405],
     ['an unknown route', 'POST', '/v1/nowhere', '{}', 404],
-    ['a body past maxBodyBytes', 'POST', '/v1/completions', 'x'.repeat(100 * 1024), 413],
+    ['a body past maxBodyBytes', 'POST', '/v1/completions', 'x'.repeat(5 * 1024 * 1024), 413],
   ])(
     'audits %s once, with the status answered and the request id',
     async (what, method, path, body, status) => {
@@ -250,5 +250,100 @@ describe('a raw client that half-closes mid-body', () => {
     // Nor a line of its own for the connection (the clientError listener's, with a new id).
     expect(lines.filter((l) => l.route === 'client_error' && l.time! >= start)).toEqual([]);
     expect(gw().gateway.guard!.inFlight('mallory')).toBe(0);
+  });
+});
+
+const FP32_INPUT = { name: 'INPUT0', datatype: 'FP32', shape: [2], data: [1, 2] };
+
+describe('huge and deep requests: a clear 400, never a stack overflow', () => {
+  const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, i]));
+
+  it('refuses 200,000 request parameters over HTTP naming the limit, and takes 4,096', async () => {
+    const r = await post(
+      '/v2/models/identity_echo/infer',
+      'deep-params',
+      JSON.stringify({ parameters: many(200_000), inputs: [FP32_INPUT] }),
+    );
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text).error).toBe('Expected at most 4096 request parameters but received 200000');
+    const ok = await post(
+      '/v2/models/identity_echo/infer',
+      'deep-params-ok',
+      JSON.stringify({ parameters: many(4096), inputs: [FP32_INPUT] }),
+    );
+    expect(ok.status).toBe(200);
+  });
+
+  it.each([
+    [
+      'infer data',
+      '/v2/models/identity_fp32/infer',
+      (d: string) => `{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,1],"data":${d}}]}`,
+    ],
+    ['generate', '/v2/models/identity_fp32/generate', (d: string) => `{"INPUT0":${d}}`],
+    ['generate_stream', '/v2/models/square_int32/generate_stream', (d: string) => `{"IN":${d}}`],
+    [
+      'generate_stream (v2 form)',
+      '/v2/models/square_int32/generate_stream',
+      (d: string) => `{"inputs":[{"name":"IN","datatype":"INT32","shape":[1],"data":${d}}]}`,
+    ],
+    [
+      'generate parameters',
+      '/v2/models/identity_fp32/generate',
+      (d: string) => `{"INPUT0":[1],"parameters":{"p":${d}}}`,
+    ],
+  ])('answers %s nested 20,000 deep with a 400 naming it', async (_what, path, body) => {
+    const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const r = await post(path, `deep-${path.length}`, body(deep));
+    expect(r.status).toBe(400);
+    expect(r.text).not.toMatch(/call stack/);
+  });
+});
+
+describe('gRPC ModelInfer with raw and typed contents for one input', () => {
+  let client: grpc.Client &
+    Record<
+      string,
+      (
+        req: object,
+        meta: grpc.Metadata,
+        cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,
+      ) => void
+    >;
+  let grpcServer: grpc.Server;
+  beforeAll(async () => {
+    grpcServer = new grpc.Server();
+    await gw().gateway.addToGrpcServer(grpcServer);
+    const port = await new Promise<number>((resolve, reject) =>
+      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    const C = kserveClient<Record<string, never>>();
+    client = new C(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as typeof client;
+  });
+  afterAll(() => {
+    client?.close();
+    grpcServer?.forceShutdown();
+  });
+
+  it('answers INVALID_ARGUMENT naming the input and the model, as Triton does', async () => {
+    const m = new grpc.Metadata();
+    m.set('authorization', `Bearer ${KEY}`);
+    const err = await new Promise<grpc.ServiceError | null>((resolve) =>
+      client.ModelInfer!(
+        {
+          model_name: 'identity_fp32',
+          inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1', '1'], contents: { fp32_contents: [7] } }],
+          raw_input_contents: [Buffer.from(new Float32Array([1]).buffer)],
+        },
+        m,
+        (e) => resolve(e),
+      ),
+    );
+    expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err?.details).toBe(
+      "contents field must not be specified when using raw_input_contents for 'INPUT0' for model 'identity_fp32'",
+    );
   });
 });
