@@ -15,9 +15,11 @@ import * as grpc from '@grpc/grpc-js';
 import OpenAI from 'openai';
 import { Client, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tensorBytes } from '../../lib/gateway/codec.js';
 import { hashApiKey } from '../../lib/gateway/index.js';
-import { type Listening, kserveClient, useGateway } from '../gateway-helpers.js';
-import { fakeOnly, skipIf, useServer } from '../helpers.js';
+import { type ModelConfig, Tensor, TritonError, decodeBytes, encodeBytes } from '../../lib/index.js';
+import { type Listening, kserveClient, parseBinaryResponse, useGateway } from '../gateway-helpers.js';
+import { fakeOnly, requestsSettled, skipIf, useServer } from '../helpers.js';
 
 const fake = fakeOnly() === false;
 const MODELS = ['identity_fp32', 'identity_bytes', 'identity_echo', 'identity_delay', 'square_int32'];
@@ -45,6 +47,38 @@ const gw: () => Listening = useGateway(served, {
 beforeAll(() => {
   gw().http.on('clientError', gw().gateway.guard!.clientError);
 });
+
+type Unary = (
+  req: object,
+  meta: grpc.Metadata,
+  cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,
+) => void;
+let grpcClient: grpc.Client & Record<string, Unary>;
+let grpcServer: grpc.Server;
+beforeAll(async () => {
+  grpcServer = new grpc.Server();
+  await gw().gateway.addToGrpcServer(grpcServer);
+  const port = await new Promise<number>((resolve, reject) =>
+    grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  const C = kserveClient<Record<string, Unary>>();
+  grpcClient = new C(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+});
+afterAll(() => {
+  grpcClient?.close();
+  grpcServer?.forceShutdown();
+});
+
+/** One unary call of the gateway's gRPC service with `meta` as metadata. */
+function rpc(method: string, req: object, meta: Record<string, string>): Promise<Record<string, unknown>> {
+  const m = new grpc.Metadata();
+  for (const [k, v] of Object.entries(meta)) m.set(k, v);
+  return new Promise((resolve, reject) =>
+    grpcClient[method]!(req, m, (err, res) => (err ? reject(err) : resolve(res))),
+  );
+}
 
 /** The audit lines of one request id (the guard writes each at once: flushIntervalMs 0). */
 function audited(id: string): Array<Record<string, unknown>> {
@@ -180,35 +214,6 @@ describe('the KServe HTTP routes: one audit line per request', () => {
 });
 
 describe('gRPC: one audit line per call, with the x-request-id metadata', () => {
-  type Unary = (
-    req: object,
-    meta: grpc.Metadata,
-    cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,
-  ) => void;
-  let client: grpc.Client & Record<string, Unary>;
-  let grpcServer: grpc.Server;
-  beforeAll(async () => {
-    grpcServer = new grpc.Server();
-    await gw().gateway.addToGrpcServer(grpcServer);
-    const port = await new Promise<number>((resolve, reject) =>
-      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      ),
-    );
-    const C = kserveClient<Record<string, Unary>>();
-    client = new C(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  });
-  afterAll(() => {
-    client?.close();
-    grpcServer?.forceShutdown();
-  });
-  const rpc = (method: string, req: object, meta: Record<string, string>) => {
-    const m = new grpc.Metadata();
-    for (const [k, v] of Object.entries(meta)) m.set(k, v);
-    return new Promise<Record<string, unknown>>((resolve, reject) =>
-      client[method]!(req, m, (err, res) => (err ? reject(err) : resolve(res))),
-    );
-  };
   const infer = (id: string) => ({
     model_name: 'identity_fp32',
     id,
@@ -301,49 +306,230 @@ describe('huge and deep requests: a clear 400, never a stack overflow', () => {
 });
 
 describe('gRPC ModelInfer with raw and typed contents for one input', () => {
-  let client: grpc.Client &
-    Record<
-      string,
-      (
-        req: object,
-        meta: grpc.Metadata,
-        cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,
-      ) => void
-    >;
-  let grpcServer: grpc.Server;
-  beforeAll(async () => {
-    grpcServer = new grpc.Server();
-    await gw().gateway.addToGrpcServer(grpcServer);
-    const port = await new Promise<number>((resolve, reject) =>
-      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      ),
-    );
-    const C = kserveClient<Record<string, never>>();
-    client = new C(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as typeof client;
-  });
-  afterAll(() => {
-    client?.close();
-    grpcServer?.forceShutdown();
-  });
-
   it('answers INVALID_ARGUMENT naming the input and the model, as Triton does', async () => {
-    const m = new grpc.Metadata();
-    m.set('authorization', `Bearer ${KEY}`);
-    const err = await new Promise<grpc.ServiceError | null>((resolve) =>
-      client.ModelInfer!(
-        {
-          model_name: 'identity_fp32',
-          inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1', '1'], contents: { fp32_contents: [7] } }],
-          raw_input_contents: [Buffer.from(new Float32Array([1]).buffer)],
-        },
-        m,
-        (e) => resolve(e),
-      ),
+    const err = await rpc(
+      'ModelInfer',
+      {
+        model_name: 'identity_fp32',
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1', '1'], contents: { fp32_contents: [7] } }],
+        raw_input_contents: [Buffer.from(new Float32Array([1]).buffer)],
+      },
+      auth,
+    ).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
     );
     expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(err?.details).toBe(
       "contents field must not be specified when using raw_input_contents for 'INPUT0' for model 'identity_fp32'",
     );
+  });
+});
+
+/** identity_delay's config with `delayMs` per execution, one request per batch, and `dynamicBatching`. */
+function delayConfig(delayMs: number, dynamicBatching: ModelConfig['dynamic_batching']): ModelConfig {
+  return {
+    name: 'identity_delay',
+    backend: 'identity',
+    max_batch_size: 1,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+    output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+    instance_group: [{ count: 1, kind: 'KIND_CPU' }],
+    dynamic_batching: dynamicBatching,
+    parameters: { execute_delay_ms: { string_value: String(delayMs) } },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ECHO_INPUT = { name: 'INPUT0', datatype: 'FP32', shape: [1], data: [1] };
+
+describe('what the codecs pass through', () => {
+  it('passes custom string, int and bool request parameters over HTTP JSON, HTTP binary and gRPC (echo model)', async (ctx) => {
+    skipIf(
+      ctx,
+      fakeOnly("identity_echo echoes only on the fake: no backend of Triton's test set reads them"),
+    );
+    const expected = { 'request.text': 'string:abc', 'request.n': 'int:3', 'request.flag': 'bool:true' };
+    const json = await post(
+      '/v2/models/identity_echo/infer',
+      'params-json',
+      JSON.stringify({ parameters: { text: 'abc', n: 3, flag: true }, inputs: [ECHO_INPUT] }),
+    );
+    expect(json.status).toBe(200);
+    expect(JSON.parse(json.text).parameters).toMatchObject(expected);
+    const header = Buffer.from(
+      JSON.stringify({
+        parameters: { text: 'abc', n: 3, flag: true },
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1], parameters: { binary_data_size: 4 } }],
+      }),
+    );
+    const binary = await request(`${gw().url}/v2/models/identity_echo/infer`, {
+      method: 'POST',
+      headers: { ...auth, 'inference-header-content-length': String(header.length) },
+      body: Buffer.concat([header, Buffer.from(new Float32Array([1]).buffer)]),
+    });
+    expect(binary.statusCode).toBe(200);
+    expect(((await binary.body.json()) as { parameters: object }).parameters).toMatchObject(expected);
+    const g = await rpc(
+      'ModelInfer',
+      {
+        model_name: 'identity_echo',
+        parameters: { text: { string_param: 'abc' }, n: { int64_param: '3' }, flag: { bool_param: true } },
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1'], contents: { fp32_contents: [1] } }],
+      },
+      auth,
+    );
+    const params = g.parameters as Record<string, { string_param: string }>;
+    expect(Object.fromEntries(Object.keys(expected).map((k) => [k, params[k]?.string_param]))).toEqual(
+      expected,
+    );
+  });
+
+  it('passes the timeout: a request whose timeout ends while it waits in the queue fails (HTTP and gRPC)', async () => {
+    await served().loadModel('identity_delay', {
+      config: delayConfig(400, {
+        default_queue_policy: { allow_timeout_override: true, default_timeout_microseconds: 10_000_000 },
+      }),
+    });
+    const infer = (id: string, parameters: object) =>
+      post(
+        '/v2/models/identity_delay/infer',
+        id,
+        JSON.stringify({ parameters, inputs: [{ ...FP32_INPUT, shape: [1, 2] }] }),
+      );
+    const first = infer('timeout-first', {});
+    await sleep(100);
+    const late = await infer('timeout-late', { timeout: 10_000 });
+    expect(late.status).not.toBe(200);
+    expect(JSON.parse(late.text).error).toMatch(/timeout/i);
+    expect((await first).status).toBe(200);
+    const busy = infer('timeout-busy', {});
+    await sleep(100);
+    const err = await rpc(
+      'ModelInfer',
+      {
+        model_name: 'identity_delay',
+        parameters: { timeout: { int64_param: '10000' } },
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1', '1'], contents: { fp32_contents: [1] } }],
+      },
+      auth,
+    ).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
+    expect(err?.details).toMatch(/timeout/i);
+    expect((await busy).status).toBe(200);
+    // Without a timeout the same wait is fine.
+    const again = infer('timeout-none-1', {});
+    await sleep(100);
+    expect((await infer('timeout-none-2', {})).status).toBe(200);
+    expect((await again).status).toBe(200);
+  });
+
+  it.each([
+    ['HTTP JSON', 'json'],
+    ['HTTP binary', 'binary'],
+    ['gRPC typed contents', 'typed'],
+    ['gRPC raw contents', 'raw'],
+  ])('round-trips BYTES elements of 256 bytes and more over %s', async (_what, how) => {
+    const elements = ['a'.repeat(300), 'é'.repeat(200), '', 'x', 'b'.repeat(70_000)];
+    const bytes = elements.map((e) => Buffer.from(e));
+    const shape = [elements.length];
+    let got: Buffer[];
+    if (how === 'json') {
+      const r = await post(
+        '/v2/models/identity_bytes/infer',
+        `bytes-${how}`,
+        JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape, data: elements }] }),
+      );
+      expect(r.status).toBe(200);
+      got = (JSON.parse(r.text).outputs[0].data as string[]).map((t) => Buffer.from(t));
+    } else if (how === 'binary') {
+      const data = encodeBytes(bytes);
+      const header = Buffer.from(
+        JSON.stringify({
+          inputs: [
+            { name: 'INPUT0', datatype: 'BYTES', shape, parameters: { binary_data_size: data.length } },
+          ],
+          parameters: { binary_data_output: true },
+        }),
+      );
+      const r = await request(`${gw().url}/v2/models/identity_bytes/infer`, {
+        method: 'POST',
+        headers: { ...auth, 'inference-header-content-length': String(header.length) },
+        body: Buffer.concat([header, data]),
+      });
+      expect(r.statusCode).toBe(200);
+      const body = Buffer.from(await r.body.arrayBuffer());
+      const { outputs } = parseBinaryResponse(body, Number(r.headers['inference-header-content-length']));
+      got = decodeBytes(outputs[0]!.bytes!);
+    } else {
+      const input = { name: 'INPUT0', datatype: 'BYTES', shape: shape.map(String) };
+      const g = await rpc(
+        'ModelInfer',
+        how === 'typed'
+          ? { model_name: 'identity_bytes', inputs: [{ ...input, contents: { bytes_contents: bytes } }] }
+          : { model_name: 'identity_bytes', inputs: [input], raw_input_contents: [encodeBytes(bytes)] },
+        auth,
+      );
+      got = decodeBytes((g.raw_output_contents as Buffer[])[0]!);
+    }
+    expect(got.map((b) => b.toString())).toEqual(elements);
+  });
+
+  it('writes the length prefixes of BYTES elements that are not back to back (the codec’s copy path)', () => {
+    const a = Buffer.from('c'.repeat(300));
+    const b = Buffer.from('d'.repeat(65_537));
+    const t = new Tensor('OUTPUT0', 'BYTES', [2], [a, b], 'cpu', 0);
+    expect(Buffer.from(tensorBytes(t))).toEqual(encodeBytes([a, b]));
+  });
+});
+
+describe('a stream whose client leaves', () => {
+  it('is cancelled when the client disconnects, not at its next response (1 s apart)', async () => {
+    await served().loadModel('square_int32', {
+      config: {
+        name: 'square_int32',
+        backend: 'square',
+        max_batch_size: 0,
+        model_transaction_policy: { decoupled: true },
+        input: [{ name: 'IN', data_type: 'TYPE_INT32', dims: [1] }],
+        output: [{ name: 'OUT', data_type: 'TYPE_INT32', dims: [1] }],
+        parameters: { CUSTOM_INFER_DELAY_NS: { string_value: '1000000000' } },
+      },
+    });
+    const client = new Client(gw().url);
+    const res = await client.request({
+      path: '/v2/models/square_int32/generate_stream',
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ IN: 1000 }),
+    });
+    expect(res.statusCode).toBe(200);
+    for await (const chunk of res.body) if (String(chunk).includes('data: ')) break;
+    await client.destroy();
+    const left = performance.now();
+    // Cancelled at once, the square backend stops after the response it is sleeping on (1 s);
+    // cancelled only when the gateway next writes, after the one after that (2 s).
+    expect(await requestsSettled(5000)).toBe(true);
+    expect(performance.now() - left).toBeLessThan(1600);
+  });
+});
+
+describe('the queue of a dynamic batcher (the library on the engine)', () => {
+  it('refuses the request past max_queue_size with UNAVAILABLE "Exceeds maximum queue size", as Triton does', async () => {
+    await served().loadModel('identity_delay', {
+      config: delayConfig(400, { default_queue_policy: { max_queue_size: 2 } }),
+    });
+    const model = served().model('identity_delay');
+    const one = () => model.infer({ inputs: { INPUT0: new Float32Array([1]) } });
+    const executing = one();
+    await sleep(100);
+    const queued = [one(), one()];
+    const over = await one().catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(TritonError);
+    expect(over).toMatchObject({ code: 'UNAVAILABLE' });
+    expect((over as Error).message).toMatch(/Exceeds maximum queue size/);
+    await Promise.all([executing, ...queued]);
   });
 });
