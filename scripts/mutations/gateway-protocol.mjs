@@ -80,6 +80,14 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'grpc-request-parameters-dropped',
+    why: "the gRPC codec drops a ModelInferRequest's parameters (custom ones, timeout, priority, sequence)",
+    file: 'lib/gateway/grpc.ts',
+    search: '  requestParameters(plainParameters(msg.parameters), request);\n',
+    replace: '  requestParameters({}, request);\n',
+    tests: [HOSTILE],
+  },
+  {
     name: 'codec-timeout-dropped',
     why: "the KServe codec drops the request's timeout parameter (a request waiting past it in the queue still runs)",
     file: 'lib/gateway/codec.ts',
