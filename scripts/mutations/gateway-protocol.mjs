@@ -35,8 +35,9 @@ export const MUTATIONS = [
     name: 'grpc-request-id-metadata-second',
     why: "request ids: a gRPC call's x-request-id metadata loses to the message's id",
     file: 'lib/gateway/guard/routes.ts',
-    search: "    requestId: requestIdOf(headers['x-request-id'] || msg.id),\n",
-    replace: "    requestId: requestIdOf(msg.id || headers['x-request-id']),\n",
+    search:
+      "      rpc === 'ModelStreamInfer' ? msg.id || headers['x-request-id'] : headers['x-request-id'] || msg.id,\n",
+    replace: "      msg.id || headers['x-request-id'],\n",
     tests: [HOSTILE],
   },
   {

@@ -231,6 +231,29 @@ describe('gRPC: one audit line per call, with the x-request-id metadata', () => 
     expect(await auditedOnce('g-anon')).toEqual([expect.objectContaining({ status: 401 })]);
     expect(audited('msg-id')).toEqual([]);
   });
+
+  it('names each ModelStreamInfer message by its id, else by the call’s x-request-id', async () => {
+    const m = new grpc.Metadata();
+    m.set('authorization', `Bearer ${KEY}`);
+    m.set('x-request-id', 's-call');
+    const call = (
+      grpcClient as unknown as {
+        ModelStreamInfer(meta: grpc.Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>>;
+      }
+    ).ModelStreamInfer(m);
+    const ended = new Promise((resolve, reject) => {
+      call.on('data', () => undefined);
+      call.on('end', resolve);
+      call.on('error', reject);
+    });
+    for (const id of ['s-one', 's-two', '']) call.write(infer(id));
+    call.end();
+    await ended;
+    for (const id of ['s-one', 's-two', 's-call'])
+      expect(await auditedOnce(id), id).toEqual([
+        expect.objectContaining({ route: 'stream_infer', status: 200 }),
+      ]);
+  });
 });
 
 describe('a raw client that half-closes mid-body', () => {

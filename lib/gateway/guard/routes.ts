@@ -129,8 +129,11 @@ export function grpcGuardRequest(
     headers,
     ...(bytesIn === undefined ? {} : { bytesIn }),
     ...(peer === undefined ? {} : { remoteAddress: peer }),
-    // The client's x-request-id names the call; a message's own id otherwise.
-    requestId: requestIdOf(headers['x-request-id'] || msg.id),
+    // The client's x-request-id names a unary call (a message's own id otherwise); in a stream each
+    // message is a request of its own, named by its id where it has one.
+    requestId: requestIdOf(
+      rpc === 'ModelStreamInfer' ? msg.id || headers['x-request-id'] : headers['x-request-id'] || msg.id,
+    ),
   };
 }
 
