@@ -49,6 +49,14 @@ export const MUTATIONS = [
     tests: [HOSTILE],
   },
   {
+    name: 'read-body-of-closed-request-waits',
+    why: 'no hung request: the body of a request whose client left while it was admitted is waited for forever (its audit line and slot never come)',
+    file: 'lib/gateway/body.ts',
+    search: '  if (req.destroyed && !req.readableEnded)\n',
+    replace: '  if (req.destroyed && !req.readableEnded && length === -1)\n',
+    tests: [HOSTILE],
+  },
+  {
     name: 'grpc-raw-and-typed-accepted',
     why: 'as Triton: a gRPC input with typed contents beside raw_input_contents is taken (the raw bytes win silently)',
     file: 'lib/gateway/grpc.ts',

@@ -16,6 +16,7 @@ import OpenAI from 'openai';
 import { Client, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tensorBytes } from '../../lib/gateway/codec.js';
+import type { Guard } from '../../lib/gateway/guard/types.js';
 import { hashApiKey } from '../../lib/gateway/index.js';
 import { type ModelConfig, Tensor, TritonError, decodeBytes, encodeBytes } from '../../lib/index.js';
 import { type Listening, kserveClient, parseBinaryResponse, useGateway } from '../gateway-helpers.js';
@@ -579,5 +580,40 @@ describe('the queue of a dynamic batcher (the library on the engine)', () => {
     expect(over).toMatchObject({ code: 'UNAVAILABLE' });
     expect((over as Error).message).toMatch(/Exceeds maximum queue size/);
     await Promise.all([executing, ...queued]);
+  });
+});
+
+describe('a client that leaves while its OpenAI request is being admitted', () => {
+  skipAllIf(fakeOnly('the OpenAI routes are served by the fake_text_stream model'));
+  const slow = useGateway(served, { openai: { words: { model: 'text_words' } } });
+
+  it('ends the request with its one done(), the slot given back, instead of waiting for a body forever', async () => {
+    const outcomes: Array<{ status: number }> = [];
+    const guard: Guard = {
+      async admit() {
+        await sleep(300);
+        return {
+          tenant: 't',
+          done: (o) => outcomes.push(o),
+          canSee: () => true,
+          spendTokens: () => true,
+          tokensRetryAfterSeconds: () => 1,
+        };
+      },
+    };
+    (slow().gateway._context as { guard?: Guard }).guard = guard;
+    const { port } = new URL(slow().url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise((r) => socket.once('connect', r));
+    const body = '{"model":"words","prompt":"x"}';
+    socket.write(
+      `POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await sleep(100);
+    socket.destroy();
+    const end = Date.now() + 3000;
+    while (outcomes.length === 0 && Date.now() < end) await sleep(20);
+    expect(outcomes).toEqual([expect.objectContaining({ status: 499 })]);
   });
 });
