@@ -535,7 +535,7 @@ describe('what the codecs pass through', () => {
 });
 
 describe('a stream whose client leaves', () => {
-  it('is cancelled when the client disconnects, not at its next response (1 s apart)', async () => {
+  it('is cancelled when the client disconnects, not at its next response (2 s apart)', async () => {
     await served().loadModel('square_int32', {
       config: {
         name: 'square_int32',
@@ -544,7 +544,7 @@ describe('a stream whose client leaves', () => {
         model_transaction_policy: { decoupled: true },
         input: [{ name: 'IN', data_type: 'TYPE_INT32', dims: [1] }],
         output: [{ name: 'OUT', data_type: 'TYPE_INT32', dims: [1] }],
-        parameters: { CUSTOM_INFER_DELAY_NS: { string_value: '1000000000' } },
+        parameters: { CUSTOM_INFER_DELAY_NS: { string_value: '2000000000' } },
       },
     });
     const client = new Client(gw().url);
@@ -558,10 +558,10 @@ describe('a stream whose client leaves', () => {
     for await (const chunk of res.body) if (String(chunk).includes('data: ')) break;
     await client.destroy();
     const left = performance.now();
-    // Cancelled at once, the square backend stops after the response it is sleeping on (1 s);
-    // cancelled only when the gateway next writes, after the one after that (2 s).
-    expect(await requestsSettled(5000)).toBe(true);
-    expect(performance.now() - left).toBeLessThan(1600);
+    // Cancelled at once, the square backend stops after the response it is sleeping on (2 s);
+    // cancelled only when the gateway next writes, after the one after that (4 s).
+    expect(await requestsSettled(8000)).toBe(true);
+    expect(performance.now() - left).toBeLessThan(3000);
   });
 });
 
