@@ -481,12 +481,25 @@ type Parameter =
   | [name: string, type: 'double', value: number]
   | [name: string, type: 'bool', value: boolean];
 
+/**
+ * The most request parameters one request may carry: each goes to the
+ * addon as arguments of one call, and a call of hundreds of thousands of
+ * arguments overflows the stack.
+ */
+export const MAX_REQUEST_PARAMETERS = 4096;
+
 function parameters(params: unknown): Parameter[] {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new TypeError(`Expected an object for parameters but received ${describe(params)}`);
   }
+  const entries = Object.entries(params);
+  if (entries.length > MAX_REQUEST_PARAMETERS) {
+    throw new RangeError(
+      `Expected at most ${MAX_REQUEST_PARAMETERS} request parameters but received ${entries.length}`,
+    );
+  }
   const out: Parameter[] = [];
-  for (const [key, value] of Object.entries(params)) {
+  for (const [key, value] of entries) {
     if (typeof value === 'string') out.push([key, 'string', value]);
     else if (typeof value === 'boolean') out.push([key, 'bool', value]);
     else if (typeof value === 'bigint') out.push([key, 'int', value]);

@@ -337,9 +337,15 @@ describe('metrics', () => {
   });
 });
 
-/** A guard that admits per `rule`, counting what it was asked and told. */
-function testGuard(rule: { deny?: GatewayError; visible?: string[]; tokenBudget?: number }) {
+/** A guard that admits per `rule` (`hide`: what forModel throws), counting what it was asked and told. */
+function testGuard(rule: {
+  deny?: GatewayError;
+  hide?: GatewayError;
+  visible?: string[];
+  tokenBudget?: number;
+}) {
   const seen: GuardRequest[] = [];
+  const named: string[] = [];
   const outcomes: Array<Parameters<Admission['done']>[0]> = [];
   let budget = rule.tokenBudget ?? Number.POSITIVE_INFINITY;
   const guard: Guard = {
@@ -349,6 +355,10 @@ function testGuard(rule: { deny?: GatewayError; visible?: string[]; tokenBudget?
       return {
         tenant: 't',
         done: (o) => outcomes.push(o),
+        forModel: (model) => {
+          named.push(model);
+          if (rule.hide) throw rule.hide;
+        },
         canSee: (m) => rule.visible === undefined || rule.visible.includes(m),
         spendTokens: (n) => {
           budget -= n;
@@ -358,7 +368,7 @@ function testGuard(rule: { deny?: GatewayError; visible?: string[]; tokenBudget?
       };
     },
   };
-  return { guard, seen, outcomes };
+  return { guard, seen, named, outcomes };
 }
 
 async function withGuard<T>(guard: Guard, body: () => Promise<T>): Promise<T> {
@@ -372,14 +382,14 @@ async function withGuard<T>(guard: Guard, body: () => Promise<T>): Promise<T> {
 }
 
 describe('guard', () => {
-  it('admits each request with its route and Triton model, and audits its end once', async () => {
+  it('admits each request with its route before its body, names its Triton model, and audits its end once', async () => {
     const g = testGuard({});
     await withGuard(g.guard, () =>
       client().completions.create({ model: 'words', prompt: 'p q', max_tokens: 3 }),
     );
-    expect(g.seen).toEqual([
-      expect.objectContaining({ protocol: 'http', route: 'openai_completions', model: 'text_words' }),
-    ]);
+    expect(g.seen).toEqual([expect.objectContaining({ protocol: 'http', route: 'openai_completions' })]);
+    expect(g.seen[0]!.model).toBeUndefined();
+    expect(g.named).toEqual(['text_words']);
     expect(g.seen[0]!.headers.authorization).toBe('Bearer unused');
     expect(g.outcomes).toEqual([expect.objectContaining({ status: 200, tokens: 3, version: '1' })]);
   });
@@ -396,7 +406,7 @@ describe('guard', () => {
     );
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('7');
-    const hidden = testGuard({ deny: new GatewayError(404, "Request for unknown model: 'text_words'") });
+    const hidden = testGuard({ hide: new GatewayError(404, "Request for unknown model: 'text_words'") });
     const notFound = await withGuard(hidden.guard, () =>
       rejection(client().completions.create({ model: 'words', prompt: 'x' })),
     );

@@ -47,6 +47,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   if (length !== undefined && length > limit) return Promise.reject(tooLarge(limit, length));
+  // A client that left while its request was admitted: no 'end' or 'aborted' would come.
+  if (req.destroyed && !req.readableEnded)
+    return Promise.reject(new GatewayError(400, 'the client closed the request before its body ended'));
   return new Promise((resolve, reject) => {
     const target = length === undefined ? undefined : Buffer.allocUnsafe(length);
     const chunks: Buffer[] = [];

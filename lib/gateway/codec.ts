@@ -125,8 +125,8 @@ export function product(shape: readonly number[]): number {
   return n;
 }
 
-/** Flattens nested JSON arrays (row-major), as the protocol allows either form. */
-function flatten(data: Json[], what: string): Json[] {
+/** Flattens nested JSON arrays (row-major), as the protocol allows either form; 400 past 64 levels. */
+export function flatten(data: Json[], what: string): Json[] {
   if (!data.some(Array.isArray)) return data;
   const out: Json[] = [];
   const walk = (v: Json[], depth: number) => {

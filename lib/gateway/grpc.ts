@@ -193,6 +193,16 @@ export function decodeGrpcRequest(
       throw badRequest(`${what}: invalid shape [${shape.join(',')}]`);
     const size = datatype === 'BYTES' ? -1 : product(shape) * elementSize(datatype);
     const ref = shmReference(plainParameters(input.parameters), what);
+    // As Triton: typed contents go alone, never beside raw contents or shared memory.
+    const typed = input.contents !== null && input.contents !== undefined;
+    if (typed && ref !== undefined)
+      throw badRequest(
+        `unexpected 'contents' provided when using shared memory for input tensor '${inputName}' for model '${name}'`,
+      );
+    if (typed && raw.length > 0)
+      throw badRequest(
+        `contents field must not be specified when using raw_input_contents for '${inputName}' for model '${name}'`,
+      );
     let data: TensorInput['data'];
     if (ref !== undefined) {
       if (shm === undefined)

@@ -11,7 +11,14 @@ import { readBody, readJsonBody } from './body.js';
 import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
-import { type Admission, chargeBody, httpGuardRequest, keepAdmission, visibleTo } from './guard/index.js';
+import {
+  type Admission,
+  chargeBody,
+  httpGuardRequest,
+  keepAdmission,
+  servingOn,
+  visibleTo,
+} from './guard/index.js';
 import {
   indexDocument,
   modelMetadata,
@@ -363,6 +370,7 @@ function httpOutcome(ctx: GatewayContext, res: ServerResponse): Parameters<Admis
 export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined): HttpHandler {
   return (req, res) => {
     const done = ctx.begin();
+    servingOn(req.socket, res);
     const arrived = performance.now();
     let admission: Admission | undefined;
     let closed = false;

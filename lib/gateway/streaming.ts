@@ -11,8 +11,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
-import { readJsonBody } from './body.js';
-import { decodeInferRequest, encodeInferResponse, parseJsonHeader, tensorJsonData } from './codec.js';
+import { readBody, readJsonBody } from './body.js';
+import {
+  decodeInferRequest,
+  encodeInferResponse,
+  flatten,
+  parseJsonHeader,
+  tensorJsonData,
+} from './codec.js';
 import type { GatewayContext } from './context.js';
 import { badRequest, errorMessage, httpStatus } from './errors.js';
 import { modelMetadata } from './protocol.js';
@@ -34,10 +40,21 @@ async function generateRequest(
         `model '${name}' has no input '${key}' (its inputs: ${meta.inputs.map((i) => i.name).join(', ')})`,
       );
     }
-    const data = Array.isArray(value) ? value.flat(Number.POSITIVE_INFINITY) : [value];
+    const data = Array.isArray(value) ? flatten(value, `input '${key}'`) : [value];
     inputs.push({ name: key, datatype: spec.datatype, shape: fitShape(spec.shape, data.length, key), data });
   }
-  const header = JSON.stringify({ id: body.id, parameters: body.parameters, inputs });
+  // Written back as JSON for the codec: only scalars may go, so that nothing nests deeply.
+  if (body.id !== undefined && typeof body.id !== 'string')
+    throw badRequest(`Expected a string for 'id' but received ${typeof body.id}`);
+  const params = body.parameters;
+  if (params !== undefined) {
+    if (typeof params !== 'object' || params === null || Array.isArray(params))
+      throw badRequest("Expected an object for 'parameters'");
+    for (const [k, v] of Object.entries(params))
+      if (typeof v === 'object' && v !== null)
+        throw badRequest(`Expected a string, number or boolean for parameter '${k}'`);
+  }
+  const header = JSON.stringify({ id: body.id, parameters: params, inputs });
   return decodeInferRequest(Buffer.from(header), undefined).request;
 }
 
@@ -113,9 +130,10 @@ export async function handleGenerateStream(
   name: string,
   version: number,
 ): Promise<void> {
-  const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate_stream request');
+  const raw = await readBody(req, ctx.options.maxBodyBytes);
+  const body = parseJsonHeader(raw.toString('utf8'), 'the generate_stream request');
   const v2 = Array.isArray(body.inputs);
-  const decoded = v2 ? decodeInferRequest(Buffer.from(JSON.stringify(body)), undefined) : undefined;
+  const decoded = v2 ? decodeInferRequest(raw, undefined) : undefined;
   const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));
   const stream: InferStream = ctx.server.model(name, version).stream(request);
   // A shutdown past its deadline cancels the request and says so in a last event.

@@ -13,6 +13,7 @@ import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import { type GuardOptions, type ResolvedGuard, type ResolvedTenant, resolveGuard } from './config.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
+import { isServing } from './routes.js';
 import type { Admission, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
@@ -169,7 +170,8 @@ export class GatewayGuard implements Guard {
    * audits it.
    */
   readonly clientError = (err: NodeJS.ErrnoException, socket: Duplex): void => {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
+    // A request being served (its body cut short) is audited by its own line.
+    if (err.code === 'ECONNRESET' || !socket.writable || isServing(socket)) {
       socket.destroy();
       return;
     }
@@ -291,10 +293,21 @@ export class GatewayGuard implements Guard {
     }
   }
 
-  #limit(request: GuardRequest, state: TenantState, now: number): void {
+  /**
+   * Concurrency and buckets; `modelOnly`: the per-model buckets alone, and
+   * `ownBytes` of the tenant's (a model named after admission, by a body
+   * whose size was not declared then).
+   */
+  #limit(
+    request: GuardRequest,
+    state: TenantState,
+    now: number,
+    modelOnly = false,
+    ownBytes = request.bytesIn ?? 0,
+  ): void {
     if (this.#config.open.has(request.route)) return;
     const max = state.config.limits.maxConcurrent;
-    if (max !== undefined && state.inFlight >= max)
+    if (!modelOnly && max !== undefined && state.inFlight >= max)
       throw tooMany(
         `tenant '${state.config.name}' has ${state.inFlight} requests in flight (limit ${max})`,
         1,
@@ -303,8 +316,8 @@ export class GatewayGuard implements Guard {
     const bytes = request.bytesIn ?? 0;
     const wait = waitFor(
       [
-        [state.own.requests, 1],
-        [state.own.bytes, bytes],
+        [modelOnly ? undefined : state.own.requests, 1],
+        [state.own.bytes, ownBytes],
         [perModel?.requests, 1],
         [perModel?.bytes, bytes],
       ],
@@ -313,10 +326,11 @@ export class GatewayGuard implements Guard {
     if (wait > 0) throw tooMany(`rate limit of tenant '${state.config.name}' reached`, wait);
   }
 
-  #admission(request: GuardRequest, identity: Identity, state: TenantState, started: number): Admission {
+  #admission(admitted: GuardRequest, identity: Identity, state: TenantState, started: number): Admission {
     state.inFlight++;
     let ended = false;
     let tokens = 0;
+    let request = admitted;
     return {
       tenant: identity.tenant,
       done: (outcome) => {
@@ -324,6 +338,13 @@ export class GatewayGuard implements Guard {
         ended = true;
         state.inFlight--;
         this.#record(request, identity, started, { tokens: tokens || undefined, ...outcome });
+      },
+      forModel: (model, bytesIn) => {
+        // The audit line names the model even when it is refused here.
+        request = { ...request, model, ...(bytesIn === undefined ? {} : { bytesIn }) };
+        this.#authorize(request, state.config);
+        const undeclared = admitted.bytesIn === undefined ? (bytesIn ?? 0) : 0;
+        this.#limit(request, state, performance.now(), true, undeclared);
       },
       canSee: (model) => state.config.models.some((p) => p.test(model)),
       spendBytes: (n, force = false) => {

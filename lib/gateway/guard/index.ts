@@ -20,6 +20,7 @@ export {
   grpcMessageBytes,
   httpGuardRequest,
   keepAdmission,
+  servingOn,
   visibleTo,
 } from './routes.js';
 export type { Admission, Guard, GuardRequest } from './types.js';

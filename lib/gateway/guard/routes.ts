@@ -190,8 +190,29 @@ export function grpcGuardRequest(
     headers,
     ...(bytesIn === undefined ? {} : { bytesIn }),
     ...(peer === undefined ? {} : { remoteAddress: peer }),
-    requestId: requestIdOf(msg.id || headers['x-request-id']),
+    // The client's x-request-id names a unary call (a message's own id otherwise); in a stream each
+    // message is a request of its own, named by its id where it has one.
+    requestId: requestIdOf(
+      rpc === 'ModelStreamInfer' ? msg.id || headers['x-request-id'] : headers['x-request-id'] || msg.id,
+    ),
   };
+}
+
+/**
+ * Sockets with a request the gateway is serving: a client error on one of
+ * them (a body cut short) ends that request, whose own audit line says so.
+ */
+const serving = new WeakSet<object>();
+
+/** Marks `socket` as carrying a request until `res` closes. */
+export function servingOn(socket: object, res: { once(event: 'close', fn: () => void): unknown }): void {
+  serving.add(socket);
+  res.once('close', () => serving.delete(socket));
+}
+
+/** Whether a request is being served on `socket`. */
+export function isServing(socket: object): boolean {
+  return serving.has(socket);
 }
 
 const admissions = new WeakMap<object, Admission>();

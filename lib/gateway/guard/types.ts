@@ -30,6 +30,13 @@ export interface Admission {
     version?: string;
     error?: string;
   }): void;
+  /**
+   * names the model of a request admitted before its body was read (the
+   * OpenAI routes): throws the GatewayError admit would have (400 for a bad
+   * name, 404 as for an unknown model, 429 for the model's own limits);
+   * nothing is audited then, the caller's `done()` records the outcome
+   */
+  forModel?(model: string, bytesIn?: number): void;
   /** may this tenant see this model? (listing filters use it) */
   canSee(model: string): boolean;
   /** spend generated tokens against the tenant's token bucket (OpenAI routes); false when over the limit */

@@ -2,16 +2,18 @@
  * The OpenAI-compatible routes: `POST /v1/completions`, `POST
  * /v1/chat/completions` (JSON, or Server-Sent Events `data: {...}` chunks
  * ending with `data: [DONE]`), `GET /v1/models` and `GET /v1/models/{id}`.
- * Each request is admitted by the gateway's guard (when there is one) once
- * its body names the model, spends its generated tokens against the
- * tenant's limit as they come, and is audited when it ends. A client that
- * goes away cancels the Triton request.
+ * Each request is admitted by the gateway's guard (when there is one) before
+ * its body is read (an anonymous caller gets 401 whatever it sends), is
+ * told its model once the body names it, spends its generated tokens
+ * against the tenant's limit as they come, and is audited once when it
+ * ends, whatever ended it. A client that goes away cancels the Triton
+ * request.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferStream } from '../../stream.js';
 import { readBody } from '../body.js';
 import type { GatewayContext } from '../context.js';
+import { requestIdOf } from '../guard/routes.js';
 import type { Admission } from '../guard/types.js';
 import { drained } from '../streaming.js';
 import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
@@ -79,7 +81,7 @@ export class OpenAIRoutes {
       req,
       res,
       arrived: performance.now(),
-      requestId: randomUUID(),
+      requestId: requestIdOf(req.headers['x-request-id']),
       created: Math.floor(Date.now() / 1000),
       tokens: 0,
     };
@@ -112,15 +114,16 @@ export class OpenAIRoutes {
     }
   }
 
-  async #admit(call: Call, route: string, model?: string, bytesIn?: number): Promise<Admission | undefined> {
+  /** Admits the request (its credentials and the tenant's limits) before anything of its body is read. */
+  async #admit(call: Call, route: string): Promise<Admission | undefined> {
     const guard = this.#ctx.guard;
     if (guard === undefined) return undefined;
+    const length = Number(call.req.headers['content-length']);
     call.admission = await guard.admit({
       protocol: 'http',
       route,
-      ...(model === undefined ? {} : { model }),
       headers: call.req.headers,
-      ...(bytesIn === undefined ? {} : { bytesIn }),
+      ...(Number.isSafeInteger(length) && length >= 0 ? { bytesIn: length } : {}),
       ...(call.req.socket.remoteAddress === undefined
         ? {}
         : { remoteAddress: call.req.socket.remoteAddress }),
@@ -132,9 +135,19 @@ export class OpenAIRoutes {
   async #route(call: Call, path: string): Promise<void> {
     const method = call.req.method;
     const clean = path.length > 4 && path.endsWith('/') ? path.slice(0, -1) : path;
-    if (clean === '/v1/models' || clean.startsWith('/v1/models/')) {
+    const kind: Kind | undefined =
+      clean === '/v1/completions' ? 'completions' : clean === '/v1/chat/completions' ? 'chat' : undefined;
+    const models = clean === '/v1/models' || clean.startsWith('/v1/models/');
+    const route = models
+      ? 'openai_models'
+      : kind === 'chat'
+        ? 'openai_chat'
+        : kind === 'completions'
+          ? 'openai_completions'
+          : 'other';
+    const admission = await this.#admit(call, route);
+    if (models) {
       if (method !== 'GET') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
-      const admission = await this.#admit(call, 'openai_models');
       if (clean === '/v1/models') return this.#list(call, admission);
       let id: string;
       try {
@@ -144,8 +157,6 @@ export class OpenAIRoutes {
       }
       return this.#retrieve(call, admission, id);
     }
-    const kind: Kind | undefined =
-      clean === '/v1/completions' ? 'completions' : clean === '/v1/chat/completions' ? 'chat' : undefined;
     if (kind === undefined)
       throw new OpenAIError(404, `Unknown route ${method} ${path}`, null, 'unknown_url');
     if (method !== 'POST') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
@@ -170,7 +181,7 @@ export class OpenAIRoutes {
     sendJson(call.res, 200, this.#modelDocument(entry));
   }
 
-  /** Reads the body, admits the request for its model, checks it, and generates. */
+  /** Reads the body, tells the admission its model, checks it, and generates. */
   async #generate(call: Call, kind: Kind): Promise<void> {
     const raw = await readBody(call.req, this.#ctx.options.maxBodyBytes);
     let body: unknown;
@@ -185,16 +196,16 @@ export class OpenAIRoutes {
     if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
     const entry = this.#models.get(id);
     // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
-    try {
-      await this.#admit(
-        call,
-        kind === 'chat' ? 'openai_chat' : 'openai_completions',
-        entry?.model ?? id,
-        raw.length,
-      );
-    } catch (err) {
-      // The guard's 404 would name the Triton model behind the id.
-      throw (err as { status?: unknown }).status === 404 ? modelNotFound(id) : err;
+    const admission = call.admission;
+    if (admission !== undefined) {
+      const model = entry?.model ?? id;
+      try {
+        if (admission.forModel !== undefined) admission.forModel(model, raw.length);
+        else if (!admission.canSee(model)) throw modelNotFound(id);
+      } catch (err) {
+        // The guard's 404 would name the Triton model behind the id.
+        throw (err as { status?: unknown }).status === 404 ? modelNotFound(id) : err;
+      }
     }
     if (entry === undefined) throw modelNotFound(id);
     if (this.#ctx.draining) throw new OpenAIError(503, 'the server is shutting down');
