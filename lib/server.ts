@@ -6,7 +6,6 @@
  * callback per server, which routes each event to its request by token.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   MODEL_CONTROL_MODES,
@@ -16,6 +15,7 @@ import {
 } from './binding.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from './deploy.js';
 import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
+import { checkRepositoryFile, readRepositoryFile } from './files.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
 import { is } from './is.js';
@@ -77,6 +77,8 @@ export class Server implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
   /** Per model: the end of its last load or unload (see #serialized). */
   readonly #control = new Map<string, Promise<void>>();
+  /** Per model: unloadModel calls so far (see _unloadCount). */
+  readonly #unloads = new Map<string, number>();
   /** Pinned versions, live canaries and the deployment history. */
   readonly #deployments: Deployments;
   /** The `lint` option, and the config name lint reads. */
@@ -255,8 +257,11 @@ export class Server implements AsyncDisposable {
       const file = join(repo, name, 'config.pbtxt');
       let text: string;
       try {
-        text = await readFile(file, 'utf8');
-      } catch {
+        text = await readRepositoryFile(file);
+      } catch (err) {
+        if (err instanceof TritonError) {
+          throw tritonError('INVALID_ARG', `model '${name}': ${err.message}`, { model: name }, holder);
+        }
         continue;
       }
       try {
@@ -276,6 +281,27 @@ export class Server implements AsyncDisposable {
       { model: name },
       holder,
     );
+  }
+
+  /** Refuses a config file Triton would read that is not a regular file, or too large (see lib/files.ts). */
+  #checkConfigFiles(name: string, holder: Error): void {
+    for (const repo of this.#repositories) {
+      const files = [join(repo, name, 'config.pbtxt')];
+      if (this.#modelConfigName !== undefined)
+        files.push(join(repo, name, 'configs', `${this.#modelConfigName}.pbtxt`));
+      for (const file of files) {
+        try {
+          checkRepositoryFile(file);
+        } catch (err) {
+          throw tritonError(
+            'INVALID_ARG',
+            `model '${name}': ${(err as Error).message}`,
+            { model: name },
+            holder,
+          );
+        }
+      }
+    }
   }
 
   /**
@@ -302,6 +328,7 @@ export class Server implements AsyncDisposable {
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
+    if (config === undefined && parsed.files.length === 0) this.#checkConfigFiles(name, holder);
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
@@ -449,6 +476,7 @@ export class Server implements AsyncDisposable {
   async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     const holder = captureStack();
     modelName(name);
+    this.#unloads.set(name, (this.#unloads.get(name) ?? 0) + 1);
     const { dependents, wait } = parseUnloadModelOptions(options);
     let done: Promise<void> | undefined;
     const unloaded = () => {
@@ -516,6 +544,11 @@ export class Server implements AsyncDisposable {
    */
   model<S extends ModelSpec = ModelSpec>(name: string, version?: number): Model<S> {
     return new Model<S>(this, modelName(name), modelVersion(version));
+  }
+
+  /** @internal How many times unloadModel(name) was called: tune() stops when it changes. */
+  _unloadCount(name: string): number {
+    return this.#unloads.get(name) ?? 0;
   }
 
   /** @internal */
