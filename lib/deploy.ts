@@ -637,13 +637,14 @@ export class Deployments {
     }
   }
 
-  /** Versions pinned before, most recent first (from the history, then `from`). */
+  /** Versions pinned before, most recent first (`from`, then the history's pins and the versions they replaced). */
   async #recentPins(name: string, from: number | null): Promise<number[]> {
     const out: number[] = from === null ? [] : [from];
     const history = await this.history(name).catch(() => []);
+    // Each entry's pin, then the one it replaced (the first deploy's `from`
+    // was pinned by a plain load, which the history does not hold).
     for (let i = history.length - 1; i >= 0; i--) {
-      const p = history[i]!.pinned;
-      if (p !== null && !out.includes(p)) out.push(p);
+      for (const p of [history[i]!.pinned, history[i]!.from]) if (p !== null && !out.includes(p)) out.push(p);
     }
     return out;
   }
