@@ -213,13 +213,15 @@ class TuneRun {
   }
 
   /** Stops the run when the model was unloaded during it: tune never loads it back. */
-  stopIfUnloaded(): void {
+  stopIfUnloaded(cause?: unknown): void {
     if (!this.unloaded) return;
-    throw tritonError(
+    const err = tritonError(
       'UNAVAILABLE',
       `tune of '${this.name}' stopped: the model was unloaded during the run, and stays unloaded`,
       { model: this.name },
     );
+    if (cause !== undefined) err.cause = cause;
+    throw err;
   }
 
   /** The original config with `n` instances and the given batching. */
@@ -449,6 +451,10 @@ async function tuneOnce(server: Server, name: string, options: TuneOptions): Pro
       );
       run.points.pop(); // the recheck is reported apart
     }
+  } catch (err) {
+    // A request or a statistics call failed because the model went: say why.
+    run.stopIfUnloaded(err);
+    throw err;
   } finally {
     // Put the original back: after the end, an error or an abort; not
     // after an unload, which stands.
