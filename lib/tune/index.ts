@@ -458,7 +458,9 @@ async function tuneOnce(server: Server, name: string, options: TuneOptions): Pro
   } finally {
     // Put the original back: after the end, an error or an abort; not
     // after an unload, which stands.
-    if (!run.unloaded) await server.loadModel(name, { config: original });
+    if (!run.unloaded) {
+      await server.loadModel(name, { config: original });
+    }
   }
   options.onProgress?.({ done: run.done, planned: run.done, what: 'done' });
   const result: TuneResult = {
