@@ -398,7 +398,7 @@ export class Deployments {
     const file = join(this.#modelDir(name), HISTORY);
     let text: string;
     try {
-      text = await readRepositoryFile(file);
+      text = await readRepositoryFile(file, { noFollow: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw unreadableHistory(name, file, err);
@@ -832,7 +832,7 @@ export class Deployments {
     if (!existsSync(file)) return undefined;
     let text: string;
     try {
-      text = readRepositoryFileSync(file);
+      text = readRepositoryFileSync(file, { noFollow: true });
     } catch (err) {
       // The model still loads, as Triton would load it; deploy() says the same as an error.
       this.#warnOnce(file, `the deployment history was not read: ${(err as Error).message}`);

@@ -18,6 +18,25 @@ import { type TritonError, tritonError } from './errors.js';
 export const REPOSITORY_FILE_LIMIT = 16 * 1024 * 1024;
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** How a repository file is read. */
+export interface RepositoryFileOptions {
+  /** The most bytes read (default REPOSITORY_FILE_LIMIT). */
+  limit?: number;
+  /** Refuse a symbolic link instead of following it (a file this library also writes). */
+  noFollow?: boolean;
+}
+
+function flagsOf(options: RepositoryFileOptions): number {
+  return OPEN_FLAGS | (options.noFollow ? constants.O_NOFOLLOW : 0);
+}
+
+/** ELOOP from an O_NOFOLLOW open is a link: say so. */
+function openError(path: string, err: unknown): unknown {
+  return (err as NodeJS.ErrnoException).code === 'ELOOP'
+    ? refused(path, 'it is a symbolic link, not a regular file (not followed)')
+    : err;
+}
 const CHUNK = 64 * 1024;
 
 function kindOf(stats: Stats): string {
@@ -48,8 +67,11 @@ function checkStats(path: string, stats: Stats, limit: number): void {
  * rejects with Node's ENOENT error; a file that is not regular, or larger,
  * with a TritonError (INVALID_ARG) naming it.
  */
-export async function readRepositoryFile(path: string, limit = REPOSITORY_FILE_LIMIT): Promise<string> {
-  const handle = await open(path, OPEN_FLAGS);
+export async function readRepositoryFile(path: string, options: RepositoryFileOptions = {}): Promise<string> {
+  const limit = options.limit ?? REPOSITORY_FILE_LIMIT;
+  const handle = await open(path, flagsOf(options)).catch((err: unknown) => {
+    throw openError(path, err);
+  });
   try {
     checkStats(path, await handle.stat(), limit);
     const chunks: Buffer[] = [];
@@ -70,8 +92,14 @@ export async function readRepositoryFile(path: string, limit = REPOSITORY_FILE_L
 }
 
 /** readRepositoryFile, synchronously (for the synchronous lint() and the history read at load). */
-export function readRepositoryFileSync(path: string, limit = REPOSITORY_FILE_LIMIT): string {
-  const fd = openSync(path, OPEN_FLAGS);
+export function readRepositoryFileSync(path: string, options: RepositoryFileOptions = {}): string {
+  const limit = options.limit ?? REPOSITORY_FILE_LIMIT;
+  let fd: number;
+  try {
+    fd = openSync(path, flagsOf(options));
+  } catch (err) {
+    throw openError(path, err);
+  }
   try {
     checkStats(path, fstatSync(fd), limit);
     const chunks: Buffer[] = [];

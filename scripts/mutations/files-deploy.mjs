@@ -109,6 +109,14 @@ export const MUTATIONS = [
     tests: ['test/hostile/files-deploy.test.ts'],
   },
   {
+    name: 'history-follows-link',
+    why: 'deploy: a deployments.jsonl that is a link is read, then the append after the switch fails with a raw ELOOP',
+    file: 'lib/deploy.ts',
+    search: '      text = await readRepositoryFile(file, { noFollow: true });\n',
+    replace: '      text = await readRepositoryFile(file);\n',
+    tests: ['test/hostile/files-deploy.test.ts'],
+  },
+  {
     name: 'tune-resurrects-model',
     why: 'tune: a model unloaded during a run is loaded back with its original config at the end',
     file: 'lib/tune/index.ts',

@@ -279,9 +279,12 @@ describe('deploy: names and paths that leave the repository, histories that are 
     }
   });
 
-  it('a history that is a directory or a FIFO: deploy and deployments() reject naming it, loadModel warns and loads', async () => {
+  it('a history that is a directory, a FIFO or a link: deploy and deployments() reject naming it, loadModel warns and loads', async () => {
     const file = join(modelDir, 'deployments.jsonl');
-    for (const make of [(f: string) => mkdirSync(f), fifo]) {
+    const target = join(root, 'elsewhere.jsonl');
+    writeFileSync(target, readFileSync(file));
+    const targetText = readFileSync(target, 'utf8');
+    for (const make of [(f: string) => mkdirSync(f), fifo, (f: string) => symlinkSync(target, f)]) {
       rmSync(file, { recursive: true, force: true });
       make(file);
       const before = entries();
@@ -294,7 +297,7 @@ describe('deploy: names and paths that leave the repository, histories that are 
         expect(err).toBeInstanceOf(TritonError);
         expect((err as TritonError).code).toBe('INVALID_ARG');
         expect((err as Error).message).toContain(file);
-        expect((err as Error).message).toMatch(/not a regular file; move it away/);
+        expect((err as Error).message).toMatch(/not a regular file( \(not followed\))?; move it away/);
       }
       expect(entries()).toEqual(before);
       expect(server.pinnedVersion(MODEL)).toBe(2);
@@ -309,5 +312,7 @@ describe('deploy: names and paths that leave the repository, histories that are 
     }
     rmSync(file, { recursive: true, force: true });
     expect(existsSync(file)).toBe(false);
+    // The file the link pointed to was neither appended to nor replaced.
+    expect(readFileSync(target, 'utf8')).toBe(targetText);
   });
 });
