@@ -128,6 +128,7 @@ export class Server implements AsyncDisposable {
     // `route.to` once that is set (no request can be submitted before).
     const route: { to?: Inference } = {};
     const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
+    checkStartupConfigs(native, holder);
     if (parsed.lint !== 'off') lintStartupModels(native, parsed.lint, holder);
     const handle = await startServer(native, onEvents, holder);
     const inference = new Inference(
@@ -761,11 +762,11 @@ async function checkStartupModels(
   return Promise.reject(withHint(err, failures.join('; ')));
 }
 
-/** The `lint` option at startup: the models Triton will load are linted first. */
-function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: Error): void {
+/** The model folders Triton loads at startup (every one unless explicit control names them). */
+function startupModelFolders(native: NativeServerOptions): Array<{ repo: string; name: string }> {
   const all =
     MODEL_CONTROL_MODES[native.modelControlMode] !== 'explicit' || native.startupModels.includes('*');
-  const errors: string[] = [];
+  const out: Array<{ repo: string; name: string }> = [];
   for (const repo of native.modelRepositories) {
     let names: string[];
     try {
@@ -775,18 +776,48 @@ function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: 
     } catch {
       continue; // Triton names a repository it cannot read.
     }
-    for (const name of names) {
-      if (!all && !native.startupModels.includes(name)) continue;
-      const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
-      for (const f of lintModel(join(repo, name), name, options)) {
-        if (f.severity === 'info') continue;
-        process.emitWarning(
-          `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
-          'TritonLintWarning',
-        );
-        if (f.severity === 'error')
-          errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
+    for (const name of names) if (all || native.startupModels.includes(name)) out.push({ repo, name });
+  }
+  return out;
+}
+
+/**
+ * Refuses a start where a config Triton reads at startup is not a regular
+ * file or too large: Triton would wait on a FIFO for good, or read
+ * /dev/zero until the process dies (see lib/files.ts).
+ */
+function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
+  const refused: string[] = [];
+  for (const { repo, name } of startupModelFolders(native)) {
+    const files = [join(repo, name, 'config.pbtxt')];
+    if (native.modelConfigName !== undefined)
+      files.push(join(repo, name, 'configs', `${native.modelConfigName}.pbtxt`));
+    for (const file of files) {
+      try {
+        checkRepositoryFile(file);
+      } catch (err) {
+        refused.push(`${name}: ${(err as Error).message}`);
       }
+    }
+  }
+  if (refused.length > 0) {
+    throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
+  }
+}
+
+/** The `lint` option at startup: the models Triton will load are linted first. */
+function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: Error): void {
+  const errors: string[] = [];
+  const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
+  for (const { repo, name } of startupModelFolders(native)) {
+    for (const f of lintModel(join(repo, name), name, options)) {
+      if (f.severity === 'info') continue;
+      process.emitWarning(
+        `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
+        'TritonLintWarning',
+      );
+      if (f.severity === 'error')
+        errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
     }
   }
   if (mode === 'error' && errors.length > 0) {

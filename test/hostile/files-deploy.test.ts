@@ -115,6 +115,26 @@ describe('a config.pbtxt that is not a regular file, or too large', () => {
     expect((r.outputs.OUTPUT0!.data as Float32Array)[0]).toBe(7);
   });
 
+  it('a server that would load them at startup is refused before Triton starts, naming the file', async () => {
+    for (const extra of [{ modelControlMode: 'none' as const }, { startupModels: ['fifo_config'] }]) {
+      const err = await Server.create(serverOptions({ modelRepository: repo, ...extra })).catch(
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(extra)).toBeInstanceOf(TritonError);
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect((err as Error).message).toContain(join(repo, 'fifo_config', 'config.pbtxt'));
+      expect((err as Error).message).toMatch(/it is a FIFO, not a regular file/);
+    }
+    // Every such file at once, not the first one found.
+    const all = await Server.create(serverOptions({ modelRepository: repo, modelControlMode: 'none' })).catch(
+      (e: unknown) => e as Error,
+    );
+    for (const [name, why] of cases) {
+      expect((all as Error).message).toContain(join(repo, name, 'config.pbtxt'));
+      expect((all as Error).message).toMatch(why);
+    }
+  });
+
   it("a server with lint: 'error' refuses them the same way (its synchronous lint read does not block)", async () => {
     const linted = await Server.create(serverOptions({ modelRepository: repo, lint: 'error' }));
     try {
