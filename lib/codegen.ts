@@ -4,9 +4,10 @@
  * `server.model<Models['name']>('name')` types requests and results by the
  * config's input and output names and datatypes.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type DataType, isDataType } from './datatypes.js';
+import { readRepositoryFileSync } from './files.js';
 import { parseModelConfigText } from './pbtxt.js';
 
 export interface ModelTypesOptions {
@@ -139,7 +140,7 @@ export function modelTypes(
     let outputs: IoEntry[];
     let config: Record<string, unknown>;
     try {
-      config = parseModelConfigText(readFileSync(file, 'utf8'));
+      config = parseModelConfigText(readRepositoryFileSync(file));
       inputs = ioList(config, 'input', model);
       outputs = ioList(config, 'output', model);
     } catch (err) {

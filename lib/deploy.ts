@@ -12,11 +12,12 @@
  * Server reads it back and `loadModel(name)` serves the deployed version.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize, sep } from 'node:path';
+import { constants, existsSync, readdirSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { TritonError, tritonError } from './errors.js';
+import { type TritonError, tritonError } from './errors.js';
+import { readRepositoryFile, readRepositoryFileSync } from './files.js';
 import { is } from './is.js';
 import type { Metric, MetricSpec } from './metrics.js';
 import type { ModelConfig } from './model.js';
@@ -145,6 +146,8 @@ const HISTORY = 'deployments.jsonl';
 interface LiveCanary {
   version: number;
   traffic: number;
+  /** Unversioned requests routed while it ran. */
+  seen: number;
   inflight: number;
   drained: (() => void) | undefined;
   latencies: number[];
@@ -185,13 +188,9 @@ function checkDeployOptions(options: unknown): DeployOptions {
     if (!is.object(o.files) || Object.keys(o.files).length === 0) {
       throw optionError('deploy files', 'an object of { path: bytes } with at least one file', o.files);
     }
+    const paths = Object.keys(o.files);
     for (const [path, content] of Object.entries(o.files)) {
-      const clean = normalize(path);
-      if (path === '' || path.startsWith('/') || clean.split(sep).includes('..')) {
-        throw new TypeError(
-          `deploy files['${path}']: expected a path inside the version folder, without '..'`,
-        );
-      }
+      checkFilePath(path, paths);
       if (!is.string(content) && !(content instanceof Uint8Array)) {
         throw optionError(`deploy files['${path}']`, 'a Uint8Array or string', content);
       }
@@ -206,6 +205,41 @@ function checkDeployOptions(options: unknown): DeployOptions {
     throw optionError('deploy onStep', 'a function', o.onStep);
   if (o.canary !== undefined) checkCanary(o.canary);
   return o;
+}
+
+/** A segment of a path in the repository: a name, never '.', '..', a separator or NUL. */
+function badSegment(segment: string): boolean {
+  return segment === '' || segment === '.' || segment === '..' || /[/\\\0]/.test(segment);
+}
+
+/**
+ * Refuses a model name that is not one folder name: deployments write in
+ * `<repository>/<name>`, so '../x' or 'a/b' would write elsewhere.
+ */
+export function checkDeployModelName(name: string, what: string): void {
+  if (badSegment(name)) {
+    throw new TypeError(
+      `${what}: expected a model name that is one folder name (not '.' or '..', without '/', '\\' or NUL), got '${name.replace(/\0/g, '\\0')}'`,
+    );
+  }
+}
+
+/** A file of a new version: a relative path of names inside the version folder, not below another file. */
+function checkFilePath(path: string, paths: readonly string[]): void {
+  const segments = path.split('/');
+  if (segments.some(badSegment)) {
+    throw new TypeError(
+      `deploy files['${path.replace(/\0/g, '\\0')}']: expected a path inside the version folder (names joined by '/', without '..', '.', empty names, a leading '/', '\\' or NUL)`,
+    );
+  }
+  for (let i = 1; i < segments.length; i++) {
+    const parent = segments.slice(0, i).join('/');
+    if (paths.includes(parent)) {
+      throw new TypeError(
+        `deploy files['${path}']: '${parent}' is also given as a file, so it cannot be a folder`,
+      );
+    }
+  }
 }
 
 function checkCanary(c: unknown): void {
@@ -245,6 +279,33 @@ function checkCanary(c: unknown): void {
     throw optionError('canary.compare', 'a function', o.compare);
 }
 
+const STATUSES: readonly string[] = ['succeeded', 'rolled-back', 'failed'];
+const isVersion = (v: unknown) => is.integer(v) && v >= 1;
+
+/** A history line as this library writes it (what restore and rollback read of it, checked). */
+function isDeployment(v: unknown): v is Deployment {
+  if (!is.object(v)) return false;
+  const d = v as Partial<Deployment>;
+  return (
+    (d.kind === 'deploy' || d.kind === 'rollback') &&
+    is.string(d.model) &&
+    isVersion(d.to) &&
+    STATUSES.includes(d.status as string) &&
+    (d.pinned === null || isVersion(d.pinned)) &&
+    (d.from === null || isVersion(d.from)) &&
+    is.array(d.loaded) &&
+    d.loaded.every(isVersion)
+  );
+}
+
+function unreadableHistory(name: string, file: string, err: unknown): TritonError {
+  return tritonError(
+    'INVALID_ARG',
+    `deployments of '${name}': ${(err as Error).message}; move it away to start a new history (the versions on disk stay)`,
+    { model: name },
+  );
+}
+
 /** @internal A server's pins, live canaries and deployment history. */
 export class Deployments {
   readonly #host: DeployHost;
@@ -253,6 +314,7 @@ export class Deployments {
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #gauges = new Map<string, Metric>();
   readonly #counters = new Map<string, Metric>();
+  readonly #warned = new Set<string>();
 
   constructor(host: DeployHost) {
     this.#host = host;
@@ -278,7 +340,11 @@ export class Deployments {
     const canary = this.#canaries.get(name);
     if (canary === undefined) return run(pin);
     const start = performance.now();
-    if (Math.random() >= canary.traffic) {
+    // An even split, decided by count: the n-th request goes to the canary
+    // when it takes the canary's share past the next whole request.
+    const seen = canary.seen++;
+    const toCanary = Math.floor((seen + 1) * canary.traffic) > Math.floor(seen * canary.traffic);
+    if (!toCanary) {
       return run(pin).then((r) => {
         canary.baseline.push(performance.now() - start);
         return r;
@@ -323,29 +389,66 @@ export class Deployments {
     );
   }
 
-  /** The history of `name`, oldest first ([] when none). */
+  /**
+   * The history of `name`, oldest first ([] when none). A history file that
+   * cannot be read (not a regular file, too large) rejects naming it.
+   */
   async history(name: string): Promise<Deployment[]> {
+    checkDeployModelName(name, 'deployments');
+    const file = join(this.#modelDir(name), HISTORY);
     let text: string;
     try {
-      text = await readFile(join(this.#modelDir(name), HISTORY), 'utf8');
+      text = await readRepositoryFile(file, { noFollow: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
+      throw unreadableHistory(name, file, err);
     }
+    return this.#parseHistory(file, text);
+  }
+
+  /** The entries of a history file; a line that is not one is skipped with a warning naming file:line. */
+  #parseHistory(file: string, text: string): Deployment[] {
     const out: Deployment[] = [];
-    for (const line of text.split('\n')) {
+    for (const [i, line] of text.split('\n').entries()) {
       if (line.trim() === '') continue;
+      let entry: unknown;
       try {
-        out.push(JSON.parse(line) as Deployment);
+        entry = JSON.parse(line);
       } catch {
-        // A line cut short by a crash while appending: the ones before it stand.
+        entry = undefined; // a line cut short by a crash while appending, or an edit
       }
+      if (isDeployment(entry)) out.push(entry);
+      else this.#warnOnce(`${file}:${i + 1}`, 'skipped a line that is not a deployment entry');
     }
     return out;
   }
 
+  /** One warning per place and server (a history is read at every deploy). */
+  #warnOnce(where: string, what: string): void {
+    if (this.#warned.has(where)) return;
+    this.#warned.add(where);
+    process.emitWarning(
+      `triton-node: ${where}: ${what} (fix or delete it; see "History and restarts" in docs/deploy.md)`,
+      'TritonWarning',
+    );
+  }
+
   async #record(name: string, entry: Deployment): Promise<void> {
-    await appendFile(join(this.#modelDir(name), HISTORY), `${JSON.stringify(entry)}\n`);
+    // Appended without following a link planted in the model's folder.
+    const handle = await open(
+      join(this.#modelDir(name), HISTORY),
+      constants.O_WRONLY |
+        constants.O_APPEND |
+        constants.O_CREAT |
+        constants.O_NOFOLLOW |
+        constants.O_NONBLOCK,
+      0o644,
+    );
+    try {
+      await handle.writeFile(`${JSON.stringify(entry)}\n`);
+    } finally {
+      await handle.close();
+    }
     if (this.#host.stopped) return;
     try {
       const key = `${name}\0${entry.kind}\0${entry.status}`;
@@ -429,6 +532,7 @@ export class Deployments {
   }
 
   deploy(name: string, options: DeployOptions): Promise<Deployment> {
+    checkDeployModelName(name, 'deploy');
     const o = checkDeployOptions(options);
     return this.#serialized(name, () => this.#deploy(name, o));
   }
@@ -443,6 +547,7 @@ export class Deployments {
         // A throwing listener does not stop a rollout half-way.
       }
     };
+    await this.history(name); // a history that cannot be read stops the deploy before anything changes
     const ready = await this.#host.readyVersions(name);
     const from = this.#pins.get(name) ?? (ready.length > 0 ? Math.max(...ready) : null);
     // Hold unversioned traffic on the serving version from here on.
@@ -492,7 +597,9 @@ export class Deployments {
     try {
       await this.#host.loadModel(name, { versions, ...(o.config === undefined ? {} : { config: o.config }) });
     } catch (err) {
-      // Triton keeps the versions it served when a reload fails.
+      // Triton keeps the versions it served when a reload fails. A folder
+      // this deploy wrote goes: it never served, and nothing is left behind.
+      if (o.files !== undefined) await rm(join(dir, String(to)), { recursive: true, force: true });
       return finish('failed', from, `version ${to} did not load: ${(err as Error).message}`);
     }
 
@@ -530,13 +637,14 @@ export class Deployments {
     }
   }
 
-  /** Versions pinned before, most recent first (from the history, then `from`). */
+  /** Versions pinned before, most recent first (`from`, then the history's pins and the versions they replaced). */
   async #recentPins(name: string, from: number | null): Promise<number[]> {
     const out: number[] = from === null ? [] : [from];
     const history = await this.history(name).catch(() => []);
+    // Each entry's pin, then the one it replaced (the first deploy's `from`
+    // was pinned by a plain load, which the history does not hold).
     for (let i = history.length - 1; i >= 0; i--) {
-      const p = history[i]!.pinned;
-      if (p !== null && !out.includes(p)) out.push(p);
+      for (const p of [history[i]!.pinned, history[i]!.from]) if (p !== null && !out.includes(p)) out.push(p);
     }
     return out;
   }
@@ -604,6 +712,7 @@ export class Deployments {
       const live: LiveCanary = {
         version: to,
         traffic,
+        seen: 0,
         inflight: 0,
         drained: undefined,
         latencies: [],
@@ -644,6 +753,7 @@ export class Deployments {
   }
 
   rollback(name: string, options: RollbackOptions): Promise<Deployment> {
+    checkDeployModelName(name, 'rollback');
     if (!is.object(options)) throw optionError('rollback options', 'an object', options);
     for (const key of Object.keys(options)) {
       if (key !== 'to' && key !== 'reason')
@@ -661,6 +771,7 @@ export class Deployments {
   async #rollback(name: string, options: RollbackOptions): Promise<Deployment> {
     const startedAt = new Date().toISOString();
     const dir = this.#modelDir(name);
+    await this.history(name); // as in deploy: an unreadable history stops it first
     const ready = await this.#host.readyVersions(name);
     const from = this.#pins.get(name) ?? (ready.length > 0 ? Math.max(...ready) : null);
     let to = options.to;
@@ -710,6 +821,8 @@ export class Deployments {
   restore(name: string): { versions: number[]; pinned: number } | undefined {
     // Synchronous (a small file, read only where it exists): a load starts
     // in the same turn as the call, as without a history.
+    // A name that is not one folder name has no history of ours (deploy refuses it).
+    if (badSegment(name)) return undefined;
     let file: string;
     try {
       file = join(this.#modelDir(name), HISTORY);
@@ -717,15 +830,15 @@ export class Deployments {
       return undefined;
     }
     if (!existsSync(file)) return undefined;
-    let last: Deployment | undefined;
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        last = JSON.parse(line) as Deployment;
-      } catch {
-        // a line cut short: the ones before it stand
-      }
+    let text: string;
+    try {
+      text = readRepositoryFileSync(file, { noFollow: true });
+    } catch (err) {
+      // The model still loads, as Triton would load it; deploy() says the same as an error.
+      this.#warnOnce(file, `the deployment history was not read: ${(err as Error).message}`);
+      return undefined;
     }
+    const last = this.#parseHistory(file, text).at(-1);
     if (last === undefined || last.pinned === null) return undefined;
     const dir = this.#modelDir(name);
     const folders = readdirSync(dir, { withFileTypes: true })

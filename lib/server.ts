@@ -6,7 +6,6 @@
  * callback per server, which routes each event to its request by token.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   MODEL_CONTROL_MODES,
@@ -16,6 +15,7 @@ import {
 } from './binding.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from './deploy.js';
 import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
+import { checkRepositoryFile, readRepositoryFile } from './files.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
 import { is } from './is.js';
@@ -77,6 +77,8 @@ export class Server implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
   /** Per model: the end of its last load or unload (see #serialized). */
   readonly #control = new Map<string, Promise<void>>();
+  /** Per model: unloadModel calls so far (see _unloadCount). */
+  readonly #unloads = new Map<string, number>();
   /** Pinned versions, live canaries and the deployment history. */
   readonly #deployments: Deployments;
   /** The `lint` option, and the config name lint reads. */
@@ -126,6 +128,7 @@ export class Server implements AsyncDisposable {
     // `route.to` once that is set (no request can be submitted before).
     const route: { to?: Inference } = {};
     const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
+    checkStartupConfigs(native, holder);
     if (parsed.lint !== 'off') lintStartupModels(native, parsed.lint, holder);
     const handle = await startServer(native, onEvents, holder);
     const inference = new Inference(
@@ -255,8 +258,11 @@ export class Server implements AsyncDisposable {
       const file = join(repo, name, 'config.pbtxt');
       let text: string;
       try {
-        text = await readFile(file, 'utf8');
-      } catch {
+        text = await readRepositoryFile(file);
+      } catch (err) {
+        if (err instanceof TritonError) {
+          throw tritonError('INVALID_ARG', `model '${name}': ${err.message}`, { model: name }, holder);
+        }
         continue;
       }
       try {
@@ -276,6 +282,27 @@ export class Server implements AsyncDisposable {
       { model: name },
       holder,
     );
+  }
+
+  /** Refuses a config file Triton would read that is not a regular file, or too large (see lib/files.ts). */
+  #checkConfigFiles(name: string, holder: Error): void {
+    for (const repo of this.#repositories) {
+      const files = [join(repo, name, 'config.pbtxt')];
+      if (this.#modelConfigName !== undefined)
+        files.push(join(repo, name, 'configs', `${this.#modelConfigName}.pbtxt`));
+      for (const file of files) {
+        try {
+          checkRepositoryFile(file);
+        } catch (err) {
+          throw tritonError(
+            'INVALID_ARG',
+            `model '${name}': ${(err as Error).message}`,
+            { model: name },
+            holder,
+          );
+        }
+      }
+    }
   }
 
   /**
@@ -302,6 +329,7 @@ export class Server implements AsyncDisposable {
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
+    if (config === undefined && parsed.files.length === 0) this.#checkConfigFiles(name, holder);
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
@@ -449,6 +477,7 @@ export class Server implements AsyncDisposable {
   async unloadModel(name: string, options: UnloadModelOptions = {}): Promise<void> {
     const holder = captureStack();
     modelName(name);
+    this.#unloads.set(name, (this.#unloads.get(name) ?? 0) + 1);
     const { dependents, wait } = parseUnloadModelOptions(options);
     let done: Promise<void> | undefined;
     const unloaded = () => {
@@ -516,6 +545,11 @@ export class Server implements AsyncDisposable {
    */
   model<S extends ModelSpec = ModelSpec>(name: string, version?: number): Model<S> {
     return new Model<S>(this, modelName(name), modelVersion(version));
+  }
+
+  /** @internal How many times unloadModel(name) was called: tune() stops when it changes. */
+  _unloadCount(name: string): number {
+    return this.#unloads.get(name) ?? 0;
   }
 
   /** @internal */
@@ -728,11 +762,11 @@ async function checkStartupModels(
   return Promise.reject(withHint(err, failures.join('; ')));
 }
 
-/** The `lint` option at startup: the models Triton will load are linted first. */
-function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: Error): void {
+/** The model folders Triton loads at startup (every one unless explicit control names them). */
+function startupModelFolders(native: NativeServerOptions): Array<{ repo: string; name: string }> {
   const all =
     MODEL_CONTROL_MODES[native.modelControlMode] !== 'explicit' || native.startupModels.includes('*');
-  const errors: string[] = [];
+  const out: Array<{ repo: string; name: string }> = [];
   for (const repo of native.modelRepositories) {
     let names: string[];
     try {
@@ -742,18 +776,48 @@ function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: 
     } catch {
       continue; // Triton names a repository it cannot read.
     }
-    for (const name of names) {
-      if (!all && !native.startupModels.includes(name)) continue;
-      const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
-      for (const f of lintModel(join(repo, name), name, options)) {
-        if (f.severity === 'info') continue;
-        process.emitWarning(
-          `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
-          'TritonLintWarning',
-        );
-        if (f.severity === 'error')
-          errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
+    for (const name of names) if (all || native.startupModels.includes(name)) out.push({ repo, name });
+  }
+  return out;
+}
+
+/**
+ * Refuses a start where a config Triton reads at startup is not a regular
+ * file or too large: Triton would wait on a FIFO for good, or read
+ * /dev/zero until the process dies (see lib/files.ts).
+ */
+function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
+  const refused: string[] = [];
+  for (const { repo, name } of startupModelFolders(native)) {
+    const files = [join(repo, name, 'config.pbtxt')];
+    if (native.modelConfigName !== undefined)
+      files.push(join(repo, name, 'configs', `${native.modelConfigName}.pbtxt`));
+    for (const file of files) {
+      try {
+        checkRepositoryFile(file);
+      } catch (err) {
+        refused.push(`${name}: ${(err as Error).message}`);
       }
+    }
+  }
+  if (refused.length > 0) {
+    throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
+  }
+}
+
+/** The `lint` option at startup: the models Triton will load are linted first. */
+function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: Error): void {
+  const errors: string[] = [];
+  const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
+  for (const { repo, name } of startupModelFolders(native)) {
+    for (const f of lintModel(join(repo, name), name, options)) {
+      if (f.severity === 'info') continue;
+      process.emitWarning(
+        `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
+        'TritonLintWarning',
+      );
+      if (f.severity === 'error')
+        errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
     }
   }
   if (mode === 'error' && errors.length > 0) {

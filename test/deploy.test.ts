@@ -2,11 +2,20 @@
 // back while 8 clients send requests without pause. No request may fail, and
 // each response must come from the version pinned when it was sent. On the
 // fake and on a real Triton.
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Deployment, type DeploymentStep, Server, type Tensor } from '../lib/index.js';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type DeployHost, Deployments } from '../lib/deploy.js';
+import {
+  type Deployment,
+  type DeploymentStep,
+  type InferResult,
+  type Metric,
+  Server,
+  type Tensor,
+} from '../lib/index.js';
 import { MODELS, serverOptions } from './helpers.js';
 
 const MODEL = 'identity_fp32';
@@ -209,5 +218,178 @@ describe('deploy, canary, rollback under load', () => {
     await expect(server.deploy('no_such_model', { version: 1 })).rejects.toThrow(/no 'no_such_model'/);
     await expect(server.rollback(MODEL, { to: 42 })).rejects.toThrow(/no version folder 42/);
     expect(existsSync(join(repo, MODEL, '4'))).toBe(false);
+  });
+});
+
+/**
+ * A stand-in for the server under Deployments: versions load after
+ * `loadMs`, and an inference at a version that is not loaded fails as
+ * Triton's does. Routing and verdicts are then exact, whatever the engine.
+ */
+function standInHost(repo: string, options: { loadMs?: number } = {}) {
+  const state = { loaded: new Set<number>([1]), loads: 0 };
+  const host: DeployHost = {
+    repositories: [repo],
+    async loadModel(_name, { versions }) {
+      state.loads++;
+      await new Promise((r) => setTimeout(r, options.loadMs ?? 0));
+      state.loaded = new Set(versions);
+    },
+    async unloadModel() {
+      state.loaded.clear();
+    },
+    async readyVersions() {
+      return [...state.loaded].sort((a, b) => a - b);
+    },
+    async inferAt(_name, version) {
+      return { version, outputs: {}, dispose() {} } as unknown as InferResult;
+    },
+    createMetric: () => ({ increment() {}, set() {} }) as unknown as Metric,
+    stopped: false,
+  };
+  return { host, state };
+}
+
+/** Unversioned requests through `deployments` until `until` settles; run(version) answers after `latencyMs(version)`. */
+async function routeUntil(
+  deployments: Deployments,
+  state: { loaded: Set<number> },
+  until: Promise<unknown>,
+  latencyMs: (version: number) => number,
+  clients = 4,
+) {
+  let done = false;
+  void until.finally(() => {
+    done = true;
+  });
+  const served: number[] = [];
+  const failures: string[] = [];
+  const run = async (version: number) => {
+    const v = version === -1 ? Math.max(...state.loaded) : version;
+    if (!state.loaded.has(v)) throw new Error(`version ${v} of '${MODEL}' is not available`);
+    await new Promise((r) => setTimeout(r, latencyMs(v)));
+    return { version: v } as InferResult;
+  };
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (!done) {
+        try {
+          served.push((await deployments.infer(MODEL, run)).version);
+        } catch (err) {
+          failures.push((err as Error).message);
+          await new Promise((r) => setImmediate(r)); // a failure is at once: let timers run
+        }
+      }
+    }),
+  );
+  return { served, failures };
+}
+
+describe('the canary and the rollback, on a stand-in server', () => {
+  let repo: string;
+  beforeAll(() => {
+    repo = repository();
+    mkdirSync(join(repo, MODEL, '2'));
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+  const fresh = () => {
+    rmSync(join(repo, MODEL, 'deployments.jsonl'), { force: true });
+    const { host, state } = standInHost(repo, { loadMs: 100 });
+    return { deployments: new Deployments(host), state };
+  };
+
+  it('judges latency on the new version: a new version 10× slower is rolled back, one as fast is pinned', async () => {
+    // Latency by a clock the test moves: each request takes exactly its version's time, however busy the machine.
+    let now = 0;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    try {
+      for (const slow of [true, false]) {
+        const { deployments, state } = fresh();
+        const d = deployments.deploy(MODEL, {
+          version: 2,
+          canary: { traffic: 0.5, durationMs: 300, maxLatencyRatio: 3, minRequests: 5 },
+        });
+        let done = false;
+        void d.finally(() => {
+          done = true;
+        });
+        while (!done) {
+          await deployments.infer(MODEL, async (version) => {
+            const v = version === -1 ? Math.max(...state.loaded) : version;
+            now += v === 2 && slow ? 30 : 3;
+            await new Promise((r) => setImmediate(r));
+            return { version: v } as InferResult;
+          });
+        }
+        const result = await d;
+        expect(result.canary!.liveRequests).toBeGreaterThan(5);
+        if (slow) {
+          expect(result).toMatchObject({ status: 'rolled-back', pinned: 1 });
+          expect(result.reason).toMatch(/p99 latency ratio 10\.00 over maxLatencyRatio 3/);
+          expect(result.canary).toMatchObject({ p99Ms: 30, baselineP99Ms: 3 });
+        } else {
+          expect(result).toMatchObject({ status: 'succeeded', pinned: 2 });
+          expect(result.canary).toMatchObject({ p99Ms: 3, baselineP99Ms: 3, latencyRatio: 1 });
+        }
+      }
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('traffic: 0.1 sends about a tenth of live requests to the canary', async () => {
+    const { deployments, state } = fresh();
+    let live!: () => void;
+    const canaryStarted = new Promise<void>((r) => {
+      live = r;
+    });
+    const d = deployments.deploy(MODEL, {
+      version: 2,
+      canary: { traffic: 0.1, durationMs: 500 },
+      onStep: (s) => s.step === 'canary' && live(),
+    });
+    await canaryStarted;
+    await new Promise((r) => setImmediate(r)); // the canary routes from here on
+    const served: number[] = [];
+    const run = async (version: number) => ({
+      version: version === -1 ? Math.max(...state.loaded) : version,
+    });
+    for (let i = 0; i < 200; i++) served.push((await deployments.infer(MODEL, run as never)).version);
+    const share = served.filter((v) => v === 2).length / served.length;
+    expect(share).toBeGreaterThan(0.02);
+    expect(share).toBeLessThan(0.25);
+    expect((await d).canary!.liveRequests).toBe(served.filter((v) => v === 2).length);
+  });
+
+  it('a rollback to an unloaded version pins it only once it loaded: no request fails meanwhile', async () => {
+    const { deployments, state } = fresh();
+    await deployments.deploy(MODEL, { version: 2, keep: 0 });
+    expect([...state.loaded]).toEqual([2]);
+    const rollback = deployments.rollback(MODEL, { to: 1 });
+    const { served, failures } = await routeUntil(deployments, state, rollback, () => 1);
+    expect(await rollback).toMatchObject({ kind: 'rollback', to: 1, pinned: 1 });
+    expect(failures).toEqual([]);
+    expect(served.length).toBeGreaterThan(4); // requests ran during the 100 ms load
+    expect(deployments.pinned(MODEL)).toBe(1);
+  });
+});
+
+describe('keep', () => {
+  const repo = repository();
+  let server: Server;
+  beforeAll(async () => {
+    server = await Server.create(serverOptions({ modelRepository: repo }));
+    await server.loadModel(MODEL);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('keep: 2 keeps exactly the two versions pinned before the new one loaded', async () => {
+    expect((await server.deploy(MODEL, { files: { 'v.txt': '2' } })).loaded).toEqual([1, 2]);
+    expect((await server.deploy(MODEL, { files: { 'v.txt': '3' }, keep: 2 })).loaded).toEqual([1, 2, 3]);
+    expect((await server.deploy(MODEL, { files: { 'v.txt': '4' }, keep: 2 })).loaded).toEqual([2, 3, 4]);
+    expect((await server.deploy(MODEL, { files: { 'v.txt': '5' }, keep: 0 })).loaded).toEqual([5]);
   });
 });

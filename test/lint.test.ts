@@ -245,3 +245,29 @@ describe('Server.create({ lint })', () => {
     }
   });
 });
+
+describe('gpus-spread at the boundary', () => {
+  it('GPU ids run 0 to count-1: an id equal to the GPU count is flagged, the last real one is not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-gpus-'));
+    try {
+      for (const [name, id] of [
+        ['at_count', 2],
+        ['last_gpu', 1],
+      ] as const) {
+        mkdirSync(join(dir, name, '1'), { recursive: true });
+        writeFileSync(
+          join(dir, name, 'config.pbtxt'),
+          `name: "${name}"\nbackend: "identity"\nmax_batch_size: 8\n${io}instance_group [ { kind: KIND_GPU gpus: [ ${id} ] } ]\n`,
+        );
+      }
+      const errors = lint(dir, { gpus: 2 }).findings.filter(
+        (f) => f.rule === 'gpus-spread' && f.severity === 'error',
+      );
+      expect(errors.map((f) => [f.model, f.message])).toEqual([
+        ['at_count', 'GPU(s) 2 do not exist on a machine with 2 GPU(s)'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,6 +3,9 @@
 // pick is the best measured point within the SLA; the original config comes
 // back after a normal end, an error, an abort and SIGINT.
 import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError, tune, tuneReportHtml } from '../lib/index.js';
@@ -114,6 +117,86 @@ describe('tune()', () => {
     });
     await expect(tune(server, MODEL, { slaP99Ms: 0 })).rejects.toThrow(/slaP99Ms/);
     await expect(tune(server, MODEL, { slaP99Ms: 10, concurrency: [0] })).rejects.toThrow(/concurrency/);
+  });
+});
+
+describe('tune(): failures, a second run, an unload during a run', () => {
+  // identity_delay whose dynamic batcher queues at most one request: at
+  // concurrency 8 the rest are refused (UNAVAILABLE), while the baseline
+  // (no dynamic batching, no queue policy) refuses none.
+  const repo = mkdtempSync(join(tmpdir(), 'triton-node-tune-'));
+  cpSync(join(MODELS, MODEL), join(repo, MODEL), { recursive: true });
+  const config = readFileSync(join(repo, MODEL, 'config.pbtxt'), 'utf8');
+  writeFileSync(
+    join(repo, MODEL, 'config.pbtxt'),
+    `${config}dynamic_batching { default_queue_policy { max_queue_size: 1 } }\n`,
+  );
+  let server: Server;
+  beforeAll(async () => {
+    server = await Server.create(serverOptions({ modelRepository: repo }));
+    await server.loadModel(MODEL);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('a point where requests failed never meets the SLA, however fast the rest were', async () => {
+    const result = await tune(server, MODEL, {
+      ...quick,
+      concurrency: [8],
+      slaP99Ms: 5000,
+      preferredBatchSizes: [2],
+      queueDelaysUs: [100],
+    });
+    const failed = result.points.filter((p) => p.errors > 0);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const p of failed) expect(p.meetsSla, JSON.stringify(p)).toBe(false);
+    // The baseline queues without a limit: no failures, within the SLA, the pick.
+    expect(result.best).toMatchObject({ preferredBatchSize: null, errors: 0, meetsSla: true });
+  });
+
+  it('a second run on the same model is refused while the first runs; one after it is not', async () => {
+    const first = tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 5000,
+      preferredBatchSizes: [2],
+      queueDelaysUs: [100],
+    });
+    const second = await tune(server, MODEL, { ...quick, slaP99Ms: 5000 }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(TritonError);
+    expect(second).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/'identity_delay' is already being tuned/),
+    });
+    await first;
+    const third = await tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 5000,
+      preferredBatchSizes: [2],
+      queueDelaysUs: [100],
+    });
+    expect(third.points.length).toBeGreaterThan(0);
+  });
+
+  it('a model unloaded during a run stays unloaded: tune stops and says so', async () => {
+    const run = tune(server, MODEL, {
+      ...quick,
+      slaP99Ms: 5000,
+      preferredBatchSizes: [2, 4],
+      queueDelaysUs: [100],
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 250));
+    await server.unloadModel(MODEL, { wait: true });
+    const err = await run;
+    expect(err).toBeInstanceOf(TritonError);
+    expect(err).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/unloaded during the run, and stays unloaded/),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await server.model(MODEL).isReady()).toBe(false);
+    await server.loadModel(MODEL);
   });
 });
 

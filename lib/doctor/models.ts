@@ -6,9 +6,10 @@
  * @internal
  * @packageDocumentation
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATATYPE_NAMES } from '../binding.js';
+import { readRepositoryFileSync } from '../files.js';
 import { parseModelConfigText } from '../pbtxt.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
@@ -107,7 +108,7 @@ function checkModel(dir: string, name: string, models: Set<string>, ctx: ModelCo
   }
   let config: Config;
   try {
-    config = parseModelConfigText(readFileSync(file, 'utf8'));
+    config = parseModelConfigText(readRepositoryFileSync(file));
   } catch (err) {
     facts.problems.push(`config.pbtxt does not parse: ${(err as Error).message}`);
     return facts;

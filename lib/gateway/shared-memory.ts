@@ -21,7 +21,7 @@
  * NOT_FOUND, a region registered twice ALREADY_EXISTS, an offset and size
  * past the region's end INVALID_ARG.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { constants, closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from 'triton-node';
 import { describe } from '../errors.js';
 import type { ShmReference, ShmResolver, ShmWriter } from './codec.js';
@@ -58,6 +58,37 @@ export interface RegionStatus {
   key: string;
   offset: number;
   byte_size: number;
+}
+
+/**
+ * How shm_open opens an object, plus O_NONBLOCK: a link planted in /dev/shm
+ * is not followed (ELOOP), and a FIFO there opens at once (then fstat
+ * refuses it) instead of blocking the event loop. libuv adds O_CLOEXEC.
+ */
+const SHM_OPEN_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** The longest name of a file in /dev/shm (NAME_MAX). */
+const SHM_NAME_MAX = 255;
+
+/** The file name of a key under shm_open's rules: leading '/'s dropped, then one name, no NUL. */
+function shmName(region: string, key: string): string {
+  const file = key.replace(/^\/+/, '');
+  const why =
+    file === '' || file === '.' || file === '..'
+      ? 'it names no object'
+      : file.includes('/')
+        ? "it has a '/' after the leading one"
+        : file.includes('\0')
+          ? 'it has a NUL character'
+          : Buffer.byteLength(file) > SHM_NAME_MAX
+            ? `it is longer than ${SHM_NAME_MAX} bytes`
+            : undefined;
+  if (why !== undefined) {
+    throw badRequest(
+      `failed to register shared memory region '${region}': invalid key '${key.replace(/\0/g, '\\0')}' (${why})`,
+    );
+  }
+  return file;
 }
 
 function nonNegative(v: unknown, what: string): number {
@@ -130,21 +161,27 @@ export class SharedMemoryRegistry {
   /** Registers `name` as `byteSize` bytes at `offset` of the shared memory object `key`. */
   register(name: string, key: string, offset: number, byteSize: number): void {
     this.#taken(name);
-    const file = key.replace(/^\/+/, '');
-    if (file === '' || file.includes('/') || file === '.' || file === '..') {
-      throw badRequest(`failed to register shared memory region '${name}': invalid key '${key}'`);
-    }
+    const file = shmName(name, key);
     let fd: number;
     try {
-      fd = openSync(`${SHM_DIRECTORY}/${file}`, 'r+');
+      fd = openSync(`${SHM_DIRECTORY}/${file}`, SHM_OPEN_FLAGS);
     } catch (err) {
-      throw new GatewayError(
-        500,
-        `Unable to open shared memory region: '${key}' (${(err as NodeJS.ErrnoException).code})`,
-        'INTERNAL',
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') {
+        throw badRequest(
+          `failed to register shared memory region '${name}': '${key}' is a symbolic link in ${SHM_DIRECTORY}, not a shared memory object`,
+        );
+      }
+      throw new GatewayError(500, `Unable to open shared memory region: '${key}' (${code})`, 'INTERNAL');
+    }
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) {
+      closeSync(fd);
+      throw badRequest(
+        `failed to register shared memory region '${name}': '${key}' is not a shared memory object (not a regular file in ${SHM_DIRECTORY})`,
       );
     }
-    const size = fstatSync(fd).size;
+    const size = stats.size;
     if (offset + byteSize > size) {
       closeSync(fd);
       throw badRequest(

@@ -4,8 +4,9 @@
  * bytes of its weight files, a vLLM backend's engine arguments).
  * @internal
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { readRepositoryFileSync } from '../files.js';
 import type { ModelConfig } from '../model-config.js';
 import { type TextPosition, parseModelConfigTextWithPositions } from '../pbtxt.js';
 
@@ -87,7 +88,7 @@ export function readLintModel(dir: string, name: string, options: LintOptions): 
   let config: ModelConfig = {};
   let positions = new Map<string, TextPosition>();
   if (configFile !== undefined) {
-    const parsed = parseModelConfigTextWithPositions(readFileSync(configFile, 'utf8'));
+    const parsed = parseModelConfigTextWithPositions(readRepositoryFileSync(configFile));
     config = parsed.config as ModelConfig;
     positions = parsed.positions;
   }
@@ -110,7 +111,7 @@ export function readLintModel(dir: string, name: string, options: LintOptions): 
   if (latest !== undefined) {
     const file = join(dir, String(latest), 'model.json');
     if (existsSync(file)) {
-      const text = readFileSync(file, 'utf8');
+      const text = readRepositoryFileSync(file);
       try {
         const values = JSON.parse(text) as unknown;
         if (typeof values === 'object' && values !== null && !Array.isArray(values)) {

@@ -7,10 +7,11 @@
  * then the queue-delay cap. The pick is the best throughput within the SLA,
  * measured again. The model's original config is always put back.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { tritonError } from '../errors.js';
+import { readRepositoryFileSync } from '../files.js';
 import { type ModelConfig, formatModelConfig } from '../model-config.js';
 import type { ModelMetadata } from '../model.js';
 import { parseModelConfigText } from '../pbtxt.js';
@@ -190,6 +191,8 @@ class TuneRun {
     readonly original: ModelConfig,
     readonly plan: Plan,
     readonly options: TuneOptions,
+    /** The server's unload count of the model when the run began. */
+    readonly unloads: number,
   ) {
     this.#model = server.model(name);
     this.planned =
@@ -202,6 +205,23 @@ class TuneRun {
       err.name = 'AbortError';
       throw err;
     }
+  }
+
+  /** True once the model was unloaded (by anyone) after the run began. */
+  get unloaded(): boolean {
+    return this.server._unloadCount(this.name) !== this.unloads;
+  }
+
+  /** Stops the run when the model was unloaded during it: tune never loads it back. */
+  stopIfUnloaded(cause?: unknown): void {
+    if (!this.unloaded) return;
+    const err = tritonError(
+      'UNAVAILABLE',
+      `tune of '${this.name}' stopped: the model was unloaded during the run, and stays unloaded`,
+      { model: this.name },
+    );
+    if (cause !== undefined) err.cause = cause;
+    throw err;
   }
 
   /** The original config with `n` instances and the given batching. */
@@ -289,6 +309,7 @@ class TuneRun {
   /** Loads a configuration and measures it at every concurrency. */
   async sweep(n: number, p: number | null, delayUs: number): Promise<TunePoint[]> {
     this.abortIfAsked();
+    this.stopIfUnloaded();
     await this.server.loadModel(this.name, { config: this.configFor(n, p, delayUs) });
     const out: TunePoint[] = [];
     for (const c of this.plan.concurrency) out.push(await this.measure(n, p, delayUs, c));
@@ -368,10 +389,43 @@ function refuseInternalBatching(name: string, original: ModelConfig, force: bool
  */
 export async function tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult> {
   checkOptions(options);
+  // Two runs on one model would reload each other's configurations and
+  // measure each other's load: the second is refused while the first runs.
+  const names = tuning.get(server) ?? new Set<string>();
+  tuning.set(server, names);
+  if (names.has(name)) {
+    throw tritonError(
+      'UNAVAILABLE',
+      `tune: model '${name}' is already being tuned; wait for that run to end`,
+      {
+        model: name,
+      },
+    );
+  }
+  names.add(name);
+  try {
+    return await tuneOnce(server, name, options);
+  } finally {
+    names.delete(name);
+  }
+}
+
+/** The models being tuned, per server. */
+const tuning = new WeakMap<Server, Set<string>>();
+
+async function tuneOnce(server: Server, name: string, options: TuneOptions): Promise<TuneResult> {
+  const unloads = server._unloadCount(name);
   const startedAt = new Date().toISOString();
   const original = await server.model(name).config();
   refuseInternalBatching(name, original, options.force);
-  const run = new TuneRun(server, name, original, await planOf(server, name, original, options), options);
+  const run = new TuneRun(
+    server,
+    name,
+    original,
+    await planOf(server, name, original, options),
+    options,
+    unloads,
+  );
   let best: TunePoint | undefined;
   let recheck: TunePoint | undefined;
   try {
@@ -385,6 +439,7 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
       if (p.meetsSla && (best === undefined || p.throughput > best.throughput)) best = p;
     if (best !== undefined) {
       run.planned++;
+      run.stopIfUnloaded();
       await server.loadModel(name, {
         config: run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs),
       });
@@ -396,9 +451,16 @@ export async function tune(server: Server, name: string, options: TuneOptions): 
       );
       run.points.pop(); // the recheck is reported apart
     }
+  } catch (err) {
+    // A request or a statistics call failed because the model went: say why.
+    run.stopIfUnloaded(err);
+    throw err;
   } finally {
-    // Put the original back: after the end, an error or an abort.
-    await server.loadModel(name, { config: original });
+    // Put the original back: after the end, an error or an abort; not
+    // after an unload, which stands.
+    if (!run.unloaded) {
+      await server.loadModel(name, { config: original });
+    }
   }
   options.onProgress?.({ done: run.done, planned: run.done, what: 'done' });
   const result: TuneResult = {
@@ -424,7 +486,7 @@ function repositoryConfig(server: Server, name: string): ModelConfig | undefined
     const file = join(repo, name, 'config.pbtxt');
     if (!existsSync(file)) continue;
     try {
-      return parseModelConfigText(readFileSync(file, 'utf8')) as ModelConfig;
+      return parseModelConfigText(readRepositoryFileSync(file)) as ModelConfig;
     } catch {
       return undefined;
     }
