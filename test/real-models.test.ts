@@ -12,6 +12,7 @@ import { skipAllIf } from './helpers.js';
 import {
   REAL_MODEL_NAMES,
   makeRealModelRepository,
+  onnxRuntimeNode,
   realModelConfigs,
   realModelFiles,
 } from './real-models.js';
@@ -73,6 +74,10 @@ describe('the real-model repository', () => {
       ['input', 'TYPE_FP32', [-1, -1]],
       ['sr', 'TYPE_INT64', [1]],
     ]);
+  });
+
+  it("finds onnxruntime-node's libonnxruntime.so.1", () => {
+    expect(onnxRuntimeNode()).toMatch(/onnxruntime-node\/bin\/.*\/libonnxruntime\.so\.1$/);
   });
 
   it('writes only the models asked for, with the defaults', () => {

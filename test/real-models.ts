@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type ModelConfig, formatModelConfig } from '../lib/index.js';
+import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
 
 const require = createRequire(import.meta.url);
 
@@ -61,10 +62,7 @@ export function realModelFiles(): RealModelFiles | string {
  * when onnxruntime-node or its library for this platform is missing.
  */
 export function onnxRuntimeNode(): string | undefined {
-  const dir = packageDir('onnxruntime-node');
-  if (dir === undefined || process.platform !== 'linux') return undefined;
-  const lib = join(dir, 'bin', 'napi-v6', 'linux', process.arch, 'libonnxruntime.so.1');
-  return existsSync(lib) ? lib : undefined;
+  return findOnnxRuntimeNode()?.library;
 }
 
 /** Per-model knobs of the generated configs. */
