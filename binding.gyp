@@ -88,6 +88,8 @@
         "native/fake/leak_counters.cc",
         "native/fake/metrics.cc",
         "native/fake/model_repository.cc",
+        "native/fake/onnxruntime_api.cc",
+        "native/fake/onnxruntime_backend.cc",
         "native/fake/precondition.cc",
         "native/fake/rate_limiter.cc",
         "native/fake/scheduler.cc",

@@ -12,6 +12,7 @@ export interface TritonErrorDetails {
   model?: string;
   version?: number;
   requestId?: string;
+  correlationId?: number | bigint | string;
   attempts?: LoadAttempt[];
   cause?: unknown;
 }
@@ -29,6 +30,8 @@ export class TritonError extends Error {
   declare readonly version?: number;
   /** The request id (`request.id`) of the failing inference, when given. */
   declare readonly requestId?: string;
+  /** The sequence (`request.correlationId`) of the failing inference, when it had one. */
+  declare readonly correlationId?: number | bigint | string;
   /** Library loader failures: every path tried and what was found there. */
   declare readonly attempts?: LoadAttempt[];
 
@@ -39,6 +42,7 @@ export class TritonError extends Error {
     if (details.model !== undefined) this.model = details.model;
     if (details.version !== undefined) this.version = details.version;
     if (details.requestId !== undefined) this.requestId = details.requestId;
+    if (details.correlationId !== undefined) this.correlationId = details.correlationId;
     if (details.attempts !== undefined) this.attempts = details.attempts;
   }
 }
@@ -58,11 +62,12 @@ export function withHint<E extends Error>(err: E, hint: string): E {
  * have its stack or request id rewritten by each of them.
  */
 export function copyError(err: TritonError, context: ErrorContext): TritonError {
-  const copy = new TritonError(err.message, {
+  const copy = new TritonError(named(err.message, context), {
     code: err.code,
     model: context.model ?? err.model,
     version: context.version ?? err.version,
     requestId: context.requestId,
+    correlationId: context.correlationId,
     attempts: err.attempts,
     cause: err.cause,
   });
@@ -70,11 +75,25 @@ export function copyError(err: TritonError, context: ErrorContext): TritonError 
   return copy;
 }
 
-/** Where a native call came from: the model, version and request it was for. */
+/** Where a native call came from: the model, version and request (and its sequence) it was for. */
 export interface ErrorContext {
   model?: string;
   version?: number;
   requestId?: string;
+  correlationId?: number | bigint | string;
+}
+
+/**
+ * `message` naming the request's sequence where the request had one and the
+ * message does not name it already (Triton's "inference request for
+ * sequence 7 to model ..." does; its "Cancelled" of the requests queued
+ * behind a cancelled one does not): with several sequences in flight, which
+ * one failed is what the caller needs to know.
+ */
+function named(message: string, context: ErrorContext): string {
+  const id = context.correlationId;
+  if (id === undefined || message.includes(`sequence ${id}`)) return message;
+  return `${message} (sequence ${id})`;
 }
 
 /**
@@ -116,7 +135,7 @@ export function fromNativeError(err: unknown, context: ErrorContext = {}, holder
   const e = err as { code?: unknown; message?: unknown; attempts?: LoadAttempt[] } | undefined;
   const code = isCode(e?.code) ? e.code : 'UNKNOWN';
   const message = typeof e?.message === 'string' ? e.message : String(err);
-  const out = new TritonError(message, { ...context, code, attempts: e?.attempts });
+  const out = new TritonError(named(message, context), { ...context, code, attempts: e?.attempts });
   return withStack(out, holder) as TritonError;
 }
 
@@ -127,7 +146,10 @@ export function fromErrorInfo(
   holder?: Error,
 ): TritonError {
   const code = isCode(info.code) ? info.code : 'UNKNOWN';
-  return withStack(new TritonError(info.message, { ...context, code }), holder) as TritonError;
+  // Triton fails the requests queued behind a cancelled one of a sequence with CANCELLED and no text.
+  const message =
+    info.message === '' ? `${requestOf(context)} was answered ${code}, with no message` : info.message;
+  return withStack(new TritonError(named(message, context), { ...context, code }), holder) as TritonError;
 }
 
 /** A TritonError raised by the binding itself (validation, stopped server...). */
@@ -137,7 +159,11 @@ export function tritonError(
   context: ErrorContext = {},
   holder?: Error,
 ): TritonError {
-  return withStack(new TritonError(message, { ...context, code }), holder) as TritonError;
+  return withStack(new TritonError(named(message, context), { ...context, code }), holder) as TritonError;
+}
+
+function requestOf(context: ErrorContext): string {
+  return context.model === undefined ? 'request' : `request to model '${context.model}'`;
 }
 
 /**
@@ -146,8 +172,11 @@ export function tritonError(
  * `cause`.
  */
 export function abortError(context: ErrorContext, reason: unknown, holder?: Error): TritonError {
-  const what = context.model === undefined ? 'request' : `request to model '${context.model}'`;
-  const err = new TritonError(`${what} was aborted`, { ...context, code: 'CANCELLED', cause: reason });
+  const err = new TritonError(named(`${requestOf(context)} was aborted`, context), {
+    ...context,
+    code: 'CANCELLED',
+    cause: reason,
+  });
   err.name = 'AbortError';
   return withStack(err, holder) as TritonError;
 }

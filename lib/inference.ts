@@ -32,11 +32,12 @@ import {
   withPlacementHint,
 } from './validate.js';
 
-/** Where a request came from: its model, the version asked for, its id. */
+/** Where a request came from: its model, the version asked for, its id, its sequence. */
 interface RequestContext {
   model: string;
   version: number;
   requestId?: string;
+  correlationId?: number | bigint | string;
 }
 
 /** A stream's submitted request: its token (-1 until submitted); `done` once FINAL came or it was aborted. */
@@ -142,7 +143,8 @@ export class Inference {
       // The addon's argument errors (a NUL in a name, a resizable destination)
       // stay TypeErrors/RangeErrors, as the same mistakes caught in TS are.
       if (err instanceof TypeError || err instanceof RangeError) throw err;
-      throw fromNativeError(err, { model: built.model, version: built.version, requestId: built.id }, holder);
+      const context = { model: built.model, version: built.version, requestId: built.id };
+      throw fromNativeError(err, { ...context, correlationId: built.args[2] }, holder);
     } finally {
       this.#submitting = false;
       early = this.#early;
@@ -291,6 +293,7 @@ export class Inference {
         model: name,
         version: request.version ?? modelVersion,
         requestId: request.id,
+        correlationId: request.correlationId,
       };
       this.#checkOpen(ctx, request.signal);
       // The first calls to a model share one config fetch.
@@ -346,6 +349,7 @@ export class Inference {
       model: name,
       version: request.version ?? modelVersion,
       requestId: request.id,
+      correlationId: request.correlationId,
     };
     const stream = new InferStream(`stream of model '${name}'`, options);
     void this.#startStream(stream, request, ctx, holder).catch((err: unknown) => {

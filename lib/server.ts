@@ -38,6 +38,7 @@ import {
   type ModelVersionState,
 } from './model.js';
 import { type LibraryInfo, addon, loadLibrary } from './native.js';
+import { fakeOnnxRuntimeSettings } from './onnxruntime.js';
 import {
   type LintMode,
   type LoadModelOptions,
@@ -124,6 +125,9 @@ export class Server implements AsyncDisposable {
     const native = parsed.native;
     const library = loadLibrary(parsed.library);
     if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
+    // The fake engine's onnxruntime backend computes with onnxruntime-node's
+    // ONNX Runtime when the application has it.
+    if (library.isFake) native.backendConfig.push(...fakeOnnxRuntimeSettings(native.backendConfig));
     // The event callback exists before the server does; it routes to
     // `route.to` once that is set (no request can be submitted before).
     const route: { to?: Inference } = {};

@@ -94,8 +94,10 @@ describe('an ensemble of two identity steps (ensemble_identity)', () => {
     expect(err).toBeInstanceOf(TritonError);
     expect(err).toMatchObject({
       code: 'INVALID_ARG',
+      // Triton's text, then the sequence the request was of (triton-node names it where Triton does not).
       message:
-        "in ensemble 'ensemble_identity', [request id: <id_unknown>] correlation ID in request is not an unsigned int",
+        "in ensemble 'ensemble_identity', [request id: <id_unknown>] correlation ID in request is not an unsigned int (sequence session-1)",
+      correlationId: 'session-1',
     });
     // A destination too small for the output: the caller's allocator says so.
     const small = await server()

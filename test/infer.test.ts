@@ -179,6 +179,9 @@ describe('inference', () => {
     expect(err).toBeInstanceOf(TritonError);
     expect(err.code).toBe('INVALID_ARG');
     expect(err.message).toContain('[request id: corr-str] correlation ID in request is not an unsigned int');
+    // The error names the sequence (Triton's text does not), as a field and in the message.
+    expect(err.correlationId).toBe('session-1');
+    expect(err.message).toMatch(/ \(sequence session-1\)$/);
     // An integer one (number or bigint) is fine.
     for (const correlationId of [5, 2n ** 64n - 1n]) {
       const ok = await server().infer('identity_fp32', {
@@ -187,6 +190,37 @@ describe('inference', () => {
       });
       expect(values(ok.outputs.OUTPUT0)).toEqual([2]);
     }
+  });
+
+  it('an aborted or failed request of a sequence names its correlationId; one without names none', async () => {
+    const controller = new AbortController();
+    const pending = server().infer('identity_delay', {
+      inputs: { INPUT0: new Float32Array([1]) },
+      correlationId: 2n ** 63n + 5n,
+      signal: controller.signal,
+    });
+    controller.abort();
+    const aborted = (await rejection(pending)) as TritonError;
+    expect(aborted.name).toBe('AbortError');
+    expect(aborted.correlationId).toBe(2n ** 63n + 5n);
+    expect(aborted.message).toBe(
+      `request to model 'identity_delay' was aborted (sequence ${2n ** 63n + 5n})`,
+    );
+    // A failure in Triton (the caller's destination is too small for the output).
+    const tooSmall = (correlationId?: number) =>
+      server().infer('identity_nobatch', {
+        inputs: { INPUT0: new Float32Array([1, 2, 3]) },
+        outputs: { OUTPUT0: { into: new Float32Array(2) } },
+        ...(correlationId === undefined ? {} : { correlationId }),
+      });
+    const failed = (await rejection(tooSmall(8))) as TritonError;
+    expect(failed.code).toBe('INVALID_ARG');
+    expect(failed.correlationId).toBe(8);
+    expect(failed.message).toMatch(/ \(sequence 8\)$/);
+    const plain = (await rejection(tooSmall())) as TritonError;
+    expect(plain.code).toBe('INVALID_ARG');
+    expect(plain.correlationId).toBeUndefined();
+    expect(plain.message).not.toMatch(/\(sequence/);
   });
 
   it('batches along the first dimension up to max_batch_size', async () => {

@@ -100,15 +100,22 @@ void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg) {
   if (cfg->instance_group.empty()) {
     InstanceGroupConfig group;
     group.name = cfg->name;
+    group.count = 0;  // the default count, below
     cfg->instance_group.push_back(group);
   }
+  // Triton's default count: 2 CPU instances for the backends that opt in
+  // (onnxruntime, tensorflow), else 1.
+  const bool two_cpu_instances =
+      cfg->backend == "onnxruntime" || cfg->backend == "tensorflow";
   for (size_t i = 0; i < cfg->instance_group.size(); ++i) {
     InstanceGroupConfig& group = cfg->instance_group[i];
     if (group.name.empty()) group.name = cfg->name + "_" + std::to_string(i);
     // The fake engine is a CPU-only build: KIND_AUTO resolves to CPU there.
     // An explicit KIND_GPU stays as written.
     if (group.kind == "KIND_AUTO") group.kind = "KIND_CPU";
-    if (group.count < 1) group.count = 1;
+    if (group.count < 1) {
+      group.count = group.kind == "KIND_CPU" && two_cpu_instances ? 2 : 1;
+    }
   }
 }
 

@@ -379,6 +379,8 @@ struct TRITONSERVER_ServerOptions
   std::map<std::string, std::map<std::string, std::string>> host_policies;
   // cache name -> its JSON config
   std::map<std::string, std::string> caches;
+  // backend ("" for every backend) -> setting -> value
+  std::map<std::string, std::map<std::string, std::string>> backend_config;
   std::string cache_dir = "/opt/tritonserver/caches";
 };
 
@@ -422,10 +424,12 @@ enum class BackendKind {
   kSquare,
   kTextStream,
   kEnsemble,
-  kStandIn
+  kStandIn,
+  kOnnxRuntime
 };
 
 struct EnsemblePlan;
+struct OnnxModel;
 
 struct StreamJob;
 
@@ -450,6 +454,8 @@ struct Model {
   // Stand-ins (stand_ins.cc): "<backend>:<mode>", and whether it echoes.
   std::string stand_in;
   bool stand_in_echoes = false;
+  // onnxruntime models (onnxruntime_backend.cc): the version's session.
+  std::shared_ptr<OnnxModel> onnx;
   double load_seconds = 0;
   ModelStats stats;
 
@@ -556,6 +562,39 @@ void ReadStandInsFromEnvironment();
 // and the parameter triton_node_stand_in = "<backend>:<mode>".
 void StandInRespond(Model* m, TRITONSERVER_InferenceRequest* r,
                     TRITONSERVER_InferenceResponse* resp);
+
+// ---- the onnxruntime backend (onnxruntime_backend.cc)
+namespace ort {
+struct Library;
+}
+// Where ONNX Runtime is: the library triton-node's lib/ found (backend
+// config onnxruntime / fake-onnxruntime-library) and what it searched
+// (fake-onnxruntime-searched), both "" when not given;
+// TRITON_NODE_ONNXRUNTIME_LIB wins over them.
+struct OnnxRuntimeSource {
+  std::string library;
+  std::string searched;
+};
+// Opens ONNX Runtime for an onnxruntime model: "" with *lib set, else why
+// it cannot (naming what was tried and how to install it).
+std::string OnnxRuntimeLibraryProblem(const OnnxRuntimeSource& source,
+                                      const ort::Library** lib);
+struct OnnxLoadOptions {
+  bool auto_complete = false;      // Triton's strict model config is off
+  int default_max_batch_size = 4;  // backend config default-max-batch-size
+};
+// Loads version `version` of the model in `dir` as the real backend does:
+// its session, the config auto-completed (options.auto_complete) and
+// checked against the model. "" with *out set, else the error (*code).
+std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
+                            int64_t version, const OnnxLoadOptions& options,
+                            ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
+                            TRITONSERVER_Error_Code* code);
+// One run for the whole batch; each request's outputs (or the run's error)
+// on its response.
+void OnnxRuntimeRespond(Model* m,
+                        const std::vector<TRITONSERVER_InferenceRequest*>& b,
+                        TRITONSERVER_InferenceResponse** resps);
 
 // ---- ensembles (ensemble_scheduler.cc)
 // How an ensemble runs, built once from its validated config.

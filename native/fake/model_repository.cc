@@ -320,7 +320,12 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
       if (probe) path = alt;
     }
     std::string text;
-    if (!ReadFile(path, &text)) {
+    const bool found = ReadFile(path, &text);
+    // Without strict model config a model may come without one: its
+    // backend auto-completes it (the onnxruntime backend does).
+    if (!found && !core->options.strict_config) {
+      text.clear();
+    } else if (!found) {
       return PollFailure(
           name, "Invalid model name: Could not determine backend for model '" +
                     name + "' with no backend in model configuration.");
@@ -398,10 +403,15 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
     *code = TRITONSERVER_ERROR_UNSUPPORTED;
     return "sequence batching is not supported by the fake engine";
   }
-  const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
-                   cfg.backend == "square" || cfg.backend == "fake_text_stream";
   std::string mode;
-  if (!own && StandInFor(cfg.backend, &mode)) return "";
+  const bool stand_in = StandInFor(cfg.backend, &mode);
+  // The onnxruntime backend runs real models when ONNX Runtime is there
+  // (onnxruntime_backend.cc); a stand-in asked for it still wins.
+  const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
+                   cfg.backend == "square" ||
+                   cfg.backend == "fake_text_stream" ||
+                   (cfg.backend == "onnxruntime" && !stand_in);
+  if (!own && stand_in) return "";
   if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {
     return "unable to find backend library for backend '" + cfg.backend +
            "', try specifying runtime on the model configuration.";
@@ -416,6 +426,10 @@ BackendKind KindOfBackend(const ModelConfig& cfg) {
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
   if (backend == "fake_text_stream") return BackendKind::kTextStream;
+  std::string mode;
+  if (backend == "onnxruntime" && !StandInFor(backend, &mode)) {
+    return BackendKind::kOnnxRuntime;
+  }
   if (backend != "identity") return BackendKind::kStandIn;
   return BackendKind::kIdentity;
 }
@@ -449,7 +463,8 @@ bool IsUnchangedReload(const ModelEntry& entry, const std::string& new_json,
 TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
                                  const std::vector<int64_t>& chosen,
                                  TRITONSERVER_Error_Code fail_code,
-                                 const std::string& fail) {
+                                 const std::string& fail,
+                                 TRITONSERVER_Error_Code load_code) {
   std::string msg = "load failed for model '" + name + "': ";
   const std::string reason = std::string(CodeString(fail_code)) + ": " + fail;
   bool serving = false;
@@ -471,7 +486,7 @@ TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
     entry->config_json.clear();
     RemoveTempDir(&entry->temp_dir);
   }
-  return Err(fail_code, msg + "\n");
+  return Err(load_code, msg + "\n");
 }
 
 // An ensemble whose steps do not check out: Triton unloads it (versions
@@ -485,6 +500,54 @@ TRITONSERVER_Error* FailEnsemble(const std::string& name, ModelEntry* entry,
   RemoveTempDir(&entry->temp_dir);
   entry->config_json.clear();
   return ErrArg("load failed for model '" + name + "': " + fail + "\n");
+}
+
+// A backend setting: the backend's own, else the global one, else "".
+std::string BackendSetting(const TRITONSERVER_ServerOptions& options,
+                           const std::string& backend,
+                           const std::string& setting) {
+  for (const std::string& b : {backend, std::string()}) {
+    auto it = options.backend_config.find(b);
+    if (it == options.backend_config.end()) continue;
+    auto value = it->second.find(setting);
+    if (value != it->second.end()) return value->second;
+  }
+  return "";
+}
+
+// An onnxruntime model's versions, each loaded as its backend loads it (the
+// config auto-completed on the way when strict model config is off; the
+// last version's config is the model's). "" with *sessions filled, else
+// the problem (*code).
+std::string LoadOnnxVersions(
+    ServerCore* core, const std::string& dir,
+    const std::vector<int64_t>& chosen, ModelConfig* cfg,
+    std::map<int64_t, std::shared_ptr<OnnxModel>>* sessions,
+    TRITONSERVER_Error_Code* code) {
+  const TRITONSERVER_ServerOptions& o = core->options;
+  OnnxRuntimeSource source;
+  source.library = BackendSetting(o, "onnxruntime", "fake-onnxruntime-library");
+  source.searched =
+      BackendSetting(o, "onnxruntime", "fake-onnxruntime-searched");
+  const ort::Library* lib = nullptr;
+  *code = TRITONSERVER_ERROR_UNAVAILABLE;
+  std::string problem = OnnxRuntimeLibraryProblem(source, &lib);
+  if (!problem.empty()) return problem;
+  OnnxLoadOptions options;
+  options.auto_complete = !o.strict_config;
+  const std::string mbs =
+      BackendSetting(o, "onnxruntime", "default-max-batch-size");
+  if (!mbs.empty()) options.default_max_batch_size = std::atoi(mbs.c_str());
+  ModelConfig completed = *cfg;
+  for (int64_t v : chosen) {
+    ModelConfig version_cfg = *cfg;
+    problem = OnnxRuntimeLoad(lib, dir, v, options, &version_cfg,
+                              &(*sessions)[v], code);
+    if (!problem.empty()) return problem;
+    completed = version_cfg;
+  }
+  *cfg = completed;
+  return "";
 }
 
 // A model whose backend the fake does not have, answered by the stand-in
@@ -534,9 +597,11 @@ BackendParameters ReadBackendParameters(const ModelConfig& cfg) {
 
 // Starts one model per chosen version and makes each the version's READY
 // model. Caller holds core->mu.
-void StartVersions(ServerCore* core, const std::string& name,
-                   const ModelConfig& cfg, const std::vector<int64_t>& chosen,
-                   ModelEntry* entry) {
+void StartVersions(
+    ServerCore* core, const std::string& name, const ModelConfig& cfg,
+    const std::vector<int64_t>& chosen,
+    const std::map<int64_t, std::shared_ptr<OnnxModel>>& sessions,
+    ModelEntry* entry) {
   const BackendParameters params = ReadBackendParameters(cfg);
   for (int64_t v : chosen) {
     uint64_t t0 = SteadyNs();
@@ -551,6 +616,8 @@ void StartVersions(ServerCore* core, const std::string& name,
       m->ensemble = MakeEnsemblePlan(m->config);
     } else if (m->backend == BackendKind::kStandIn) {
       StartStandIn(m.get());
+    } else if (m->backend == BackendKind::kOnnxRuntime) {
+      m->onnx = sessions.at(v);
     }
     m->execute_delay_ms = params.execute_delay_ms;
     m->square_delay_ns = params.square_delay_ns;
@@ -614,11 +681,19 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   const bool ensemble = IsEnsemble(cfg);
   std::string fail =
       ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
+  // A backend's failure to create the model fails its load as INVALID_ARG
+  // (the backend's own code is in the message).
+  TRITONSERVER_Error_Code load_code = fail_code;
+  std::map<int64_t, std::shared_ptr<OnnxModel>> sessions;
+  if (fail.empty() && KindOfBackend(cfg) == BackendKind::kOnnxRuntime) {
+    fail = LoadOnnxVersions(this, dir, chosen, &cfg, &sessions, &fail_code);
+    load_code = TRITONSERVER_ERROR_INVALID_ARG;
+  }
   std::string new_json = ModelConfigToJson(cfg);
   std::lock_guard<std::mutex> lock(mu);
   if (fail.empty()) {
     fail = RateLimiterProblem(*this, name, cfg);
-    fail_code = TRITONSERVER_ERROR_INVALID_ARG;
+    fail_code = load_code = TRITONSERVER_ERROR_INVALID_ARG;
   }
   ModelEntry& entry = models[name];
   entry.dir = dir;
@@ -637,7 +712,7 @@ TRITONSERVER_Error* ServerCore::LoadModel(
     return nullptr;
   }
   if (!fail.empty()) {
-    return FailVersions(name, &entry, chosen, fail_code, fail);
+    return FailVersions(name, &entry, chosen, fail_code, fail, load_code);
   }
   // Triton releases the previous versions only once the new ones loaded:
   // their own load is long over.
@@ -645,7 +720,7 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   UnloadEntry(&entry);
   // The versions that used the previous files are unloading.
   RemoveTempDir(&entry.temp_dir);
-  StartVersions(this, name, cfg, chosen, &entry);
+  StartVersions(this, name, cfg, chosen, sessions, &entry);
   entry.config_json = new_json;
   entry.temp_dir = temp_dir.Release();
   return nullptr;

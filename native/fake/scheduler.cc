@@ -121,9 +121,9 @@ bool SameShapes(const TRITONSERVER_InferenceRequest* a,
   return true;
 }
 
-// How an instance forms its batches: only identity models with dynamic
-// batching and max_batch_size > 0 batch; a batch closes at `target` (the
-// largest preferred size that fits, else max_batch) or once its oldest
+// How an instance forms its batches: only identity and onnxruntime models with
+// dynamic batching and max_batch_size > 0 batch; a batch closes at `target`
+// (the largest preferred size that fits, else max_batch) or once its oldest
 // request waited `delay`.
 struct BatchPolicy {
   bool batching = false;
@@ -137,7 +137,8 @@ BatchPolicy BatchPolicyOf(const Model& m) {
   const DynamicBatchingConfig& db = m.config.dynamic_batching;
   BatchPolicy bp;
   bp.batching = db.present && m.config.max_batch_size > 0 &&
-                m.backend == BackendKind::kIdentity;
+                (m.backend == BackendKind::kIdentity ||
+                 m.backend == BackendKind::kOnnxRuntime);
   bp.max_batch =
       bp.batching ? static_cast<uint64_t>(m.config.max_batch_size) : 1;
   bp.target = bp.max_batch;
@@ -269,6 +270,7 @@ void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
   switch (backend) {
     case BackendKind::kIdentity:
     case BackendKind::kStandIn:  // one execution per batch, as identity
+    case BackendKind::kOnnxRuntime:
       IdentityExecute(this, batch, inline_mode);
       break;
     case BackendKind::kRepeat:

@@ -347,6 +347,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetBackendConfig(
   FAKE_NOT_NULL(backend_name);
   FAKE_NOT_NULL(setting);
   FAKE_NOT_NULL(value);
+  options->backend_config[backend_name][setting] = value;
   return nullptr;
 }
 

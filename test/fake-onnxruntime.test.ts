@@ -1,0 +1,281 @@
+/**
+ * The fake engine's onnxruntime backend: real ONNX models computed by
+ * onnxruntime-node's ONNX Runtime. Loads (auto-complete, complete and broken
+ * configs) compared with what a real Triton r25.07 said
+ * (test/fixtures/real-triton-r25.07/onnxruntime/), inference outputs compared
+ * with onnxruntime-node's own, single and batched, and the error when ONNX
+ * Runtime is missing.
+ */
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelConfig, Server, TritonError } from '../lib/index.js';
+import { FIXTURES, LIBRARY_PATH, library, skipAllIf } from './helpers.js';
+import { ONNX_CASES, type OnnxOutcome } from './onnxruntime/cases.js';
+import { runOnnxCases } from './onnxruntime/record.js';
+import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
+
+/** Whether the fake engine runs sequence batching (implicit state) yet. */
+const SEQUENCE_BATCHER = false;
+const RECORDED = join(FIXTURES, 'real-triton-r25.07', 'onnxruntime');
+const files = realModelFiles();
+const ortLibrary = onnxRuntimeNode();
+
+function skipReason(): string | false {
+  if (!library().isFake) return 'fake engine only (its own onnxruntime backend)';
+  if (typeof files === 'string') return files;
+  if (ortLibrary === undefined) return 'onnxruntime-node (a devDependency) is not installed';
+  return false;
+}
+
+/** The recorded outcomes, by case. */
+function recorded(): Map<string, OnnxOutcome> {
+  const out = new Map<string, OnnxOutcome>();
+  for (const f of readdirSync(RECORDED)) {
+    if (!f.endsWith('.json')) continue;
+    const doc = JSON.parse(readFileSync(join(RECORDED, f), 'utf8')) as OnnxOutcome;
+    out.set(doc.case, doc);
+  }
+  return out;
+}
+
+/** The fields of a model config that say what the model is and how it is served. */
+function essentials(c: ModelConfig | undefined): unknown {
+  if (c === undefined) return undefined;
+  const db = c.dynamic_batching;
+  return {
+    name: c.name,
+    platform: c.platform,
+    backend: c.backend,
+    max_batch_size: c.max_batch_size,
+    input: c.input,
+    output: c.output,
+    dynamic_batching: db === undefined ? undefined : { preferred_batch_size: db.preferred_batch_size },
+    sequence_batching: c.sequence_batching === undefined ? undefined : true,
+    instance_group: c.instance_group?.map((g) => ({ name: g.name, kind: g.kind, count: g.count })),
+    default_model_filename: c.default_model_filename,
+  };
+}
+
+describe('the fake onnxruntime backend without ONNX Runtime', () => {
+  skipAllIf(
+    !library().isFake
+      ? 'fake engine only'
+      : process.env.TRITON_NODE_ONNXRUNTIME_LIB
+        ? 'TRITON_NODE_ONNXRUNTIME_LIB is set'
+        : typeof files === 'string'
+          ? files
+          : false,
+  );
+  let repo: string;
+  beforeAll(() => {
+    repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-none-'))), {
+      models: ['ocr_cls'],
+    });
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it('fails the load saying what was tried and how to install it', async () => {
+    const server = await Server.create({
+      library: LIBRARY_PATH,
+      modelRepository: repo,
+      log: { warn: false, error: false },
+      // What lib/ hands over when onnxruntime-node cannot be resolved.
+      backendConfig: {
+        onnxruntime: {
+          'fake-onnxruntime-library': '',
+          'fake-onnxruntime-searched': 'onnxruntime-node, not resolvable',
+        },
+      },
+    });
+    try {
+      const err = await server.loadModel('ocr_cls').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TritonError);
+      const message = (err as TritonError).message;
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect(message).toContain("load failed for model 'ocr_cls'");
+      expect(message).toContain('TRITON_NODE_ONNXRUNTIME_LIB, unset; onnxruntime-node, not resolvable');
+      expect(message).toContain('npm install onnxruntime-node');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('names a library that cannot be opened', async () => {
+    const server = await Server.create({
+      library: LIBRARY_PATH,
+      modelRepository: repo,
+      log: { warn: false, error: false },
+      backendConfig: { onnxruntime: { 'fake-onnxruntime-library': '/nonexistent/libonnxruntime.so.1' } },
+    });
+    try {
+      const err = (await server.loadModel('ocr_cls').catch((e: unknown) => e)) as TritonError;
+      expect(err).toBeInstanceOf(TritonError);
+      expect(err.message).toContain("cannot open '/nonexistent/libonnxruntime.so.1'");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
+  skipAllIf(skipReason());
+  const outcomes = new Map<string, OnnxOutcome>();
+  beforeAll(async () => {
+    for (const strict of [true, false]) {
+      for (const o of await runOnnxCases(LIBRARY_PATH, undefined, strict)) outcomes.set(o.case, o);
+    }
+  }, 120_000);
+
+  const real = recorded();
+  it('has a recorded outcome for every case', () => {
+    expect([...real.keys()].sort()).toEqual(ONNX_CASES.map((c) => c.name).sort());
+  });
+
+  for (const c of ONNX_CASES) {
+    it(`${c.name}: as real Triton`, (ctx) => {
+      if (c.config?.sequence_batching !== undefined && !SEQUENCE_BATCHER) {
+        ctx.skip('the fake engine has no sequence batcher yet');
+      }
+      const want = real.get(c.name);
+      const got = outcomes.get(c.name);
+      expect(got).toBeDefined();
+      expect(want).toBeDefined();
+      expect({ loaded: got?.loaded, error: got?.error }).toEqual({
+        loaded: want?.loaded,
+        error: want?.error,
+      });
+      expect(essentials(got?.config)).toEqual(essentials(want?.config));
+    });
+  }
+});
+
+describe('inference on the fake onnxruntime backend, against onnxruntime-node', () => {
+  skipAllIf(skipReason());
+  let repo: string;
+  let server: Server;
+  // onnxruntime-node's InferenceSession, over the same library (one copy by SONAME).
+  let ort: typeof import('onnxruntime-node');
+  beforeAll(async () => {
+    ort = await import('onnxruntime-node');
+    repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-infer-'))), {
+      models: ['ocr_det', 'ocr_cls'],
+      maxQueueDelayMicroseconds: 200_000,
+    });
+    server = await Server.create({ library: LIBRARY_PATH, modelRepository: repo, log: { warn: false } });
+    await server.loadModel('ocr_det');
+    await server.loadModel('ocr_cls');
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    if (repo !== undefined) rmSync(repo, { recursive: true, force: true });
+  });
+
+  /** Deterministic input data in [0, 1). */
+  function image(n: number, h: number, w: number, seed: number): Float32Array {
+    const data = new Float32Array(n * 3 * h * w);
+    let x = seed;
+    for (let i = 0; i < data.length; i++) {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      data[i] = x / 2147483648;
+    }
+    return data;
+  }
+
+  async function reference(
+    file: string,
+    input: Float32Array,
+    shape: number[],
+    output: string,
+  ): Promise<Float32Array> {
+    const session = await ort.InferenceSession.create(file, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    try {
+      const result = await session.run({ x: new ort.Tensor('float32', input, shape) });
+      return result[output]!.data as Float32Array;
+    } finally {
+      await session.release();
+    }
+  }
+
+  function maxDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+    expect(a.length).toBe(b.length);
+    let max = 0;
+    for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+    return max;
+  }
+
+  const cases = [
+    {
+      model: 'ocr_det',
+      output: 'sigmoid_0.tmp_0',
+      h: 64,
+      w: 96,
+      file: () => (files as { ocrDet: string }).ocrDet,
+    },
+    {
+      model: 'ocr_cls',
+      output: 'softmax_0.tmp_0',
+      h: 48,
+      w: 192,
+      file: () => (files as { ocrCls: string }).ocrCls,
+    },
+  ];
+
+  for (const k of cases) {
+    it(`${k.model}: one request, outputs as onnxruntime-node's (<= 1e-5)`, async () => {
+      const x = image(1, k.h, k.w, 7);
+      const result = await server.infer(k.model, {
+        inputs: { x: { datatype: 'FP32', shape: [1, 3, k.h, k.w], data: x } },
+      });
+      const out = result.outputs[k.output]!;
+      const want = await reference(k.file(), x, [1, 3, k.h, k.w], k.output);
+      expect(out.datatype).toBe('FP32');
+      expect(maxDifference(out.data as Float32Array, want)).toBeLessThanOrEqual(1e-5);
+    });
+
+    it(`${k.model}: concurrent requests batched into one execution, each its own rows`, async () => {
+      const before = (await server.model(k.model).statistics())[0]!;
+      const sizes = [1, 2, 1];
+      const inputs = sizes.map((n, i) => image(n, k.h, k.w, 100 + i));
+      const results = await Promise.all(
+        inputs.map((x, i) =>
+          server.infer(k.model, {
+            inputs: { x: { datatype: 'FP32', shape: [sizes[i]!, 3, k.h, k.w], data: x } },
+          }),
+        ),
+      );
+      const after = (await server.model(k.model).statistics())[0]!;
+      // The batcher held the requests (max_queue_delay 200 ms) and ran them together.
+      expect(after.executionCount - before.executionCount).toBe(1);
+      expect(after.inferenceCount - before.inferenceCount).toBe(4);
+      for (let i = 0; i < sizes.length; i++) {
+        const out = results[i]!.outputs[k.output]!;
+        expect(out.shape[0]).toBe(sizes[i]);
+        const want = await reference(k.file(), inputs[i]!, [sizes[i]!, 3, k.h, k.w], k.output);
+        expect(maxDifference(out.data as Float32Array, want)).toBeLessThanOrEqual(1e-5);
+      }
+    });
+  }
+
+  it('a request the model rejects at run time fails with ONNX Runtime words, the server keeps serving', async () => {
+    // The detector's feature pyramid cannot add up the levels of a 33x33 image.
+    const err = await server
+      .infer('ocr_det', {
+        inputs: { x: { datatype: 'FP32', shape: [1, 3, 33, 33], data: image(1, 33, 33, 1) } },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).code).toBe('INTERNAL');
+    expect((err as TritonError).message).toMatch(
+      /^onnx runtime error \d+: Non-zero status code returned while running/,
+    );
+    const ok = await server.infer('ocr_cls', {
+      inputs: { x: { datatype: 'FP32', shape: [1, 3, 48, 192], data: image(1, 48, 192, 3) } },
+    });
+    expect(ok.outputs['softmax_0.tmp_0']!.shape).toEqual([1, 2]);
+  });
+});
