@@ -278,8 +278,9 @@ function medianRun(runs: OnnxRun[]): OnnxRun | undefined {
   const first = runs[0];
   if (first === undefined) return undefined;
   const m = (f: (r: OnnxRun) => number) => median(runs.map(f));
+  const { firstError: _, ...rest } = first;
   const run: OnnxRun = {
-    ...first,
+    ...rest,
     requests: m((r) => r.requests),
     throughput: m((r) => r.throughput),
     p50Ms: m((r) => r.p50Ms),
@@ -289,8 +290,7 @@ function medianRun(runs: OnnxRun[]): OnnxRun | undefined {
     errors: runs.reduce((n, r) => n + r.errors, 0),
   };
   const firstError = runs.find((r) => r.firstError !== undefined)?.firstError;
-  if (firstError === undefined) delete run.firstError;
-  else run.firstError = firstError;
+  if (firstError !== undefined) run.firstError = firstError;
   return run;
 }
 
@@ -461,7 +461,9 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
               opts,
             );
             if (run.errors > 0) failures++;
-            (rounds[side] ??= []).push(run);
+            const list = rounds[side] ?? [];
+            list.push(run);
+            rounds[side] = list;
           }
         }
         const median: OnnxCase['median'] = {};
