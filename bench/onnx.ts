@@ -8,15 +8,21 @@
  * (perf_hooks.monitorEventLoopDelay): the cost a service pays on its one JS
  * thread for each way of running a model.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import type * as Ort from 'onnxruntime-node';
-import type { Model, Server } from '../lib/index.js';
-import { REAL_MODEL_FILES, makeRealModelRepository } from '../test/real-models.js';
+import { type Model, type Server, formatModelConfig } from '../lib/index.js';
+import {
+  type RealModelFiles,
+  type RealRepositoryOptions,
+  makeRealModelRepository,
+  realModelConfigs,
+  realModelFiles,
+} from '../test/real-models.js';
 
 export type OnnxModelName = 'ocr_det' | 'ocr_cls' | 'silero_vad';
 export const ONNX_MODELS: readonly OnnxModelName[] = ['ocr_det', 'ocr_cls', 'silero_vad'];
@@ -35,7 +41,7 @@ export interface OnnxBenchOptions {
   instances: number;
   /** ONNX Runtime intra-op threads per Triton instance and per onnxruntime-node session. */
   intraOpThreads: number;
-  /** Triton side: dynamic batching (ocr_det, ocr_cls) up to this batch size; 0: none. */
+  /** Triton side: dynamic batching (ocr_det, ocr_cls) up to this batch size; 0: none (each request runs alone). */
   maxBatchSize: number;
   /** Triton side: the dynamic batcher's queue-delay cap, µs. */
   maxQueueDelayUs: number;
@@ -58,6 +64,8 @@ export interface OnnxRun {
   /** The event loop's delay over the window (monitorEventLoopDelay, 1 ms resolution), ms. */
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
+  /** How many delays the monitor recorded (one per turn of the loop, at most one per ms). */
+  eventLoopSamples: number;
   errors: number;
   firstError?: string;
 }
@@ -160,9 +168,14 @@ async function imageWorkload(
  * `vadSequenceLength` 512-sample chunks after another. Triton keeps h and c
  * as implicit state of the sequence; onnxruntime-node's caller keeps them.
  */
-async function vadWorkload(ort: typeof Ort, model: Model, opts: OnnxBenchOptions): Promise<Workload> {
+async function vadWorkload(
+  ort: typeof Ort,
+  model: Model,
+  file: string,
+  opts: OnnxBenchOptions,
+): Promise<Workload> {
   const chunk = noise(512, 11).map((v) => v * 0.1);
-  const pool = await sessions(ort, REAL_MODEL_FILES.silero_vad, opts);
+  const pool = await sessions(ort, file, opts);
   const input = new ort.Tensor('float32', chunk, [1, 512]);
   const sr = new ort.Tensor('int64', BigInt64Array.of(16000n), []);
   const zeros = () => new ort.Tensor('float32', new Float32Array(2 * 64), [2, 1, 64]);
@@ -220,10 +233,13 @@ async function measure(
   let completed = 0;
   let errors = 0;
   let firstError: string | undefined;
-  const start = performance.now();
-  const windowStart = start + opts.warmupS * 1000;
-  const windowEnd = windowStart + opts.durationS * 1000;
-  let looking = false;
+  // The window opens once the warm-up time has passed and every slot has
+  // completed a request (a full pipeline: at c=32 on a slow model the first
+  // completions come late), and lasts durationS from then.
+  const warmupEnd = performance.now() + opts.warmupS * 1000;
+  let windowStart = Number.POSITIVE_INFINITY;
+  let windowEnd = Number.POSITIVE_INFINITY;
+  let warmSlots = 0;
   loop.enable();
   const slot = async (index: number): Promise<void> => {
     for (let i = 0; ; i++) {
@@ -236,12 +252,15 @@ async function measure(
           e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
       }
       const t1 = performance.now();
-      if (t1 >= windowStart && !looking) {
+      if (i === 0) warmSlots++;
+      if (windowStart === Number.POSITIVE_INFINITY && warmSlots === concurrency && t1 >= warmupEnd) {
+        windowStart = t1;
+        windowEnd = t1 + opts.durationS * 1000;
         // The window's delays only: what the warm-up left is dropped.
         loop.reset();
-        looking = true;
+        continue;
       }
-      if (t1 >= windowStart && t1 < windowEnd) {
+      if (t1 > windowStart && t1 < windowEnd) {
         histogram.recordValue(Math.max(1, Math.round((t1 - t0) * 1e6)));
         completed++;
       }
@@ -249,6 +268,10 @@ async function measure(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, (_, i) => slot(i)));
+  // A loop blocked to the end has its last delay still pending: let the
+  // monitor's timer fire once more so that delay is counted (with
+  // onnxruntime-node at c=32 one turn of the loop can outlast the window).
+  await new Promise((resolve) => setTimeout(resolve, 5));
   loop.disable();
   const ms = (ns: number) => ns / 1e6;
   const run: OnnxRun = {
@@ -261,6 +284,7 @@ async function measure(
     p99Ms: ms(histogram.getValueAtPercentile(99)),
     eventLoopP99Ms: ms(loop.percentile(99)),
     eventLoopMaxMs: ms(loop.max),
+    eventLoopSamples: loop.count,
     errors,
   };
   if (firstError !== undefined) run.firstError = firstError;
@@ -287,6 +311,7 @@ function medianRun(runs: OnnxRun[]): OnnxRun | undefined {
     p99Ms: m((r) => r.p99Ms),
     eventLoopP99Ms: m((r) => r.eventLoopP99Ms),
     eventLoopMaxMs: m((r) => r.eventLoopMaxMs),
+    eventLoopSamples: m((r) => r.eventLoopSamples),
     errors: runs.reduce((n, r) => n + r.errors, 0),
   };
   const firstError = runs.find((r) => r.firstError !== undefined)?.firstError;
@@ -396,6 +421,7 @@ function timestamp(): string {
 async function workloads(
   ort: typeof Ort,
   server: Server,
+  files: RealModelFiles,
   opts: OnnxBenchOptions,
 ): Promise<Map<OnnxModelName, Workload>> {
   const out = new Map<OnnxModelName, Workload>();
@@ -404,17 +430,37 @@ async function workloads(
     out.set(
       name,
       name === 'silero_vad'
-        ? await vadWorkload(ort, model, opts)
-        : await imageWorkload(
-            ort,
-            model,
-            REAL_MODEL_FILES[name],
-            name === 'ocr_det' ? [1, 3, opts.detSize, opts.detSize] : [1, 3, 48, 192],
-            opts,
-          ),
+        ? await vadWorkload(ort, model, files.sileroVad, opts)
+        : name === 'ocr_det'
+          ? await imageWorkload(ort, model, files.ocrDet, [1, 3, opts.detSize, opts.detSize], opts)
+          : await imageWorkload(ort, model, files.ocrCls, [1, 3, 48, 192], opts),
     );
   }
   return out;
+}
+
+/**
+ * The real models' repository (test/real-models.ts) with the run's
+ * instances and threads; the batching models' configs are then written again
+ * with the run's max_batch_size, or without dynamic batching for 0.
+ */
+function writeRepository(dir: string, opts: OnnxBenchOptions): void {
+  const options: RealRepositoryOptions = {
+    models: opts.models,
+    instances: opts.instances,
+    intraOpThreads: opts.intraOpThreads,
+    interOpThreads: 1,
+    maxQueueDelayMicroseconds: opts.maxQueueDelayUs,
+  };
+  makeRealModelRepository(dir, options);
+  const configs = realModelConfigs(options);
+  for (const name of ['ocr_det', 'ocr_cls'] as const) {
+    if (!opts.models.includes(name)) continue;
+    const { dynamic_batching, ...rest } = configs[name];
+    const config =
+      opts.maxBatchSize === 0 ? rest : { ...rest, dynamic_batching, max_batch_size: opts.maxBatchSize };
+    writeFileSync(path.join(dir, name, 'config.pbtxt'), formatModelConfig(config));
+  }
 }
 
 /** Runs every model, concurrency, round and side; prints a line per case; writes JSON and SVG. Returns the exit code. */
@@ -423,14 +469,11 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
     import('../lib/index.js'),
     import('onnxruntime-node') as Promise<typeof Ort>,
   ]);
+  const files = realModelFiles();
+  if (typeof files === 'string') throw new Error(`the real ONNX models are missing: ${files}`);
+  const loadBefore = os.loadavg();
   const repository = mkdtempSync(path.join(os.tmpdir(), 'triton-node-onnx-bench-'));
-  makeRealModelRepository(repository, {
-    instances: opts.instances,
-    intraOpThreads: opts.intraOpThreads,
-    dynamicBatching: opts.maxBatchSize > 0,
-    maxBatchSize: Math.max(opts.maxBatchSize, 1),
-    maxQueueDelayUs: opts.maxQueueDelayUs,
-  });
+  writeRepository(repository, opts);
   const server = await Server.create({
     modelRepository: repository,
     library: opts.library,
@@ -443,7 +486,7 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
   let failures = 0;
   try {
     for (const m of opts.models) await server.loadModel(m);
-    const work = await workloads(ort, server, opts);
+    const work = await workloads(ort, server, files, opts);
     for (const model of opts.models) {
       const w = work.get(model)!;
       for (const concurrency of opts.concurrency) {
@@ -494,6 +537,8 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
       cpuModel: os.cpus()[0]?.model,
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
+      // Other work on the machine skews every number; the 1-minute load before and after.
+      loadAverage1m: { before: loadBefore[0], after: os.loadavg()[0] },
     },
     library: opts.library,
     libraryInfo: info,
