@@ -366,8 +366,52 @@ async function bench(opts: BenchOptions): Promise<number> {
   return outcome.failures > 0 || nodeProblem !== undefined ? 1 : 0;
 }
 
+/** The options of `--vs onnxruntime-node` (bench/onnx.ts). */
+function anchorOptions(benchCmd: Command): Command {
+  return benchCmd
+    .option(
+      '--vs <anchor>',
+      'onnxruntime-node: real ONNX models (ocr_det, ocr_cls, silero_vad) through triton-node and\n' +
+        'through onnxruntime-node in one run; concurrency 1,8,32, 3 s windows, 1 round unless given',
+    )
+    .option('--models <list>', 'with --vs: ocr_det,ocr_cls (default), silero_vad')
+    .option(
+      '--instances <n>',
+      'with --vs: Triton instances (and onnxruntime-node sessions) per model (default: CPUs)',
+      arg(positive('--instances')),
+    )
+    .option(
+      '--intra-op-threads <n>',
+      'with --vs: ONNX Runtime intra-op threads per instance and per session',
+      arg(positive('--intra-op-threads')),
+      1,
+    )
+    .option(
+      '--max-batch-size <n>',
+      "with --vs: Triton's dynamic batching up to n (ocr_det, ocr_cls); 0: none",
+      arg(count('--max-batch-size')),
+      8,
+    )
+    .option(
+      '--max-queue-delay <us>',
+      "with --vs: the dynamic batcher's queue-delay cap, µs",
+      arg(count('--max-queue-delay')),
+      0,
+    )
+    .option(
+      '--det-size <px>',
+      "with --vs: ocr_det's input side, a multiple of 32",
+      arg((v) => {
+        const n = positive('--det-size')(v);
+        if (n % 32 !== 0) throw new TypeError(`Expected a multiple of 32 for --det-size but received '${v}'`);
+        return n;
+      }),
+      320,
+    );
+}
+
 function benchCommand(cmd: Command): void {
-  cmd
+  const benchCmd = cmd
     .command('bench')
     .description(
       'Benchmark triton-node against a C++ program on the C API of the same libtritonserver.so.\n' +
@@ -425,49 +469,10 @@ function benchCommand(cmd: Command): void {
     )
     .option('--out <dir>', 'where the JSON and the chart go', path.join(ROOT, 'bench/results'))
     .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'build/Release/bench_driver'))
-    .option('--no-progress', 'no progress bar')
-    .option(
-      '--vs <anchor>',
-      'onnxruntime-node: real ONNX models (ocr_det, ocr_cls, silero_vad) through triton-node and\n' +
-        'through onnxruntime-node in one run; concurrency 1,8,32, 3 s windows, 1 round unless given',
-    )
-    .option('--models <list>', 'with --vs: ocr_det,ocr_cls (default), silero_vad')
-    .option(
-      '--instances <n>',
-      'with --vs: Triton instances (and onnxruntime-node sessions) per model (default: CPUs)',
-      arg(positive('--instances')),
-    )
-    .option(
-      '--intra-op-threads <n>',
-      'with --vs: ONNX Runtime intra-op threads per instance and per session',
-      arg(positive('--intra-op-threads')),
-      1,
-    )
-    .option(
-      '--max-batch-size <n>',
-      "with --vs: Triton's dynamic batching up to n (ocr_det, ocr_cls); 0: none",
-      arg(count('--max-batch-size')),
-      8,
-    )
-    .option(
-      '--max-queue-delay <us>',
-      "with --vs: the dynamic batcher's queue-delay cap, µs",
-      arg(count('--max-queue-delay')),
-      0,
-    )
-    .option(
-      '--det-size <px>',
-      "with --vs: ocr_det's input side, a multiple of 32",
-      arg((v) => {
-        const n = positive('--det-size')(v);
-        if (n % 32 !== 0) throw new TypeError(`Expected a multiple of 32 for --det-size but received '${v}'`);
-        return n;
-      }),
-      320,
-    )
-    .action(async (opts: BenchOptions, command: Command) => {
-      process.exitCode = opts.vs === undefined ? await bench(opts) : await benchVsAnchor(opts, command);
-    });
+    .option('--no-progress', 'no progress bar');
+  anchorOptions(benchCmd).action(async (opts: BenchOptions, command: Command) => {
+    process.exitCode = opts.vs === undefined ? await bench(opts) : await benchVsAnchor(opts, command);
+  });
 }
 
 function soakCommand(cmd: Command): void {
