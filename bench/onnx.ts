@@ -8,7 +8,7 @@
  * (perf_hooks.monitorEventLoopDelay): the cost a service pays on its one JS
  * thread for each way of running a model.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -463,15 +463,98 @@ function writeRepository(dir: string, opts: OnnxBenchOptions): void {
   }
 }
 
-/** Runs every model, concurrency, round and side; prints a line per case; writes JSON and SVG. Returns the exit code. */
+/** Every round of both sides of one model at one concurrency: the case, its medians and ratio. */
+async function runCase(
+  model: OnnxModelName,
+  concurrency: number,
+  w: Workload,
+  opts: OnnxBenchOptions,
+): Promise<OnnxCase> {
+  const rounds: Partial<Record<OnnxSide, OnnxRun[]>> = {};
+  for (let round = 0; round < opts.rounds; round++) {
+    // A then B, then B then A: neither side always runs second.
+    for (const side of round % 2 === 0 ? SIDES : [...SIDES].reverse()) {
+      opts.progress(`${model} c=${concurrency} ${side} round ${round + 1}/${opts.rounds}`);
+      w.reset(concurrency);
+      const run = await measure(side, model, concurrency, side === 'triton-node' ? w.triton : w.ort, opts);
+      const list = rounds[side] ?? [];
+      list.push(run);
+      rounds[side] = list;
+    }
+  }
+  const median: OnnxCase['median'] = {};
+  for (const side of SIDES) {
+    const r = medianRun(rounds[side] ?? []);
+    if (r !== undefined) median[side] = r;
+  }
+  const t = median['triton-node']?.throughput ?? Number.NaN;
+  const o = median['onnxruntime-node']?.throughput ?? Number.NaN;
+  return { model, concurrency, median, rounds, ratio: o > 0 ? t / o : Number.NaN };
+}
+
+/** The libonnxruntime files mapped into this process (one, when the SONAME rule held). */
+function onnxRuntimeFiles(): string[] {
+  try {
+    const maps = readFileSync('/proc/self/maps', 'utf8');
+    return [...new Set([...maps.matchAll(/\s(\/\S*libonnxruntime\.so[^\s]*)$/gm)].map((m) => m[1]!))];
+  } catch {
+    return [];
+  }
+}
+
+interface RunFacts {
+  info: unknown;
+  libraryName: string;
+  ortVersions: unknown;
+  ortVersion: string;
+  loadBefore: number;
+  onnxRuntimeFiles: string[];
+}
+
+/** The JSON record and the chart, side by side in --out. */
+async function writeRecord(cases: OnnxCase[], facts: RunFacts, opts: OnnxBenchOptions): Promise<void> {
+  const title = `triton-node vs onnxruntime-node ${facts.ortVersion}: ${facts.libraryName}, ${os.cpus().length} CPUs, ${opts.instances} instance(s) x ${opts.intraOpThreads} thread(s)`;
+  await mkdir(opts.out, { recursive: true });
+  const stem = path.join(opts.out, `onnx-${timestamp()}`);
+  const { progress: _, out: __, models, concurrency, library, backendDirectory, ...settings } = opts;
+  const record = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      platform: `${os.platform()} ${os.release()}`,
+      node: process.version,
+      // Other work on the machine skews every number; the 1-minute load before and after.
+      loadAverage1m: { before: facts.loadBefore, after: os.loadavg()[0] },
+    },
+    library,
+    backendDirectory,
+    libraryInfo: facts.info,
+    onnxruntimeNode: facts.ortVersions,
+    // Which libonnxruntime.so.1 both sides ran on (the first loaded serves both).
+    onnxRuntimeFiles: facts.onnxRuntimeFiles,
+    models,
+    concurrency,
+    settings,
+    cases,
+  };
+  await writeFile(`${stem}.json`, `${JSON.stringify(record, null, 2)}\n`);
+  await writeFile(`${stem}.svg`, await renderOnnxChart(cases, title));
+  process.stdout.write(`\n${title}\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);
+}
+
+/**
+ * Runs every model, concurrency, round and side; prints a line per case;
+ * writes JSON and SVG. Returns the exit code. The models load in Triton
+ * before onnxruntime-node is imported: the backend's libonnxruntime.so.1
+ * (a GPU Triton's has the CUDA and TensorRT providers) is then the one both
+ * sides use, not the npm package's.
+ */
 export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number> {
-  const [{ Server, libraryInfo }, ort] = await Promise.all([
-    import('../lib/index.js'),
-    import('onnxruntime-node') as Promise<typeof Ort>,
-  ]);
+  const { Server, libraryInfo } = await import('../lib/index.js');
   const files = realModelFiles();
   if (typeof files === 'string') throw new Error(`the real ONNX models are missing: ${files}`);
-  const loadBefore = os.loadavg();
+  const loadBefore = os.loadavg()[0]!;
   const repository = mkdtempSync(path.join(os.tmpdir(), 'triton-node-onnx-bench-'));
   writeRepository(repository, opts);
   const server = await Server.create({
@@ -483,40 +566,14 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
     exitTimeoutSeconds: 5,
   });
   const cases: OnnxCase[] = [];
-  let failures = 0;
+  let ort: typeof Ort;
   try {
     for (const m of opts.models) await server.loadModel(m);
+    ort = (await import('onnxruntime-node')) as typeof Ort;
     const work = await workloads(ort, server, files, opts);
     for (const model of opts.models) {
-      const w = work.get(model)!;
       for (const concurrency of opts.concurrency) {
-        const rounds: Partial<Record<OnnxSide, OnnxRun[]>> = {};
-        for (let round = 0; round < opts.rounds; round++) {
-          // A then B, then B then A: neither side always runs second.
-          for (const side of round % 2 === 0 ? SIDES : [...SIDES].reverse()) {
-            opts.progress(`${model} c=${concurrency} ${side} round ${round + 1}/${opts.rounds}`);
-            w.reset(concurrency);
-            const run = await measure(
-              side,
-              model,
-              concurrency,
-              side === 'triton-node' ? w.triton : w.ort,
-              opts,
-            );
-            if (run.errors > 0) failures++;
-            const list = rounds[side] ?? [];
-            list.push(run);
-            rounds[side] = list;
-          }
-        }
-        const median: OnnxCase['median'] = {};
-        for (const side of SIDES) {
-          const r = medianRun(rounds[side] ?? []);
-          if (r !== undefined) median[side] = r;
-        }
-        const t = median['triton-node']?.throughput ?? Number.NaN;
-        const o = median['onnxruntime-node']?.throughput ?? Number.NaN;
-        const c: OnnxCase = { model, concurrency, median, rounds, ratio: o > 0 ? t / o : Number.NaN };
+        const c = await runCase(model, concurrency, work.get(model)!, opts);
         cases.push(c);
         process.stdout.write(`${formatCase(c)}\n`);
       }
@@ -526,38 +583,18 @@ export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number
     rmSync(repository, { recursive: true, force: true });
   }
   const info = libraryInfo();
-  const libraryName = info?.isFake ? 'fake engine' : path.basename(opts.library);
-  const title = `triton-node vs onnxruntime-node ${ort.env.versions.node ?? ''}: ${libraryName}, ${os.cpus().length} CPUs, ${opts.instances} instance(s) x ${opts.intraOpThreads} thread(s)`;
-  await mkdir(opts.out, { recursive: true });
-  const stem = path.join(opts.out, `onnx-${timestamp()}`);
-  const record = {
-    date: new Date().toISOString(),
-    machine: {
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model,
-      platform: `${os.platform()} ${os.release()}`,
-      node: process.version,
-      // Other work on the machine skews every number; the 1-minute load before and after.
-      loadAverage1m: { before: loadBefore[0], after: os.loadavg()[0] },
-    },
-    library: opts.library,
-    libraryInfo: info,
-    onnxruntimeNode: ort.env.versions,
-    settings: {
-      instances: opts.instances,
-      intraOpThreads: opts.intraOpThreads,
-      maxBatchSize: opts.maxBatchSize,
-      maxQueueDelayUs: opts.maxQueueDelayUs,
-      detSize: opts.detSize,
-      vadSequenceLength: opts.vadSequenceLength,
-      durationS: opts.durationS,
-      warmupS: opts.warmupS,
-      rounds: opts.rounds,
-    },
+  await writeRecord(
     cases,
-  };
-  await writeFile(`${stem}.json`, `${JSON.stringify(record, null, 2)}\n`);
-  await writeFile(`${stem}.svg`, await renderOnnxChart(cases, title));
-  process.stdout.write(`\n${title}\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);
-  return failures > 0 ? 1 : 0;
+    {
+      info,
+      libraryName: info?.isFake ? 'fake engine' : path.basename(opts.library),
+      ortVersions: ort.env.versions,
+      ortVersion: ort.env.versions.node ?? '',
+      loadBefore,
+      onnxRuntimeFiles: onnxRuntimeFiles(),
+    },
+    opts,
+  );
+  const failures = cases.flatMap((c) => Object.values(c.rounds).flat()).filter((r) => r.errors > 0);
+  return failures.length > 0 ? 1 : 0;
 }
