@@ -54,6 +54,7 @@ interface BenchOptions {
   maxBatchSize: number;
   maxQueueDelay: number;
   detSize: number;
+  kind: 'cpu' | 'gpu';
 }
 
 interface SoakCliOptions {
@@ -334,6 +335,7 @@ async function benchVsAnchor(opts: BenchOptions, cmd: Command): Promise<number> 
     backendDirectory: opts.backendDir,
     instances: opts.instances ?? Math.max(1, os.cpus().length),
     intraOpThreads: opts.intraOpThreads,
+    kind: opts.kind,
     maxBatchSize: opts.maxBatchSize,
     maxQueueDelayUs: opts.maxQueueDelay,
     detSize: opts.detSize,
@@ -379,6 +381,16 @@ function anchorOptions(benchCmd: Command): Command {
       '--instances <n>',
       'with --vs: Triton instances (and onnxruntime-node sessions) per model (default: CPUs)',
       arg(positive('--instances')),
+    )
+    .option(
+      '--kind <cpu|gpu>',
+      'with --vs: KIND_CPU instances, or KIND_GPU with the CUDA provider for onnxruntime-node',
+      arg((v) => {
+        if (v !== 'cpu' && v !== 'gpu')
+          throw new TypeError(`Expected cpu or gpu for --kind but received '${v}'`);
+        return v;
+      }),
+      'cpu',
     )
     .option(
       '--intra-op-threads <n>',

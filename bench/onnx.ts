@@ -41,6 +41,12 @@ export interface OnnxBenchOptions {
   instances: number;
   /** ONNX Runtime intra-op threads per Triton instance and per onnxruntime-node session. */
   intraOpThreads: number;
+  /**
+   * 'gpu': KIND_GPU instances on the Triton side and the CUDA execution
+   * provider (then CPU) on the onnxruntime-node side, which needs a
+   * libonnxruntime.so.1 with CUDA loaded first: the GPU Triton backend's.
+   */
+  kind: 'cpu' | 'gpu';
   /** Triton side: dynamic batching (ocr_det, ocr_cls) up to this batch size; 0: none (each request runs alone). */
   maxBatchSize: number;
   /** Triton side: the dynamic batcher's queue-delay cap, µs. */
@@ -111,6 +117,7 @@ function sessionOptions(opts: OnnxBenchOptions): Ort.InferenceSession.SessionOpt
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
+    executionProviders: opts.kind === 'gpu' ? ['cuda', 'cpu'] : ['cpu'],
   };
 }
 
@@ -454,11 +461,15 @@ function writeRepository(dir: string, opts: OnnxBenchOptions): void {
   };
   makeRealModelRepository(dir, options);
   const configs = realModelConfigs(options);
-  for (const name of ['ocr_det', 'ocr_cls'] as const) {
-    if (!opts.models.includes(name)) continue;
-    const { dynamic_batching, ...rest } = configs[name];
-    const config =
-      opts.maxBatchSize === 0 ? rest : { ...rest, dynamic_batching, max_batch_size: opts.maxBatchSize };
+  for (const name of opts.models) {
+    let config = configs[name];
+    if (name !== 'silero_vad') {
+      const { dynamic_batching, ...rest } = config;
+      config =
+        opts.maxBatchSize === 0 ? rest : { ...rest, dynamic_batching, max_batch_size: opts.maxBatchSize };
+    }
+    if (opts.kind === 'gpu')
+      config = { ...config, instance_group: [{ kind: 'KIND_GPU', count: opts.instances }] };
     writeFileSync(path.join(dir, name, 'config.pbtxt'), formatModelConfig(config));
   }
 }
@@ -513,7 +524,7 @@ interface RunFacts {
 
 /** The JSON record and the chart, side by side in --out. */
 async function writeRecord(cases: OnnxCase[], facts: RunFacts, opts: OnnxBenchOptions): Promise<void> {
-  const title = `triton-node vs onnxruntime-node ${facts.ortVersion}: ${facts.libraryName}, ${os.cpus().length} CPUs, ${opts.instances} instance(s) x ${opts.intraOpThreads} thread(s)`;
+  const title = `triton-node vs onnxruntime-node ${facts.ortVersion}: ${facts.libraryName}, ${os.cpus().length} CPUs, ${opts.instances} ${opts.kind.toUpperCase()} instance(s) x ${opts.intraOpThreads} thread(s)`;
   await mkdir(opts.out, { recursive: true });
   const stem = path.join(opts.out, `onnx-${timestamp()}`);
   const { progress: _, out: __, models, concurrency, library, backendDirectory, ...settings } = opts;
