@@ -51,7 +51,7 @@ interface BenchOptions {
   models?: string;
   instances?: number;
   intraOpThreads: number;
-  maxBatchSize: number;
+  maxBatchSize?: number;
   maxQueueDelay: number;
   detSize: number;
   kind: 'cpu' | 'gpu';
@@ -336,7 +336,7 @@ async function benchVsAnchor(opts: BenchOptions, cmd: Command): Promise<number> 
     instances: opts.instances ?? Math.max(1, os.cpus().length),
     intraOpThreads: opts.intraOpThreads,
     kind: opts.kind,
-    maxBatchSize: opts.maxBatchSize,
+    maxBatchSize: opts.maxBatchSize ?? (opts.kind === 'gpu' ? 8 : 0),
     maxQueueDelayUs: opts.maxQueueDelay,
     detSize: opts.detSize,
     vadSequenceLength: 64,
@@ -400,9 +400,9 @@ function anchorOptions(benchCmd: Command): Command {
     )
     .option(
       '--max-batch-size <n>',
-      "with --vs: Triton's dynamic batching up to n (ocr_det, ocr_cls); 0: none",
+      "with --vs: Triton's dynamic batching up to n (ocr_det, ocr_cls); 0: none\n" +
+        '(default: 0 on CPU, where a batch runs on one instance while the others idle; 8 on GPU)',
       arg(count('--max-batch-size')),
-      8,
     )
     .option(
       '--max-queue-delay <us>',

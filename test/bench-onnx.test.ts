@@ -88,7 +88,7 @@ describe('bench --vs onnxruntime-node', () => {
     const json = written.find((f) => f.endsWith('.json'))!;
     expect(written).toContain(json.replace(/\.json$/, '.svg'));
     const record = JSON.parse(readFileSync(path.join(out, json), 'utf8'));
-    expect(record.settings).toMatchObject({ instances: 1, intraOpThreads: 1, maxBatchSize: 8 });
+    expect(record.settings).toMatchObject({ instances: 1, intraOpThreads: 1, maxBatchSize: 0, kind: 'cpu' });
     expect(record.cases).toHaveLength(2);
     expect(readFileSync(path.join(out, json.replace(/\.json$/, '.svg')), 'utf8')).toMatch(/^<svg/);
   }, 120_000);
