@@ -47,6 +47,14 @@ interface BenchOptions {
   driver: string;
   sides: Side[];
   progress: boolean;
+  vs?: string;
+  models?: string;
+  instances?: number;
+  intraOpThreads: number;
+  maxBatchSize?: number;
+  maxQueueDelay: number;
+  detSize: number;
+  kind: 'cpu' | 'gpu';
 }
 
 interface SoakCliOptions {
@@ -296,6 +304,47 @@ async function writeResults(
   return stem;
 }
 
+/** `--vs onnxruntime-node`: the real ONNX models against the anchor (bench/onnx.ts). */
+async function benchVsAnchor(opts: BenchOptions, cmd: Command): Promise<number> {
+  if (opts.vs !== 'onnxruntime-node') {
+    throw new TypeError(`Expected onnxruntime-node for --vs but received '${opts.vs}'`);
+  }
+  const { ONNX_MODELS, benchVsOnnxruntime } = await import('./onnx.js');
+  const models = (opts.models ?? 'ocr_det,ocr_cls').split(',').map((m) => m.trim());
+  for (const m of models) {
+    if (!(ONNX_MODELS as readonly string[]).includes(m)) {
+      throw new TypeError(`Expected ${ONNX_MODELS.join(', ')} in --models but received '${m}'`);
+    }
+  }
+  const library = path.resolve(opts.library);
+  fileMustExist(
+    library,
+    'libtritonserver.so',
+    '   - point --library (or TRITON_SERVER_LIB) at a Triton with the onnxruntime backend\n' +
+      '   - or build the fake engine: npx node-gyp configure && make -C build fake_engine_layout',
+  );
+  // Commander's defaults of the identity bench do not fit here: 1,8,32 and 3 s.
+  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  return benchVsOnnxruntime({
+    models: models as Parameters<typeof benchVsOnnxruntime>[0]['models'],
+    concurrency: opts.concurrency ?? [1, 8, 32],
+    durationS: given('duration') ? opts.duration : 3,
+    warmupS: opts.warmup,
+    rounds: given('rounds') ? opts.rounds : 1,
+    library,
+    backendDirectory: opts.backendDir,
+    instances: opts.instances ?? Math.max(1, os.cpus().length),
+    intraOpThreads: opts.intraOpThreads,
+    kind: opts.kind,
+    maxBatchSize: opts.maxBatchSize ?? (opts.kind === 'gpu' ? 8 : 0),
+    maxQueueDelayUs: opts.maxQueueDelay,
+    detSize: opts.detSize,
+    vadSequenceLength: 64,
+    out: opts.out,
+    progress: opts.progress ? (what) => process.stderr.write(`bench: ${what}\n`) : () => {},
+  });
+}
+
 async function bench(opts: BenchOptions): Promise<number> {
   const cases = benchCases(opts);
   const settings = benchSettings(opts);
@@ -319,8 +368,62 @@ async function bench(opts: BenchOptions): Promise<number> {
   return outcome.failures > 0 || nodeProblem !== undefined ? 1 : 0;
 }
 
+/** The options of `--vs onnxruntime-node` (bench/onnx.ts). */
+function anchorOptions(benchCmd: Command): Command {
+  return benchCmd
+    .option(
+      '--vs <anchor>',
+      'onnxruntime-node: real ONNX models (ocr_det, ocr_cls, silero_vad) through triton-node and\n' +
+        'through onnxruntime-node in one run; concurrency 1,8,32, 3 s windows, 1 round unless given',
+    )
+    .option('--models <list>', 'with --vs: ocr_det,ocr_cls (default), silero_vad')
+    .option(
+      '--instances <n>',
+      'with --vs: Triton instances (and onnxruntime-node sessions) per model (default: CPUs)',
+      arg(positive('--instances')),
+    )
+    .option(
+      '--kind <cpu|gpu>',
+      'with --vs: KIND_CPU instances, or KIND_GPU with the CUDA provider for onnxruntime-node',
+      arg((v) => {
+        if (v !== 'cpu' && v !== 'gpu')
+          throw new TypeError(`Expected cpu or gpu for --kind but received '${v}'`);
+        return v;
+      }),
+      'cpu',
+    )
+    .option(
+      '--intra-op-threads <n>',
+      'with --vs: ONNX Runtime intra-op threads per instance and per session',
+      arg(positive('--intra-op-threads')),
+      1,
+    )
+    .option(
+      '--max-batch-size <n>',
+      "with --vs: Triton's dynamic batching up to n (ocr_det, ocr_cls); 0: none\n" +
+        '(default: 0 on CPU, where a batch runs on one instance while the others idle; 8 on GPU)',
+      arg(count('--max-batch-size')),
+    )
+    .option(
+      '--max-queue-delay <us>',
+      "with --vs: the dynamic batcher's queue-delay cap, µs",
+      arg(count('--max-queue-delay')),
+      0,
+    )
+    .option(
+      '--det-size <px>',
+      "with --vs: ocr_det's input side, a multiple of 32",
+      arg((v) => {
+        const n = positive('--det-size')(v);
+        if (n % 32 !== 0) throw new TypeError(`Expected a multiple of 32 for --det-size but received '${v}'`);
+        return n;
+      }),
+      320,
+    );
+}
+
 function benchCommand(cmd: Command): void {
-  cmd
+  const benchCmd = cmd
     .command('bench')
     .description(
       'Benchmark triton-node against a C++ program on the C API of the same libtritonserver.so.\n' +
@@ -358,11 +461,15 @@ function benchCommand(cmd: Command): void {
       'with --model: a decoupled model asked for n responses per request (square)',
       arg((v) => parsePositiveList(v, '--responses')[0]!),
     )
-    .option('--library <path>', 'libtritonserver.so to use', path.join(ROOT, 'build/fake/libtritonserver.so'))
+    .option(
+      '--library <path>',
+      'libtritonserver.so to use (default: TRITON_SERVER_LIB, else the fake engine)',
+      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'build/fake/libtritonserver.so'),
+    )
     .option('--repository <dir>', 'model repository', path.join(ROOT, 'bench/models'))
     .option(
       '--backend-dir <dir>',
-      "Triton backend directory (default: the library's own)",
+      "Triton backend directory (default: TRITON_BACKEND_DIR, else the library's own)",
       process.env.TRITON_BACKEND_DIR,
     )
     .option('--cases <list>', 'only the cases whose names start with these, e.g. identity-16B,square')
@@ -374,10 +481,10 @@ function benchCommand(cmd: Command): void {
     )
     .option('--out <dir>', 'where the JSON and the chart go', path.join(ROOT, 'bench/results'))
     .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'build/Release/bench_driver'))
-    .option('--no-progress', 'no progress bar')
-    .action(async (opts: BenchOptions) => {
-      process.exitCode = await bench(opts);
-    });
+    .option('--no-progress', 'no progress bar');
+  anchorOptions(benchCmd).action(async (opts: BenchOptions, command: Command) => {
+    process.exitCode = opts.vs === undefined ? await bench(opts) : await benchVsAnchor(opts, command);
+  });
 }
 
 function soakCommand(cmd: Command): void {

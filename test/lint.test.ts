@@ -4,10 +4,12 @@
 import {
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -17,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Server, formatLintSarif, formatLintText, lint, lintRules } from '../lib/index.js';
 import { lintCommand } from '../lib/lint/command.js';
-import { FIXTURES, MODELS, serverOptions } from './helpers.js';
+import { FIXTURES, MODELS, serverOptions, skipIf } from './helpers.js';
+import { type RealModelFiles, makeRealModelRepository, realModelFiles } from './real-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const repo = mkdtempSync(join(tmpdir(), 'triton-node-lint-'));
@@ -269,5 +272,57 @@ describe('gpus-spread at the boundary', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('instance-count-memory on the real model files (symlinked model.onnx)', () => {
+  const files = realModelFiles();
+  const skip = typeof files === 'string' ? files : false;
+  const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-real-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  if (skip === false) makeRealModelRepository(dir, { models: ['ocr_det'], instances: 4 });
+  const detBytes = skip === false ? statSync((files as RealModelFiles).ocrDet).size : 0;
+  const memoryFindings = (options: Parameters<typeof lint>[1]) =>
+    lint(dir, options).findings.filter((f) => f.rule === 'instance-count-memory');
+
+  it('counts the file a model.onnx links to, times the CPU instances, against hostMemoryBytes', (ctx) => {
+    skipIf(ctx, skip);
+    expect(lstatSync(join(dir, 'ocr_det', '1', 'model.onnx')).isSymbolicLink()).toBe(true);
+    const host = 4 * detBytes - 1;
+    const [finding, ...rest] = memoryFindings({ hostMemoryBytes: host });
+    expect(rest).toEqual([]);
+    const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+    expect(finding).toMatchObject({ model: 'ocr_det', severity: 'error' });
+    expect(finding!.message).toBe(
+      `4 instance(s) × ${mib(detBytes)} of weights = ${mib(4 * detBytes)} of host memory, of ${mib(host)}`,
+    );
+    expect(finding!.fix).toBe(`lower count to ${Math.floor((host * 0.8) / detBytes)} or less`);
+    // Within 90% of the memory: a warning; with room: nothing; without a size: nothing.
+    expect(memoryFindings({ hostMemoryBytes: 4 * detBytes + 1 })[0]?.severity).toBe('warning');
+    expect(memoryFindings({ hostMemoryBytes: 8 * detBytes })).toEqual([]);
+    expect(memoryFindings({})).toEqual([]);
+    // A KIND_CPU group is not measured against GPU memory.
+    expect(memoryFindings({ gpuMemoryBytes: detBytes })).toEqual([]);
+  });
+
+  it('triton-node lint --host-memory reports it and exits 1', (ctx) => {
+    skipIf(ctx, skip);
+    const gib = (4 * detBytes - 1) / 1024 ** 3;
+    const write = process.stdout.write;
+    let out = '';
+    process.stdout.write = ((chunk: string) => {
+      out += chunk;
+      return true;
+    }) as typeof process.stdout.write;
+    let code: number;
+    try {
+      code = lintCommand([dir, '--host-memory', String(gib)]);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /4 instance\(s\) × [\d.]+ MiB of weights = [\d.]+ MiB of host memory.*instance-count-memory/,
+    );
   });
 });

@@ -1,6 +1,6 @@
 /**
  * `triton-node lint <repository>... [--profile online|offline] [--gpus N]
- * [--gpu-memory GiB] [--server-options file.json] [--format text|json|sarif]
+ * [--gpu-memory GiB] [--host-memory GiB] [--server-options file.json] [--format text|json|sarif]
  * [--max-warnings N]`. Exit code: 0 clean (info allowed), 1 errors (or more
  * warnings than --max-warnings), 2 a usage error.
  * @internal
@@ -12,6 +12,7 @@ import type { LintOptions } from './model.js';
 
 export const LINT_USAGE =
   'usage: triton-node lint <repository>... [--profile online|offline] [--gpus N] [--gpu-memory GiB]\n' +
+  '                        [--host-memory GiB]\n' +
   '                        [--server-options file.json] [--format text|json|sarif] [--max-warnings N]\n' +
   "Checks model configs against Triton's guidance; rules: docs/lint/.\n";
 
@@ -33,6 +34,7 @@ export function lintCommand(args: string[]): number {
         profile: { type: 'string' },
         gpus: { type: 'string' },
         'gpu-memory': { type: 'string' },
+        'host-memory': { type: 'string' },
         'server-options': { type: 'string' },
         format: { type: 'string' },
         'max-warnings': { type: 'string' },
@@ -63,6 +65,11 @@ export function lintCommand(args: string[]): number {
     const gib = Number(v['gpu-memory']);
     if (!(gib > 0)) return fail(`--gpu-memory: GiB per GPU, got '${v['gpu-memory']}'`);
     options.gpuMemoryBytes = gib * 1024 ** 3;
+  }
+  if (v['host-memory'] !== undefined) {
+    const gib = Number(v['host-memory']);
+    if (!(gib > 0)) return fail(`--host-memory: GiB for the CPU instances, got '${v['host-memory']}'`);
+    options.hostMemoryBytes = gib * 1024 ** 3;
   }
   const file = v['server-options'];
   if (typeof file === 'string') {

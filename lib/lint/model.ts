@@ -4,7 +4,7 @@
  * bytes of its weight files, a vLLM backend's engine arguments).
  * @internal
  */
-import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRepositoryFileSync } from '../files.js';
 import type { ModelConfig } from '../model-config.js';
@@ -32,6 +32,8 @@ export interface LintOptions {
   gpus?: number;
   /** Memory of each GPU, bytes (for `instance-count-memory`). */
   gpuMemoryBytes?: number;
+  /** Host memory the models' CPU instances may use, bytes (for `instance-count-memory`). */
+  hostMemoryBytes?: number;
   /** Read `configs/<name>.pbtxt` where present (the server option `modelConfigName`). */
   modelConfigName?: string;
   /** The server options the repository is served with (for `explicit-control`). */
@@ -55,18 +57,38 @@ export interface LintModel {
   versions: number[];
   /** Folder entries that look like versions but are not plain numeric folders (symlinks, 'latest'...). */
   oddEntries: Array<{ name: string; symlink: boolean }>;
-  /** Bytes of the largest version folder (the weights one instance holds). */
+  /** Bytes of the largest version folder (the weights one instance holds), symlinked files included. */
   weightBytes: number;
   /** A vLLM backend's engine arguments (`<version>/model.json`), the file and its text. */
   engineArgs?: { file: string; text: string; values: Record<string, unknown> };
 }
 
-function folderBytes(dir: string): number {
+/**
+ * Bytes of the files under `dir`, symlinks followed: a model file is often a
+ * link to where the weights really are (a shared volume, an npm package).
+ * Each real folder is counted once (a link cycle ends there); a broken link
+ * counts nothing.
+ */
+function folderBytes(dir: string, seen = new Set<string>()): number {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return 0;
+  }
+  if (seen.has(real)) return 0;
+  seen.add(real);
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) total += folderBytes(path);
-    else if (entry.isFile()) total += statSync(path).size;
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(path);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) total += folderBytes(path, seen);
+    else if (stat.isFile()) total += stat.size;
   }
   return total;
 }

@@ -86,7 +86,7 @@ export const RULES: LintRule[] = [
   {
     id: 'instance-count-memory',
     description:
-      'each instance holds its own copy of the weights: instances × weights must fit in GPU memory',
+      'each instance holds its own copy of the weights: instances × weights must fit in GPU (or host) memory',
     check({ model, options, report }) {
       for (const { group, index } of groups(model)) {
         const count = num(group.count ?? 1);
@@ -99,14 +99,17 @@ export const RULES: LintRule[] = [
             'use count: 1 and let the backend batch; spread over GPUs with its tensor parallelism',
           );
         }
-        if (!gpu || options.gpuMemoryBytes === undefined || model.weightBytes === 0) continue;
+        // KIND_CPU, or no kind on a machine said to have no GPU: host memory.
+        const cpu = group.kind === 'KIND_CPU' || (!gpu && group.kind === undefined && options.gpus === 0);
+        const memory = gpu ? options.gpuMemoryBytes : cpu ? options.hostMemoryBytes : undefined;
+        if (memory === undefined || model.weightBytes === 0) continue;
         const need = count * model.weightBytes;
-        if (need > options.gpuMemoryBytes * 0.9) {
+        if (need > memory * 0.9) {
           report(
             { path: `instance_group[${index}].count` },
-            need > options.gpuMemoryBytes ? 'error' : 'warning',
-            `${count} instance(s) × ${bytes(model.weightBytes)} of weights = ${bytes(need)} per GPU, of ${bytes(options.gpuMemoryBytes)}`,
-            `lower count to ${Math.max(1, Math.floor((options.gpuMemoryBytes * 0.8) / model.weightBytes))} or less`,
+            need > memory ? 'error' : 'warning',
+            `${count} instance(s) × ${bytes(model.weightBytes)} of weights = ${bytes(need)} ${gpu ? 'per GPU' : 'of host memory'}, of ${bytes(memory)}`,
+            `lower count to ${Math.max(1, Math.floor((memory * 0.8) / model.weightBytes))} or less`,
           );
         }
       }

@@ -1,0 +1,21 @@
+// Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
+
+/** @type {import('../mutations.mjs').Mutation[]} */
+export const MUTATIONS = [
+  {
+    name: 'lint-weights-not-through-symlinks',
+    why: 'lint instance-count-memory: a model file that is a symlink (to its npm package, a volume) counts 0 bytes',
+    file: 'lib/lint/model.ts',
+    search: '      stat = statSync(path);\n',
+    replace: '      stat = lstatSync(path);\n',
+    tests: ['test/lint.test.ts'],
+  },
+  {
+    name: 'lint-cpu-instances-unchecked',
+    why: 'lint instance-count-memory: KIND_CPU instances are no longer checked against the host memory',
+    file: 'lib/lint/rules.ts',
+    search: 'const memory = gpu ? options.gpuMemoryBytes : cpu ? options.hostMemoryBytes : undefined;',
+    replace: 'const memory = gpu ? options.gpuMemoryBytes : cpu ? undefined : undefined;',
+    tests: ['test/lint.test.ts'],
+  },
+];
