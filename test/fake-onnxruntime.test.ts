@@ -17,7 +17,7 @@ import { runOnnxCases } from './onnxruntime/record.js';
 import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
 
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
-const SEQUENCE_BATCHER = false;
+const SEQUENCE_BATCHER = true;
 const RECORDED = join(FIXTURES, 'real-triton-r25.07', 'onnxruntime');
 const files = realModelFiles();
 const ortLibrary = onnxRuntimeNode();
@@ -277,5 +277,138 @@ describe('inference on the fake onnxruntime backend, against onnxruntime-node', 
       inputs: { x: { datatype: 'FP32', shape: [1, 3, 48, 192], data: image(1, 48, 192, 3) } },
     });
     expect(ok.outputs['softmax_0.tmp_0']!.shape).toEqual([1, 2]);
+  });
+});
+
+describe('Silero VAD on the fake onnxruntime backend: a sequence with implicit state', () => {
+  skipAllIf(skipReason());
+  let repo: string;
+  let server: Server;
+  let ort: typeof import('onnxruntime-node');
+  const IDLE_US = 300_000;
+  beforeAll(async () => {
+    ort = await import('onnxruntime-node');
+    repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-vad-'))), {
+      models: ['silero_vad'],
+      instances: 2,
+      maxSequenceIdleMicroseconds: IDLE_US,
+    });
+    server = await Server.create({ library: LIBRARY_PATH, modelRepository: repo, log: { warn: false } });
+    await server.loadModel('silero_vad');
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    if (repo !== undefined) rmSync(repo, { recursive: true, force: true });
+  });
+
+  /** A 512-sample chunk of a tone with noise, different per chunk. */
+  function chunk(i: number): Float32Array {
+    const a = new Float32Array(512);
+    for (let t = 0; t < a.length; t++)
+      a[t] = 0.3 * Math.sin((t + i * 512) * 0.07) + 0.01 * Math.cos(t * 13.1 + i);
+    return a;
+  }
+
+  function vadRequest(i: number, id: number, start: boolean, end: boolean) {
+    return {
+      inputs: {
+        input: { datatype: 'FP32' as const, shape: [1, 512], data: chunk(i) },
+        sr: { datatype: 'INT64' as const, shape: [1], data: new BigInt64Array([16000n]) },
+      },
+      correlationId: id,
+      sequenceStart: start,
+      sequenceEnd: end,
+    };
+  }
+
+  /** onnxruntime-node over the same chunks, carrying h and c by hand from zeros. */
+  async function referenceProbabilities(chunks: number): Promise<number[]> {
+    const session = await ort.InferenceSession.create((files as { sileroVad: string }).sileroVad, {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
+    try {
+      let h = new ort.Tensor('float32', new Float32Array(128), [2, 1, 64]);
+      let c = new ort.Tensor('float32', new Float32Array(128), [2, 1, 64]);
+      const out: number[] = [];
+      for (let i = 0; i < chunks; i++) {
+        const r = await session.run({
+          input: new ort.Tensor('float32', chunk(i), [1, 512]),
+          sr: new ort.Tensor('int64', new BigInt64Array([16000n]), []),
+          h,
+          c,
+        });
+        out.push((r.output!.data as Float32Array)[0]!);
+        h = r.hn as typeof h;
+        c = r.cn as typeof c;
+      }
+      return out;
+    } finally {
+      await session.release();
+    }
+  }
+
+  it('carries h and c from one request of a sequence to the next, as onnxruntime-node does by hand', async () => {
+    const want = await referenceProbabilities(6);
+    // Two sequences at once, interleaved: each keeps its own state.
+    const got: Record<number, number[]> = { 7: [], 8: [] };
+    for (let i = 0; i < 6; i++) {
+      const [a, b] = await Promise.all([
+        server.infer('silero_vad', vadRequest(i, 7, i === 0, i === 5)),
+        server.infer('silero_vad', vadRequest(i, 8, i === 0, i === 5)),
+      ]);
+      got[7]!.push((a.outputs.output!.data as Float32Array)[0]!);
+      got[8]!.push((b.outputs.output!.data as Float32Array)[0]!);
+      expect(a.outputs.output!.shape).toEqual([1, 1]);
+      expect(Object.keys(a.outputs)).toEqual(['output']);
+    }
+    for (const id of [7, 8]) {
+      for (let i = 0; i < 6; i++) expect(Math.abs(got[id]![i]! - want[i]!)).toBeLessThanOrEqual(1e-5);
+    }
+    // Without the state the later chunks would differ: the state matters.
+    const fresh = await server.infer('silero_vad', vadRequest(5, 9, true, true));
+    expect(Math.abs((fresh.outputs.output!.data as Float32Array)[0]! - want[5]!)).toBeGreaterThan(1e-4);
+  });
+
+  it('requests queued at once run in order, one after the other', async () => {
+    const want = await referenceProbabilities(4);
+    const results = await Promise.all(
+      [0, 1, 2, 3].map((i) => server.infer('silero_vad', vadRequest(i, 11, i === 0, i === 3))),
+    );
+    results.forEach((r, i) => {
+      expect(Math.abs((r.outputs.output!.data as Float32Array)[0]! - want[i]!)).toBeLessThanOrEqual(1e-5);
+    });
+  });
+
+  it('refuses a sequence that did not start, one that ended, and one idle past max_sequence_idle_microseconds', async () => {
+    const notStarted = `inference request for sequence 21 to model 'silero_vad' must specify the START flag on the first request of the sequence`;
+    await expect(server.infer('silero_vad', vadRequest(0, 21, false, false))).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: notStarted,
+    });
+    await server.infer('silero_vad', vadRequest(0, 22, true, true));
+    await expect(server.infer('silero_vad', vadRequest(1, 22, false, false))).rejects.toMatchObject({
+      message: notStarted.replace('21', '22'),
+    });
+    await server.infer('silero_vad', vadRequest(0, 23, true, false));
+    await server.infer('silero_vad', vadRequest(1, 23, false, false));
+    await new Promise((r) => setTimeout(r, (IDLE_US / 1000) * 2));
+    await expect(server.infer('silero_vad', vadRequest(2, 23, false, false))).rejects.toMatchObject({
+      message: notStarted.replace('21', '23'),
+    });
+  });
+
+  it("a request cannot give a state input (it is the batcher's)", async () => {
+    const request = vadRequest(0, 31, true, true);
+    const withState = {
+      ...request,
+      inputs: {
+        ...request.inputs,
+        h: { datatype: 'FP32' as const, shape: [2, 1, 64], data: new Float32Array(128) },
+      },
+    };
+    const err = await server.infer('silero_vad', withState).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).message).toContain("has no input 'h'");
   });
 });

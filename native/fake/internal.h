@@ -433,6 +433,19 @@ struct OnnxModel;
 
 struct StreamJob;
 
+// One sequence of a sequence-batching model (sequence_batcher.cc).
+struct Sequence {
+  bool running = false;  // a request of it is queued or executing
+  std::deque<TRITONSERVER_InferenceRequest*> waiting;  // behind that one
+  uint64_t last_us = 0;                                // its last request
+  // Implicit state, one per sequence_batching.state: its current value.
+  std::vector<std::vector<char>> states;
+};
+struct SequenceStore {
+  std::mutex mu;
+  std::map<std::string, Sequence> by_key;  // SequenceKey()
+};
+
 struct Model {
   std::shared_ptr<ServerCore> core;
   std::weak_ptr<Model> self;
@@ -456,6 +469,8 @@ struct Model {
   bool stand_in_echoes = false;
   // onnxruntime models (onnxruntime_backend.cc): the version's session.
   std::shared_ptr<OnnxModel> onnx;
+  // Sequence batching: the sequences in flight.
+  SequenceStore sequences;
   double load_seconds = 0;
   ModelStats stats;
 
@@ -595,6 +610,26 @@ std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
 void OnnxRuntimeRespond(Model* m,
                         const std::vector<TRITONSERVER_InferenceRequest*>& b,
                         TRITONSERVER_InferenceResponse** resps);
+
+// ---- the sequence batcher (sequence_batcher.cc)
+// A request's sequence: "u:<id>" or "s:<id>".
+std::string SequenceKey(const TRITONSERVER_InferenceRequest* r);
+// What the fake cannot do (UNSUPPORTED) or Triton refuses (INVALID_ARG,
+// its initial-state checks) in a sequence_batching config; "" when fine.
+std::string SequenceConfigProblem(const ModelConfig& cfg,
+                                  TRITONSERVER_Error_Code* code);
+// At submission: Triton's checks (START on a new sequence; an idle one was
+// released), then whether r runs now or waits behind its sequence's
+// running request (*run_now false: SequenceStepDone queues it later).
+TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
+                                  bool* run_now);
+// The running request's implicit state; `reading` (its inputs are being
+// made): reset to the initial values when the request starts a sequence.
+std::vector<std::vector<char>>* SequenceStates(
+    Model* m, const TRITONSERVER_InferenceRequest* r, bool reading);
+// After a request of sequence `key` executed: forgets the sequence on END
+// and queues its next request.
+void SequenceStepDone(Model* m, const std::string& key, bool end);
 
 // ---- ensembles (ensemble_scheduler.cc)
 // How an ensemble runs, built once from its validated config.
