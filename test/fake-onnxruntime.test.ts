@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 /**
  * The fake engine's onnxruntime backend: real ONNX models computed by
  * onnxruntime-node's ONNX Runtime (the inference tests also run on a real
@@ -10,15 +11,16 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError } from '../lib/index.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipAllIf } from './helpers.js';
 import { ONNX_CASES, type OnnxOutcome } from './onnxruntime/cases.js';
-import { runOnnxCases } from './onnxruntime/record.js';
 import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
 
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
 const SEQUENCE_BATCHER = true;
+const RECORDER = fileURLToPath(new URL('./onnxruntime/record.ts', import.meta.url));
 const RECORDED = join(FIXTURES, 'real-triton-r25.07', 'onnxruntime');
 const files = realModelFiles();
 const ortLibrary = onnxRuntimeNode();
@@ -167,11 +169,27 @@ describe('the fake onnxruntime backend without ONNX Runtime', () => {
 describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
   skipAllIf(skipReason());
   const outcomes = new Map<string, OnnxOutcome>();
-  beforeAll(async () => {
-    for (const strict of [true, false]) {
-      for (const o of await runOnnxCases(LIBRARY_PATH, undefined, strict)) outcomes.set(o.case, o);
+  beforeAll(() => {
+    // As recorded: each strictness in a process of its own (after a failed
+    // onnxruntime load, no later server of a process starts the backend).
+    const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
+    try {
+      for (const mode of ['strict', 'auto']) {
+        // The library under test is the fake here (the describe skips elsewhere).
+        const run = spawnSync(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+        if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
+      }
+      for (const f of readdirSync(out)) {
+        const o = JSON.parse(readFileSync(join(out, f), 'utf8')) as OnnxOutcome;
+        outcomes.set(o.case, o);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 240_000);
 
   const real = recorded();
   it('has a recorded outcome for every case', () => {
@@ -433,4 +451,29 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
     expect(err).toBeInstanceOf(TritonError);
     expect((err as TritonError).message).toContain("has no input 'h'");
   });
+});
+
+describe('a second server of the process after a failed onnxruntime load (as real Triton r25.07)', () => {
+  skipAllIf(inferenceSkipReason());
+  const SCRIPT = join(FIXTURES, 'onnxruntime-second-server.ts');
+  function run(mode: 'broken' | 'good'): { first: string; second: string } {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (child.status !== 0) throw new Error(`${SCRIPT} exited ${child.status}: ${child.stderr}`);
+    return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { first: string; second: string };
+  }
+
+  it('cannot start the onnxruntime backend again', () => {
+    const said = run('broken');
+    expect(said.first).toContain("unexpected inference input 'image', allowed inputs are: x");
+    expect(said.second).toContain(
+      "load failed for model 'ocr_cls': version 1 is at UNAVAILABLE state: Already exists: OnnxLoader singleton already initialized",
+    );
+  }, 120_000);
+
+  it('starts it again when no load failed', () => {
+    expect(run('good')).toEqual({ first: 'loaded', second: 'loaded' });
+  }, 120_000);
 });

@@ -605,6 +605,14 @@ std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
                             TRITONSERVER_Error_Code* code);
+// Real Triton r25.07's onnxruntime backend is never finalized once one of
+// its models failed to load: every later server of the process fails to
+// start it again ("OnnxLoader singleton already initialized"). The fake
+// remembers the server where that happened (OnnxBackendLoadFailed) and
+// refuses onnxruntime loads on servers after it (once it is stopped).
+void OnnxBackendLoadFailed(ServerCore* core);
+std::string OnnxBackendRestartProblem(ServerCore* core,
+                                      TRITONSERVER_Error_Code* code);
 // One run for the whole batch; each request's outputs (or the run's error)
 // on its response.
 void OnnxRuntimeRespond(Model* m,

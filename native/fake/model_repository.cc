@@ -535,6 +535,8 @@ std::string LoadOnnxVersions(
   *code = TRITONSERVER_ERROR_UNAVAILABLE;
   std::string problem = OnnxRuntimeLibraryProblem(source, &lib);
   if (!problem.empty()) return problem;
+  problem = OnnxBackendRestartProblem(core, code);
+  if (!problem.empty()) return problem;
   OnnxLoadOptions options;
   options.auto_complete = !o.strict_config;
   const std::string mbs =
@@ -545,7 +547,10 @@ std::string LoadOnnxVersions(
     ModelConfig version_cfg = *cfg;
     problem = OnnxRuntimeLoad(lib, dir, v, options, &version_cfg,
                               &(*sessions)[v], code);
-    if (!problem.empty()) return problem;
+    if (!problem.empty()) {
+      OnnxBackendLoadFailed(core);
+      return problem;
+    }
     completed = version_cfg;
   }
   *cfg = completed;

@@ -447,6 +447,36 @@ std::string OnnxRuntimeLibraryProblem(const OnnxRuntimeSource& source,
   return "";
 }
 
+namespace {
+std::mutex g_backend_mu;
+// The server in which an onnxruntime model failed to load first, if any.
+std::weak_ptr<ServerCore> g_failed_in;
+bool g_failed = false;
+}  // namespace
+
+void OnnxBackendLoadFailed(ServerCore* core) {
+  std::lock_guard<std::mutex> lock(g_backend_mu);
+  if (g_failed) return;
+  g_failed = true;
+  g_failed_in = core->self;
+}
+
+std::string OnnxBackendRestartProblem(ServerCore* core,
+                                      TRITONSERVER_Error_Code* code) {
+  std::lock_guard<std::mutex> lock(g_backend_mu);
+  if (!g_failed) return "";
+  std::shared_ptr<ServerCore> first = g_failed_in.lock();
+  if (first.get() == core) return "";
+  // While that server runs, a second one shares its backend (not seen
+  // failing); once it stopped, the backend must start again and cannot.
+  if (first != nullptr && !first->stopping.load()) return "";
+  *code = TRITONSERVER_ERROR_ALREADY_EXISTS;
+  return "OnnxLoader singleton already initialized (as in Triton r25.07: "
+         "after an onnxruntime model failed to load on an earlier server of "
+         "this process, the onnxruntime backend cannot start again; use one "
+         "server per process)";
+}
+
 std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
