@@ -456,7 +456,7 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
 describe('a second server of the process after a failed onnxruntime load (as real Triton r25.07)', () => {
   skipAllIf(inferenceSkipReason());
   const SCRIPT = join(FIXTURES, 'onnxruntime-second-server.ts');
-  function run(mode: 'broken' | 'good'): { first: string; second: string } {
+  function run(mode: 'broken' | 'missing' | 'good'): { first: string; second: string } {
     const child = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
       encoding: 'utf8',
       timeout: 120_000,
@@ -473,7 +473,10 @@ describe('a second server of the process after a failed onnxruntime load (as rea
     );
   }, 120_000);
 
-  it('starts it again when no load failed', () => {
+  it('starts it again when no load failed, or one failed before making its session (no model file)', () => {
     expect(run('good')).toEqual({ first: 'loaded', second: 'loaded' });
-  }, 120_000);
+    const missing = run('missing');
+    expect(missing.first).toContain('Internal: failed to stat file ');
+    expect(missing.second).toBe('loaded');
+  }, 240_000);
 });

@@ -600,14 +600,19 @@ struct OnnxLoadOptions {
 };
 // Loads version `version` of the model in `dir` as the real backend does:
 // its session, the config auto-completed (options.auto_complete) and
-// checked against the model. "" with *out set, else the error (*code).
+// checked against the model. "" with *out set, else the error (*code;
+// *session_leaked when the real backend would leak the failed instance's
+// session, see OnnxBackendLoadFailed).
 std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
-                            TRITONSERVER_Error_Code* code);
-// Real Triton r25.07's onnxruntime backend is never finalized once one of
-// its models failed to load: every later server of the process fails to
-// start it again ("OnnxLoader singleton already initialized"). The fake
+                            TRITONSERVER_Error_Code* code,
+                            bool* session_leaked);
+// Real Triton r25.07's onnxruntime backend cannot stop its ONNX Runtime
+// loader once a model instance failed its checks after making its session
+// (the session is never released): every later server of the process fails
+// to start the backend again ("OnnxLoader singleton already initialized";
+// a missing model file or a failed auto-complete does not do it). The fake
 // remembers the server where that happened (OnnxBackendLoadFailed) and
 // refuses onnxruntime loads on servers after it (once it is stopped).
 void OnnxBackendLoadFailed(ServerCore* core);

@@ -545,10 +545,11 @@ std::string LoadOnnxVersions(
   ModelConfig completed = *cfg;
   for (int64_t v : chosen) {
     ModelConfig version_cfg = *cfg;
+    bool session_leaked = false;
     problem = OnnxRuntimeLoad(lib, dir, v, options, &version_cfg,
-                              &(*sessions)[v], code);
+                              &(*sessions)[v], code, &session_leaked);
     if (!problem.empty()) {
-      OnnxBackendLoadFailed(core);
+      if (session_leaked) OnnxBackendLoadFailed(core);
       return problem;
     }
     completed = version_cfg;

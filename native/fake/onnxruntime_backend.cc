@@ -480,7 +480,9 @@ std::string OnnxBackendRestartProblem(ServerCore* core,
 std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
-                            TRITONSERVER_Error_Code* code) {
+                            TRITONSERVER_Error_Code* code,
+                            bool* session_leaked) {
+  *session_leaked = false;
   auto m = std::make_shared<OnnxModel>();
   m->lib = lib;
   std::string e = OpenSession(*lib, dir, version, *cfg, m.get(), code);
@@ -501,7 +503,12 @@ std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
     }
   }
   e = Validate(*cfg, m.get(), code);
-  if (!e.empty()) return e;
+  if (!e.empty()) {
+    // The real backend checks in its instance's constructor, whose session
+    // is then never released: its ONNX Runtime loader cannot stop again.
+    *session_leaked = true;
+    return e;
+  }
   *out = std::move(m);
   return "";
 }
