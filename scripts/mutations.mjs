@@ -11,6 +11,7 @@
 
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
+import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
 
@@ -517,4 +518,4 @@ const CORE = [
 
 // Areas added later keep their own lists in scripts/mutations/.
 /** @type {Mutation[]} */
-export const MUTATIONS = [...CORE, ...TENANT_FRONT, ...GATEWAY_PROTOCOL, ...FILES_DEPLOY, ...SHIPPED];
+export const MUTATIONS = [...CORE, ...TENANT_FRONT, ...GATEWAY_PROTOCOL, ...FILES_DEPLOY, ...SHIPPED, ...ONNX_MODELS];

@@ -340,17 +340,17 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
   const server = () => shared!.server;
 
   /** A 512-sample chunk of a tone with noise, different per chunk. */
-  function chunk(i: number): Float32Array {
-    const a = new Float32Array(512);
+  function chunk(i: number, samples = 512): Float32Array {
+    const a = new Float32Array(samples);
     for (let t = 0; t < a.length; t++)
       a[t] = 0.3 * Math.sin((t + i * 512) * 0.07) + 0.01 * Math.cos(t * 13.1 + i);
     return a;
   }
 
-  function vadRequest(i: number, id: number, start: boolean, end: boolean) {
+  function vadRequest(i: number, id: number, start: boolean, end: boolean, samples = 512) {
     return {
       inputs: {
-        input: { datatype: 'FP32' as const, shape: [1, 512], data: chunk(i) },
+        input: { datatype: 'FP32' as const, shape: [1, samples], data: chunk(i, samples) },
         sr: { datatype: 'INT64' as const, shape: [1], data: new BigInt64Array([16000n]) },
       },
       correlationId: id,
@@ -360,7 +360,7 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
   }
 
   /** onnxruntime-node over the same chunks, carrying h and c by hand from zeros. */
-  async function referenceProbabilities(chunks: number): Promise<number[]> {
+  async function referenceProbabilities(chunks: number, samples = 512): Promise<number[]> {
     const session = await ort.InferenceSession.create((files as { sileroVad: string }).sileroVad, {
       intraOpNumThreads: 1,
       interOpNumThreads: 1,
@@ -371,7 +371,7 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
       const out: number[] = [];
       for (let i = 0; i < chunks; i++) {
         const r = await session.run({
-          input: new ort.Tensor('float32', chunk(i), [1, 512]),
+          input: new ort.Tensor('float32', chunk(i, samples), [1, samples]),
           sr: new ort.Tensor('int64', new BigInt64Array([16000n]), []),
           h,
           c,
@@ -409,9 +409,14 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
   });
 
   it('requests queued at once run in order, one after the other', async () => {
-    const want = await referenceProbabilities(4);
+    // Long chunks (a few ms each), all submitted at once on a model of two
+    // instances: run side by side they would read a state not yet written.
+    const n = 12;
+    const want = await referenceProbabilities(n, 8000);
     const results = await Promise.all(
-      [0, 1, 2, 3].map((i) => server().infer('silero_vad', vadRequest(i, 11, i === 0, i === 3))),
+      Array.from({ length: n }, (_, i) =>
+        server().infer('silero_vad', vadRequest(i, 11, i === 0, i === n - 1, 8000)),
+      ),
     );
     results.forEach((r, i) => {
       expect(Math.abs((r.outputs.output!.data as Float32Array)[0]! - want[i]!)).toBeLessThanOrEqual(1e-5);
