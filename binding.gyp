@@ -93,6 +93,7 @@
         "native/fake/precondition.cc",
         "native/fake/rate_limiter.cc",
         "native/fake/scheduler.cc",
+        "native/fake/sequence_batcher.cc",
         "native/fake/server.cc",
         "native/fake/stand_ins.cc",
         "native/fake/statistics.cc",

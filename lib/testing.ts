@@ -9,7 +9,9 @@
  * const server = await Server.create({ library: fakeEngine.libraryPath, modelRepository: './test/models' });
  * ```
  *
- * A repository whose models need other backends (onnxruntime, pytorch, ...)
+ * ONNX models (backend onnxruntime) compute on the fake with onnxruntime-node's
+ * ONNX Runtime when the application has it (or TRITON_NODE_ONNXRUNTIME_LIB).
+ * A repository whose models need other backends (pytorch, tensorflow, ...)
  * loads on the fake with stand-ins, asked for by name:
  * `fakeEngine.standIns({ onnxruntime: 'zeros' })`.
  * @packageDocumentation

@@ -11,6 +11,7 @@
 
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
+import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
@@ -518,4 +519,12 @@ const CORE = [
 
 // Areas added later keep their own lists in scripts/mutations/.
 /** @type {Mutation[]} */
-export const MUTATIONS = [...CORE, ...TENANT_FRONT, ...GATEWAY_PROTOCOL, ...FILES_DEPLOY, ...SHIPPED, ...REAL_MODELS];
+export const MUTATIONS = [
+  ...CORE,
+  ...TENANT_FRONT,
+  ...GATEWAY_PROTOCOL,
+  ...FILES_DEPLOY,
+  ...SHIPPED,
+  ...REAL_MODELS,
+  ...ONNX_MODELS,
+];

@@ -5,13 +5,15 @@
  * code. The CLI runs from lib/cli.ts under tsx, as `dist/cli.js` runs it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOnnxRuntime, onnxRuntimeLibraryVersion } from '../lib/doctor/onnxruntime.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
 import { addonBinaryPath } from '../lib/native.js';
+import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
 import { fakeEngine } from '../lib/testing.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, skipIf } from './helpers.js';
 
@@ -214,5 +216,65 @@ describe('doctor()', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('doctor: ONNX Runtime versions that would meet in one process', () => {
+  const app = findOnnxRuntimeNode();
+  const skip = app?.library === undefined ? 'onnxruntime-node (a devDependency) is not installed' : false;
+
+  /** A backends directory whose onnxruntime backend has a libonnxruntime.so.1 of `version`. */
+  function backendsWith(version: string): string {
+    const dir = mkdtempSync(join(scratch, 'backends-'));
+    mkdirSync(join(dir, 'onnxruntime'));
+    // An ELF file names its symbol version in its string table; ONNX Runtime's is VERS_<version>.
+    writeFileSync(
+      join(dir, 'onnxruntime', 'libonnxruntime.so.1'),
+      `\u007fELF\0OrtGetApiBase\0VERS_${version}\0`,
+    );
+    return dir;
+  }
+
+  it('reads the version from the library file', (ctx) => {
+    skipIf(ctx, skip);
+    expect(onnxRuntimeLibraryVersion(app!.library!)).toBe(app!.version);
+    expect(onnxRuntimeLibraryVersion(join(scratch, 'absent.so'))).toBeNull();
+  });
+
+  it('warns when onnxruntime-node and the backend have different versions, naming both', (ctx) => {
+    skipIf(ctx, skip);
+    const { checks, facts } = checkOnnxRuntime(backendsWith('1.20.1'), app ?? null);
+    expect(facts.backend?.libraryVersion).toBe('1.20.1');
+    expect(facts.node?.libraryVersion).toBe(app!.version);
+    expect(checks).toHaveLength(1);
+    expect(checks[0]).toMatchObject({ topic: 'onnx', status: 'warn' });
+    expect(checks[0]!.detail).toContain(
+      `onnxruntime-node ${app!.version} and the onnxruntime backend's 1.20.1`,
+    );
+    expect(checks[0]!.fix).toContain('onnxruntime-node@1.20.1');
+  });
+
+  it('is content when both are one version, and says the fake engine uses onnxruntime-node', (ctx) => {
+    skipIf(ctx, skip);
+    expect(checkOnnxRuntime(backendsWith(app!.version!), app ?? null).checks[0]).toMatchObject({
+      status: 'ok',
+    });
+    expect(checkOnnxRuntime(null, app ?? null).checks[0]).toMatchObject({ status: 'info' });
+    expect(checkOnnxRuntime(null, null).checks).toEqual([]);
+  });
+
+  it('the report has the line (on the backends directory under test)', async (ctx) => {
+    skipIf(ctx, skip);
+    const report = await doctor({
+      library: LIBRARY_PATH,
+      ...(BACKEND_DIR ? { backendDirectory: BACKEND_DIR } : {}),
+    });
+    const line = report.checks.find((c) => c.topic === 'onnx');
+    expect(line).toBeDefined();
+    expect(report.onnxRuntime.node?.version).toBe(app!.version);
+    if (BACKEND_DIR !== undefined && existsSync(join(BACKEND_DIR, 'onnxruntime', 'libonnxruntime.so.1'))) {
+      const same = report.onnxRuntime.backend?.libraryVersion === app!.version;
+      expect(line!.status).toBe(same ? 'ok' : 'warn');
+    }
   });
 });

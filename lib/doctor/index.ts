@@ -13,6 +13,7 @@ import { checkAddon } from './addon.js';
 import { TRITON_MIN_COMPUTE_CAPABILITY, checkCuda, checkLimits } from './gpu.js';
 import { backendChecks, backendDirectoryFor, libraryChecks, probeLibraries } from './library.js';
 import { checkModels } from './models.js';
+import { checkOnnxRuntime } from './onnxruntime.js';
 import type { DoctorReport } from './report.js';
 
 export { formatDoctorReport } from './report.js';
@@ -69,7 +70,9 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
       ? []
       : await probeLibraries(options.library, options.backendDirectory, options.probeTimeoutMs ?? 60_000);
   const used = libraries.find((p) => p.used);
-  const backends = backendChecks(used, backendDirectoryFor(used, options.backendDirectory));
+  const backendDir = backendDirectoryFor(used, options.backendDirectory);
+  const backends = backendChecks(used, backendDir);
+  const onnxRuntime = checkOnnxRuntime(backendDir);
   const cuda = checkCuda(native, options.minComputeCapability ?? TRITON_MIN_COMPUTE_CAPABILITY);
   const limits = checkLimits(cuda.facts.available, backends.facts.found);
   const models =
@@ -84,6 +87,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     ...addonPart.checks,
     ...libraryChecks(libraries),
     ...backends.checks,
+    ...onnxRuntime.checks,
     ...cuda.checks,
     ...limits.checks,
     ...models.checks,
@@ -94,6 +98,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     addon: addonPart.facts,
     libraries,
     backends: backends.facts,
+    onnxRuntime: onnxRuntime.facts,
     cuda: cuda.facts,
     limits: limits.facts,
     models: models.facts,

@@ -12,8 +12,8 @@ export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
 
 /** One line of the report. */
 export interface DoctorCheck {
-  /** What the line is about: addon, library, backends, cuda, gpu, limits or model. */
-  topic: 'addon' | 'library' | 'backends' | 'cuda' | 'gpu' | 'limits' | 'model';
+  /** What the line is about: addon, library, backends, onnx (ONNX Runtime), cuda, gpu, limits or model. */
+  topic: 'addon' | 'library' | 'backends' | 'onnx' | 'cuda' | 'gpu' | 'limits' | 'model';
   /** The thing checked: a path, a GPU, a model. */
   subject: string;
   status: DoctorStatus;
@@ -90,6 +90,18 @@ export interface DoctorReport {
     memlockBytes: number | null;
     /** Size of /dev/shm in bytes (the python backend's shared memory), or null. */
     shmBytes: number | null;
+  };
+  /** The ONNX Runtimes that would share one process: onnxruntime-node's and the onnxruntime backend's. */
+  onnxRuntime: {
+    /** onnxruntime-node as the application resolves it, or null. */
+    node: {
+      dir: string;
+      version: string | null;
+      library: string | null;
+      libraryVersion: string | null;
+    } | null;
+    /** The Triton onnxruntime backend's libonnxruntime.so.1, or null (none, or the fake engine). */
+    backend: { library: string; libraryVersion: string | null } | null;
   };
   /** With `repository`: one entry per model directory. */
   models: Array<{ name: string; backend: string | null; versions: number[]; problems: string[] }>;

@@ -212,6 +212,41 @@ std::map<std::string, std::string> ToStringMap(const Json* m) {
   return out;
 }
 
+void ToSequenceBatching(const Json& sb, SequenceBatchingConfig* out) {
+  out->max_sequence_idle_microseconds =
+      GetUint(sb, "max_sequence_idle_microseconds");
+  out->iterative_sequence = GetBool(sb, "iterative_sequence");
+  const Json* states = sb.find("state");
+  for (size_t i = 0; states != nullptr && i < states->size(); ++i) {
+    const Json& st = states->at(i);
+    SequenceStateConfig state;
+    state.input_name = GetString(st, "input_name");
+    state.output_name = GetString(st, "output_name");
+    if (st.find("data_type") != nullptr) {
+      state.data_type = GetString(st, "data_type");
+    }
+    state.datatype = DataTypeFromConfigName(state.data_type);
+    state.dims = GetInt64List(st, "dims");
+    state.use_same_buffer_for_input_output =
+        GetBool(st, "use_same_buffer_for_input_output");
+    state.use_growable_memory = GetBool(st, "use_growable_memory");
+    const Json* inits = st.find("initial_state");
+    for (size_t j = 0; inits != nullptr && j < inits->size(); ++j) {
+      const Json& in = inits->at(j);
+      SequenceInitialStateConfig init;
+      if (in.find("data_type") != nullptr) {
+        init.data_type = GetString(in, "data_type");
+      }
+      init.dims = GetInt64List(in, "dims");
+      init.name = GetString(in, "name");
+      init.zero_data = GetBool(in, "zero_data");
+      init.data_file = GetString(in, "data_file");
+      state.initial_state.push_back(std::move(init));
+    }
+    out->state.push_back(std::move(state));
+  }
+}
+
 void ToEnsembleSteps(const Json& es, ModelConfig* cfg) {
   const Json* steps = es.find("step");
   if (steps == nullptr) return;
@@ -247,7 +282,10 @@ bool FromIntermediate(const Json& in, ModelConfig* cfg, std::string* error) {
   if (const Json* db = in.find("dynamic_batching")) {
     if (!ToDynamicBatching(*db, &cfg->dynamic_batching, error)) return false;
   }
-  cfg->has_sequence_batching = in.find("sequence_batching") != nullptr;
+  if (const Json* sb = in.find("sequence_batching")) {
+    cfg->has_sequence_batching = true;
+    ToSequenceBatching(*sb, &cfg->sequence_batching);
+  }
   if (const Json* es = in.find("ensemble_scheduling")) {
     cfg->has_ensemble_scheduling = true;
     ToEnsembleSteps(*es, cfg);

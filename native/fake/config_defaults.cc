@@ -95,6 +95,11 @@ void FillModelConfigDefaults(const std::string& model_name, ModelConfig* cfg) {
       cfg->max_batch_size > 0) {
     cfg->dynamic_batching.preferred_batch_size.push_back(cfg->max_batch_size);
   }
+  // Triton's default idle time of a sequence: 1 s.
+  if (cfg->has_sequence_batching &&
+      cfg->sequence_batching.max_sequence_idle_microseconds == 0) {
+    cfg->sequence_batching.max_sequence_idle_microseconds = 1000000;
+  }
   // Ensembles have no instances of their own.
   if (cfg->has_ensemble_scheduling) return;
   if (cfg->instance_group.empty()) {

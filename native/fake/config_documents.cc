@@ -98,6 +98,45 @@ Json DefaultOptimizationJson() {
   return opt;
 }
 
+Json SequenceBatchingJson(const SequenceBatchingConfig& sb) {
+  Json o = Json::Object();
+  o.set("max_sequence_idle_microseconds",
+        Json::Uint(sb.max_sequence_idle_microseconds));
+  o.set("control_input", Json::Array());
+  Json states = Json::Array();
+  for (const auto& st : sb.state) {
+    Json s = Json::Object();
+    s.set("input_name", Json::Str(st.input_name));
+    s.set("output_name", Json::Str(st.output_name));
+    s.set("data_type", Json::Str(st.data_type));
+    s.set("dims", Int64Array(st.dims));
+    Json inits = Json::Array();
+    for (const auto& in : st.initial_state) {
+      Json i = Json::Object();
+      i.set("data_type", Json::Str(in.data_type));
+      // Triton writes these dims as strings (int64 in a message of a list).
+      Json dims = Json::Array();
+      for (int64_t d : in.dims) dims.push(Json::Str(std::to_string(d)));
+      i.set("dims", std::move(dims));
+      i.set("name", Json::Str(in.name));
+      if (in.data_file.empty()) {
+        i.set("zero_data", Json::Bool(in.zero_data));
+      } else {
+        i.set("data_file", Json::Str(in.data_file));
+      }
+      inits.push(std::move(i));
+    }
+    s.set("initial_state", std::move(inits));
+    s.set("use_same_buffer_for_input_output",
+          Json::Bool(st.use_same_buffer_for_input_output));
+    s.set("use_growable_memory", Json::Bool(st.use_growable_memory));
+    states.push(std::move(s));
+  }
+  o.set("state", std::move(states));
+  o.set("iterative_sequence", Json::Bool(sb.iterative_sequence));
+  return o;
+}
+
 Json DynamicBatchingJson(const DynamicBatchingConfig& d) {
   Json db = Json::Object();
   Json sizes = Json::Array();
@@ -216,6 +255,9 @@ std::string ModelConfigToJson(const ModelConfig& cfg) {
   }
   if (cfg.dynamic_batching.present) {
     o.set("dynamic_batching", DynamicBatchingJson(cfg.dynamic_batching));
+  }
+  if (cfg.has_sequence_batching) {
+    o.set("sequence_batching", SequenceBatchingJson(cfg.sequence_batching));
   }
   if (cfg.has_ensemble_scheduling) {
     o.set("ensemble_scheduling", EnsembleSchedulingJson(cfg.ensemble_steps));

@@ -141,6 +141,32 @@ const MessageDesc kDynamicBatchingDesc{
      Message("default_queue_policy", &kQueuePolicyDesc),
      Map("priority_queue_policy", &kPriorityQueuePolicyEntryDesc)}};
 
+const MessageDesc kSequenceInitialStateDesc{
+    "inference.ModelSequenceBatching.InitialState",
+    {Enum("data_type", &kDataTypeEnum),
+     Scalar("dims", FieldType::kInt64, true, -1),
+     Scalar("zero_data", FieldType::kBool),
+     Scalar("data_file", FieldType::kString),
+     Scalar("name", FieldType::kString)}};
+
+const MessageDesc kSequenceStateDesc{
+    "inference.ModelSequenceBatching.State",
+    {Scalar("input_name", FieldType::kString),
+     Scalar("output_name", FieldType::kString),
+     Enum("data_type", &kDataTypeEnum),
+     Scalar("dims", FieldType::kInt64, true, -1),
+     Message("initial_state", &kSequenceInitialStateDesc, true),
+     Scalar("use_same_buffer_for_input_output", FieldType::kBool),
+     Scalar("use_growable_memory", FieldType::kBool)}};
+
+const MessageDesc kSequenceBatchingDesc{
+    "inference.ModelSequenceBatching",
+    {Skipped("direct"), Skipped("oldest"),
+     Scalar("max_sequence_idle_microseconds", FieldType::kUint64),
+     Skipped("control_input", true),
+     Message("state", &kSequenceStateDesc, true),
+     Scalar("iterative_sequence", FieldType::kBool)}};
+
 const MessageDesc kLatestDesc{"inference.ModelVersionPolicy.Latest",
                               {Scalar("num_versions", FieldType::kUint32)}};
 const MessageDesc kAllDesc{"inference.ModelVersionPolicy.All", {}};
@@ -202,7 +228,7 @@ const MessageDesc kModelConfigDesc{
      Skipped("batch_output", true),
      Skipped("optimization"),
      Message("dynamic_batching", &kDynamicBatchingDesc),
-     Skipped("sequence_batching"),
+     Message("sequence_batching", &kSequenceBatchingDesc),
      Message("ensemble_scheduling", &kEnsemblingDesc),
      Message("instance_group", &kInstanceGroupDesc, true),
      Scalar("default_model_filename", FieldType::kString),

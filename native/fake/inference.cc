@@ -837,6 +837,14 @@ TRITONSERVER_Error* fake::RunRequest(TRITONSERVER_InferenceRequest* r,
                                      TRITONSERVER_InferenceTrace* trace) {
   Model* m = r->model.get();
   StartRequest(r, m, trace);
+  if (m->config.has_sequence_batching) {
+    bool run_now = true;
+    if (auto* e = SequenceAdmit(m, r, &run_now)) {
+      UndoStart(r, m, trace);
+      return e;
+    }
+    if (!run_now) return nullptr;  // queued behind its sequence
+  }
   if (g_sync_callbacks.load(std::memory_order_relaxed)) {
     m->ExecuteInline(r);
     return nullptr;

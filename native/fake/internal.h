@@ -433,6 +433,19 @@ struct OnnxModel;
 
 struct StreamJob;
 
+// One sequence of a sequence-batching model (sequence_batcher.cc).
+struct Sequence {
+  bool running = false;  // a request of it is queued or executing
+  std::deque<TRITONSERVER_InferenceRequest*> waiting;  // behind that one
+  uint64_t last_us = 0;                                // its last request
+  // Implicit state, one per sequence_batching.state: its current value.
+  std::vector<std::vector<char>> states;
+};
+struct SequenceStore {
+  std::mutex mu;
+  std::map<std::string, Sequence> by_key;  // SequenceKey()
+};
+
 struct Model {
   std::shared_ptr<ServerCore> core;
   std::weak_ptr<Model> self;
@@ -456,6 +469,8 @@ struct Model {
   bool stand_in_echoes = false;
   // onnxruntime models (onnxruntime_backend.cc): the version's session.
   std::shared_ptr<OnnxModel> onnx;
+  // Sequence batching: the sequences in flight.
+  SequenceStore sequences;
   double load_seconds = 0;
   ModelStats stats;
 
@@ -585,16 +600,49 @@ struct OnnxLoadOptions {
 };
 // Loads version `version` of the model in `dir` as the real backend does:
 // its session, the config auto-completed (options.auto_complete) and
-// checked against the model. "" with *out set, else the error (*code).
+// checked against the model. "" with *out set, else the error (*code;
+// *session_leaked when the real backend would leak the failed instance's
+// session, see OnnxBackendLoadFailed).
 std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
-                            TRITONSERVER_Error_Code* code);
+                            TRITONSERVER_Error_Code* code,
+                            bool* session_leaked);
+// Real Triton r25.07's onnxruntime backend cannot stop its ONNX Runtime
+// loader once a model instance failed its checks after making its session
+// (the session is never released): every later server of the process fails
+// to start the backend again ("OnnxLoader singleton already initialized";
+// a missing model file or a failed auto-complete does not do it). The fake
+// remembers the server where that happened (OnnxBackendLoadFailed) and
+// refuses onnxruntime loads on servers after it (once it is stopped).
+void OnnxBackendLoadFailed(ServerCore* core);
+std::string OnnxBackendRestartProblem(ServerCore* core,
+                                      TRITONSERVER_Error_Code* code);
 // One run for the whole batch; each request's outputs (or the run's error)
 // on its response.
 void OnnxRuntimeRespond(Model* m,
                         const std::vector<TRITONSERVER_InferenceRequest*>& b,
                         TRITONSERVER_InferenceResponse** resps);
+
+// ---- the sequence batcher (sequence_batcher.cc)
+// A request's sequence: "u:<id>" or "s:<id>".
+std::string SequenceKey(const TRITONSERVER_InferenceRequest* r);
+// What the fake cannot do (UNSUPPORTED) or Triton refuses (INVALID_ARG,
+// its initial-state checks) in a sequence_batching config; "" when fine.
+std::string SequenceConfigProblem(const ModelConfig& cfg,
+                                  TRITONSERVER_Error_Code* code);
+// At submission: Triton's checks (START on a new sequence; an idle one was
+// released), then whether r runs now or waits behind its sequence's
+// running request (*run_now false: SequenceStepDone queues it later).
+TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
+                                  bool* run_now);
+// The running request's implicit state; `reading` (its inputs are being
+// made): reset to the initial values when the request starts a sequence.
+std::vector<std::vector<char>>* SequenceStates(
+    Model* m, const TRITONSERVER_InferenceRequest* r, bool reading);
+// After a request of sequence `key` executed: forgets the sequence on END
+// and queues its next request.
+void SequenceStepDone(Model* m, const std::string& key, bool end);
 
 // ---- ensembles (ensemble_scheduler.cc)
 // How an ensemble runs, built once from its validated config.

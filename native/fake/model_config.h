@@ -86,6 +86,33 @@ struct DynamicBatchingConfig {
   std::map<uint64_t, QueuePolicyConfig> priority_queue_policy;
 };
 
+// sequence_batching: the implicit state (state [...]) and the idle timeout;
+// control inputs and the oldest strategy are not modelled.
+struct SequenceInitialStateConfig {
+  std::string data_type = "TYPE_INVALID";
+  std::vector<int64_t> dims;
+  std::string name;
+  bool zero_data = false;
+  std::string data_file;
+};
+
+struct SequenceStateConfig {
+  std::string input_name;
+  std::string output_name;
+  std::string data_type = "TYPE_INVALID";
+  TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
+  std::vector<int64_t> dims;
+  std::vector<SequenceInitialStateConfig> initial_state;
+  bool use_same_buffer_for_input_output = false;
+  bool use_growable_memory = false;
+};
+
+struct SequenceBatchingConfig {
+  uint64_t max_sequence_idle_microseconds = 0;  // 0: Triton's 1 s
+  std::vector<SequenceStateConfig> state;
+  bool iterative_sequence = false;
+};
+
 struct VersionPolicyConfig {
   enum class Kind { kLatest, kAll, kSpecific } kind = Kind::kLatest;
   uint32_t num_versions = 1;      // latest
@@ -115,7 +142,8 @@ struct ModelConfig {
   std::vector<TensorConfig> output;
   std::vector<InstanceGroupConfig> instance_group;
   DynamicBatchingConfig dynamic_batching;
-  bool has_sequence_batching = false;  // parsed only to answer UNSUPPORTED
+  bool has_sequence_batching = false;
+  SequenceBatchingConfig sequence_batching;
   bool has_ensemble_scheduling = false;
   std::vector<EnsembleStepConfig> ensemble_steps;
   std::map<std::string, std::string> parameters;  // key -> string_value

@@ -392,6 +392,20 @@ TRITONSERVER_Error* RefuseNoVersions(ServerCore* core,
                 name + "'\n");
 }
 
+BackendKind KindOfBackend(const ModelConfig& cfg) {
+  const std::string& backend = cfg.backend;
+  if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
+  if (backend == "repeat") return BackendKind::kRepeat;
+  if (backend == "square") return BackendKind::kSquare;
+  if (backend == "fake_text_stream") return BackendKind::kTextStream;
+  std::string mode;
+  if (backend == "onnxruntime" && !StandInFor(backend, &mode)) {
+    return BackendKind::kOnnxRuntime;
+  }
+  if (backend != "identity") return BackendKind::kStandIn;
+  return BackendKind::kIdentity;
+}
+
 // Why no backend can be created for the model, with the error code to
 // report it under; "" when one can.
 std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
@@ -399,9 +413,11 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   *code = TRITONSERVER_ERROR_INVALID_ARG;
   const std::string& backend_dir = core->options.backend_dir;
   std::string error;
-  if (cfg.has_sequence_batching) {
+  if (cfg.has_sequence_batching &&
+      KindOfBackend(cfg) != BackendKind::kOnnxRuntime) {
     *code = TRITONSERVER_ERROR_UNSUPPORTED;
-    return "sequence batching is not supported by the fake engine";
+    return "sequence batching is not supported by the fake engine's " +
+           cfg.backend + " backend (only by its onnxruntime backend)";
   }
   std::string mode;
   const bool stand_in = StandInFor(cfg.backend, &mode);
@@ -418,20 +434,6 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   }
   if (!ValidateForBackend(cfg, &error)) return error;
   return "";
-}
-
-BackendKind KindOfBackend(const ModelConfig& cfg) {
-  const std::string& backend = cfg.backend;
-  if (IsEnsemble(cfg)) return BackendKind::kEnsemble;
-  if (backend == "repeat") return BackendKind::kRepeat;
-  if (backend == "square") return BackendKind::kSquare;
-  if (backend == "fake_text_stream") return BackendKind::kTextStream;
-  std::string mode;
-  if (backend == "onnxruntime" && !StandInFor(backend, &mode)) {
-    return BackendKind::kOnnxRuntime;
-  }
-  if (backend != "identity") return BackendKind::kStandIn;
-  return BackendKind::kIdentity;
 }
 
 // Reloading the same config with the same versions changes nothing (a
@@ -533,6 +535,8 @@ std::string LoadOnnxVersions(
   *code = TRITONSERVER_ERROR_UNAVAILABLE;
   std::string problem = OnnxRuntimeLibraryProblem(source, &lib);
   if (!problem.empty()) return problem;
+  problem = OnnxBackendRestartProblem(core, code);
+  if (!problem.empty()) return problem;
   OnnxLoadOptions options;
   options.auto_complete = !o.strict_config;
   const std::string mbs =
@@ -541,9 +545,13 @@ std::string LoadOnnxVersions(
   ModelConfig completed = *cfg;
   for (int64_t v : chosen) {
     ModelConfig version_cfg = *cfg;
+    bool session_leaked = false;
     problem = OnnxRuntimeLoad(lib, dir, v, options, &version_cfg,
-                              &(*sessions)[v], code);
-    if (!problem.empty()) return problem;
+                              &(*sessions)[v], code, &session_leaked);
+    if (!problem.empty()) {
+      if (session_leaked) OnnxBackendLoadFailed(core);
+      return problem;
+    }
     completed = version_cfg;
   }
   *cfg = completed;
@@ -687,6 +695,9 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   std::map<int64_t, std::shared_ptr<OnnxModel>> sessions;
   if (fail.empty() && KindOfBackend(cfg) == BackendKind::kOnnxRuntime) {
     fail = LoadOnnxVersions(this, dir, chosen, &cfg, &sessions, &fail_code);
+    if (fail.empty() && cfg.has_sequence_batching) {
+      fail = SequenceConfigProblem(cfg, &fail_code);
+    }
     load_code = TRITONSERVER_ERROR_INVALID_ARG;
   }
   std::string new_json = ModelConfigToJson(cfg);

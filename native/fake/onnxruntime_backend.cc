@@ -10,6 +10,8 @@
 //   * per execution: the batch's requests concatenated along the batch
 //     dimension (max_batch_size > 0), one run for the whole batch, each
 //     output split back per request; a run's error is every request's.
+//   * sequence batching: the implicit state inputs fed from the sequence's
+//     values (sequence_batcher.cc), the state outputs kept as its next ones.
 // Not modelled: BYTES tensors, GPU instances, batch inputs/outputs, ragged
 // batching, ONNX Runtime's session options beyond the thread counts.
 #include <sys/stat.h>
@@ -386,7 +388,7 @@ std::string CheckTensor(const ModelConfig& cfg, const TensorConfig& t,
 std::string Validate(const ModelConfig& cfg, OnnxModel* m,
                      TRITONSERVER_Error_Code* code) {
   *code = TRITONSERVER_ERROR_INVALID_ARG;
-  size_t expected = 0;
+  size_t expected = cfg.sequence_batching.state.size();
   for (const auto& t : cfg.input) expected += t.optional ? 0 : 1;
   if (m->inputs.size() != expected) {
     return "unable to load model '" + cfg.name + "', configuration expects " +
@@ -405,6 +407,13 @@ std::string Validate(const ModelConfig& cfg, OnnxModel* m,
     std::string e = CheckTensor(cfg, t, m->outputs, true, m, code);
     if (!e.empty()) return e;
     m->run_outputs.push_back(t.name);
+  }
+  // Implicit state: the state outputs are computed by every run too.
+  for (const auto& st : cfg.sequence_batching.state) {
+    if (std::find(m->run_outputs.begin(), m->run_outputs.end(),
+                  st.output_name) == m->run_outputs.end()) {
+      m->run_outputs.push_back(st.output_name);
+    }
   }
   return "";
 }
@@ -438,10 +447,42 @@ std::string OnnxRuntimeLibraryProblem(const OnnxRuntimeSource& source,
   return "";
 }
 
+namespace {
+std::mutex g_backend_mu;
+// The server in which an onnxruntime model failed to load first, if any.
+std::weak_ptr<ServerCore> g_failed_in;
+bool g_failed = false;
+}  // namespace
+
+void OnnxBackendLoadFailed(ServerCore* core) {
+  std::lock_guard<std::mutex> lock(g_backend_mu);
+  if (g_failed) return;
+  g_failed = true;
+  g_failed_in = core->self;
+}
+
+std::string OnnxBackendRestartProblem(ServerCore* core,
+                                      TRITONSERVER_Error_Code* code) {
+  std::lock_guard<std::mutex> lock(g_backend_mu);
+  if (!g_failed) return "";
+  std::shared_ptr<ServerCore> first = g_failed_in.lock();
+  if (first.get() == core) return "";
+  // While that server runs, a second one shares its backend (not seen
+  // failing); once it stopped, the backend must start again and cannot.
+  if (first != nullptr && !first->stopping.load()) return "";
+  *code = TRITONSERVER_ERROR_ALREADY_EXISTS;
+  return "OnnxLoader singleton already initialized (as in Triton r25.07: "
+         "after an onnxruntime model failed to load on an earlier server of "
+         "this process, the onnxruntime backend cannot start again; use one "
+         "server per process)";
+}
+
 std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
                             int64_t version, const OnnxLoadOptions& options,
                             ModelConfig* cfg, std::shared_ptr<OnnxModel>* out,
-                            TRITONSERVER_Error_Code* code) {
+                            TRITONSERVER_Error_Code* code,
+                            bool* session_leaked) {
+  *session_leaked = false;
   auto m = std::make_shared<OnnxModel>();
   m->lib = lib;
   std::string e = OpenSession(*lib, dir, version, *cfg, m.get(), code);
@@ -462,7 +503,12 @@ std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
     }
   }
   e = Validate(*cfg, m.get(), code);
-  if (!e.empty()) return e;
+  if (!e.empty()) {
+    // The real backend checks in its instance's constructor, whose session
+    // is then never released: its ONNX Runtime loader cannot stop again.
+    *session_leaked = true;
+    return e;
+  }
   *out = std::move(m);
   return "";
 }
@@ -534,6 +580,60 @@ std::string MakeInputs(const OnnxModel& om,
   return "";
 }
 
+// The implicit state inputs of a sequence model's (single) request: the
+// sequence's current values.
+std::string MakeStateInputs(Model* m, TRITONSERVER_InferenceRequest* r,
+                            std::vector<std::string>* names, RunValues* v) {
+  const OnnxModel& om = *m->onnx;
+  const auto& states = m->config.sequence_batching.state;
+  std::vector<std::vector<char>>* values = SequenceStates(m, r, true);
+  for (size_t i = 0; i < states.size(); ++i) {
+    const SequenceStateConfig& st = states[i];
+    if (om.inputs.find(st.input_name) == om.inputs.end()) {
+      return "Failed to retrieve the ONNX input tensor info from '" +
+             st.input_name + "'.";
+    }
+    std::vector<int64_t> shape = st.dims;
+    if (m->config.max_batch_size > 0) shape.insert(shape.begin(), 1);
+    std::vector<char>& data = (*values)[i];
+    ort::Value* value = nullptr;
+    std::string e = om.lib->Take(om.lib->api.CreateTensorWithDataAsOrtValue(
+        om.lib->cpu, data.data(), data.size(), shape.data(), shape.size(),
+        OnnxTypeOfConfig(st.data_type), &value));
+    if (!e.empty()) return e;
+    v->inputs.push_back(value);
+    names->push_back(st.input_name);
+  }
+  return "";
+}
+
+// A state output: the sequence's next value of that state (the backend's
+// TRITONBACKEND_StateUpdate). True when `name` is one.
+bool KeepState(Model* m, TRITONSERVER_InferenceRequest* r,
+               const std::string& name, int type,
+               const std::vector<int64_t>& shape, const void* data,
+               std::string* error) {
+  const auto& states = m->config.sequence_batching.state;
+  bool is_state = false;
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].output_name != name) continue;
+    is_state = true;
+    if (OnnxTypeOfConfig(states[i].data_type) != type) {
+      *error = "state output '" + name + "' of the model is TYPE_" +
+               ApiTypeOfOnnx(type) + ", the sequence_batching state says " +
+               states[i].data_type;
+      return true;
+    }
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const size_t size =
+        static_cast<size_t>(n) * DataTypeSize(states[i].datatype);
+    const char* bytes = static_cast<const char*>(data);
+    (*SequenceStates(m, r, false))[i].assign(bytes, bytes + size);
+  }
+  return is_state;
+}
+
 // One computed output for each request that asked for it: its rows of the
 // batch (the whole output when the model does not batch).
 std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
@@ -570,6 +670,10 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
   const TensorConfig* oc = nullptr;
   for (const auto& t : m->config.output) {
     if (t.name == name) oc = &t;
+  }
+  if (m->config.has_sequence_batching &&
+      KeepState(m, b[0], name, type, shape, data, &e)) {
+    if (!e.empty() || oc == nullptr) return e;
   }
   if (oc == nullptr || OnnxTypeOfConfig(oc->data_type) != type) {
     return "output '" + name + "' of the model is TYPE_" + ApiTypeOfOnnx(type) +
@@ -627,8 +731,12 @@ void OnnxRuntimeRespond(Model* m,
   for (auto* r : b) total_batch += static_cast<int64_t>(r->request_batch);
   RunValues values{om.lib, {}, {}, {}};
   std::vector<std::string> input_names;
+  const bool sequence = m->config.has_sequence_batching;
   std::string e =
       MakeInputs(om, b, total_batch, batching, &input_names, &values);
+  if (e.empty() && sequence) {
+    e = MakeStateInputs(m, b[0], &input_names, &values);
+  }
   if (e.empty()) {
     std::vector<const char*> in_names, out_names;
     for (const auto& n : input_names) in_names.push_back(n.c_str());
@@ -643,10 +751,18 @@ void OnnxRuntimeRespond(Model* m,
     e = SplitOutput(m, om.run_outputs[i], values.outputs[i], b, resps,
                     total_batch, batching);
   }
-  if (e.empty()) return;
-  for (size_t i = 0; i < b.size(); ++i) {
-    delete resps[i]->error;
-    resps[i]->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
+  if (!e.empty()) {
+    for (size_t i = 0; i < b.size(); ++i) {
+      delete resps[i]->error;
+      resps[i]->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
+    }
+  }
+  if (sequence) {
+    for (auto* r : b) {
+      SequenceStepDone(
+          m, SequenceKey(r),
+          (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0);
+    }
   }
 }
 

@@ -133,6 +133,22 @@ export const ONNX_CASES: readonly OnnxCase[] = [
     config: cls('ocr_cls_wrong_output_dims', { output: [{ ...clsOutput[0]!, dims: [-1] }] }),
   },
   {
+    // Inputs are compared where the model's dimension is fixed only: loads.
+    name: 'ocr_det_fixed_input_dims',
+    model: 'ocrDet',
+    config: det('ocr_det_fixed_input_dims', {
+      input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [3, 64, 64] }],
+    }),
+  },
+  {
+    // Outputs are compared exactly: -1 where the model has -1.
+    name: 'ocr_det_fixed_output_dims',
+    model: 'ocrDet',
+    config: det('ocr_det_fixed_output_dims', {
+      output: [{ name: 'sigmoid_0.tmp_0', data_type: 'TYPE_FP32', dims: [1, 64, 64] }],
+    }),
+  },
+  {
     name: 'ocr_cls_wrong_type',
     model: 'ocrCls',
     config: cls('ocr_cls_wrong_type', { input: [{ ...clsInput[0]!, data_type: 'TYPE_FP16' }] }),
