@@ -11,6 +11,7 @@ import { parseModelConfig } from '../lib/index.js';
 import { skipAllIf } from './helpers.js';
 import {
   REAL_MODEL_NAMES,
+  hasGpu,
   makeRealModelRepository,
   onnxRuntimeNode,
   realModelConfigs,
@@ -44,7 +45,9 @@ describe('the real-model repository', () => {
     for (const name of REAL_MODEL_NAMES) {
       expect(realpathSync(join(dir, name, '1', 'model.onnx'))).toBe(realpathSync(expected[name]));
     }
-    expect(existsSync(join(dir, 'ocr_cls_auto', 'config.pbtxt'))).toBe(false);
+    const autoConfig = join(dir, 'ocr_cls_auto', 'config.pbtxt');
+    if (hasGpu()) expect(readFileSync(autoConfig, 'utf8')).toBe('instance_group [ { kind: KIND_CPU } ]\n');
+    else expect(existsSync(autoConfig)).toBe(false);
     const configs = realModelConfigs(options);
     for (const name of ['ocr_det', 'ocr_cls', 'silero_vad'] as const) {
       const written = parseModelConfig(readFileSync(join(dir, name, 'config.pbtxt'), 'utf8'));

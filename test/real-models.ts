@@ -165,11 +165,17 @@ export function realModelConfigs(
   };
 }
 
+/** Whether this host has an NVIDIA GPU (its driver's device node). */
+export function hasGpu(): boolean {
+  return existsSync('/dev/nvidia0') || existsSync('/dev/nvidiactl');
+}
+
 /**
  * Writes a model repository of the real models into `dir` (made if missing;
  * the chosen models' folders are replaced) and returns `dir`. Throws with the
  * reason when the model files are missing (check realModelFiles() first to
- * skip). ocr_cls_auto has no config.pbtxt: a server needs
+ * skip). ocr_cls_auto has no config.pbtxt (on a GPU host, one that names only
+ * the instance kind): a server needs
  * `strictModelConfig: false` to load it.
  */
 export function makeRealModelRepository(dir: string, options: RealRepositoryOptions = {}): string {
@@ -190,6 +196,12 @@ export function makeRealModelRepository(dir: string, options: RealRepositoryOpti
     symlinkSync(source[name], join(modelDir, '1', 'model.onnx'));
     if (name !== 'ocr_cls_auto') {
       writeFileSync(join(modelDir, 'config.pbtxt'), formatModelConfig(configs[name]));
+    } else if (hasGpu()) {
+      // On a host with a GPU, Triton's auto-complete gives the model KIND_GPU
+      // instances, which need ONNX Runtime's CUDA provider; onnxruntime-node's
+      // library has none. Only the instance kind is given: the rest is still
+      // auto-completed from the model.
+      writeFileSync(join(modelDir, 'config.pbtxt'), 'instance_group [ { kind: KIND_CPU } ]\n');
     }
   }
   return dir;

@@ -1,12 +1,14 @@
 // Triton's sequence batcher as far as the fake models it: sequences by
 // correlation id, each request of a sequence run after the one before it,
 // START and END flags, the idle timeout (max_sequence_idle_microseconds),
-// and implicit state (sequence_batching.state): the state inputs a backend
+// cancellation of a waiting request (it ends the sequence), and implicit
+// state (sequence_batching.state): the state inputs a backend
 // reads, zeros (or the zero_data initial state) when a sequence starts, and
 // the state outputs it writes, kept for the sequence's next request.
 // Not modelled: control inputs, the oldest strategy, slots (a sequence
 // never waits for one), data_file initial states.
 #include <algorithm>
+#include <deque>
 
 #include "internal.h"
 
@@ -140,6 +142,7 @@ std::vector<std::vector<char>>* SequenceStates(
 
 void SequenceStepDone(Model* m, const std::string& key, bool end) {
   TRITONSERVER_InferenceRequest* next = nullptr;
+  std::deque<TRITONSERVER_InferenceRequest*> cancelled;
   {
     std::lock_guard<std::mutex> lock(m->sequences.mu);
     auto it = m->sequences.by_key.find(key);
@@ -147,17 +150,34 @@ void SequenceStepDone(Model* m, const std::string& key, bool end) {
     Sequence& seq = it->second;
     seq.last_us = NowUs();
     if (end) seq.states.clear();
-    if (seq.waiting.empty()) {
+    if (!seq.waiting.empty() && seq.waiting.front()->cancelled->load()) {
+      // As Triton's sequence batcher: the next request of the sequence was
+      // cancelled while it waited, which ends the sequence; it and every
+      // request queued behind it are CANCELLED (with an empty message), and
+      // a later request of that id needs the START flag again.
+      cancelled.swap(seq.waiting);
+      m->sequences.by_key.erase(it);
+    } else if (seq.waiting.empty()) {
       if (end) {
         m->sequences.by_key.erase(it);
       } else {
         seq.running = false;
       }
       return;
+    } else {
+      next = seq.waiting.front();
+      seq.waiting.pop_front();
     }
-    next = seq.waiting.front();
-    seq.waiting.pop_front();
   }
+  for (TRITONSERVER_InferenceRequest* r : cancelled) {
+    {
+      std::lock_guard<std::mutex> slock(m->stats.mu);
+      m->stats.fail.Add(SteadyNs() - r->queue_start_ns);
+      ++m->stats.fail_canceled;
+    }
+    FailRequest(m, r, Err(TRITONSERVER_ERROR_CANCELLED, ""), true);
+  }
+  if (next == nullptr) return;
   if (auto* e = m->Enqueue(next)) {
     // Only a full queue refuses, and sequence models have no queue limit.
     FailRequest(m, next, e, true);
