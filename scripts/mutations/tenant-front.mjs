@@ -192,4 +192,12 @@ export const MUTATIONS = [
       "        req.prependOnceListener('end', () => fail(tooLarge(limit, `more than ${limit}`)));\n",
     tests: [HOSTILE],
   },
+  {
+    name: 'front-server-route-misnamed',
+    why: "the front names GET /v2 as the guard does ('server'), so a guard's open: ['server'] opens it at the front too",
+    file: 'lib/gateway/isolation/index.ts',
+    search: "  if (path === '/v2' || path === '/v2/') return { route: 'server' };\n",
+    replace: "  if (path === '/v2' || path === '/v2/') return { route: 'server_metadata' };\n",
+    tests: ['test/hostile/tenant-front.test.ts'],
+  },
 ];

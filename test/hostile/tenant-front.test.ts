@@ -773,6 +773,22 @@ describe.sequential('the isolating front under a hostile tenant', () => {
     });
   });
 
+  it("names server metadata as the guard does: 'server' in open serves GET /v2 and ServerMetadata without credentials", async () => {
+    expect((await get(`${url}/v2`)).status).toBe(401);
+    await expect(unary(rpc.client, 'ServerMetadata', {}, new grpc.Metadata())).rejects.toMatchObject({
+      code: grpc.status.UNAUTHENTICATED,
+    });
+    guard.update({ ...frontGuard(), open: ['server'] });
+    try {
+      // Before: the front called this route 'server_metadata', so opening 'server' still asked for credentials.
+      expect((await get(`${url}/v2`)).status).toBe(200);
+      expect((await unary(rpc.client, 'ServerMetadata', {}, new grpc.Metadata())).name).toBeTruthy();
+      expect((await get(`${url}/v2/models/stats`)).status).toBe(401);
+    } finally {
+      guard.update(frontGuard());
+    }
+  });
+
   it("serves its /metrics (every group's series) to admins only", async () => {
     const tenant = await get(`${url}/metrics`, auth('alice'));
     expect(tenant.status).toBe(403);

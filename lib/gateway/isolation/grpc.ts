@@ -56,7 +56,7 @@ const ROUTES: Record<string, string> = {
   ServerLive: 'health',
   ServerReady: 'health',
   ModelReady: 'model_ready',
-  ServerMetadata: 'server_metadata',
+  ServerMetadata: 'server',
   ModelMetadata: 'model_metadata',
   ModelInfer: 'infer',
   ModelStreamInfer: 'infer',

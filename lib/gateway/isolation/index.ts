@@ -97,7 +97,7 @@ export function classify(path: string): Target {
   if (path === '/metrics') return { route: 'metrics' };
   if (path === '/v2/repository/index') return { route: 'repository_index' };
   if (path.includes('sharedmemory')) return { route: 'shared_memory' };
-  if (path === '/v2' || path === '/v2/') return { route: 'server_metadata' };
+  if (path === '/v2' || path === '/v2/') return { route: 'server' };
   return { route: 'other' };
 }
 
@@ -165,8 +165,10 @@ export class Front {
   ): GroupProcess | undefined {
     if (admission !== undefined) {
       const group = this.#byTenant.get(admission.tenant);
-      // Health and metrics may be open to callers of no group: they see the whole front.
-      if (group === undefined && (target.route === 'health' || target.route === 'metrics')) return undefined;
+      // Health, metrics and server metadata may be open to callers of no group:
+      // they see the whole front (server metadata: any group's, one library).
+      const serverWide = target.route === 'health' || target.route === 'metrics' || target.route === 'server';
+      if (group === undefined && serverWide) return undefined;
       if (group === undefined) {
         throw new GatewayError(403, `tenant '${admission.tenant}' is in no isolated group`, 'UNAVAILABLE');
       }
