@@ -49,7 +49,7 @@ export const MUTATIONS = [
     file: 'native/fake/sequence_batcher.cc',
     search: '  if ((reading && start) || seq.states.size() != states.size()) {\n',
     replace: '  if (seq.states.size() != states.size()) {\n',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/fake-onnxruntime.test.ts', 'test/onnx-vad.test.ts'],
   },
   {
     name: 'sequence-never-idle',
