@@ -6,7 +6,7 @@
 // imitates that order (native/fake/server.cc: a stop after its singletons'
 // handler aborts); the real Python backend crashed here (SIGSEGV/SIGABRT).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -82,13 +82,15 @@ output [ { name: "WORD" data_type: TYPE_STRING dims: [ 1 ] } ]
 instance_group [ { kind: KIND_CPU count: 1 } ]
 `;
   const pythonBackend = BACKEND_DIR && existsSync(join(BACKEND_DIR, 'python', 'libtriton_python.so'));
-  const noPython = pythonBackend ? false : 'needs real Triton with a python backend (TRITON_BACKEND_DIR/python)';
+  const noPython = pythonBackend
+    ? false
+    : 'needs real Triton with a python backend (TRITON_BACKEND_DIR/python)';
 
   function stubPids(): string[] {
     return readdirSync('/proc').filter((p) => {
       if (!/^\d+$/.test(p)) return false;
       try {
-        return spawnSync('cat', [`/proc/${p}/comm`], { encoding: 'utf8' }).stdout.startsWith('triton_python');
+        return readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('triton_python');
       } catch {
         return false;
       }
@@ -110,7 +112,13 @@ instance_group [ { kind: KIND_CPU count: 1 } ]
         writeFileSync(join(repo, 'py_words', '1', 'model.py'), PY_MODEL);
         const stubsBefore = stubPids();
         const shmBefore = new Set(readdirSync('/dev/shm'));
-        const child = runChild({ TEST_MODELS: repo, TEST_STREAM_MODEL: 'py_words', TEST_STREAM_KIND: 'words', TEST_END: end, TEST_EXIT_TIMEOUT: 'default' });
+        const child = runChild({
+          TEST_MODELS: repo,
+          TEST_STREAM_MODEL: 'py_words',
+          TEST_STREAM_KIND: 'words',
+          TEST_END: end,
+          TEST_EXIT_TIMEOUT: 'default',
+        });
         expect(child.stdout).toContain('streaming');
         expect(child.signal).toBeNull();
         expect(child.status).toBe(end === 'exit' ? 7 : 1);
