@@ -9,6 +9,7 @@
 // (test/gpu/stub-cudart.c), which makes pinned/device memory and early frees
 // visible on a machine without a GPU.
 
+import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
@@ -527,4 +528,5 @@ export const MUTATIONS = [
   ...SHIPPED,
   ...REAL_MODELS,
   ...ONNX_MODELS,
+  ...EXIT_ORDER,
 ];

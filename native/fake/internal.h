@@ -656,6 +656,11 @@ void EnsembleStart(const std::shared_ptr<Model>& m,
 // of any server. Triton's ensembles allocate their intermediate tensors
 // from it.
 bool HostMemoryManagerExists();
+// Exit order (server.cc): registers, once per owner ("server", or a
+// backend's name), an exit handler that marks Triton's singletons destroyed;
+// a server stop or delete after it aborts (the real library crashes).
+void RegisterExitSingletons(const std::string& owner);
+void CheckExitSingletons(const char* call);
 void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
                      uint32_t flags);
 

@@ -689,6 +689,10 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   const bool ensemble = IsEnsemble(cfg);
   std::string fail =
       ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
+  // A backend's library is loaded at its first model: its exit handlers
+  // register then.
+  if (fail.empty() && !ensemble)
+    RegisterExitSingletons("backend " + cfg.backend);
   // A backend's failure to create the model fails its load as INVALID_ARG
   // (the backend's own code is in the message).
   TRITONSERVER_Error_Code load_code = fail_code;

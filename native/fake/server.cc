@@ -2,8 +2,12 @@
 // live/ready, metadata, stop (drain up to the exit timeout) and delete.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "internal.h"
 
@@ -20,6 +24,44 @@ std::atomic<bool> g_host_memory_manager{false};
 }  // namespace
 
 bool HostMemoryManagerExists() { return g_host_memory_manager.load(); }
+
+// ---- exit order: the singletons of a started server and of a backend ------
+// Triton makes process-wide singletons when a server starts, and a backend
+// library registers its static objects' destructors when it is first loaded
+// (the Python backend: at its first model); libc destroys them at exit()
+// latest first, so before any exit handler registered earlier (the addon's,
+// registered when the library was loaded). A stop or delete called after
+// them runs on a half-destroyed Triton (issue 29: SIGSEGV or SIGABRT
+// "malloc_consolidate(): unaligned fastbin chunk"). The fake registers a
+// handler at the same points that marks them destroyed, and such a stop
+// aborts with a clear message.
+namespace {
+std::atomic<bool> g_exit_singletons_destroyed{false};
+std::mutex g_exit_singletons_mu;
+std::set<std::string>* g_exit_singletons =
+    new std::set<std::string>();  // never freed (exit path)
+void DestroyExitSingletons() { g_exit_singletons_destroyed.store(true); }
+}  // namespace
+
+void RegisterExitSingletons(const std::string& owner) {
+  std::lock_guard<std::mutex> lock(g_exit_singletons_mu);
+  if (!g_exit_singletons->insert(owner).second) return;
+  std::atexit(DestroyExitSingletons);
+}
+
+void CheckExitSingletons(const char* call) {
+  if (!g_exit_singletons_destroyed.load()) return;
+  std::fprintf(stderr,
+               "triton-node-fake-engine: %s was called during exit() after "
+               "the exit handlers of Triton's singletons and backends ran "
+               "(they were registered when the server started or a model "
+               "loaded, after the caller's exit handler, and libc runs the "
+               "latest first); the real library crashes here (SIGSEGV or "
+               "SIGABRT, issue 29)\n",
+               call);
+  std::fflush(stderr);
+  std::abort();
+}
 
 // ---- the reaper: joins the threads of models that finished unloading ------
 // One process-wide thread, never joined: a model's last request may be
@@ -468,6 +510,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   LogInfo(
       "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
       "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
+  RegisterExitSingletons("server");
   ScanRepository(core.get());
   const bool loaded = LoadAll(core.get(), StartupModels(core.get(), *options));
   if (!loaded && options->exit_on_error) {
@@ -494,6 +537,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerDelete(
   // server stays (a second delete then finds it stopped and deletes it).
   FAKE_DELETABLE(kServer, server);
   if (server == nullptr) return nullptr;
+  CheckExitSingletons("TRITONSERVER_ServerDelete");
   if (TRITONSERVER_Error* e = StopCore(server->core.get())) return e;
   const int64_t active = server->core->active_inferences.load();
   FAKE_EXPECT(active == 0,
@@ -533,6 +577,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerStop(
     TRITONSERVER_Server* server) {
   if (server == nullptr) return nullptr;  // as Triton
   FAKE_LIVE(kServer, server);
+  CheckExitSingletons("TRITONSERVER_ServerStop");
   return StopCore(server->core.get());
 }
 

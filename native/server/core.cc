@@ -122,7 +122,10 @@ void ServerCore::StartOpThread(Napi::Env env, PendingOp* op) {
       } catch (const std::exception& e) {
         op->op->Fail(ErrorInfo{TRITONSERVER_ERROR_INTERNAL, e.what()});
       }
-      if (effect == ModelEffect::kLoads) self->NoteModelsLoaded();
+      if (effect == ModelEffect::kLoads) {
+        self->NoteModelsLoaded();
+        RenewExitHandler();
+      }
       // Queue the op before leaving the count of active threads: the stop
       // thread waits for that count to reach zero before it deletes the
       // server and lets the JS thread close the queue, so every op is queued

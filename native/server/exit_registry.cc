@@ -22,6 +22,15 @@ std::atomic<int> g_exit_code{-1};
 // Set once a server is left undeleted (its core may be gone by exit).
 std::atomic<bool> g_server_left{false};
 
+// Set by the first run of the exit handler: it is registered several times
+// (RenewExitHandler) and only the first run, the latest registered, works.
+std::atomic<bool> g_exit_ran{false};
+
+// Registrations made by RenewExitHandler; bounded, as each one stays in
+// libc's list until exit.
+std::atomic<int> g_renewals{0};
+constexpr int kMaxRenewals = 4096;
+
 // Returns true when a server could not be deleted (a stop that timed out
 // with requests still in a backend): Triton's threads may then still run.
 bool TeardownAllCores() {
@@ -43,12 +52,16 @@ bool TeardownAllCores() {
   return triton_running;
 }
 
-// Runs in exit(), before the Triton library's static destructors. A server
+// Runs in exit(), before the Triton library's static destructors and before
+// the exit handlers Triton and its backends registered when a server started
+// or a model loaded (libc runs the latest registered first; see
+// RenewExitHandler). A server
 // that could not be deleted (now, or earlier when its stop timed out) leaves
 // Triton's threads running, and Triton's static objects (its pinned memory
 // manager, its logger) would be destroyed under them: SIGSEGV, and the
 // process loses its exit code. Then the process ends here, with its code.
 void AtProcessExit() {
+  if (g_exit_ran.exchange(true)) return;
   const bool triton_running = TeardownAllCores();
   if (!triton_running && !g_server_left.load()) return;
   int code = g_exit_code.load();
@@ -77,6 +90,12 @@ void UnregisterCore(ServerCore* core) {
 void InstallExitHandler() {
   static std::once_flag once;
   std::call_once(once, [] { std::atexit(AtProcessExit); });
+}
+
+void RenewExitHandler() {
+  if (g_exit_ran.load()) return;
+  if (g_renewals.fetch_add(1) >= kMaxRenewals) return;
+  std::atexit(AtProcessExit);
 }
 
 void NoteServerLeftUndeleted() { g_server_left.store(true); }

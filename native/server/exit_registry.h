@@ -20,6 +20,14 @@ void InstallExitHandler();
 // Triton's threads may use it until the process ends, so exit skips the
 // library's static destructors (as for a server still running at exit).
 void NoteServerLeftUndeleted();
+// After a server started or a model loaded: registers the exit handler
+// again. Triton and its backends register their own exit handlers
+// (singletons, the static objects of a backend library) only then, after the
+// first registration, and libc runs exit handlers latest first: without
+// this, exit() would destroy them before the handler stops the servers that
+// use them (issue 29: a Python backend stream open at process.exit, SIGSEGV
+// or SIGABRT). The handler works once, on its first (latest) run.
+void RenewExitHandler();
 // The exit code the process is ending with, as the JS 'exit' event saw it
 // (lib/native.ts).
 void NoteExitCode(int code);
