@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 /**
  * The KServe v2 inference request and response bodies: JSON tensors and
  * Triton's binary tensor data extension (the JSON header, then each binary
@@ -572,4 +573,28 @@ export function encodeInferResponse(
   if (Object.keys(result.parameters).length > 0) text += `,"parameters":${JSON.stringify(result.parameters)}`;
   text += `,"outputs":[${outputs.join(',')}]}`;
   return { header: Buffer.from(text), parts };
+}
+
+/**
+ * The JSON header's length a binary inference request declares
+ * (`Inference-Header-Content-Length`), undefined for a JSON-only body. The
+ * gateway and the isolating front parse it with this one function, so the
+ * front reads a request's JSON header exactly as the group's process will.
+ */
+export function inferenceHeaderLength(req: IncomingMessage): number | undefined {
+  const raw = req.headers['inference-header-content-length'];
+  if (raw === undefined) return undefined;
+  const text = Array.isArray(raw) ? raw.join(', ') : raw;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);
+  }
+  if (n === 0) {
+    throw new GatewayError(
+      501,
+      'Inference-Header-Content-Length 0 (a raw binary request without a JSON header) is not supported',
+      'UNSUPPORTED',
+    );
+  }
+  return n;
 }

@@ -8,7 +8,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferResult } from 'triton-node';
 import { readBody, readJsonBody } from './body.js';
-import { type DecodedInfer, decodeInferRequest, encodeInferResponse, parseJsonHeader } from './codec.js';
+import {
+  type DecodedInfer,
+  decodeInferRequest,
+  encodeInferResponse,
+  inferenceHeaderLength,
+  parseJsonHeader,
+} from './codec.js';
 import type { GatewayContext } from './context.js';
 import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
 import {
@@ -82,23 +88,6 @@ function allow(req: IncomingMessage, method: 'GET' | 'POST'): void {
 }
 
 /** The `Inference-Header-Content-Length` of a binary request, when given. */
-function headerLength(req: IncomingMessage): number | undefined {
-  const raw = req.headers['inference-header-content-length'];
-  if (raw === undefined) return undefined;
-  const text = Array.isArray(raw) ? raw[0]! : raw;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);
-  }
-  if (n === 0) {
-    throw new GatewayError(
-      501,
-      'Inference-Header-Content-Length 0 (a raw binary request without a JSON header) is not supported',
-      'UNSUPPORTED',
-    );
-  }
-  return n;
-}
 
 /** An optional JSON body (load, unload, index): `{}` when empty. */
 async function optionalJson(
@@ -119,7 +108,7 @@ async function infer(
 ): Promise<void> {
   allow(req, 'POST');
   if (ctx.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
-  const length = headerLength(req);
+  const length = inferenceHeaderLength(req);
   const body = await readBody(req, ctx.options.maxBodyBytes);
   const decoded: DecodedInfer = decodeInferRequest(body, length, shm?.resolver());
   for (const o of decoded.outputs ?? []) {

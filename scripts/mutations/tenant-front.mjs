@@ -8,7 +8,7 @@ export const MUTATIONS = [
   {
     name: 'front-forwards-malformed-header',
     why: 'isolation: a malformed Inference-Header-Content-Length is dropped and the request forwarded, not answered 400 at the front',
-    file: 'lib/gateway/isolation/proxy.ts',
+    file: 'lib/gateway/codec.ts',
     search: "    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);\n",
     replace: '    return undefined;\n',
     tests: [HOSTILE],

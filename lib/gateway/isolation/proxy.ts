@@ -11,7 +11,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { payerOf, readBody } from '../body.js';
-import { parseJsonHeader } from '../codec.js';
+import { inferenceHeaderLength, parseJsonHeader } from '../codec.js';
 import { GatewayError, badRequest } from '../errors.js';
 import type { GroupProcess, Lease } from './group.js';
 import { CONTROL_HEADER, type Slot } from './shm-pool.js';
@@ -94,29 +94,6 @@ function intoSharedMemory(lease: Lease, body: Buffer, headerLength: number, json
   return { body: Buffer.from(JSON.stringify(json)), slot };
 }
 
-/**
- * The `Inference-Header-Content-Length` of a request, checked as the group's
- * gateway checks it. A malformed one is answered here: the front must read
- * the JSON header exactly as the process will, or it could not vouch for
- * what the header names.
- */
-function headerLengthOf(req: IncomingMessage): number | undefined {
-  const raw = req.headers['inference-header-content-length'];
-  if (raw === undefined) return undefined;
-  const text = Array.isArray(raw) ? raw.join(', ') : raw;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);
-  }
-  if (n === 0) {
-    throw new GatewayError(
-      501,
-      'Inference-Header-Content-Length 0 (a raw binary request without a JSON header) is not supported',
-      'UNSUPPORTED',
-    );
-  }
-  return n;
-}
 
 /** Reads an inference body and prepares it for the process (shared memory when it can). */
 async function inferBody(
@@ -125,7 +102,10 @@ async function inferBody(
   req: IncomingMessage,
   maxBodyBytes: number,
 ): Promise<Outgoing> {
-  const headerLength = headerLengthOf(req);
+  // Parsed as the group's gateway parses it, and a malformed one answered
+  // here: the front must read the JSON header exactly as the process will,
+  // or it could not vouch for what the header names.
+  const headerLength = inferenceHeaderLength(req);
   const body = await readBody(req, maxBodyBytes);
   if (headerLength !== undefined && headerLength > body.length) {
     throw badRequest(
