@@ -94,7 +94,6 @@ function intoSharedMemory(lease: Lease, body: Buffer, headerLength: number, json
   return { body: Buffer.from(JSON.stringify(json)), slot };
 }
 
-
 /** Reads an inference body and prepares it for the process (shared memory when it can). */
 async function inferBody(
   group: GroupProcess,
