@@ -26,6 +26,9 @@ struct OutputBuffer {
   std::atomic<bool> js_owned{false};
   // kCaller only: index of the placement in the request context.
   int placement = -1;
+  // Pooled pinned memory that this allocation reported to Triton as CPU
+  // (see PinnedAsCpu in response_allocator.cc); set at each allocation.
+  bool reported_as_cpu = false;
 };
 
 // Process-wide: buffers outlive servers (a JS ArrayBuffer may be collected

@@ -20,6 +20,18 @@ TRITONSERVER_Error* NewError(TRITONSERVER_Error_Code code,
 // Triton allocator callbacks (Triton threads). The alloc `userp` is the
 // request's OutputPlacements.
 
+// Pinned memory is reported to Triton as CPU memory when the backend asked
+// for GPU memory, that is when its output is a device tensor: the Python
+// backend (r25.07 infer_response.cc, python_be.cc) then has the stub copy
+// the tensor into shared memory and copies that into the buffer only for
+// TRITONSERVER_MEMORY_CPU, so a CPU_PINNED buffer was left as it was (stale
+// data, and a CUDA error left for the model's next launch). Pinned memory is
+// host memory: every copy into it as CPU memory is valid. The caller still
+// sees it as pinned (ReadOutputs takes the kind from the buffer).
+bool PinnedAsCpu(int kind, TRITONSERVER_MemoryType preferred_type) {
+  return kind == kMemPinned && preferred_type == TRITONSERVER_MEMORY_GPU;
+}
+
 TRITONSERVER_Error* AllocFn(TRITONSERVER_ResponseAllocator*,
                             const char* tensor_name, size_t byte_size,
                             TRITONSERVER_MemoryType preferred_type,
@@ -48,7 +60,9 @@ TRITONSERVER_Error* AllocFn(TRITONSERVER_ResponseAllocator*,
     }
     *buffer = into.ptr;
     *buffer_userp = const_cast<OutputBuffer*>(&placement->into_tag);
-    *actual_type = static_cast<TRITONSERVER_MemoryType>(into.kind);
+    *actual_type = PinnedAsCpu(into.kind, preferred_type)
+                       ? TRITONSERVER_MEMORY_CPU
+                       : static_cast<TRITONSERVER_MemoryType>(into.kind);
     *actual_id = into.device;
     return nullptr;
   }
@@ -74,11 +88,13 @@ TRITONSERVER_Error* AllocFn(TRITONSERVER_ResponseAllocator*,
                                                     : "CPU") +
                               " memory: " + error);
   }
-  (void)preferred_type;
   (void)preferred_id;
   *buffer = b->ptr;
   *buffer_userp = b;
-  *actual_type = static_cast<TRITONSERVER_MemoryType>(b->kind);
+  b->reported_as_cpu = PinnedAsCpu(b->kind, preferred_type);
+  *actual_type = b->reported_as_cpu
+                     ? TRITONSERVER_MEMORY_CPU
+                     : static_cast<TRITONSERVER_MemoryType>(b->kind);
   *actual_id = b->device;
   return nullptr;
 }
@@ -122,8 +138,10 @@ TRITONSERVER_Error* BufferAttributesFn(
   auto* b = static_cast<OutputBuffer*>(buffer_userp);
   if (b == nullptr) return nullptr;
   const TritonApi& api = Api();
-  // `into` tags carry the destination's kind and device (set at build).
-  int kind = b->kind;
+  // `into` tags carry the destination's kind and device (set at build);
+  // a caller's pinned destination keeps its kind here (a tag is shared by
+  // the responses of a stream, so it records nothing per allocation).
+  int kind = b->reported_as_cpu ? static_cast<int>(kMemCpu) : b->kind;
   int device = b->device;
   TRITONSERVER_Error* err = api.TRITONSERVER_BufferAttributesSetMemoryType(
       attributes, static_cast<TRITONSERVER_MemoryType>(kind));

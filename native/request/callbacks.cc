@@ -64,6 +64,12 @@ void ReadOutputs(TRITONSERVER_InferenceResponse* response, Completion* c) {
     }
     if (o.byte_size > 0 && o.base == nullptr) continue;  // no memory
     o.buffer = static_cast<OutputBuffer*>(userp);
+    // Our own buffers say where they are (pinned memory may have been
+    // reported to Triton as CPU memory: response_allocator.cc PinnedAsCpu).
+    if (o.buffer != nullptr) {
+      o.memory_type = static_cast<TRITONSERVER_MemoryType>(o.buffer->kind);
+      o.memory_type_id = o.buffer->device;
+    }
     ++kept;
   }
   c->output_count = kept;

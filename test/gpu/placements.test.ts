@@ -29,11 +29,15 @@ describe('every placement on CPU and GPU instances', () => {
     return d as Float32Array;
   }
 
+  // Values of each case's own: a pooled output buffer left unwritten would
+  // still hold an earlier case's values, and must not pass.
+  let caseNumber = 0;
   for (const model of ['identity_nobatch', 'identity_gpu']) {
     for (const input of PLACEMENTS) {
       for (const output of PLACEMENTS) {
+        const offset = 1000 * ++caseNumber;
         it(`${model}: ${input} input → ${output} output`, async () => {
-          const values = Float32Array.from({ length: 3001 }, (_, i) => i * 0.5 - 11);
+          const values = Float32Array.from({ length: 3001 }, (_, i) => offset + i * 0.5 - 11);
           const data = place(values, input);
           try {
             const result = await server()
