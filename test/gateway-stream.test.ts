@@ -59,21 +59,6 @@ describe('generate_stream', () => {
     expect(r.events).toEqual([expect.objectContaining({ OUTPUT0: [1, 2] })]);
   });
 
-  it('generate (not streaming) answers one response as JSON, and a decoupled model with an error', async () => {
-    const one = await request(`${gw().url}/v2/models/identity_fp32/generate`, {
-      method: 'POST',
-      body: JSON.stringify({ INPUT0: [1.5, 2] }),
-    });
-    expect(one.statusCode).toBe(200);
-    expect(await one.body.json()).toMatchObject({ model_name: 'identity_fp32', OUTPUT0: [1.5, 2] });
-    const decoupled = await request(`${gw().url}/v2/models/square_int32/generate`, {
-      method: 'POST',
-      body: JSON.stringify({ IN: 2 }),
-    });
-    expect(decoupled.statusCode).toBeGreaterThanOrEqual(400);
-    expect(((await decoupled.body.json()) as { error: string }).error).toMatch(/stream/);
-  });
-
   it('answers errors before the first response with their HTTP status', async () => {
     let r = await sse('no_such_model', { IN: 1 });
     expect([400, 404]).toContain(r.status);
