@@ -7,9 +7,10 @@
  * repository served beside test/models. The tests compare texts with each
  * other (streamed and not, with and without a stop), so one test serves both.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { Server } from '../lib/index.js';
 import { BACKEND_DIR, MODELS, library } from './helpers.js';
 import { readLlmReports, writeLlmModel } from './python-llm.js';
@@ -38,7 +39,10 @@ export interface LlmUnderTest {
 /** The per-token delay of both models here, ms: a cancelled request of 2,000 tokens would run 4 s. */
 export const TOKEN_DELAY_MS = 2;
 
-/** The LLM for this library; `name` the Python model's name on real Triton (default 'text_llm'). */
+/**
+ * The LLM for this library; `name` the Python model's name on real Triton (default 'text_llm').
+ * Call it before the file's useServer().
+ */
 export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
   if (library().isFake) {
     return {
@@ -70,6 +74,9 @@ export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
     };
   }
   const repo = mkdtempSync(join(tmpdir(), 'tn-llm-'));
+  // After the file's tests: hooks after run last-registered first (vitest's 'stack'), so this one,
+  // registered before the file's useServer(), runs once the server (and the model's stub) stopped.
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
   const reportFile = join(repo, 'report.jsonl');
   writeLlmModel(repo, { name, tokenDelayMs: TOKEN_DELAY_MS, reportFile });
   return {

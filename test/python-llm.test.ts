@@ -6,10 +6,10 @@
  * seeded sampling, and cancellation (leaving the loop, an AbortSignal)
  * stopping the model, proven by the line the model writes to its report file.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { InferRequest } from '../lib/index.js';
 import { BACKEND_DIR, eventually, library, skipAllIf, useServer } from './helpers.js';
 import { LLM_CORPUS, type LlmReport, readLlmReports, writeLlmModel } from './python-llm.js';
@@ -25,7 +25,11 @@ skipAllIf(skip);
 const repo = skip === false ? mkdtempSync(join(tmpdir(), 'tn-python-llm-')) : '';
 const reportFile = join(repo, 'report.jsonl');
 // 5 ms a token: a cancelled request of 2,000 tokens would otherwise run 10 s.
-if (skip === false) writeLlmModel(repo, { tokenDelayMs: 5, reportFile });
+if (skip === false) {
+  writeLlmModel(repo, { tokenDelayMs: 5, reportFile });
+  // Registered before useServer(): after hooks run last-registered first, so this one after the stop.
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+}
 const server = useServer(['llm'], { modelRepository: repo }, skip);
 
 let ids = 0;
