@@ -29,7 +29,7 @@ describe('generate_stream', () => {
   it('streams each response of a decoupled model as an event (generate form)', async () => {
     const r = await sse('repeat_int32', { IN: [7, 8, 9], DELAY: [0, 0, 0], WAIT: 0 });
     expect(r.status).toBe(200);
-    expect(r.type).toBe('text/event-stream');
+    expect(r.type).toBe('text/event-stream; charset=utf-8');
     expect(r.events.map((e) => e.OUT)).toEqual([7, 8, 9]);
     expect(r.events.map((e) => e.IDX)).toEqual([0, 1, 2]);
     expect(r.events[0]).toMatchObject({ model_name: 'repeat_int32', model_version: '1' });

@@ -197,7 +197,7 @@ export async function handleGenerateStream(
     // The first response (or the request's error) decides the status.
     let next = await stream.next();
     res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
+      'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',
     });
