@@ -32,16 +32,23 @@ async function generate(model: string, body: unknown, kind: 'generate' | 'genera
 }
 
 describe('generate', () => {
-  it('answers the one response of a model that is not decoupled, with the request’s id', async () => {
+  it('answers the one response of a model that is not decoupled, with the request’s id and the response parameters', async () => {
     const r = await generate('identity_fp32', { id: '42', INPUT0: [1.5, 2] });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(r.text)).toEqual({
+    // Triton's order: every key sorted, the identity backend's response parameters among them.
+    const answer = JSON.parse(r.text) as Record<string, unknown>;
+    expect(answer).toEqual({
+      OUTPUT0: [1.5, 2],
       id: '42',
       model_name: 'identity_fp32',
       model_version: '1',
-      OUTPUT0: [1.5, 2],
+      param0: 'an example string parameter',
+      param1: 42,
+      param2: false,
+      param3: 123.123,
     });
+    expect(Object.keys(answer)).toEqual(Object.keys(answer).sort());
   });
 
   it('answers a decoupled model that sends exactly one response with it, chunked', async () => {

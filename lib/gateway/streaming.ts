@@ -76,14 +76,25 @@ function fitShape(dims: readonly number[], count: number, input: string): number
   return dims.map((d, i) => (d >= 0 ? d : i === last ? count / known : 1));
 }
 
+/**
+ * One response in the generate form, as Triton's HTTP server writes it: the
+ * request's id (when it has one), `model_name`, `model_version`, each
+ * response parameter and each output (one element unwrapped from its
+ * array) as top-level keys, the first of a name kept, sorted by name.
+ */
 function generateEvent(result: InferResult): string {
-  // Triton writes the request's id first, when it has one.
-  let text = result.id === '' ? '{' : `{"id":${JSON.stringify(result.id)},`;
-  text += `"model_name":${JSON.stringify(result.model)},"model_version":"${result.version}"`;
-  for (const [name, tensor] of Object.entries(result.outputs)) {
-    text += `,${JSON.stringify(name)}:${scalarOrArray(tensor)}`;
+  const entries = new Map<string, string>();
+  if (result.id !== '') entries.set('id', JSON.stringify(result.id));
+  entries.set('model_name', JSON.stringify(result.model));
+  entries.set('model_version', JSON.stringify(String(result.version)));
+  for (const [name, value] of Object.entries(result.parameters)) {
+    if (!entries.has(name)) entries.set(name, JSON.stringify(value));
   }
-  return `${text}}`;
+  for (const [name, tensor] of Object.entries(result.outputs)) {
+    if (!entries.has(name)) entries.set(name, scalarOrArray(tensor));
+  }
+  const keys = [...entries.keys()].sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${entries.get(k)}`).join(',')}}`;
 }
 
 function scalarOrArray(tensor: Tensor): string {
