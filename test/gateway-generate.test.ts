@@ -132,6 +132,19 @@ describe(`generate on the LLM (${llm.describe})`, () => {
     expect(JSON.parse(many.text)).toEqual({ error: GENERATE_ONE_RESPONSE });
   });
 
+  it('answers a stream that would carry the prompt with 400, as the vLLM backend refuses it', async (ctx) => {
+    skipIf(ctx, llm.skip);
+    const r = await generate(
+      llm.model,
+      { text_input: 'the sea', stream: true, exclude_input_in_output: false },
+      'generate_stream',
+    );
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text).error).toMatch(
+      /When streaming, `exclude_input_in_output` = False is not allowed/,
+    );
+  });
+
   it('cancels the model’s request when the client leaves', async (ctx) => {
     skipIf(ctx, llm.skip);
     const before = await llm.cancelled(server());
