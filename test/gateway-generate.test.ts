@@ -13,6 +13,7 @@ import { GENERATE_ONE_RESPONSE } from '../lib/gateway/streaming.js';
 import { useGateway } from './gateway-helpers.js';
 import { eventually, skipIf, useServer } from './helpers.js';
 import { llmUnderTest } from './llm-helpers.js';
+import { sampleValue } from './prometheus.js';
 
 // The README's model name: on real Triton our Python LLM is served as vllm_model.
 const llm = llmUnderTest('vllm_model');
@@ -70,6 +71,17 @@ describe('generate', () => {
     // The same requests stream: 3 events, and none.
     const streamed = await generate('square_int32', { IN: 3 }, 'generate_stream');
     expect(streamed.text.split('\n\n').filter((e) => e.startsWith('data: '))).toHaveLength(3);
+  });
+
+  it('counts its requests under route="generate" on /metrics', async () => {
+    const count = async () => {
+      const text = await (await request(`${gw().url}/metrics`)).body.text();
+      const labels = { protocol: 'http', route: 'generate', status: '200' };
+      return sampleValue(text, 'triton_node_gateway_requests_total', labels) ?? 0;
+    };
+    const before = await count();
+    await generate('square_int32', { IN: 1 });
+    expect(await eventually(async () => (await count()) === before + 1)).toBe(true);
   });
 
   it('answers an error before the first response with its status, as JSON', async () => {
