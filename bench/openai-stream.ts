@@ -1,6 +1,9 @@
 /**
  * The OpenAI routes under streaming load, on the fake engine's
- * fake_text_stream backend: the `openai` client streams completions through
+ * fake_text_stream backend, or with TRITON_SERVER_LIB and TRITON_BACKEND_DIR
+ * set on real Triton's Python backend with the LLM model of
+ * test/python-llm.ts (a Markov chain, `--delay` ms per token): the `openai`
+ * client streams completions through
  * the gateway on loopback, a closed loop of `--concurrency` requests, each of
  * `--tokens` words; the model waits `--delay` ms per word. Prints the
  * client's time to first token and time per output token (p50/p99), tokens/s
@@ -23,6 +26,7 @@ import OpenAI from 'openai';
 import { createGateway } from '../lib/gateway/index.js';
 import { Server } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
+import { writeLlmModel } from '../test/python-llm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -53,13 +57,30 @@ function repository(delayMs: string): string {
 const histogram = () =>
   hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600e6, numberOfSignificantValueDigits: 3 });
 
+/** Real Triton's Python backend with our LLM model, when the environment names a real Triton. */
+const REAL = process.env.TRITON_SERVER_LIB;
+
 async function main(): Promise<void> {
-  const server = await Server.create({
-    library: fakeEngine.libraryPath,
-    modelRepository: repository(values.delay!),
-    modelControlMode: 'none',
+  let server: Server;
+  if (REAL !== undefined && REAL !== '') {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'openai-bench-llm-'));
+    writeLlmModel(dir, { name: 'text_words', tokenDelayMs: Number(values.delay) });
+    server = await Server.create({
+      library: REAL,
+      modelRepository: dir,
+      modelControlMode: 'none',
+      ...(process.env.TRITON_BACKEND_DIR ? { backendDirectory: process.env.TRITON_BACKEND_DIR } : {}),
+    });
+  } else {
+    server = await Server.create({
+      library: fakeEngine.libraryPath,
+      modelRepository: repository(values.delay!),
+      modelControlMode: 'none',
+    });
+  }
+  const gateway = createGateway(server, {
+    openai: { words: { model: 'text_words', tokenCount: 'responses' } },
   });
-  const gateway = createGateway(server, { openai: { words: { model: 'text_words' } } });
   const listener = http.createServer(gateway.handler);
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
@@ -97,6 +118,7 @@ async function main(): Promise<void> {
     Number(new RegExp(`^${name}\\{model="words"\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
   const mean = (name: string) => series(`${name}_sum`) / series(`${name}_count`) / 1000;
   const ms = (h: hdr.Histogram, p: number) => (h.getValueAtPercentile(p) / 1000).toFixed(3);
+  console.log(REAL ? `real Triton ${REAL}, Python LLM model` : 'fake engine, fake_text_stream');
   console.log(
     `delay ${values.delay} ms/word, ${values.tokens} tokens, concurrency ${values.concurrency}, ${values.requests} requests`,
   );

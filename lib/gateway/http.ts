@@ -336,6 +336,7 @@ function routeLabel(path: string): string {
   if (path.startsWith('/v1/')) return 'openai';
   if (path.endsWith('/infer')) return 'infer';
   if (path.endsWith('/generate_stream')) return 'generate_stream';
+  if (path.endsWith('/generate')) return 'generate';
   if (path.startsWith('/v2/health/')) return 'health';
   if (path.startsWith('/v2/repository/')) return 'repository';
   if (path.includes('sharedmemory')) return 'shared_memory';

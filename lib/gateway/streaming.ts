@@ -1,7 +1,8 @@
 /**
- * Decoupled models over HTTP: `POST /v2/models/{m}/generate_stream` answers
- * with Server-Sent Events, one `data:` event per response, as Triton's
- * generate extension does. A client that disconnects cancels the request.
+ * Triton's generate extension over HTTP: `POST /v2/models/{m}/generate_stream`
+ * answers with Server-Sent Events, one `data:` event per response, and
+ * `POST /v2/models/{m}/generate` with the one response as JSON. A client
+ * that disconnects cancels the request.
  *
  * The body is either Triton's generate form (each top-level key an input by
  * name, its value a scalar or an array; `parameters` for the request) or a
@@ -75,12 +76,25 @@ function fitShape(dims: readonly number[], count: number, input: string): number
   return dims.map((d, i) => (d >= 0 ? d : i === last ? count / known : 1));
 }
 
+/**
+ * One response in the generate form, as Triton's HTTP server writes it: the
+ * request's id (when it has one), `model_name`, `model_version`, each
+ * response parameter and each output (one element unwrapped from its
+ * array) as top-level keys, the first of a name kept, sorted by name.
+ */
 function generateEvent(result: InferResult): string {
-  let text = `{"model_name":${JSON.stringify(result.model)},"model_version":"${result.version}"`;
-  for (const [name, tensor] of Object.entries(result.outputs)) {
-    text += `,${JSON.stringify(name)}:${scalarOrArray(tensor)}`;
+  const entries = new Map<string, string>();
+  if (result.id !== '') entries.set('id', JSON.stringify(result.id));
+  entries.set('model_name', JSON.stringify(result.model));
+  entries.set('model_version', JSON.stringify(String(result.version)));
+  for (const [name, value] of Object.entries(result.parameters)) {
+    if (!entries.has(name)) entries.set(name, JSON.stringify(value));
   }
-  return `${text}}`;
+  for (const [name, tensor] of Object.entries(result.outputs)) {
+    if (!entries.has(name)) entries.set(name, scalarOrArray(tensor));
+  }
+  const keys = [...entries.keys()].sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${entries.get(k)}`).join(',')}}`;
 }
 
 function scalarOrArray(tensor: Tensor): string {
@@ -101,10 +115,20 @@ export function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/** What Triton's generate endpoint answers when a model sent other than one response. */
+export const GENERATE_ONE_RESPONSE =
+  'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
+
 /**
- * `POST /v2/models/{m}/generate`: one response, in the generate form (the
- * body as for generate_stream); a decoupled model answers with the error
- * pointing to streaming.
+ * `POST /v2/models/{m}/generate`: the body as for generate_stream, answered
+ * with one JSON object, as Triton's HTTP server does it for any model,
+ * decoupled or not: the first response (or the request's error) decides the
+ * status and sends the headers; the body waits for the FINAL flag and is
+ * that response in the generate form, or, when the model sent none or more
+ * than one (an error response counting as one), `{"error": "generate
+ * expects model to produce exactly 1 response, ..."}` under the status
+ * already sent. An error before any response answers with its status as
+ * the other routes do. A client that goes away cancels the request.
  */
 export async function handleGenerate(
   ctx: GatewayContext,
@@ -115,12 +139,46 @@ export async function handleGenerate(
 ): Promise<void> {
   const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate request');
   const request = await generateRequest(ctx, name, version, body);
-  const result = await ctx.server.model(name, version).infer(request);
-  const text = generateEvent(result);
-  result.dispose();
-  if (res.destroyed) return;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  const stream: InferStream = ctx.server.model(name, version).stream(request);
+  let shutDown = false;
+  const cancel = () => {
+    shutDown = true;
+    stream.cancel();
+  };
+  ctx.cancels.add(cancel);
+  const gone = () => stream.cancel();
+  res.once('close', gone);
+  // The client may have left while the body was read and the request built.
+  if (res.destroyed) gone();
+  const start = () => {
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.flushHeaders();
+  };
+  let responses = 0;
+  let only = '';
+  try {
+    try {
+      for (let next = await stream.next(); !next.done; next = await stream.next()) {
+        const result = next.value;
+        only = generateEvent(result);
+        result.dispose();
+        if (responses++ === 0) start();
+      }
+    } catch (err) {
+      // Before any response: the error's own status; after one, it is one response more.
+      if (responses === 0) throw err;
+      responses++;
+    }
+    start();
+    if (res.destroyed) return;
+    if (shutDown) res.end(JSON.stringify({ error: 'the server is shutting down' }));
+    else res.end(responses === 1 ? only : JSON.stringify({ error: GENERATE_ONE_RESPONSE }));
+  } finally {
+    ctx.cancels.delete(cancel);
+    res.off('close', gone);
+    stream.cancel();
+  }
 }
 
 export async function handleGenerateStream(
@@ -150,7 +208,7 @@ export async function handleGenerateStream(
     // The first response (or the request's error) decides the status.
     let next = await stream.next();
     res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
+      'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',
     });

@@ -11,9 +11,10 @@
 // through the prompt, stopping before a word listed in `stop`. With stream
 // true it sends one response per word (" word" after the first), else one
 // response with the whole text (the prompt first unless
-// exclude_input_in_output); then a NULL response with FINAL. Like square it
-// releases the request at once and answers from a stream thread of its
-// own, and stops early when the request is cancelled.
+// exclude_input_in_output; a stream with exclude_input_in_output false is
+// refused, as the vLLM backend refuses it); then a NULL response with
+// FINAL. Like square it releases the request at once and answers from a
+// stream thread of its own, and stops early when the request is cancelled.
 #include <cstring>
 #include <sstream>
 #include <system_error>
@@ -219,6 +220,14 @@ void TextStreamExecute(Model* m, TRITONSERVER_InferenceRequest* r,
   const std::string prompt = FirstString(r, "text_input", &problem);
   Sampling sampling;
   if (problem.empty()) problem = ReadSampling(r, &sampling);
+  // The vLLM backend's rule: a stream never carries the prompt.
+  const bool stream = FirstBool(r, "stream");
+  if (problem.empty() && stream &&
+      r->FindInput("exclude_input_in_output") != nullptr &&
+      !FirstBool(r, "exclude_input_in_output")) {
+    problem =
+        "When streaming, `exclude_input_in_output` = False is not allowed.";
+  }
   if (!problem.empty()) {
     FailRequest(m, r, ErrArg(problem), true);
     return;
@@ -230,7 +239,7 @@ void TextStreamExecute(Model* m, TRITONSERVER_InferenceRequest* r,
   for (const auto& t : m->config.output) {
     if (t.name == "text_output") job->output = &t;
   }
-  job->stream = FirstBool(r, "stream");
+  job->stream = stream;
   job->words = Generate(Words(prompt), sampling);
   if (!job->stream && !FirstBool(r, "exclude_input_in_output")) {
     job->prefix = prompt;

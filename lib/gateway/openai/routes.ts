@@ -222,6 +222,8 @@ export class OpenAIRoutes {
     const cancel = () => stream.cancel();
     this.#ctx.cancels.add(cancel);
     call.res.once('close', cancel);
+    // The client may have left while the body was read and the request built.
+    if (call.res.destroyed) cancel();
     const timing = { first: undefined as number | undefined, last: call.arrived };
     try {
       if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);

@@ -136,12 +136,14 @@ struct Ask {
   bool stream = true;
   std::string sampling;  // "" leaves the input out
   int64_t max_tokens_parameter = -1;
+  int exclude_input = -1;  // -1 leaves exclude_input_in_output out
 };
 
 // Keeps the input buffers alive until the request is released.
 struct TextRequest {
   std::string prompt, sampling;
   bool stream = false;
+  bool exclude = false;
   TRITONSERVER_InferenceRequest* r = nullptr;
 };
 
@@ -170,6 +172,14 @@ void Submit(TRITONSERVER_Server* s, TRITONSERVER_ResponseAllocator* a,
                                               TRITONSERVER_TYPE_BOOL, &one, 1));
   E(A().TRITONSERVER_InferenceRequestAppendInputData(
       q->r, "stream", &q->stream, 1, TRITONSERVER_MEMORY_CPU, 0));
+  if (ask.exclude_input >= 0) {
+    q->exclude = ask.exclude_input != 0;
+    E(A().TRITONSERVER_InferenceRequestAddInput(
+        q->r, "exclude_input_in_output", TRITONSERVER_TYPE_BOOL, &one, 1));
+    E(A().TRITONSERVER_InferenceRequestAppendInputData(
+        q->r, "exclude_input_in_output", &q->exclude, 1,
+        TRITONSERVER_MEMORY_CPU, 0));
+  }
   if (ask.max_tokens_parameter >= 0) {
     E(A().TRITONSERVER_InferenceRequestSetIntParameter(
         q->r, "max_tokens", ask.max_tokens_parameter));
@@ -250,6 +260,17 @@ TEST(TextStreamRefusesBadRequestsAndConfigs) {
   Run(s, a, ask, &error);
   CHECK(error.find("max_tokens must be a non-negative integer") !=
         std::string::npos);
+  // As the vLLM backend: a stream never carries the prompt.
+  ask.sampling = "";
+  ask.exclude_input = 0;
+  CHECK(Run(s, a, ask, &error).empty());
+  CHECK(error.find("When streaming, `exclude_input_in_output` = False") !=
+        std::string::npos);
+  ask.exclude_input = 1;
+  CHECK_EQ(Join(Run(s, a, ask, &error)), std::string("hello|"));
+  ask.stream = false;
+  ask.exclude_input = 0;
+  CHECK_EQ(Join(Run(s, a, ask, &error)), std::string("hello hello|"));
   const std::string load = E(A().TRITONSERVER_ServerLoadModel(s, "text_bad"));
   CHECK(load.find("expected stream datatype to be BOOL, got TYPE_INT32") !=
         std::string::npos);
