@@ -14,7 +14,8 @@
  * <ExceptionType>: <text>"; a killed stub fails the request it had and every
  * later one routed to that instance with INTERNAL "Stub process '<instance>'
  * is not healthy." while the model stays READY (the backend does not restart
- * it); unloading and loading the model again brings it back.
+ * it), and unloading it or stopping the server does not finish (stop() runs
+ * into exitTimeoutSeconds; the dead stubs' /dev/shm regions stay).
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -274,56 +275,6 @@ describe('python models on real Triton', () => {
   });
 });
 
-describe('a stub process that dies', () => {
-  skipAllIf(skip);
-  let dir: string | undefined;
-  let server: Server | undefined;
-  beforeAll(async () => {
-    if (skip !== false) return;
-    dir = repository();
-    server = await startServer(dir);
-    await server.loadModel('py_sleep');
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('fails its request and later ones (INTERNAL "not healthy"), stays READY, recovers on reload', async () => {
-    const sleepers = stubs().filter((st) => st.instance.startsWith('py_sleep_'));
-    expect(sleepers.length).toBe(2); // instance_group count 2
-    // Both instances busy, then both stubs killed under their requests.
-    const inflight = [1, 2].map(() => server!.infer('py_sleep', sleepRequest(5000)));
-    const settled = Promise.allSettled(inflight);
-    await new Promise((r) => setTimeout(r, 500));
-    for (const st of sleepers) process.kill(st.pid, 'SIGKILL');
-    for (const result of await settled) {
-      expect(result.status).toBe('rejected');
-      const err = (result as PromiseRejectedResult).reason as TritonError;
-      expect(err).toBeInstanceOf(TritonError);
-      expect(err.code).toBe('INTERNAL');
-      expect(err.message).toMatch(/^Stub process 'py_sleep_0_[01]' is not healthy\.$/);
-    }
-    // r25.07 does not restart the stub: later requests fail the same way, and the model stays READY.
-    for (let i = 0; i < 3; i++) {
-      const err = await rejection(server!.infer('py_sleep', sleepRequest(1)));
-      expect(err.code).toBe('INTERNAL');
-      expect(err.message).toMatch(/Stub process 'py_sleep_0_[01]' is not healthy/);
-    }
-    const entry = (await server!.modelIndex()).find((m) => m.name === 'py_sleep');
-    expect(entry?.state).toBe('READY');
-    expect(await server!.model('py_sleep').isReady()).toBe(true);
-    // Unload and load again: new stubs, answers again.
-    await server!.unloadModel('py_sleep', { wait: true });
-    await server!.loadModel('py_sleep');
-    const fresh = stubs().filter((st) => st.instance.startsWith('py_sleep_'));
-    expect(fresh.length).toBe(2);
-    expect(fresh.some((st) => sleepers.some((old) => old.pid === st.pid))).toBe(false);
-    const r = await server!.infer('py_sleep', sleepRequest(1));
-    expect(Array.from(r.outputs.MS_OUT!.data as Int32Array)).toEqual([1]);
-  }, 120_000);
-});
-
 describe('server.stop() with python requests in flight', () => {
   skipAllIf(skip);
 
@@ -382,5 +333,62 @@ describe('server.stop() with python requests in flight', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }, 120_000);
+});
+
+// Last in the file: the server it kills stubs of cannot be stopped cleanly (see its afterAll).
+describe('a stub process that dies', () => {
+  skipAllIf(skip);
+  let dir: string | undefined;
+  let server: Server | undefined;
+  beforeAll(async () => {
+    if (skip !== false) return;
+    dir = repository();
+    server = await startServer(dir);
+    await server.loadModel('py_sleep');
+    await server.loadModel('py_add');
+  }, 120_000);
+  afterAll(async () => {
+    // r25.07 does not finish unloading an instance whose stub died: this stop
+    // runs into exitTimeoutSeconds (a TritonWarning) and the dead stubs'
+    // regions stay in /dev/shm, even after the process ends. They are this
+    // test's (its prefix) and no process uses them any more.
+    await server?.stop();
+    for (const region of ownShm()) rmSync(join('/dev/shm', region), { force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('fails its request and every later one (INTERNAL "not healthy"); the model stays READY', async () => {
+    const sleepers = stubs().filter((st) => st.instance.startsWith('py_sleep_'));
+    expect(sleepers.length).toBe(2); // instance_group count 2
+    // Both instances busy, then both stubs killed under their requests.
+    const inflight = [1, 2].map(() => server!.infer('py_sleep', sleepRequest(5000)));
+    const settled = Promise.allSettled(inflight);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const st of sleepers) process.kill(st.pid, 'SIGKILL');
+    for (const result of await settled) {
+      expect(result.status).toBe('rejected');
+      const err = (result as PromiseRejectedResult).reason as TritonError;
+      expect(err).toBeInstanceOf(TritonError);
+      expect(err.code).toBe('INTERNAL');
+      expect(err.message).toMatch(/^Stub process 'py_sleep_0_[01]' is not healthy\.$/);
+    }
+    // r25.07 does not restart the stub: later requests fail the same way, and the model stays READY.
+    for (let i = 0; i < 3; i++) {
+      const err = await rejection(server!.infer('py_sleep', sleepRequest(1)));
+      expect(err.code).toBe('INTERNAL');
+      expect(err.message).toMatch(/Stub process 'py_sleep_0_[01]' is not healthy/);
+    }
+    const entry = (await server!.modelIndex()).find((m) => m.name === 'py_sleep');
+    expect(entry?.state).toBe('READY');
+    expect(await server!.model('py_sleep').isReady()).toBe(true);
+    // A healthy model next to it still answers.
+    const sum = await server!.infer('py_add', {
+      inputs: {
+        A: { data: new Float32Array([2]), shape: [1] },
+        B: { data: new Float32Array([3]), shape: [1] },
+      },
+    });
+    expect(Array.from(sum.outputs.SUM!.data as Float32Array)).toEqual([5]);
   }, 120_000);
 });
