@@ -17,14 +17,14 @@
  * it), and unloading it or stopping the server does not finish (stop() runs
  * into exitTimeoutSeconds; the dead stubs' /dev/shm regions stay).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boxesOf, preprocess } from '../examples/ocr-steps.js';
 import { type RgbImage, decodePng } from '../examples/png.js';
 import { Server, type ServerOptions, type Tensor, TritonError } from '../lib/index.js';
-import { BACKEND_DIR, FIXTURES, library, serverOptions, skipAllIf } from './helpers.js';
+import { BACKEND_DIR, FIXTURES, MODELS, library, serverOptions, skipAllIf } from './helpers.js';
 import { maxAbsDiff } from './onnx-helpers.js';
 import { PY_RAISE_MESSAGE, makePythonModelRepository } from './python-models.js';
 import { makeRealModelRepository, realModelFiles } from './real-models.js';
@@ -85,6 +85,7 @@ function ownShm(): string[] {
 function repository(): string {
   const dir = mkdtempSync(join(tmpdir(), 'triton-python-models-'));
   makeRealModelRepository(dir, { models: ['ocr_det'], intraOpThreads: 1, interOpThreads: 1 });
+  cpSync(join(MODELS, 'identity_fp32'), join(dir, 'identity_fp32'), { recursive: true });
   return makePythonModelRepository(dir);
 }
 
@@ -156,7 +157,8 @@ describe('python models on real Triton', () => {
     if (skip !== false) return;
     dir = repository();
     server = await startServer(dir);
-    for (const m of ['ocr_det', 'ocr_pre', 'ocr_post', 'py_add', 'bls_add', 'py_raise', 'bls_error']) {
+    const models = ['ocr_det', 'ocr_pre', 'ocr_post', 'py_add', 'bls_add', 'py_raise', 'bls_error'];
+    for (const m of [...models, 'identity_fp32', 'bls_identity']) {
       await server.loadModel(m);
     }
     await server.loadModel('ocr_pipeline');
@@ -272,6 +274,20 @@ describe('python models on real Triton', () => {
     expect(err.code).toBe('INTERNAL');
     expect(err.message).toContain('bls_error: Model not_loaded - Error when running inference');
     expect(err.message).toContain("Model 'not_loaded' is not ready");
+  });
+
+  it('BLS cannot call an identity-backend model: python_backend refuses its double parameter (upstream)', async () => {
+    // identity_fp32 answers directly; its response carries a double parameter
+    // that r25.07's python_backend cannot turn into a Python value.
+    const direct = await s().infer('identity_fp32', {
+      inputs: { INPUT0: { data: Float32Array.of(1, 2), shape: [1, 2] } },
+    });
+    expect(Array.from(direct.outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2]);
+    const err = await rejection(
+      s().infer('bls_identity', { inputs: { INPUT0: { data: Float32Array.of(1, 2), shape: [2] } } }),
+    );
+    expect(err.code).toBe('INTERNAL');
+    expect(err.message).toContain("Unsupported parameter type for parameter 'param3'");
   });
 });
 

@@ -21,14 +21,16 @@
  * - bls_ocr: the pipeline's three steps as BLS calls from one Python model.
  * - bls_error: a BLS call to a model (MODEL, a string input) whose error it
  *   raises as its own, prefixed "bls_error: ".
+ * - bls_identity: calls identity_fp32 (test/models, the identity backend)
+ *   from Python, which r25.07 refuses (below).
  * - py_raise: raises a ValueError with PY_RAISE_MESSAGE in execute().
  * - py_sleep: sleeps MS milliseconds (INT32 [1]) and answers MS back: a
  *   request that stays in the stub while a test kills it or stops the server.
  *
  * BLS cannot call the identity backend: python_backend refuses a response
  * that carries a double parameter, and the identity backend sets one (an
- * upstream limit, see docs/backends.md): the BLS models here call Python and
- * ONNX models only.
+ * upstream limit, see docs/backends.md): bls_identity shows it; the other
+ * BLS models call Python and ONNX models.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +46,7 @@ export type PythonModelName =
   | 'bls_add'
   | 'bls_ocr'
   | 'bls_error'
+  | 'bls_identity'
   | 'py_raise'
   | 'py_sleep';
 
@@ -55,6 +58,7 @@ export const PYTHON_MODEL_NAMES: readonly PythonModelName[] = [
   'bls_add',
   'bls_ocr',
   'bls_error',
+  'bls_identity',
   'py_raise',
   'py_sleep',
 ];
@@ -68,6 +72,7 @@ export const PYTHON_MODEL_NEEDS: Readonly<Record<PythonModelName, readonly strin
   bls_add: ['py_add'],
   bls_ocr: ['ocr_pre', 'ocr_det', 'ocr_post'],
   bls_error: [],
+  bls_identity: ['identity_fp32'],
   py_raise: [],
   py_sleep: [],
 };
@@ -259,6 +264,19 @@ class TritonPythonModel:
         return responses
 `;
 
+const BLS_IDENTITY_PY = `${IMPORTS}${BLS_CALL}
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            (y,) = call("identity_fp32", [pb_utils.Tensor("INPUT0", x[None])], ["OUTPUT0"])
+            out = pb_utils.Tensor("OUTPUT0", y.as_numpy()[0])
+            responses.append(pb_utils.InferenceResponse(output_tensors=[out]))
+        return responses
+`;
+
 const RAISE_PY = `${IMPORTS}
 
 class TritonPythonModel:
@@ -385,6 +403,14 @@ output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`,
       ),
       source: BLS_ERROR_PY,
     },
+    bls_identity: {
+      config: pythonConfig(
+        'bls_identity',
+        `input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]`,
+      ),
+      source: BLS_IDENTITY_PY,
+    },
     py_raise: {
       config: pythonConfig(
         'py_raise',
@@ -403,6 +429,11 @@ output [ { name: "MS_OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`,
       source: SLEEP_PY,
     },
   };
+}
+
+/** The config.pbtxt text of one model, as makePythonModelRepository writes it. */
+export function pythonModelConfig(name: PythonModelName, options: PythonRepositoryOptions = {}): string {
+  return pythonModels(options)[name].config;
 }
 
 /**
