@@ -835,6 +835,32 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   if (refused.length > 0) {
     throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
   }
+  checkStartupPythonFiles(native, holder);
+}
+
+/** Refuses a start where a Python startup model lacks its model.py (lib/python-model-file.ts). */
+function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {
+  const missing: string[] = [];
+  for (const { repo, name } of startupModelFolders(native)) {
+    const dir = join(repo, name);
+    const custom =
+      native.modelConfigName === undefined
+        ? undefined
+        : join(dir, 'configs', `${native.modelConfigName}.pbtxt`);
+    const problem = missingPythonModelFile(
+      dir,
+      custom !== undefined && existsSync(custom) ? custom : undefined,
+    );
+    if (problem !== undefined) missing.push(`${name}: ${problem}`);
+  }
+  if (missing.length > 0) {
+    throw tritonError(
+      'INVALID_ARG',
+      `startup models cannot load (the python backend would wait for their stubs without end): ${missing.join('; ')}`,
+      {},
+      holder,
+    );
+  }
 }
 
 /** The `lint` option at startup: the models Triton will load are linted first. */

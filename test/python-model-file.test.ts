@@ -121,16 +121,17 @@ describe('a python model without its file (both libraries)', () => {
   });
 });
 
-describe('the fake engine on python models', () => {
-  it('refuses a startup model without its file in the same words', async (ctx) => {
-    skipIf(
-      ctx,
-      library().isFake ? false : 'fake engine only (real Triton would wait for the stub without end)',
-    );
-    fakeEngine.standIns({ python: 'zeros' });
+describe('startup models (both libraries)', () => {
+  it('Server.create refuses a python startup model without its file, naming it', async (ctx) => {
+    skipIf(ctx, pythonBackendReason());
+    if (library().isFake) fakeEngine.standIns({ python: 'zeros' });
     try {
       const err = await Server.create(
-        serverOptions({ modelRepository: repo, modelControlMode: 'explicit', startupModels: ['py_nofile'] }),
+        serverOptions({
+          modelRepository: repo,
+          modelControlMode: 'explicit',
+          startupModels: ['py_named', 'py_nofile'],
+        }),
       ).then(
         async (s) => {
           await s.stop();
@@ -139,10 +140,46 @@ describe('the fake engine on python models', () => {
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(TritonError);
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect((err as Error).message).toBe(
+        `startup models cannot load (the python backend would wait for their stubs without end): py_nofile: Python model file not found in '${join(repo, 'py_nofile', '1', 'model.py')}'`,
+      );
+    } finally {
+      if (library().isFake) fakeEngine.standIns(null);
+    }
+  });
+});
+
+describe('the fake engine on python models', () => {
+  it('refuses a load without the file in the same words itself (a config override skips the TS check)', async (ctx) => {
+    skipIf(
+      ctx,
+      library().isFake ? false : 'fake engine only (real Triton would wait for the stub without end)',
+    );
+    fakeEngine.standIns({ python: 'zeros' });
+    const server = await Server.create(serverOptions({ modelRepository: repo }));
+    try {
+      const override = {
+        name: 'py_nofile',
+        backend: 'python',
+        max_batch_size: 0,
+        input: [
+          { name: 'A', data_type: 'TYPE_FP32' as const, dims: [-1] },
+          { name: 'B', data_type: 'TYPE_FP32' as const, dims: [-1] },
+        ],
+        output: [{ name: 'SUM', data_type: 'TYPE_FP32' as const, dims: [-1] }],
+      };
+      const err = await server.loadModel('py_nofile', { config: override }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TritonError);
       expect((err as Error).message).toContain(
         `Python model file not found in '${join(repo, 'py_nofile', '1', 'model.py')}'`,
       );
+      expect((err as Error).message).not.toContain('triton-node refuses');
     } finally {
+      await server.stop();
       fakeEngine.standIns(null);
     }
   });
