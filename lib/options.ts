@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { checkBackendSettings } from './backend-settings.js';
 import {
   MODEL_CONTROL_MODES,
   type ModelControlMode,
@@ -379,6 +380,7 @@ function backendConfig(value: unknown): Array<[string, string, string]> {
       }
       out.push([backend, setting, rawText(`${where}.${setting}`, String(v))]);
     }
+    checkBackendSettings(backend, settings as Record<string, string | number | boolean>);
   }
   return out;
 }

@@ -53,6 +53,7 @@ import {
   parseUnloadModelOptions,
 } from './options.js';
 import { parseModelConfigText } from './pbtxt.js';
+import { missingPythonModelFile } from './python-model-file.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
 import type { InferResult, InferStream, StreamOptions } from './stream.js';
 import type { ModelSpec } from './typed.js';
@@ -333,7 +334,10 @@ export class Server implements AsyncDisposable {
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
-    if (config === undefined && parsed.files.length === 0) this.#checkConfigFiles(name, holder);
+    if (config === undefined && parsed.files.length === 0) {
+      this.#checkConfigFiles(name, holder);
+      this.#checkPythonModelFile(name, holder);
+    }
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
@@ -399,6 +403,30 @@ export class Server implements AsyncDisposable {
   /** The version unversioned requests of `name` go to, when one is pinned (else Triton's highest ready). */
   pinnedVersion(name: string): number | undefined {
     return this.#deployments.pinned(name);
+  }
+
+  /**
+   * A Python model's version folder without its model.py: r25.07 would
+   * wait for the model's stub without end (lib/python-model-file.ts).
+   */
+  #checkPythonModelFile(name: string, holder: Error): void {
+    const dir = this.#repositories.map((r) => join(r, name)).find((d) => existsSync(d));
+    if (dir === undefined) return;
+    const custom =
+      this.#modelConfigName === undefined
+        ? undefined
+        : join(dir, 'configs', `${this.#modelConfigName}.pbtxt`);
+    const problem = missingPythonModelFile(
+      dir,
+      custom !== undefined && existsSync(custom) ? custom : undefined,
+    );
+    if (problem === undefined) return;
+    throw tritonError(
+      'INVALID_ARG',
+      `load failed for model '${name}': ${problem} (the python backend would wait for the model's stub without end: triton-node refuses the load)`,
+      { model: name },
+      holder,
+    );
   }
 
   /**
@@ -806,6 +834,32 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   }
   if (refused.length > 0) {
     throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
+  }
+  checkStartupPythonFiles(native, holder);
+}
+
+/** Refuses a start where a Python startup model lacks its model.py (lib/python-model-file.ts). */
+function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {
+  const missing: string[] = [];
+  for (const { repo, name } of startupModelFolders(native)) {
+    const dir = join(repo, name);
+    const custom =
+      native.modelConfigName === undefined
+        ? undefined
+        : join(dir, 'configs', `${native.modelConfigName}.pbtxt`);
+    const problem = missingPythonModelFile(
+      dir,
+      custom !== undefined && existsSync(custom) ? custom : undefined,
+    );
+    if (problem !== undefined) missing.push(`${name}: ${problem}`);
+  }
+  if (missing.length > 0) {
+    throw tritonError(
+      'INVALID_ARG',
+      `startup models cannot load (the python backend would wait for their stubs without end): ${missing.join('; ')}`,
+      {},
+      holder,
+    );
   }
 }
 

@@ -11,9 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PYTHON_BACKEND_SETTINGS } from '../lib/backend-settings.js';
 import { type ModelConfig, Server, parseModelConfig } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
 import { BACKEND_DIR, library, serverOptions, skipIf } from './helpers.js';
+import { pythonModelConfig } from './python-models.js';
 import { realModelFiles } from './real-models.js';
 
 const DOC = readFileSync(fileURLToPath(new URL('../docs/backends.md', import.meta.url)), 'utf8');
@@ -155,4 +157,30 @@ describe('docs/backends.md', () => {
       await server.stop();
     }
   }, 120_000);
+});
+
+describe('docs/backends.md: the Python section', () => {
+  const section = DOC.slice(DOC.indexOf('## Python\n'), DOC.indexOf('## DALI'));
+
+  it('names every backendConfig.python key Server.create knows, and its example uses only those', () => {
+    for (const key of Object.keys(PYTHON_BACKEND_SETTINGS)) expect(section).toContain(key);
+    const example = section.match(/python: \{\n([\s\S]*?)\n {4}\},/)?.[1];
+    expect(example, 'the backendConfig example').toBeDefined();
+    const keys = [...example!.matchAll(/^\s+'?([\w-]+)'?:/gm)].map((m) => m[1]!);
+    expect(keys.length).toBeGreaterThanOrEqual(5);
+    for (const key of keys) expect(Object.keys(PYTHON_BACKEND_SETTINGS)).toContain(key);
+  });
+
+  it("the ensemble example is test/python-models.ts's ocr_pipeline", () => {
+    const block = section.match(/`ocr_pipeline\/config\.pbtxt`:\s*```protobuf\n([\s\S]*?)```/)?.[1];
+    expect(block, 'the ocr_pipeline block').toBeDefined();
+    expect(parseModelConfig(block!)).toEqual(parseModelConfig(pythonModelConfig('ocr_pipeline')));
+  });
+
+  it('states what test/python-backend.test.ts asserts about errors', () => {
+    expect(section).toContain("code `'INTERNAL'`");
+    expect(section).toContain("Failed to process the request(s) for model '<instance>', message:");
+    expect(section).toContain("Stub process '<instance>' is not healthy.");
+    expect(section).toContain("Unsupported parameter type for\nparameter 'param3'.");
+  });
 });

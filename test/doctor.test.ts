@@ -5,12 +5,13 @@
  * code. The CLI runs from lib/cli.ts under tsx, as `dist/cli.js` runs it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOnnxRuntime, onnxRuntimeLibraryVersion } from '../lib/doctor/onnxruntime.js';
+import { checkPython, linkedLibPython } from '../lib/doctor/python.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
 import { addonBinaryPath } from '../lib/native.js';
 import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
@@ -277,4 +278,125 @@ describe('doctor: ONNX Runtime versions that would meet in one process', () => {
       expect(line!.status).toBe(same ? 'ok' : 'warn');
     }
   });
+});
+
+describe('doctor: the Python backend', () => {
+  /**
+   * A backends directory with a python backend: an ELF-looking stub that
+   * names `libPython` in its string table (as the dynamic section's NEEDED
+   * entry does), executable unless told, and the utils file unless told.
+   */
+  function pythonBackend(
+    libPython: string,
+    o: { executable?: boolean; stub?: boolean; utils?: boolean } = {},
+  ) {
+    const dir = mkdtempSync(join(scratch, 'py-backends-'));
+    mkdirSync(join(dir, 'python'));
+    writeFileSync(join(dir, 'python', 'libtriton_python.so'), '\u007fELF\0');
+    const stub = join(dir, 'python', 'triton_python_backend_stub');
+    if (o.stub !== false) {
+      writeFileSync(stub, `\u007fELF\0libc.so.6\0${libPython}\0libstdc++.so.6\0`);
+      chmodSync(stub, o.executable === false ? 0o644 : 0o755);
+    }
+    if (o.utils !== false) writeFileSync(join(dir, 'python', 'triton_python_backend_utils.py'), '');
+    return dir;
+  }
+
+  /** A PATH with only the given programs, as scripts that print what a Python would. */
+  function pathWith(programs: Record<string, string>): string {
+    const dir = mkdtempSync(join(scratch, 'path-'));
+    for (const [name, script] of Object.entries(programs)) {
+      writeFileSync(join(dir, name), `#!/bin/sh\n${script}\n`);
+      chmodSync(join(dir, name), 0o755);
+    }
+    return dir;
+  }
+  const goodPython = 'echo 3.11.2; echo 1.24.2';
+  const noNumpy = 'echo 3.11.2; echo "ModuleNotFoundError: No module named \'numpy\'" >&2; exit 1';
+
+  it('reads the libpython a stub links from its string table', () => {
+    const dir = pythonBackend('libpython3.11.so.1.0');
+    expect(linkedLibPython(join(dir, 'python', 'triton_python_backend_stub'))).toBe('libpython3.11.so.1.0');
+    expect(linkedLibPython(join(scratch, 'absent'))).toBeNull();
+  });
+
+  it('no python backend, or the fake engine: no lines', () => {
+    expect(checkPython(null)).toEqual({ facts: null, checks: [] });
+    expect(checkPython(scratch)).toEqual({ facts: null, checks: [] });
+  });
+
+  it('all there: the stub, Python 3.11 with numpy, bash', () => {
+    const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
+    const { facts, checks } = checkPython(pythonBackend('libpython3.11.so.1.0'), path);
+    expect(facts).toMatchObject({
+      stubExecutable: true,
+      utils: true,
+      libPython: 'libpython3.11.so.1.0',
+      python: join(path, 'python3.11'),
+      pythonVersion: '3.11.2',
+      numpy: '1.24.2',
+      bash: join(path, 'bash'),
+    });
+    expect(checks.map((c) => [c.topic, c.status])).toEqual([
+      ['python', 'ok'],
+      ['python', 'ok'],
+      ['python', 'ok'],
+    ]);
+    expect(checks[1]!.detail).toBe('Python 3.11.2 with numpy 1.24.2 (the stub links libpython3.11.so.1.0)');
+  });
+
+  it('fails each missing part with a fix: stub, execute bit, utils, the Python, numpy, bash', () => {
+    const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
+    const fail = (dir: string, p = path) => checkPython(dir, p).checks.filter((c) => c.status === 'fail');
+    expect(fail(pythonBackend('libpython3.11.so.1.0', { stub: false }))[0]!.detail).toContain(
+      'no triton_python_backend_stub beside libtriton_python.so',
+    );
+    const notExec = fail(pythonBackend('libpython3.11.so.1.0', { executable: false }))[0]!;
+    expect(notExec.detail).toBe('triton_python_backend_stub is not executable');
+    expect(notExec.fix).toMatch(/^chmod \+x .*triton_python_backend_stub$/);
+    expect(fail(pythonBackend('libpython3.11.so.1.0', { utils: false }))[0]!.detail).toContain(
+      'triton_python_backend_utils.py is missing',
+    );
+    const other = fail(pythonBackend('libpython3.13.so.1.0'));
+    expect(other).toHaveLength(1);
+    expect(other[0]).toMatchObject({ subject: 'python3.13' });
+    expect(other[0]!.detail).toBe('the stub embeds libpython3.13.so.1.0, and no python3.13 is on PATH');
+    const numpy = fail(
+      pythonBackend('libpython3.11.so.1.0'),
+      pathWith({ 'python3.11': noNumpy, bash: 'exit 0' }),
+    );
+    expect(numpy).toHaveLength(1);
+    expect(numpy[0]!.detail).toContain("cannot import numpy (ModuleNotFoundError: No module named 'numpy')");
+    const bash = fail(pythonBackend('libpython3.11.so.1.0'), pathWith({ 'python3.11': goodPython }));
+    expect(bash.map((c) => c.subject)).toEqual(['bash']);
+    expect(bash[0]!.detail).toContain('starts every stub through bash');
+  });
+
+  it('on the python backend of TRITON_BACKEND_DIR (or /work/triton-cpu/install/backends)', (ctx) => {
+    const dir = [BACKEND_DIR, '/work/triton-cpu/install/backends'].find(
+      (d) => d !== undefined && existsSync(join(d, 'python', 'libtriton_python.so')),
+    );
+    skipIf(ctx, dir === undefined ? 'no python backend (TRITON_BACKEND_DIR/python)' : false);
+    const { facts, checks } = checkPython(dir!);
+    console.log(checks.map((c) => `${c.status} ${c.subject}: ${c.detail}`).join('\n'));
+    expect(facts?.stubExecutable).toBe(true);
+    expect(facts?.libPython).toMatch(/^libpython3\.\d+\.so/);
+    // This machine's build: the stub links Debian's Python 3.11, which has numpy.
+    expect(checks.every((c) => c.status === 'ok')).toBe(true);
+    expect(facts?.numpy).toMatch(/^\d+\.\d+/);
+  });
+
+  it("the report has the python lines and /dev/shm's free space (on the backends under test)", async (ctx) => {
+    skipIf(
+      ctx,
+      BACKEND_DIR === undefined || !existsSync(join(BACKEND_DIR, 'python'))
+        ? 'needs TRITON_BACKEND_DIR with a python backend'
+        : false,
+    );
+    const report = await doctor({ library: LIBRARY_PATH, backendDirectory: BACKEND_DIR! });
+    expect(report.python?.backend).toBe(join(BACKEND_DIR!, 'python', 'libtriton_python.so'));
+    expect(report.checks.filter((c) => c.topic === 'python').length).toBe(3);
+    expect(report.limits.shmFreeBytes).toBeGreaterThan(0);
+    expect(report.checks.find((c) => c.subject === '/dev/shm')?.detail).toMatch(/GiB free/);
+  }, 120_000);
 });

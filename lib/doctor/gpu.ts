@@ -139,10 +139,10 @@ function memlockBytes(): number | null | undefined {
   }
 }
 
-function shmBytes(): number | null {
+function shmSpace(): { size: number; free: number } | null {
   try {
     const s = statfsSync('/dev/shm');
-    return s.bsize * s.blocks;
+    return { size: s.bsize * s.blocks, free: s.bsize * s.bavail };
   } catch {
     return null;
   }
@@ -151,8 +151,13 @@ function shmBytes(): number | null {
 /** `ulimit -l` (pinned memory) and /dev/shm (the python backend). */
 export function checkLimits(cudaAvailable: boolean, backends: string[]) {
   const memlock = memlockBytes();
-  const shm = shmBytes();
-  const facts: DoctorReport['limits'] = { memlockBytes: memlock ?? null, shmBytes: shm };
+  const space = shmSpace();
+  const shm = space?.size ?? null;
+  const facts: DoctorReport['limits'] = {
+    memlockBytes: memlock ?? null,
+    shmBytes: shm,
+    shmFreeBytes: space?.free ?? null,
+  };
   const checks: DoctorCheck[] = [];
   if (memlock !== undefined) {
     const low = memlock !== null && memlock < DEFAULT_PINNED_POOL_BYTES;
@@ -175,7 +180,7 @@ export function checkLimits(cudaAvailable: boolean, backends: string[]) {
       topic: 'limits',
       subject: '/dev/shm',
       status: python && low ? 'warn' : 'info',
-      detail: `${gib(shm)}${python ? ' (the python backend keeps tensors here)' : ''}`,
+      detail: `${gib(shm)}, ${gib(space!.free)} free${python ? ' (the python backend keeps tensors here)' : ''}`,
     };
     if (python && low) line.fix = 'docker run --shm-size=1g';
     checks.push(line);

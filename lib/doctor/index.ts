@@ -14,6 +14,7 @@ import { TRITON_MIN_COMPUTE_CAPABILITY, checkCuda, checkLimits } from './gpu.js'
 import { backendChecks, backendDirectoryFor, libraryChecks, probeLibraries } from './library.js';
 import { checkModels } from './models.js';
 import { checkOnnxRuntime } from './onnxruntime.js';
+import { checkPython } from './python.js';
 import type { DoctorReport } from './report.js';
 
 export { formatDoctorReport } from './report.js';
@@ -73,6 +74,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   const backendDir = backendDirectoryFor(used, options.backendDirectory);
   const backends = backendChecks(used, backendDir);
   const onnxRuntime = checkOnnxRuntime(backendDir);
+  const python = checkPython(backendDir);
   const cuda = checkCuda(native, options.minComputeCapability ?? TRITON_MIN_COMPUTE_CAPABILITY);
   const limits = checkLimits(cuda.facts.available, backends.facts.found);
   const models =
@@ -88,6 +90,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     ...libraryChecks(libraries),
     ...backends.checks,
     ...onnxRuntime.checks,
+    ...python.checks,
     ...cuda.checks,
     ...limits.checks,
     ...models.checks,
@@ -99,6 +102,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     libraries,
     backends: backends.facts,
     onnxRuntime: onnxRuntime.facts,
+    python: python.facts,
     cuda: cuda.facts,
     limits: limits.facts,
     models: models.facts,

@@ -12,8 +12,8 @@ export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
 
 /** One line of the report. */
 export interface DoctorCheck {
-  /** What the line is about: addon, library, backends, onnx (ONNX Runtime), cuda, gpu, limits or model. */
-  topic: 'addon' | 'library' | 'backends' | 'onnx' | 'cuda' | 'gpu' | 'limits' | 'model';
+  /** What the line is about: addon, library, backends, onnx (ONNX Runtime), python (its backend), cuda, gpu, limits or model. */
+  topic: 'addon' | 'library' | 'backends' | 'onnx' | 'python' | 'cuda' | 'gpu' | 'limits' | 'model';
   /** The thing checked: a path, a GPU, a model. */
   subject: string;
   status: DoctorStatus;
@@ -90,7 +90,30 @@ export interface DoctorReport {
     memlockBytes: number | null;
     /** Size of /dev/shm in bytes (the python backend's shared memory), or null. */
     shmBytes: number | null;
+    /** Free bytes in /dev/shm (for unprivileged users), or null. */
+    shmFreeBytes: number | null;
   };
+  /** The Python backend of the backend directory, or null when it has none (or the fake engine). */
+  python: {
+    /** libtriton_python.so. */
+    backend: string;
+    /** triton_python_backend_stub's path (it may be missing: see stubExecutable). */
+    stub: string;
+    stubExecutable: boolean;
+    /** triton_python_backend_utils.py beside the stub. */
+    utils: boolean;
+    /** The libpython the stub links ('libpython3.11.so.1.0'), or null. */
+    libPython: string | null;
+    /** The python3.x of that version on PATH, or null. */
+    python: string | null;
+    pythonVersion: string | null;
+    /** numpy's version as that Python imports it, or null when it cannot. */
+    numpy: string | null;
+    /** Why that Python could not import numpy, or null. */
+    pythonError: string | null;
+    /** bash on PATH (the backend starts stubs through it), or null. */
+    bash: string | null;
+  } | null;
   /** The ONNX Runtimes that would share one process: onnxruntime-node's and the onnxruntime backend's. */
   onnxRuntime: {
     /** onnxruntime-node as the application resolves it, or null. */

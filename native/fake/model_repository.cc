@@ -429,10 +429,37 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
                    (cfg.backend == "onnxruntime" && !stand_in);
   if (!own && stand_in) return "";
   if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {
+    // Triton's words; for python the fake says why it has no such backend.
+    const std::string hint =
+        cfg.backend == "python"
+            ? " (the fake engine cannot run Python models: give it a "
+              "stand-in, fakeEngine.standIns({ python: 'zeros' }))"
+            : "";
     return "unable to find backend library for backend '" + cfg.backend +
-           "', try specifying runtime on the model configuration.";
+           "', try specifying runtime on the model configuration." + hint;
   }
   if (!ValidateForBackend(cfg, &error)) return error;
+  return "";
+}
+
+// A python model's version folder without its file (model.py, or the one
+// default_model_filename names), in the words of r25.07's stub, which exits
+// on it (real Triton then waits for the stub without end; triton-node's
+// loadModel refuses such a load before Triton sees it).
+std::string PythonModelFileProblem(const ModelConfig& cfg,
+                                   const std::string& dir,
+                                   const std::vector<int64_t>& chosen) {
+  if (cfg.backend != "python") return "";
+  const std::string file = cfg.default_model_filename.empty()
+                               ? "model.py"
+                               : cfg.default_model_filename;
+  for (int64_t v : chosen) {
+    const std::string path = dir + "/" + std::to_string(v) + "/" + file;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+      return "Python model file not found in '" + path + "'";
+    }
+  }
   return "";
 }
 
@@ -689,6 +716,7 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   const bool ensemble = IsEnsemble(cfg);
   std::string fail =
       ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
+  if (fail.empty()) fail = PythonModelFileProblem(cfg, dir, chosen);
   // A backend's library is loaded at its first model: its exit handlers
   // register then.
   if (fail.empty() && !ensemble)
