@@ -14,7 +14,27 @@ export interface TritonErrorDetails {
   requestId?: string;
   correlationId?: number | bigint | string;
   attempts?: LoadAttempt[];
+  hint?: ErrorHint;
   cause?: unknown;
+}
+
+/**
+ * What a caller can do about an error, as data: the library writes it into
+ * the message in JS words (`server.loadModel('x') loads it`), and the
+ * gateway, which must not show a remote client a JS call, writes the same
+ * advice in its protocol's words (`POST /v2/repository/models/x/load`).
+ * - `load`: the model (or that version of it) is not loaded.
+ * - `stream`: the model is decoupled; a single-response call cannot serve it.
+ */
+export type ErrorHint =
+  | { readonly kind: 'load'; readonly model: string; readonly version?: number }
+  | { readonly kind: 'stream'; readonly model: string };
+
+/** The hint in the words of a JS caller, as the message carries it. */
+export function hintText(hint: ErrorHint): string {
+  if (hint.kind === 'stream') return 'use model.stream() instead of infer()';
+  const which = hint.version === undefined || hint.version === -1 ? '' : ` with version ${hint.version}`;
+  return `is it loaded${which}? server.loadModel('${hint.model}') loads it`;
 }
 
 /**
@@ -34,6 +54,8 @@ export class TritonError extends Error {
   declare readonly correlationId?: number | bigint | string;
   /** Library loader failures: every path tried and what was found there. */
   declare readonly attempts?: LoadAttempt[];
+  /** What to do about it, as data; the message ends with it in JS words (see `hintText`). */
+  declare readonly hint?: ErrorHint;
 
   constructor(message: string, details: TritonErrorDetails) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -44,6 +66,7 @@ export class TritonError extends Error {
     if (details.requestId !== undefined) this.requestId = details.requestId;
     if (details.correlationId !== undefined) this.correlationId = details.correlationId;
     if (details.attempts !== undefined) this.attempts = details.attempts;
+    if (details.hint !== undefined) this.hint = details.hint;
   }
 }
 
@@ -54,6 +77,16 @@ export class TritonError extends Error {
 export function withHint<E extends Error>(err: E, hint: string): E {
   err.message = `${err.message} (${hint})`;
   return err;
+}
+
+/**
+ * `err` with a structured hint: kept as `err.hint` and appended to the
+ * message in JS words, so that a layer serving another protocol can swap
+ * the words for its own (the gateway's `errorMessage`).
+ */
+export function withCallHint(err: TritonError, hint: ErrorHint): TritonError {
+  (err as { hint?: ErrorHint }).hint = hint;
+  return withHint(err, hintText(hint));
 }
 
 /**
@@ -69,6 +102,7 @@ export function copyError(err: TritonError, context: ErrorContext): TritonError 
     requestId: context.requestId,
     correlationId: context.correlationId,
     attempts: err.attempts,
+    hint: err.hint,
     cause: err.cause,
   });
   copy.name = err.name;

@@ -123,7 +123,7 @@ export type {
   ParameterValue,
   TensorInput,
 } from './validate.js';
-export { TritonError, type TritonErrorCode, type LoadAttempt } from './errors.js';
+export { TritonError, type TritonErrorCode, type LoadAttempt, type ErrorHint, hintText } from './errors.js';
 export {
   DATATYPES,
   type DataType,

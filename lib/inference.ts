@@ -17,7 +17,7 @@ import {
   optionError,
   stackHere,
   tritonError,
-  withHint,
+  withCallHint,
 } from './errors.js';
 import type { StreamMetrics } from './metrics.js';
 import { type InferResult, InferStream, Result, type StreamHooks, type StreamOptions } from './stream.js';
@@ -186,8 +186,7 @@ export class Inference {
       } catch (err) {
         const e = fromNativeError(err, { model: name, version }, holder);
         if (e.code !== 'NOT_FOUND') throw e;
-        const which = version === -1 ? '' : ` with version ${version}`;
-        throw withHint(e, `is it loaded${which}? server.loadModel('${name}') loads it`);
+        throw withCallHint(e, { kind: 'load', model: name, ...(version === -1 ? {} : { version }) });
       }
       return parseModelSpec(text, name, version);
     })();
@@ -264,10 +263,13 @@ export class Inference {
     holder: Error | undefined,
   ): BuiltRequest {
     if (single && spec.decoupled) {
-      throw tritonError(
-        'UNSUPPORTED',
-        `model '${ctx.model}' is decoupled (it may send any number of responses): use model.stream() instead of infer()`,
-        ctx,
+      throw withCallHint(
+        tritonError(
+          'UNSUPPORTED',
+          `model '${ctx.model}' is decoupled (it may send any number of responses)`,
+          ctx,
+        ),
+        { kind: 'stream', model: ctx.model },
       );
     }
     const built = buildRequest(spec, request, ctx.version, holder);

@@ -230,7 +230,7 @@ describe('ModelInfer', () => {
       model_name: 'repeat_int32',
       inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], contents: { int_contents: [1] } }],
     });
-    expect(decoupled.details).toMatch(/stream/);
+    expect(decoupled.details).toMatch(/use the ModelStreamInfer RPC/);
   });
 });
 

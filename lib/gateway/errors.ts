@@ -4,7 +4,7 @@
  * gRPC server to gRPC codes) the way these tables do, so a client sees the
  * same status from this gateway as from `tritonserver`.
  */
-import { TritonError, type TritonErrorCode } from 'triton-node';
+import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from 'triton-node';
 
 /**
  * A request the gateway refuses or cannot serve: `status` is the HTTP status
@@ -19,6 +19,8 @@ export class GatewayError extends Error {
   readonly grpcCode?: number;
   /** A 401's `WWW-Authenticate` challenge. */
   readonly challenge?: string;
+  /** What to do about it, as data (the message carries it in JS words, as a TritonError's does). */
+  readonly hint?: ErrorHint;
 
   constructor(
     status: number,
@@ -33,6 +35,7 @@ export class GatewayError extends Error {
     if (extra.retryAfterSeconds !== undefined) this.retryAfterSeconds = extra.retryAfterSeconds;
     if (extra.grpcCode !== undefined) this.grpcCode = extra.grpcCode;
     if (extra.challenge !== undefined) this.challenge = extra.challenge;
+    if (extra.hint !== undefined) this.hint = extra.hint;
   }
 }
 
@@ -41,6 +44,7 @@ export interface GatewayErrorExtra {
   retryAfterSeconds?: number;
   grpcCode?: number;
   challenge?: string;
+  hint?: ErrorHint;
 }
 
 /** A malformed request (400, INVALID_ARG). */
@@ -100,7 +104,53 @@ export function grpcStatus(err: unknown): number {
   return GRPC_STATUS[errorCode(err)];
 }
 
-/** The message a client is shown. */
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+/**
+ * The words a gateway answers in: a remote client can do nothing with a JS
+ * call (`server.loadModel('x')`), so an error's hint is said in the
+ * protocol's own terms, or left out where the protocol has none.
+ */
+export interface Wording {
+  protocol: 'http' | 'grpc' | 'openai';
+  /** Whether the gateway serves the repository routes (load and unload). */
+  repositoryControl: boolean;
+}
+
+/** The wording of a gateway (its context's options) for `protocol`. */
+export function wordingOf(
+  ctx: { options: { repositoryControl: boolean } },
+  protocol: Wording['protocol'],
+): Wording {
+  return { protocol, repositoryControl: ctx.options.repositoryControl };
+}
+
+/** The advice of `hint` in the words of `wording` (undefined: nothing to say there). */
+export function protocolHint(hint: ErrorHint, wording: Wording): string | undefined {
+  const { protocol } = wording;
+  if (protocol === 'openai') return undefined;
+  if (hint.kind === 'stream') {
+    return protocol === 'grpc'
+      ? 'use the ModelStreamInfer RPC instead of ModelInfer'
+      : `use POST /v2/models/${encodeURIComponent(hint.model)}/generate_stream instead of infer`;
+  }
+  const which = hint.version === undefined || hint.version === -1 ? '' : ` with version ${hint.version}`;
+  if (!wording.repositoryControl) return undefined;
+  const how =
+    protocol === 'grpc'
+      ? 'the RepositoryModelLoad RPC loads it'
+      : `POST /v2/repository/models/${encodeURIComponent(hint.model)}/load loads it`;
+  return `is it loaded${which}? ${how}`;
+}
+
+/**
+ * The message a client is shown: Triton's text as it is, with the hint the
+ * library added for JS callers said in the protocol's words (`wording`), or
+ * dropped when no wording is given or the protocol has no words for it.
+ */
+export function errorMessage(err: unknown, wording?: Wording): string {
+  if (!(err instanceof Error)) return String(err);
+  const hint = (err as { hint?: ErrorHint }).hint;
+  if (hint === undefined) return err.message;
+  const js = ` (${hintText(hint)})`;
+  const words = wording === undefined ? undefined : protocolHint(hint, wording);
+  return err.message.replace(js, words === undefined ? '' : ` (${words})`);
 }

@@ -35,7 +35,7 @@ import {
   tensorBytes,
 } from './codec.js';
 import type { GatewayContext } from './context.js';
-import { GatewayError, badRequest, errorMessage, grpcStatus, httpStatus } from './errors.js';
+import { GatewayError, badRequest, errorMessage, grpcStatus, httpStatus, wordingOf } from './errors.js';
 import { type Admission, grpcGuardRequest, isHiddenModel, keepAdmission, visibleTo } from './guard/index.js';
 import { unload } from './http.js';
 import { importPeers } from './peer.js';
@@ -300,8 +300,12 @@ export function encodeGrpcResponse(
 
 function fail(ctx: GatewayContext, callback: Callback, err: unknown, rpc: string): void {
   const code = grpcStatus(err);
-  ctx.log(code === 13 || code === 2 ? 'error' : 'info', { rpc, err: errorMessage(err), code }, 'rpc failed');
-  callback({ code, details: errorMessage(err) });
+  ctx.log(
+    code === 13 || code === 2 ? 'error' : 'info',
+    { rpc, err: errorMessage(err, wordingOf(ctx, 'grpc')), code },
+    'rpc failed',
+  );
+  callback({ code, details: errorMessage(err, wordingOf(ctx, 'grpc')) });
 }
 
 /** A unary handler: counted in flight, its errors turned into gRPC statuses. */
@@ -340,7 +344,11 @@ function unary(
           record('OK');
         },
         (err) => {
-          admission?.done({ status: httpStatus(err), error: errorMessage(err), ...inferUs() });
+          admission?.done({
+            status: httpStatus(err),
+            error: errorMessage(err, wordingOf(ctx, 'grpc')),
+            ...inferUs(),
+          });
           done();
           fail(ctx, callback, err, rpc);
           record(String(grpcStatus(err)));
@@ -573,8 +581,8 @@ function streamInfer(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined,
       }
     } catch (err) {
       status = httpStatus(err);
-      if (!finished) call.write({ error_message: errorMessage(err) });
-      admission?.done({ status, error: errorMessage(err) });
+      if (!finished) call.write({ error_message: errorMessage(err, wordingOf(ctx, 'grpc')) });
+      admission?.done({ status, error: errorMessage(err, wordingOf(ctx, 'grpc')) });
     } finally {
       admission?.done({ status });
       if (stream !== undefined) open.delete(stream);

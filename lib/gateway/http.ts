@@ -16,7 +16,7 @@ import {
   parseJsonHeader,
 } from './codec.js';
 import type { GatewayContext } from './context.js';
-import { GatewayError, badRequest, errorMessage, httpStatus } from './errors.js';
+import { GatewayError, badRequest, errorMessage, httpStatus, wordingOf } from './errors.js';
 import {
   type Admission,
   chargeBody,
@@ -69,7 +69,7 @@ function sendEmpty(res: ServerResponse, status: number): void {
 
 export function sendError(ctx: GatewayContext, res: ServerResponse, err: unknown, what: string): void {
   const status = httpStatus(err);
-  const message = errorMessage(err);
+  const message = errorMessage(err, wordingOf(ctx, 'http'));
   ctx.log(status >= 500 ? 'error' : 'info', { status, err: message, route: what }, 'request failed');
   if (res.headersSent) {
     res.destroy();

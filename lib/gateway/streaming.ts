@@ -21,7 +21,7 @@ import {
   tensorJsonData,
 } from './codec.js';
 import type { GatewayContext } from './context.js';
-import { badRequest, errorMessage, httpStatus } from './errors.js';
+import { badRequest, errorMessage, httpStatus, wordingOf } from './errors.js';
 import { modelMetadata } from './protocol.js';
 
 /** The tensors of a generate-form body, shaped by the model's metadata. */
@@ -230,10 +230,11 @@ export async function handleGenerateStream(
     // Mid-stream: the error is the last event, as Triton sends it.
     ctx.log(
       httpStatus(err) >= 500 ? 'error' : 'info',
-      { err: errorMessage(err), model: name },
+      { err: errorMessage(err, wordingOf(ctx, 'http')), model: name },
       'stream failed',
     );
-    if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: errorMessage(err) })}\n\n`);
+    if (!res.destroyed)
+      res.end(`data: ${JSON.stringify({ error: errorMessage(err, wordingOf(ctx, 'http')) })}\n\n`);
   } finally {
     ctx.cancels.delete(cancel);
     res.off('close', gone);

@@ -8,6 +8,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { type ErrorHint, hintText } from 'triton-node';
 import { GatewayError } from '../errors.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import { type GuardOptions, type ResolvedGuard, type ResolvedTenant, resolveGuard } from './config.js';
@@ -75,10 +76,13 @@ function hiddenModel(route: string, model: string, version: string | undefined):
   else if (route === 'model_stats')
     err = new GatewayError(400, `requested model '${model}' is not available`, 'INVALID_ARG');
   else if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
-    // The library's inference adds a hint to Triton's message.
-    const which = version === undefined || version === '-1' ? '' : ` with version ${version}`;
-    const hint = `is it loaded${which}? server.loadModel('${model}') loads it`;
-    err = new GatewayError(404, `${unknownModelMessage(model)} (${hint})`, 'NOT_FOUND');
+    // The library's inference adds a hint to Triton's message (errorMessage words it per protocol).
+    const hint: ErrorHint = {
+      kind: 'load',
+      model,
+      ...(version === undefined || version === '-1' ? {} : { version: Number(version) }),
+    };
+    err = new GatewayError(404, `${unknownModelMessage(model)} (${hintText(hint)})`, 'NOT_FOUND', { hint });
   } else err = new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
   hidden.add(err);
   return err;

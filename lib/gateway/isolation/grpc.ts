@@ -12,7 +12,7 @@
  * process knows only the front's region, and a client must never reach it.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError, errorMessage, grpcStatus, httpStatus } from '../errors.js';
+import { GatewayError, type Wording, errorMessage, grpcStatus, httpStatus } from '../errors.js';
 import { type GrpcServerLike, serviceDefinition } from '../grpc.js';
 import { grpcMessageBytes } from '../guard/routes.js';
 import type { Admission, GuardRequest } from '../guard/types.js';
@@ -222,6 +222,9 @@ async function serverWide(env: Env, rpc: string, request: Msg): Promise<unknown>
 }
 
 /** gRPC codes of the guard's refusals (the gateway's tables have no such Triton codes). */
+/** The groups' gateways serve the repository RPCs: the front's own answers (a hidden model's) say so as theirs do. */
+const GRPC_WORDS: Wording = { protocol: 'grpc', repositoryControl: true };
+
 const CODE_OF_STATUS: Record<number, number> = { 401: 16, 403: 7, 429: 8, 431: 8 };
 
 function codeOf(err: unknown): number {
@@ -239,9 +242,10 @@ function unary(env: Env, rpc: string) {
       done();
       const code = err === undefined ? 0 : codeOf(err);
       const status = err instanceof GatewayError ? httpStatus(err) : (STATUS_OF_CODE[code] ?? 500);
-      admission?.done({ status, ...(err === undefined ? {} : { error: errorMessage(err) }) });
+      admission?.done({ status, ...(err === undefined ? {} : { error: errorMessage(err, GRPC_WORDS) }) });
       if (err === undefined) callback(null, value);
-      else callback({ code, details: (err as { details?: string }).details ?? errorMessage(err) });
+      else
+        callback({ code, details: (err as { details?: string }).details ?? errorMessage(err, GRPC_WORDS) });
     };
     (async () => {
       const headers = metadataHeaders(call);
@@ -319,7 +323,7 @@ async function admitFollowing(env: Env, call: Duplex, msg: Msg, streamGroup: Gro
       );
     }
   } catch (err) {
-    a?.done({ status: httpStatus(err), error: errorMessage(err) });
+    a?.done({ status: httpStatus(err), error: errorMessage(err, GRPC_WORDS) });
     throw err;
   }
   a?.done({ status: 200 });
@@ -341,9 +345,13 @@ function streamForward(env: Env, call: Duplex): void {
     done();
     const code = err === undefined ? 0 : codeOf(err);
     const status = err instanceof GatewayError ? httpStatus(err) : (STATUS_OF_CODE[code] ?? 500);
-    admission?.done({ status, ...(err === undefined ? {} : { error: errorMessage(err) }) });
+    admission?.done({ status, ...(err === undefined ? {} : { error: errorMessage(err, GRPC_WORDS) }) });
     if (err === undefined) call.end();
-    else call.emit('error', { code, details: (err as { details?: string }).details ?? errorMessage(err) });
+    else
+      call.emit('error', {
+        code,
+        details: (err as { details?: string }).details ?? errorMessage(err, GRPC_WORDS),
+      });
   };
   // The first message opens the upstream (after its admission); the others
   // follow it in order, once it is open.
@@ -390,7 +398,7 @@ function streamForward(env: Env, call: Duplex): void {
         try {
           await admitFollowing(env, call, msg, streamGroup);
         } catch (err) {
-          if (!finished) call.write({ error_message: errorMessage(err) });
+          if (!finished) call.write({ error_message: errorMessage(err, GRPC_WORDS) });
           return;
         }
       }

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { optionError } from '../../errors.js';
-import { GatewayError, badRequest, errorMessage, httpStatus } from '../errors.js';
+import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../errors.js';
 import type { GrpcServerLike } from '../grpc.js';
 import { chargeBody } from '../guard/routes.js';
 import type { Admission } from '../guard/types.js';
@@ -64,6 +64,9 @@ export interface IsolatedGateway {
 
 const MODEL_ROUTE =
   /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]*))?(?:\/(ready|config|stats|infer|generate_stream|generate))?\/?$/;
+/** The groups' gateways serve the repository routes: the front's own answers (a hidden model's) say so as theirs do. */
+const HTTP_WORDS: Wording = { protocol: 'http', repositoryControl: true };
+
 const REPOSITORY_ROUTE = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)\/?$/;
 
 /** What the front knows of a request before sending it on. */
@@ -206,7 +209,7 @@ function sendError(res: ServerResponse, err: unknown): void {
     return;
   }
   if (res.destroyed) return;
-  const body = JSON.stringify({ error: errorMessage(err) });
+  const body = JSON.stringify({ error: errorMessage(err, HTTP_WORDS) });
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),
@@ -346,7 +349,7 @@ function handlerOf(front: Front): HttpHandler {
       if (closed) a.done(outcome());
       else admission = a;
     }).catch((err) => {
-      error = errorMessage(err);
+      error = errorMessage(err, HTTP_WORDS);
       // Unread request bodies are left; the connection closes after the answer.
       if (!req.complete) res.setHeader('Connection', 'close');
       sendError(res, err);

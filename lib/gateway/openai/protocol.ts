@@ -67,7 +67,12 @@ export function toOpenAIError(err: unknown): OpenAIError {
   const status = httpStatus(err);
   const code =
     err instanceof TritonError || err instanceof GatewayError ? err.code.toLowerCase() : 'internal';
-  const e = new OpenAIError(status, errorMessage(err), null, status === 429 ? 'rate_limit_exceeded' : code);
+  const e = new OpenAIError(
+    status,
+    errorMessage(err, { protocol: 'openai', repositoryControl: false }),
+    null,
+    status === 429 ? 'rate_limit_exceeded' : code,
+  );
   const retry = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
   if (typeof retry === 'number') (e as { retryAfterSeconds: number | undefined }).retryAfterSeconds = retry;
   return e;
