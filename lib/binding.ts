@@ -49,6 +49,18 @@ export type TritonErrorCode = (typeof ERROR_CODES)[number];
  * (file there, dlopen failed), 'symbols' (not Triton's ABI: required symbols
  * absent), 'version' (API too old or another major), 'loaded'.
  */
+/**
+ * The Triton C API the addon accepts: the loader refuses another major or a
+ * minor below `minMinor` (outcome 'version'); `minor` is the one its
+ * declarations were written against (entry points newer than `minMinor` are
+ * optional: the features that need them report UNSUPPORTED). The addon
+ * exports its own copy (`constants.tritonApi`, from native/include/triton_capi.h).
+ */
+export const TRITON_API = { major: 1, minMinor: 30, minor: 34 } as const;
+
+/** "1.30": the oldest C API the addon loads. */
+export const MIN_TRITON_API = `${TRITON_API.major}.${TRITON_API.minMinor}`;
+
 export const LOAD_OUTCOMES = ['missing', 'dlopen', 'symbols', 'version', 'loaded'] as const;
 export type LoadOutcome = (typeof LOAD_OUTCOMES)[number];
 
@@ -491,6 +503,8 @@ export interface NativeAddon {
     errorCodes: Record<TritonErrorCode, number>;
     /** The fake engine's live-object kinds, in TRITONFAKE_LiveObjects order. */
     liveObjectKinds: string[];
+    /** The Triton C API the loader accepts (TRITON_NODE_API_* in native/include/triton_capi.h). */
+    tritonApi: { major: number; minMinor: number; minor: number };
     /** The Node-API version the addon was built for (NAPI_VERSION in binding.gyp). */
     napiVersion: number;
   };

@@ -14,6 +14,7 @@ import {
   NATIVE_PARAMETER_CODES,
   PARAMETER_TYPES,
   SUBMIT_SLOTS,
+  TRITON_API,
 } from '../lib/binding.js';
 import { addon, loadLibrary } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
@@ -23,6 +24,10 @@ describe('the TypeScript and C++ sides of the binding agree', () => {
 
   it('on the layout of submit()', () => {
     expect(native.submitSlots).toEqual(SUBMIT_SLOTS);
+  });
+
+  it('on the Triton C API the loader accepts', () => {
+    expect(native.tritonApi).toEqual(TRITON_API);
   });
 
   it('on memory, parameter and datatype codes', () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseKernelModuleVersion } from '../lib/doctor/gpu.js';
 import { checkOnnxRuntime, onnxRuntimeLibraryVersion } from '../lib/doctor/onnxruntime.js';
 import { checkPython, linkedLibPython } from '../lib/doctor/python.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
@@ -399,4 +400,39 @@ describe('doctor: the Python backend', () => {
     expect(report.limits.shmFreeBytes).toBeGreaterThan(0);
     expect(report.checks.find((c) => c.subject === '/dev/shm')?.detail).toMatch(/GiB free/);
   }, 120_000);
+});
+
+describe('doctor: the driver version in /proc/driver/nvidia/version', () => {
+  // The file's text as the driver writes it (its first line names the module flavour).
+  const SAMPLES: Array<[string, string]> = [
+    [
+      'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  (dvs-builder@U16-I3-B03-4-3)  Sun Jul 27 06:54:38 UTC 2025\n' +
+        'GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n',
+      '580.65.06',
+    ],
+    [
+      'NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build  (dvs-builder@U22-I3-AE18-09-1)  Tue Sep 23 09:54:17 UTC 2025\n' +
+        'GCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04)\n',
+      '580.95.05',
+    ],
+    [
+      'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n' +
+        'GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n',
+      '535.129.03',
+    ],
+    [
+      'NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.54.15  Tue Mar  5 22:15:33 UTC 2024\n' +
+        'GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n',
+      '550.54.15',
+    ],
+  ];
+
+  it.each(SAMPLES)('reads the version of %j', (text, version) => {
+    expect(parseKernelModuleVersion(text)).toBe(version);
+  });
+
+  it('reads nothing from a text without a version', () => {
+    expect(parseKernelModuleVersion('')).toBeNull();
+    expect(parseKernelModuleVersion('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64\n')).toBeNull();
+  });
 });

@@ -22,9 +22,19 @@ function cudaVersionText(v: number | null): string | null {
   return `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}`;
 }
 
+/**
+ * The driver version in the text of /proc/driver/nvidia/version: its first
+ * line reads "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  <date>"
+ * for the proprietary module and "NVRM version: NVIDIA UNIX Open Kernel Module
+ * for x86_64  580.65.06  Release Build  (...)  <date>" for the open one.
+ */
+export function parseKernelModuleVersion(text: string): string | null {
+  return /Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)(?:\s|$)/.exec(text)?.[1] ?? null;
+}
+
 function kernelModuleVersion(): string | null {
   try {
-    return /Kernel Module\s+(\S+)/.exec(readFileSync('/proc/driver/nvidia/version', 'utf8'))?.[1] ?? null;
+    return parseKernelModuleVersion(readFileSync('/proc/driver/nvidia/version', 'utf8'));
   } catch {
     return null;
   }

@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { LoadAttempt } from '../binding.js';
+import { type LoadAttempt, MIN_TRITON_API, TRITON_API } from '../binding.js';
 import { DEFAULT_LIBRARY_PATH, libraryCandidates } from '../native.js';
 import type { DoctorCheck, DoctorReport, LibraryProbe } from './report.js';
 
@@ -193,7 +193,7 @@ const OUTCOME_FIX: Record<string, string> = {
   dlopen:
     'a library it needs is missing (the detail names it; `ldd` on the file lists them all): run in the image Triton was built for, or add that library to LD_LIBRARY_PATH',
   symbols: 'point TRITON_SERVER_LIB at libtritonserver.so itself',
-  version: 'upgrade Triton to the C API the detail names (triton-node is tested on r24.08+, C API 1.34+)',
+  version: `upgrade Triton to C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x (triton-node is tested on Triton r25.07, C API ${TRITON_API.major}.${TRITON_API.minor})`,
   probe: 'run `node -e "require(\'triton-node\').loadLibrary()"` to see the error',
 };
 

@@ -61,6 +61,11 @@ Napi::Object ConstantsObject(Napi::Env env) {
     kinds.Set(i, Napi::String::New(env, LiveObjectKindName(i)));
   }
   c.Set("liveObjectKinds", kinds);
+  // The Triton C API the loader accepts (major, oldest minor) and the minor
+  // the declarations were written against.
+  c.Set("tritonApi", NumberTable(env, {{"major", TRITON_NODE_API_MAJOR},
+                                       {"minMinor", TRITON_NODE_API_MIN_MINOR},
+                                       {"minor", TRITON_NODE_API_MINOR}}));
   // The Node-API version the addon was compiled against (binding.gyp).
   c.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return c;
