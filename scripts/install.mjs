@@ -145,7 +145,7 @@ function buildFromSource() {
     say('npm_config_nodedir when set, else downloads them once. Then run `npm rebuild triton-node`.');
     return child.status ?? 1;
   }
-  // An install keeps the two binaries, not the 5 MB of objects behind them.
+  // An install keeps the binaries (the addon, the fake engine and its build/fake copy), not the 5 MB of objects behind them.
   if (!inRepository) rmSync(join(root, 'build', 'Release', 'obj.target'), { recursive: true, force: true });
   return 0;
 }
