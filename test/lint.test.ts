@@ -76,6 +76,7 @@ model(
 );
 model('light_gpu', `backend: "python"\nmax_batch_size: 8\n${io}instance_group [ { kind: KIND_GPU } ]\n`);
 model('decoupled_missing', `backend: "repeat"\nmax_batch_size: 0\n${io}`);
+model('vllm_no_json', vllm('max_batch_size: 0'), {});
 
 const options = {
   gpus: 2,
@@ -101,6 +102,7 @@ describe('lint(): one violation per rule', () => {
         ['gpus-spread', 'gpus_spread', 'error'],
         ['cpu-kind-for-light-models', 'light_gpu', 'info'],
         ['decoupled-needs-stream', 'decoupled_missing', 'error'],
+        ['vllm-engine-args', 'vllm_no_json', 'error'],
         ['explicit-control', '', 'warning'],
       ].sort(),
     );
@@ -108,7 +110,7 @@ describe('lint(): one violation per rule', () => {
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 6, warningCount: 4, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 7, warningCount: 4, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -128,20 +130,35 @@ describe('lint(): one violation per rule', () => {
     expect(at('instance-count-memory').message).toMatch(
       /4 instance\(s\) × 2\.0 MiB of weights = 8\.0 MiB per GPU, of 4\.0 MiB/,
     );
-    expect(at('instance-count-memory').fix).toMatch(/lower count to 1/);
+    expect(at('instance-count-memory').fix).toBe('set count to 1');
+  });
+
+  it('points a finding about a folder at that folder: the `latest` link, a version without model.json', () => {
+    const at = (rule: string) => report.findings.find((f) => f.rule === rule)!;
+    expect(at('numeric-versions')).toMatchObject({
+      file: join(repo, 'versions_link', 'latest'),
+      line: 1,
+      column: 1,
+    });
+    expect(at('numeric-versions').message).toMatch(/'latest' is a link/);
+    expect(at('vllm-engine-args')).toMatchObject({
+      file: join(repo, 'vllm_no_json', '1'),
+      severity: 'error',
+    });
+    expect(at('vllm-engine-args').fix).toMatch(/^create 1\/model\.json with the engine arguments/);
   });
 
   it('writes text, JSON and SARIF', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/11 finding\(s\): 6 error\(s\), 4 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/12 finding\(s\): 7 error\(s\), 4 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(11);
+    expect(sarif.runs[0].results).toHaveLength(12);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),
@@ -296,7 +313,7 @@ describe('instance-count-memory on the real model files (symlinked model.onnx)',
     expect(finding!.message).toBe(
       `4 instance(s) × ${mib(detBytes)} of weights = ${mib(4 * detBytes)} of host memory, of ${mib(host)}`,
     );
-    expect(finding!.fix).toBe(`lower count to ${Math.floor((host * 0.8) / detBytes)} or less`);
+    expect(finding!.fix).toBe(`set count to ${Math.floor((host * 0.8) / detBytes)}`);
     // Within 90% of the memory: a warning; with room: nothing; without a size: nothing.
     expect(memoryFindings({ hostMemoryBytes: 4 * detBytes + 1 })[0]?.severity).toBe('warning');
     expect(memoryFindings({ hostMemoryBytes: 8 * detBytes })).toEqual([]);
@@ -324,5 +341,137 @@ describe('instance-count-memory on the real model files (symlinked model.onnx)',
     expect(out).toMatch(
       /4 instance\(s\) × [\d.]+ MiB of weights = [\d.]+ MiB of host memory.*instance-count-memory/,
     );
+  });
+});
+
+describe("vLLM's layout: engine arguments in <version>/model.json", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-vllm-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  /** A vLLM model as a newcomer writes it: the engine arguments as config.pbtxt parameters. */
+  function vllmModel(name: string, parameters: Record<string, string>, modelJson?: string): void {
+    mkdirSync(join(dir, name, '1'), { recursive: true });
+    const params = Object.entries(parameters)
+      .map(([k, v]) => `parameters { key: "${k}" value: { string_value: "${v}" } }\n`)
+      .join('');
+    writeFileSync(
+      join(dir, name, 'config.pbtxt'),
+      `name: "${name}"\nbackend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n${io}instance_group [ { count: 1 kind: KIND_MODEL } ]\n${params}`,
+    );
+    if (modelJson !== undefined) writeFileSync(join(dir, name, '1', 'model.json'), modelJson);
+  }
+  vllmModel('guidance', {
+    model: 'meta-llama/Meta-Llama-3-8B-Instruct',
+    gpu_memory_utilization: '1.0',
+    max_model_len: '8192',
+    REPORT_CUSTOM_METRICS: 'true',
+  });
+  vllmModel(
+    'both',
+    { gpu_memory_utilization: '0.95' },
+    '{"model": "m", "gpu_memory_utilization": 0.5, "max_model_len": 4096}',
+  );
+  const report = lint(dir, { gpus: 1 });
+  const of = (m: string) => report.findings.filter((f) => f.model === m);
+  const config = (m: string) => join(dir, m, 'config.pbtxt');
+
+  it('the three parameters of the guidance are errors that say to move each into model.json; the missing model.json is an error', () => {
+    const args = of('guidance').filter((f) => f.rule === 'vllm-engine-args');
+    expect(args.map((f) => [f.severity, f.file, f.line, f.fix])).toEqual([
+      ['error', join(dir, 'guidance', '1'), 1, expect.stringMatching(/^create 1\/model\.json/)],
+      [
+        'error',
+        config('guidance'),
+        8,
+        'move it into 1/model.json: "model": "meta-llama/Meta-Llama-3-8B-Instruct", and remove the parameter',
+      ],
+      [
+        'error',
+        config('guidance'),
+        9,
+        'move it into 1/model.json: "gpu_memory_utilization": 1.0, and remove the parameter',
+      ],
+      [
+        'error',
+        config('guidance'),
+        10,
+        'move it into 1/model.json: "max_model_len": 8192, and remove the parameter',
+      ],
+    ]);
+    // The backend's own parameters stay where they are.
+    expect(args.some((f) => f.message.includes('REPORT_CUSTOM_METRICS'))).toBe(false);
+  });
+
+  it('gpu-memory-headroom reads the misplaced "1.0" as well as model.json', () => {
+    const headroom = report.findings.filter((f) => f.rule === 'gpu-memory-headroom');
+    expect(headroom.map((f) => [f.model, f.severity, f.file, f.line])).toEqual([
+      ['both', 'warning', config('both'), 8],
+      ['guidance', 'error', config('guidance'), 9],
+    ]);
+    expect(headroom[1]!.message).toMatch(
+      /gpu_memory_utilization 1 \(a config.pbtxt parameter, ignored there.*leaves no GPU memory/,
+    );
+    expect(headroom[1]!.fix).toBe(
+      'set gpu_memory_utilization to 0.9 in model.json (0.85 with other models on the GPU)',
+    );
+  });
+
+  it('a parameter that model.json also sets is a warning: remove it', () => {
+    const f = of('both').find((x) => x.rule === 'vllm-engine-args')!;
+    expect(f).toMatchObject({ severity: 'warning', line: 8 });
+    expect(f.message).toContain('model.json sets gpu_memory_utilization: 0.5');
+    expect(f.fix).toBe("remove the parameter (model.json's gpu_memory_utilization is the one vLLM uses)");
+    // model.json's own 0.5 is fine: no finding in model.json.
+    expect(of('both').some((x) => x.file.endsWith('model.json'))).toBe(false);
+  });
+});
+
+describe('every finding', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-llm-count-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'llm_two', '1'), { recursive: true });
+  writeFileSync(
+    join(dir, 'llm_two', 'config.pbtxt'),
+    `name: "llm_two"\nbackend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n${io}instance_group [ { count: 2 kind: KIND_GPU } ]\n`,
+  );
+  writeFileSync(join(dir, 'llm_two', '1', 'model.json'), '{"model": "m", "max_model_len": 4096}');
+  writeFileSync(join(dir, 'llm_two', '1', 'weights.bin'), Buffer.alloc(3 * MiB));
+  const reports = () => [
+    lint(repo, options),
+    lint(dir, { gpus: 1, gpuMemoryBytes: 4 * MiB }),
+    lint(MODELS, { gpus: 1 }),
+    lint(join(FIXTURES, 'lint', 'seed'), { gpus: 1 }),
+  ];
+
+  it('an LLM with too many instances for its memory: one finding at count, the more severe, set count to 1', () => {
+    const found = lint(dir, { gpus: 1, gpuMemoryBytes: 4 * MiB }).findings.filter(
+      (f) => f.rule === 'instance-count-memory',
+    );
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ severity: 'error', fix: expect.stringMatching(/^set count to 1 /) });
+    expect(found[0]!.message).toMatch(/2 instance\(s\) × 3\.0 MiB .*; 2 instances of an LLM backend/);
+  });
+
+  it('has a position of its own: no two findings at one file, line and column', () => {
+    for (const r of reports()) {
+      const at = r.findings.map((f) => `${f.file}:${f.line}:${f.column}`);
+      expect(at.filter((p, i) => at.indexOf(p) !== i)).toEqual([]);
+    }
+  });
+
+  it('is about a file or folder that exists, inside its model folder (the server options file aside)', () => {
+    for (const r of reports()) {
+      for (const f of r.findings) {
+        if (f.rule === 'explicit-control') continue;
+        expect(existsSync(f.file), `${f.rule}: ${f.file}`).toBe(true);
+        expect(f.file.includes(`/${f.model}`), `${f.rule}: ${f.file}`).toBe(true);
+      }
+    }
+  });
+
+  it('says what to do, as an instruction', () => {
+    const verbs = /^(set|remove|add|create|move|rename|install|correct) /;
+    for (const r of reports()) {
+      for (const f of r.findings) if (f.fix !== undefined) expect(f.fix, f.rule).toMatch(verbs);
+    }
   });
 });

@@ -113,7 +113,7 @@ export function lint(repositories: string | readonly string[], options: LintOpti
       line: 1,
       column: 1,
       message: `modelControlMode '${mode}': models load ${mode === 'poll' ? 'whenever the repository changes' : 'all at startup'}, not when the service decides`,
-      fix: "use modelControlMode: 'explicit' and load models from your deployment (server.deploy)",
+      fix: "set modelControlMode to 'explicit' and load models from your deployment (server.deploy)",
     });
   }
   findings.sort(

@@ -3,6 +3,7 @@
  * has a page, docs/lint/<id>.md, that says why and how to fix it.
  * @internal
  */
+import { join } from 'node:path';
 import type { ModelInstanceGroup } from '../model-config.js';
 import type { TextPosition } from '../pbtxt.js';
 import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
@@ -37,6 +38,40 @@ const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const bytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(1)} GiB` : `${(n / MiB).toFixed(1)} MiB`);
 
+/**
+ * The config.pbtxt `parameters` the vllm backend itself reads (its model.py
+ * and the Python backend under it); every other key there is an engine
+ * argument written in the wrong file: the backend builds vLLM's engine from
+ * `<version>/model.json` alone.
+ */
+const VLLM_BACKEND_PARAMETERS = new Set([
+  'ENABLE_VLLM_HEALTH_CHECK',
+  'REPORT_CUSTOM_METRICS',
+  'GPU_DEVICE_IDS',
+  'EXECUTION_ENV_PATH',
+]);
+
+/** A vLLM model's config.pbtxt parameters that belong in model.json: key, text value and index. */
+function misplacedEngineArgs(m: LintModel): Array<{ key: string; value: string; index: number }> {
+  if (m.config.backend !== 'vllm') return [];
+  const params = (m.config.parameters ?? {}) as Record<string, { string_value?: unknown }>;
+  return Object.entries(params).flatMap(([key, v], index) =>
+    VLLM_BACKEND_PARAMETERS.has(key) ? [] : [{ key, value: String(v?.string_value ?? ''), index }],
+  );
+}
+
+/** A parameter's text value as JSON for model.json: a number or boolean where it reads as one. */
+function jsonValue(text: string): string {
+  if (text === 'true' || text === 'false') return text;
+  if (/^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return text;
+  return JSON.stringify(text);
+}
+
+/** Where a model's engine arguments go: the newest version folder's model.json. */
+function engineArgsFile(m: LintModel): string {
+  return m.engineArgs?.file ?? join(m.dir, String(m.versions.at(-1) ?? 1), 'model.json');
+}
+
 function groups(m: LintModel): Array<{ group: ModelInstanceGroup; index: number }> {
   return (m.config.instance_group ?? []).map((group, index) => ({ group, index }));
 }
@@ -54,7 +89,7 @@ export const RULES: LintRule[] = [
           { path: 'max_batch_size' },
           'error',
           `backend '${model.config.backend}' batches requests itself; max_batch_size ${mbs} makes Triton batch them a second time`,
-          'set max_batch_size: 0',
+          'set max_batch_size to 0',
         );
       }
       if (model.config.dynamic_batching !== undefined) {
@@ -71,16 +106,57 @@ export const RULES: LintRule[] = [
     id: 'gpu-memory-headroom',
     description: "vLLM's gpu_memory_utilization leaves no headroom above 0.9 (and fails at 1.0)",
     check({ model, report }) {
+      if (model.config.backend !== 'vllm') return;
+      const finding = (u: number, misplaced: boolean) =>
+        [
+          u >= 1 ? ('error' as const) : ('warning' as const),
+          `gpu_memory_utilization ${u}${misplaced ? ' (a config.pbtxt parameter, ignored there; in model.json it)' : ''} leaves ${u >= 1 ? 'no' : 'too little'} GPU memory for CUDA graphs, the other models and fragmentation`,
+          'set gpu_memory_utilization to 0.9 in model.json (0.85 with other models on the GPU)',
+        ] as const;
       const args = model.engineArgs;
-      if (args === undefined || model.config.backend !== 'vllm') return;
-      const u = num(args.values.gpu_memory_utilization);
-      if (Number.isNaN(u) || u <= 0.9) return;
-      report(
-        { file: args.file, position: jsonKeyPosition(args.text, 'gpu_memory_utilization') },
-        u >= 1 ? 'error' : 'warning',
-        `gpu_memory_utilization ${u} leaves ${u >= 1 ? 'no' : 'too little'} GPU memory for CUDA graphs, the other models and fragmentation`,
-        'use at most 0.9 (0.85 with other models on the GPU)',
-      );
+      const u = num(args?.values.gpu_memory_utilization);
+      if (args !== undefined && !Number.isNaN(u) && u > 0.9) {
+        report(
+          { file: args.file, position: jsonKeyPosition(args.text, 'gpu_memory_utilization') },
+          ...finding(u, false),
+        );
+      }
+      // Misplaced in config.pbtxt, the value is what its author meant: judged as if it were in model.json.
+      for (const p of misplacedEngineArgs(model)) {
+        const v = num(p.value);
+        if (p.key !== 'gpu_memory_utilization' || Number.isNaN(v) || v <= 0.9) continue;
+        report({ path: `parameters[${p.index}].value.string_value` }, ...finding(v, true));
+      }
+    },
+  },
+  {
+    id: 'vllm-engine-args',
+    description:
+      "a vLLM model's engine arguments are in <version>/model.json (the backend reads no others), not config.pbtxt parameters",
+    check({ model, report }) {
+      if (model.config.backend !== 'vllm') return;
+      const file = engineArgsFile(model);
+      const version = model.versions.at(-1);
+      // No version folder at all: numeric-versions says so, at the model folder.
+      if (model.engineArgs === undefined && version !== undefined) {
+        report(
+          { file: join(model.dir, String(version)), position: { line: 1, column: 1 } },
+          'error',
+          `no model.json in version ${version}: the vllm backend refuses to load without its engine arguments`,
+          `create ${version}/model.json with the engine arguments, at least "model" (the Hugging Face id or path)`,
+        );
+      }
+      for (const p of misplacedEngineArgs(model)) {
+        const inJson = model.engineArgs?.values[p.key];
+        report(
+          { path: `parameters[${p.index}].key` },
+          inJson === undefined ? 'error' : 'warning',
+          `parameter '${p.key}' is a vLLM engine argument: the vllm backend reads those from ${version ?? '<version>'}/model.json only, so this one is ignored${inJson === undefined ? '' : ` (model.json sets ${p.key}: ${JSON.stringify(inJson)})`}`,
+          inJson === undefined
+            ? `move it into ${file.slice(model.dir.length + 1)}: "${p.key}": ${jsonValue(p.value)}, and remove the parameter`
+            : `remove the parameter (model.json's ${p.key} is the one vLLM uses)`,
+        );
+      }
     },
   },
   {
@@ -91,27 +167,32 @@ export const RULES: LintRule[] = [
       for (const { group, index } of groups(model)) {
         const count = num(group.count ?? 1);
         const gpu = group.kind === 'KIND_GPU' || (group.kind === undefined && (group.gpus ?? []).length > 0);
-        if (isLlm(model) && count > 1) {
-          report(
-            { path: `instance_group[${index}].count` },
-            'warning',
-            `${count} instances of an LLM backend each load the whole model and its KV cache`,
-            'use count: 1 and let the backend batch; spread over GPUs with its tensor parallelism',
-          );
-        }
         // KIND_CPU, or no kind on a machine said to have no GPU: host memory.
         const cpu = group.kind === 'KIND_CPU' || (!gpu && group.kind === undefined && options.gpus === 0);
         const memory = gpu ? options.gpuMemoryBytes : cpu ? options.hostMemoryBytes : undefined;
-        if (memory === undefined || model.weightBytes === 0) continue;
         const need = count * model.weightBytes;
-        if (need > memory * 0.9) {
-          report(
-            { path: `instance_group[${index}].count` },
-            need > memory ? 'error' : 'warning',
-            `${count} instance(s) × ${bytes(model.weightBytes)} of weights = ${bytes(need)} ${gpu ? 'per GPU' : 'of host memory'}, of ${bytes(memory)}`,
-            `lower count to ${Math.max(1, Math.floor((memory * 0.8) / model.weightBytes))} or less`,
-          );
-        }
+        const tooMuch = memory !== undefined && model.weightBytes > 0 && need > memory * 0.9;
+        const llm = isLlm(model) && count > 1;
+        if (!tooMuch && !llm) continue;
+        // One finding per group: the memory sum and the LLM's own reason, the count to set.
+        const fits = tooMuch ? Math.max(1, Math.floor((memory * 0.8) / model.weightBytes)) : count;
+        const target = llm ? 1 : fits;
+        const reasons = [
+          ...(tooMuch
+            ? [
+                `${count} instance(s) × ${bytes(model.weightBytes)} of weights = ${bytes(need)} ${gpu ? 'per GPU' : 'of host memory'}, of ${bytes(memory)}`,
+              ]
+            : []),
+          ...(llm ? [`${count} instances of an LLM backend each load the whole model and its KV cache`] : []),
+        ];
+        report(
+          { path: `instance_group[${index}].count` },
+          tooMuch && need > memory ? 'error' : 'warning',
+          reasons.join('; '),
+          llm
+            ? 'set count to 1 (the backend batches itself; spread over GPUs with its tensor_parallel_size)'
+            : `set count to ${target}`,
+        );
       }
     },
   },
@@ -128,14 +209,14 @@ export const RULES: LintRule[] = [
           { path: 'dynamic_batching.max_queue_delay_microseconds' },
           'warning',
           `a queue delay of ${delay / 1000} ms adds up to that much to every online request`,
-          'use 100–10000 µs online (more only for offline work: --profile offline)',
+          'set max_queue_delay_microseconds to 10000 or less (more only for offline work: --profile offline)',
         );
       } else if (delay > 0 && delay < 100) {
         report(
           { path: 'dynamic_batching.max_queue_delay_microseconds' },
           'info',
           `a queue delay of ${delay} µs rarely lets a batch form`,
-          'use at least 100 µs, or 0 to batch only what is already queued',
+          'set max_queue_delay_microseconds to 100 or more, or to 0 to batch only what is already queued',
         );
       }
     },
@@ -154,7 +235,7 @@ export const RULES: LintRule[] = [
           { path: 'dynamic_batching.preferred_batch_size' },
           'error',
           `preferred_batch_size ${over.join(', ')} above max_batch_size ${mbs}: Triton refuses the config`,
-          `keep every preferred size at or below ${mbs}`,
+          `remove preferred_batch_size ${over.join(', ')}, or set max_batch_size to ${Math.max(...over)}`,
         );
       }
       if (preferred.length === 0 && mbs >= 32) {
@@ -162,7 +243,7 @@ export const RULES: LintRule[] = [
           { path: 'dynamic_batching' },
           'warning',
           `no preferred_batch_size with max_batch_size ${mbs}: Triton prefers ${mbs}, a size online traffic rarely fills`,
-          'list the sizes the model runs best at (measure them: triton-node tune)',
+          'add preferred_batch_size with the sizes the model runs best at (measure them: triton-node tune)',
         );
       }
     },
@@ -172,25 +253,25 @@ export const RULES: LintRule[] = [
     description:
       'versions are numbered folders (no `latest` links), and a version policy names existing ones',
     check({ model, report }) {
-      const where = model.configFile === undefined ? undefined : { path: 'name' };
+      // An odd entry is reported at itself (the link or folder), a missing version at the model folder.
       for (const e of model.oddEntries) {
         report(
-          where ?? { file: model.dir, position: { line: 1, column: 1 } },
+          { file: join(model.dir, e.name), position: { line: 1, column: 1 } },
           e.symlink ? 'error' : 'warning',
           e.symlink
             ? `'${e.name}' is a link: Triton serves numbered folders, and a link that moves changes what runs without a reload`
             : `'${e.name}' is not a numbered version folder: Triton ignores it`,
           e.symlink
-            ? 'copy the version into the next numbered folder and deploy it'
-            : `rename or remove '${e.name}'`,
+            ? `remove the link '${e.name}', copy the version it points to into the next numbered folder and deploy it`
+            : `rename '${e.name}' to a version number, or remove it`,
         );
       }
       if (model.versions.length === 0) {
         report(
-          where ?? { file: model.dir, position: { line: 1, column: 1 } },
+          { file: model.dir, position: { line: 1, column: 1 } },
           'error',
           'no numbered version folder',
-          'add 1/',
+          'create a version folder 1/ with the model files',
         );
       }
       const specific = model.config.version_policy?.specific?.versions;
@@ -201,7 +282,7 @@ export const RULES: LintRule[] = [
             { path: 'version_policy' },
             'error',
             `the version policy names version(s) ${missing.join(', ')}, which have no folder`,
-            `serve existing versions (${model.versions.join(', ') || 'none'})`,
+            `set version_policy to existing versions only (${model.versions.join(', ') || 'none'})`,
           );
         }
       }
@@ -220,7 +301,7 @@ export const RULES: LintRule[] = [
             { path: `instance_group[${index}].gpus` },
             'error',
             `GPU(s) ${absent.join(', ')} do not exist on a machine with ${options.gpus} GPU(s)`,
-            `use GPU ids 0 to ${options.gpus - 1}`,
+            `set gpus to ids from 0 to ${options.gpus - 1}`,
           );
         } else if (
           group.kind === 'KIND_GPU' &&
@@ -233,7 +314,7 @@ export const RULES: LintRule[] = [
             { path: `instance_group[${index}].gpus` },
             'info',
             `instances only on GPU(s) ${ids.join(', ')} of ${options.gpus}`,
-            'leave gpus out to place instances on every GPU, unless other models own the rest',
+            'remove gpus to place instances on every GPU, unless other models own the rest',
           );
         }
       }
@@ -252,7 +333,7 @@ export const RULES: LintRule[] = [
           { path: `instance_group[${index}].kind` },
           'info',
           `a ${model.config.backend === 'python' ? 'Python' : `${bytes(model.weightBytes)}`} model on KIND_GPU holds a CUDA context and GPU memory it barely uses`,
-          'use kind: KIND_CPU unless it computes on the GPU',
+          'set kind to KIND_CPU unless it computes on the GPU',
         );
       }
     },
@@ -279,15 +360,8 @@ export const RULES: LintRule[] = [
     check({ model, report }) {
       if (model.config.backend !== 'vllm') return;
       const args = model.engineArgs;
-      if (args === undefined) {
-        report(
-          { path: 'backend' },
-          'warning',
-          'a vLLM model without <version>/model.json (its engine arguments)',
-          'add model.json',
-        );
-        return;
-      }
+      // No model.json: vllm-engine-args reports it (an error: the model does not load).
+      if (args === undefined) return;
       if (args.values.max_model_len === undefined && args.values.max_num_batched_tokens === undefined) {
         report(
           { file: args.file, position: { line: 1, column: 1 } },
