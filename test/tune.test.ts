@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelConfig, Server, TritonError, tune, tuneReportHtml } from '../lib/index.js';
+import {
+  type ModelConfig,
+  Server,
+  TritonError,
+  type TuneProgress,
+  tune,
+  tuneReportHtml,
+} from '../lib/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,13 +37,21 @@ describe('tune()', () => {
 
   it('picks the best throughput within the SLA, measures it again, and puts the original config back', async () => {
     const progress: string[] = [];
+    const steps: TuneProgress[] = [];
     const result = await tune(server, MODEL, {
       ...quick,
       slaP99Ms: 500,
       preferredBatchSizes: [2, 8],
       queueDelaysUs: [1000],
-      onProgress: (p) => progress.push(p.what),
+      onProgress: (p) => {
+        progress.push(p.what);
+        steps.push(p);
+      },
     });
+    // One total for the whole run (4 sweeps × 2 concurrencies + the recheck), never changing.
+    expect(new Set(steps.map((p) => p.planned))).toEqual(new Set([9]));
+    expect(steps.map((p) => p.done)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(steps.at(-1)).toMatchObject({ done: 9, planned: 9, skipped: 0 });
     // Baseline first, then the preferred sizes in order, then the queue delay.
     expect(result.points.map((p) => [p.preferredBatchSize, p.queueDelayUs, p.concurrency])).toEqual([
       [null, 0, 1],
@@ -70,14 +85,27 @@ describe('tune()', () => {
 
   it('stops raising the preferred size at the first configuration that breaks the SLA everywhere', async () => {
     // An SLA under one execution (20 ms): nothing meets it.
+    const steps: TuneProgress[] = [];
     const result = await tune(server, MODEL, {
       ...quick,
       slaP99Ms: 5,
       preferredBatchSizes: [2, 4, 8],
       queueDelaysUs: [1000],
+      onProgress: (p) => steps.push(p),
     });
     expect(result.points.map((p) => p.preferredBatchSize)).toEqual([null, null, 2, 2]);
     expect(result.best).toBeUndefined();
+    // The total stays 11 (5 sweeps × 2 + the recheck): the sizes, the delay and the recheck left out count as done.
+    expect(new Set(steps.map((p) => p.planned))).toEqual(new Set([11]));
+    expect(steps.at(-1)).toMatchObject({ done: 11, planned: 11, skipped: 7, what: 'done' });
+    expect(steps.map((p) => p.done)).toEqual([...steps.map((p) => p.done)].sort((a, b) => a - b));
+    // Why, in numbers: one request alone (20 ms per execution) is already over 5 ms.
+    const fastest = Math.min(...result.points.map((p) => p.p99Ms));
+    expect(result.reason).toBe(
+      `a single request already took ${fastest.toFixed(1)} ms (p99) against 5 ms: the model is slower than the SLA before any load`,
+    );
+    expect(tuneReportHtml(result)).toContain(`No configuration met the SLA</b>: ${result.reason}`);
+    expect(tuneReportHtml(result)).toContain('No configuration met the SLA</text>');
     expect(result.configText).toBeUndefined();
     expect(await server.model(MODEL).config()).toEqual(original);
   });
@@ -239,5 +267,18 @@ describe('triton-node tune', () => {
     expect(stderr).toContain('putting the original config back');
     expect(stderr).toContain('the original config is back');
     expect(code).toBe(130);
+  });
+});
+
+describe('the progress bar of triton-node tune', () => {
+  it('fills with done/planned and keeps within the terminal width', async () => {
+    const { progressLine } = await import('../lib/tune/progress.js');
+    const line = (done: number) => progressLine({ done, planned: 12, skipped: 0, what: 'instances 1' }, 80);
+    expect(line(0)).toBe(`[>${' '.repeat(23)}] 0/12  instances 1`);
+    expect(line(6)).toBe(`[${'='.repeat(12)}>${' '.repeat(11)}] 6/12  instances 1`);
+    expect(line(12)).toBe(`[${'='.repeat(24)}] 12/12  instances 1`);
+    const long = progressLine({ done: 1, planned: 2, skipped: 0, what: 'x'.repeat(200) }, 60);
+    expect(long).toHaveLength(60);
+    expect(long.endsWith('…')).toBe(true);
   });
 });

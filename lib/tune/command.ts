@@ -14,6 +14,7 @@ import { type DataType, isDataType } from '../datatypes.js';
 import type { Server, ServerOptions } from '../index.js';
 import type { InputValue } from '../validate.js';
 import type { TuneOptions, TuneResult } from './index.js';
+import { progressReporter } from './progress.js';
 import { tuneReportHtml, tuneSummaryText } from './report.js';
 
 export const TUNE_USAGE =
@@ -168,13 +169,16 @@ export async function tuneCommand(args: string[], lib: TuneCommandLibrary): Prom
   };
   process.once('SIGINT', onSigint);
   options.signal = abort.signal;
-  options.onProgress = (p) => process.stderr.write(`[${p.done}/${p.planned}] ${p.what}\n`);
+  const progress = progressReporter(process.stderr);
+  options.onProgress = progress.onProgress;
   try {
     const result = await lib.tune(server, model, options);
+    progress.end();
     process.stdout.write(tuneSummaryText(result));
     writeResults(result, resolve(typeof values.out === 'string' ? values.out : 'tune-results'), model);
     return result.best !== undefined && result.recheck?.meetsSla !== false ? 0 : 1;
   } catch (err) {
+    progress.end();
     if (abort.signal.aborted) {
       process.stderr.write('triton-node tune: stopped; the original config is back\n');
       return 130;

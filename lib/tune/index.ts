@@ -18,6 +18,7 @@ import { parseModelConfigText } from '../pbtxt.js';
 import type { Server } from '../server.js';
 import { type ModelStatistics, statisticsDelta } from '../statistics.js';
 import type { InputValue } from '../validate.js';
+import { noPickReason } from './report.js';
 
 export interface TuneOptions {
   /** The latency SLA: the p99 a configuration must stay within, ms. */
@@ -45,9 +46,15 @@ export interface TuneOptions {
 }
 
 export interface TuneProgress {
-  /** Measurements done and planned so far (the plan grows until the sweep stops). */
+  /**
+   * Steps done of `planned`: measurements taken, plus those the run left out
+   * because the SLA broke earlier (larger sizes and delays only wait longer).
+   */
   done: number;
+  /** Every step the run could take (each measurement, and the recheck of the pick): fixed for the run. */
   planned: number;
+  /** Of `done`, the steps left out. */
+  skipped: number;
   /** What is measured now. */
   what: string;
 }
@@ -82,6 +89,8 @@ export interface TuneResult {
   points: TunePoint[];
   /** The best throughput within the SLA (undefined when no point met it). */
   best?: TunePoint;
+  /** Without a pick: why, in numbers ("a single request already took 20.5 ms (p99) against 20 ms"). */
+  reason?: string;
   /** The pick measured again. */
   recheck?: TunePoint;
   /** The recommended config: the original with the pick's instance count and batching. */
@@ -181,8 +190,11 @@ interface Plan {
 /** One run of the procedure: its plan, the points measured, the progress. */
 class TuneRun {
   readonly points: TunePoint[] = [];
+  /** Measurements taken. */
   done = 0;
-  planned: number;
+  /** Steps left out (the SLA broke before them): counted as done, so the total stays put. */
+  skipped = 0;
+  readonly planned: number;
   readonly #model: ReturnType<Server['model']>;
 
   constructor(
@@ -195,8 +207,19 @@ class TuneRun {
     readonly unloads: number,
   ) {
     this.#model = server.model(name);
+    // Every sweep at every concurrency, and the recheck of the pick.
     this.planned =
-      plan.instances.length * (1 + plan.preferred.length + plan.delays.length) * plan.concurrency.length;
+      plan.instances.length * (1 + plan.preferred.length + plan.delays.length) * plan.concurrency.length + 1;
+  }
+
+  /** Tells onProgress where the run is. */
+  progress(what: string): void {
+    this.options.onProgress?.({
+      done: this.done + this.skipped,
+      planned: this.planned,
+      skipped: this.skipped,
+      what,
+    });
   }
 
   abortIfAsked(): void {
@@ -267,11 +290,7 @@ class TuneRun {
   async measure(n: number, p: number | null, delayUs: number, c: number): Promise<TunePoint> {
     this.abortIfAsked();
     const what = p === null ? 'no batching' : `preferred ${p}, queue delay ${delayUs} µs`;
-    this.options.onProgress?.({
-      done: this.done,
-      planned: this.planned,
-      what: `instances ${n}, ${what}, concurrency ${c}`,
-    });
+    this.progress(`instances ${n}, ${what}, concurrency ${c}`);
     await this.#load(c, performance.now() + this.plan.warmupMs, undefined);
     const before = await this.#model.statistics();
     const sample = { latencies: [] as number[], requests: 0, errors: 0 };
@@ -325,7 +344,7 @@ class TuneRun {
       const within = (await this.sweep(n, p, 0)).filter((x) => x.meetsSla);
       if (within.length === 0) {
         // The first breach: larger sizes only wait longer.
-        this.planned -= (preferred.length - i - 1) * concurrency.length;
+        this.skipped += (preferred.length - i - 1) * concurrency.length;
         break;
       }
       const top = Math.max(...within.map((x) => x.throughput));
@@ -342,7 +361,7 @@ class TuneRun {
     const { delays, concurrency } = this.plan;
     for (const [i, d] of delays.entries()) {
       if (!(await this.sweep(n, p, d)).some((x) => x.meetsSla)) {
-        this.planned -= (delays.length - i - 1) * concurrency.length;
+        this.skipped += (delays.length - i - 1) * concurrency.length;
         return;
       }
     }
@@ -432,13 +451,13 @@ async function tuneOnce(server: Server, name: string, options: TuneOptions): Pro
     for (const n of run.plan.instances) {
       await run.sweep(n, null, 0);
       const p = await run.raisePreferred(n);
-      if (p === undefined) run.planned -= run.plan.delays.length * run.plan.concurrency.length;
+      if (p === undefined) run.skipped += run.plan.delays.length * run.plan.concurrency.length;
       else await run.raiseDelay(n, p);
     }
     for (const p of run.points)
       if (p.meetsSla && (best === undefined || p.throughput > best.throughput)) best = p;
-    if (best !== undefined) {
-      run.planned++;
+    if (best === undefined) run.skipped++;
+    else {
       run.stopIfUnloaded();
       await server.loadModel(name, {
         config: run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs),
@@ -462,7 +481,7 @@ async function tuneOnce(server: Server, name: string, options: TuneOptions): Pro
       await server.loadModel(name, { config: original });
     }
   }
-  options.onProgress?.({ done: run.done, planned: run.done, what: 'done' });
+  run.progress('done');
   const result: TuneResult = {
     model: name,
     slaP99Ms: run.plan.sla,
@@ -471,7 +490,8 @@ async function tuneOnce(server: Server, name: string, options: TuneOptions): Pro
     startedAt,
     finishedAt: new Date().toISOString(),
   };
-  if (best !== undefined) {
+  if (best === undefined) result.reason = noPickReason(result);
+  else {
     result.best = best;
     if (recheck !== undefined) result.recheck = recheck;
     result.config = run.configFor(best.instances, best.preferredBatchSize, best.queueDelayUs);

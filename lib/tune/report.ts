@@ -15,66 +15,175 @@ function label(p: TunePoint): string {
   return `${p.instances} inst, ${batching}, c${p.concurrency}`;
 }
 
-/** A scatter chart as SVG: x = p99 (ms), y = throughput (/s). */
+/**
+ * Why no configuration met the SLA, in numbers: the fastest clean point
+ * against the SLA ("a single request already took 20.5 ms (p99) against
+ * 20 ms"), or the failed requests when no point ran clean. Undefined when a
+ * configuration did meet it.
+ */
+export function noPickReason(result: Pick<TuneResult, 'points' | 'slaP99Ms' | 'best'>): string | undefined {
+  if (result.best !== undefined) return undefined;
+  const sla = result.slaP99Ms;
+  const clean = result.points.filter((p) => p.errors === 0 && Number.isFinite(p.p99Ms));
+  if (result.points.length === 0) return 'nothing was measured';
+  if (clean.length === 0) {
+    const failed = result.points.reduce((n, p) => n + p.errors, 0);
+    return `every configuration had failed requests (${failed} in all): fix those first`;
+  }
+  const fastest = clean.reduce((a, b) => (b.p99Ms < a.p99Ms ? b : a));
+  const single = fastest.concurrency === 1 && fastest.preferredBatchSize === null;
+  const ms = (v: number) => `${v.toFixed(v < 10 ? 2 : 1)} ms`;
+  return single
+    ? `a single request already took ${ms(fastest.p99Ms)} (p99) against ${sla} ms: the model is slower than the SLA before any load`
+    : `the fastest configuration (${label(fastest)}) took ${ms(fastest.p99Ms)} (p99) against ${sla} ms`;
+}
+
+/** An axis: linear, or logarithmic where the values span a decade or more. */
+interface Axis {
+  log: boolean;
+  lo: number;
+  hi: number;
+  ticks: number[];
+  /** 0..1 along the axis. */
+  at(v: number): number;
+}
+
+function niceStep(span: number, count: number): number {
+  const raw = span / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  return ([1, 2, 5, 10].find((f) => f * mag >= raw) ?? 10) * mag;
+}
+
+function axis(values: number[]): Axis {
+  const positive = values.filter((v) => v > 0);
+  const min = Math.min(...positive);
+  const max = Math.max(...positive);
+  if (positive.length > 0 && max / min >= 10) {
+    const lo = 10 ** Math.floor(Math.log10(min));
+    const hi = 10 ** Math.ceil(Math.log10(max));
+    const ticks: number[] = [];
+    for (let d = lo; d < hi * 1.0001; d *= 10)
+      for (const f of [1, 2, 5]) if (f * d <= hi * 1.0001) ticks.push(f * d);
+    const decades = Math.log10(hi / lo);
+    // Over four decades the 2s and 5s crowd each other: powers of ten only.
+    const shown = decades > 4 ? ticks.filter((t) => Math.abs(Math.log10(t) % 1) < 1e-9) : ticks;
+    return { log: true, lo, hi, ticks: shown, at: (v) => Math.log10(Math.max(v, lo) / lo) / decades };
+  }
+  const hiRaw = Math.max(...values, 0) || 1;
+  const step = niceStep(hiRaw, 5);
+  const hi = Math.ceil((hiRaw * 1.05) / step) * step;
+  const ticks = Array.from({ length: Math.round(hi / step) + 1 }, (_, i) => i * step);
+  return { log: false, lo: 0, hi, ticks, at: (v) => v / hi };
+}
+
+function tickText(v: number): string {
+  if (v >= 1000) return `${Number((v / 1000).toPrecision(3))}k`;
+  return String(Number(v.toPrecision(3)));
+}
+
+/**
+ * A scatter chart as SVG: x = p99 (ms), y = throughput (/s), each axis
+ * logarithmic where its values span a decade or more; the region within the
+ * SLA shaded, the pick labelled, and the reason written on the chart when no
+ * configuration met the SLA.
+ */
 export function tuneChartSvg(result: TuneResult): string {
-  const W = 760;
-  const H = 440;
-  const m = { left: 70, right: 20, top: 20, bottom: 50 };
-  const pts = result.points.filter((p) => Number.isFinite(p.p99Ms));
-  const maxX = Math.max(result.slaP99Ms * 1.2, ...pts.map((p) => p.p99Ms)) * 1.05;
-  const maxY = Math.max(1, ...pts.map((p) => p.throughput)) * 1.1;
-  const x = (v: number) => m.left + (v / maxX) * (W - m.left - m.right);
-  const y = (v: number) => H - m.bottom - (v / maxY) * (H - m.top - m.bottom);
-  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
-  const instances = [...new Set(pts.map((p) => p.instances))];
+  const W = 860;
+  const H = 480;
+  const m = { left: 78, right: 190, top: 44, bottom: 56 };
+  const pw = W - m.left - m.right;
+  const ph = H - m.top - m.bottom;
+  const pts = result.points.filter((p) => Number.isFinite(p.p99Ms) && p.p99Ms > 0);
+  const ax = axis([...pts.map((p) => p.p99Ms), result.slaP99Ms]);
+  const ay = axis(pts.length > 0 ? pts.map((p) => p.throughput) : [1]);
+  const x = (v: number) => m.left + ax.at(v) * pw;
+  const y = (v: number) => m.top + ph - ay.at(v) * ph;
+  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2'];
+  const instances = [...new Set(pts.map((p) => p.instances))].sort((a, b) => a - b);
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<line x1="${m.left}" y1="${H - m.bottom}" x2="${W - m.right}" y2="${H - m.bottom}" stroke="black"/>`,
-    `<line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${H - m.bottom}" stroke="black"/>`,
+    `<text x="${m.left}" y="22" font-size="15" font-weight="bold">${escapeHtml(`tune ${result.model}: throughput against p99 latency`)}</text>`,
   ];
-  for (let i = 0; i <= 5; i++) {
-    const vx = (maxX * i) / 5;
-    const vy = (maxY * i) / 5;
+  // The region within the SLA, under everything else.
+  const sx = Math.min(x(result.slaP99Ms), m.left + pw);
+  out.push(
+    `<rect x="${m.left}" y="${m.top}" width="${sx - m.left}" height="${ph}" fill="#2ca02c" fill-opacity="0.08"/>`,
+    `<line x1="${sx}" y1="${m.top}" x2="${sx}" y2="${m.top + ph}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`,
+    `<text x="${sx - 6}" y="${m.top + 14}" text-anchor="end" fill="#2a7a2a">within the SLA</text>`,
+    `<text x="${sx + 6}" y="${m.top + 14}" fill="#d62728">SLA p99 ${result.slaP99Ms} ms</text>`,
+  );
+  for (const t of ax.ticks) {
     out.push(
-      `<text x="${x(vx)}" y="${H - m.bottom + 16}" text-anchor="middle">${vx.toFixed(vx < 10 ? 1 : 0)}</text>`,
+      `<line x1="${x(t)}" y1="${m.top}" x2="${x(t)}" y2="${m.top + ph}" stroke="#e5e5e5"/>`,
+      `<text x="${x(t)}" y="${m.top + ph + 17}" text-anchor="middle">${tickText(t)}</text>`,
     );
-    out.push(`<text x="${m.left - 6}" y="${y(vy) + 4}" text-anchor="end">${vy.toFixed(0)}</text>`);
   }
-  out.push(`<text x="${(W + m.left) / 2}" y="${H - 12}" text-anchor="middle">p99 latency (ms)</text>`);
+  for (const t of ay.ticks) {
+    out.push(
+      `<line x1="${m.left}" y1="${y(t)}" x2="${m.left + pw}" y2="${y(t)}" stroke="#e5e5e5"/>`,
+      `<text x="${m.left - 8}" y="${y(t) + 4}" text-anchor="end">${tickText(t)}</text>`,
+    );
+  }
   out.push(
-    `<text x="16" y="${(H - m.bottom) / 2}" transform="rotate(-90 16 ${(H - m.bottom) / 2})" text-anchor="middle">throughput (inferences/s)</text>`,
+    `<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
+    `<text x="${m.left + pw / 2}" y="${H - 14}" text-anchor="middle">p99 latency (ms${ax.log ? ', log scale' : ''})</text>`,
+    `<text x="20" y="${m.top + ph / 2}" transform="rotate(-90 20 ${m.top + ph / 2})" text-anchor="middle">throughput (inferences/s${ay.log ? ', log scale' : ''})</text>`,
   );
-  const sx = x(result.slaP99Ms);
-  out.push(
-    `<line x1="${sx}" y1="${m.top}" x2="${sx}" y2="${H - m.bottom}" stroke="#d62728" stroke-dasharray="6 4"/>`,
-  );
-  out.push(`<text x="${sx + 4}" y="${m.top + 12}" fill="#d62728">SLA p99 ${result.slaP99Ms} ms</text>`);
   for (const p of pts) {
     const color = colors[instances.indexOf(p.instances) % colors.length];
-    const shape = p.preferredBatchSize === null ? 'rect' : 'circle';
     const cx = x(p.p99Ms);
     const cy = y(p.throughput);
     const title = `<title>${escapeHtml(label(p))}: ${p.throughput.toFixed(1)}/s, p99 ${p.p99Ms.toFixed(2)} ms</title>`;
+    const stroke = p.meetsSla ? '' : ' stroke="#d62728" stroke-width="1.2"';
     out.push(
-      shape === 'rect'
-        ? `<rect x="${cx - 4}" y="${cy - 4}" width="8" height="8" fill="${color}" fill-opacity="0.7">${title}</rect>`
-        : `<circle cx="${cx}" cy="${cy}" r="4.5" fill="${color}" fill-opacity="0.7">${title}</circle>`,
+      p.preferredBatchSize === null
+        ? `<rect x="${cx - 4.5}" y="${cy - 4.5}" width="9" height="9" fill="${color}" fill-opacity="0.75"${stroke}>${title}</rect>`
+        : `<circle cx="${cx}" cy="${cy}" r="5" fill="${color}" fill-opacity="0.75"${stroke}>${title}</circle>`,
     );
   }
   if (result.best !== undefined) {
     const bx = x(result.best.p99Ms);
     const by = y(result.best.throughput);
-    out.push(`<circle cx="${bx}" cy="${by}" r="10" fill="none" stroke="black" stroke-width="2"/>`);
-    out.push(`<text x="${bx + 12}" y="${by - 8}">pick: ${escapeHtml(label(result.best))}</text>`);
+    const text = `pick: ${label(result.best)}`;
+    const detail = `${result.best.throughput.toFixed(1)}/s, p99 ${result.best.p99Ms.toFixed(1)} ms`;
+    // The label goes where it fits inside the plot: right of the point, else left; below when near the top.
+    const width = Math.max(text.length, detail.length) * 6.6;
+    const left = bx + 14 + width > m.left + pw;
+    const tx = left ? bx - 14 : bx + 14;
+    const ty = by - 30 < m.top + 20 ? by + 24 : by - 22;
+    const anchor = left ? 'end' : 'start';
+    out.push(
+      `<circle cx="${bx}" cy="${by}" r="10" fill="none" stroke="black" stroke-width="2"/>`,
+      `<line x1="${bx + (left ? -7 : 7)}" y1="${by + (ty > by ? 7 : -7)}" x2="${tx}" y2="${ty + (ty > by ? -12 : 4)}" stroke="black"/>`,
+      `<text x="${tx}" y="${ty}" text-anchor="${anchor}" font-weight="bold">${escapeHtml(text)}</text>`,
+      `<text x="${tx}" y="${ty + 14}" text-anchor="${anchor}">${escapeHtml(detail)}</text>`,
+    );
+  } else {
+    const reason = noPickReason(result) ?? '';
+    out.push(
+      `<rect x="${m.left + 20}" y="${m.top + ph / 2 - 30}" width="${pw - 40}" height="52" fill="white" fill-opacity="0.9" stroke="#d62728"/>`,
+      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 - 10}" text-anchor="middle" font-weight="bold" fill="#d62728">No configuration met the SLA</text>`,
+      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 + 8}" text-anchor="middle" font-size="11">${escapeHtml(reason)}</text>`,
+    );
   }
+  const lx = m.left + pw + 18;
+  out.push(`<text x="${lx}" y="${m.top + 4}" font-weight="bold">instances</text>`);
   instances.forEach((n, i) => {
     out.push(
-      `<circle cx="${W - 150}" cy="${m.top + 10 + i * 16}" r="4.5" fill="${colors[i % colors.length]}"/>`,
+      `<circle cx="${lx + 5}" cy="${m.top + 20 + i * 18}" r="5" fill="${colors[i % colors.length]}"/>`,
+      `<text x="${lx + 16}" y="${m.top + 24 + i * 18}">${n} instance(s)</text>`,
     );
-    out.push(`<text x="${W - 140}" y="${m.top + 14 + i * 16}">${n} instance(s)</text>`);
   });
-  out.push(`<text x="${W - 150}" y="${m.top + 14 + instances.length * 16}">■ no batching  ● batching</text>`);
+  const ly = m.top + 40 + instances.length * 18;
+  out.push(
+    `<rect x="${lx}" y="${ly - 9}" width="9" height="9" fill="#777"/>`,
+    `<text x="${lx + 16}" y="${ly}">no batching</text>`,
+    `<circle cx="${lx + 5}" cy="${ly + 14}" r="5" fill="#777"/>`,
+    `<text x="${lx + 16}" y="${ly + 18}">dynamic batching</text>`,
+    `<circle cx="${lx + 5}" cy="${ly + 32}" r="5" fill="none" stroke="#d62728" stroke-width="1.2"/>`,
+    `<text x="${lx + 16}" y="${ly + 36}">over the SLA</text>`,
+  );
   out.push('</svg>');
   return out.join('\n');
 }
@@ -124,7 +233,7 @@ export function tuneReportHtml(result: TuneResult): string {
     `<p>SLA: p99 ≤ ${result.slaP99Ms} ms. ${result.points.length} points, ${result.startedAt} to ${result.finishedAt}.</p>`,
     tuneChartSvg(result),
     result.best === undefined
-      ? '<p><b>No configuration met the SLA.</b></p>'
+      ? `<p><b>No configuration met the SLA</b>: ${escapeHtml(noPickReason(result) ?? '')}.</p>`
       : `<h2>Pick</h2><p>${escapeHtml(label(result.best))}: ${result.best.throughput.toFixed(1)} inferences/s, p99 ${result.best.p99Ms.toFixed(2)} ms${
           result.recheck === undefined
             ? ''
@@ -145,7 +254,7 @@ export function tuneSummaryText(result: TuneResult): string {
       `  ${label(p).padEnd(42)} ${p.throughput.toFixed(1).padStart(9)}/s  p99 ${p.p99Ms.toFixed(2).padStart(8)} ms  batch ${p.meanBatchSize.toFixed(2)}${p.meetsSla ? '' : '  (over SLA)'}`,
     );
   }
-  if (result.best === undefined) lines.push('no configuration met the SLA');
+  if (result.best === undefined) lines.push(`no configuration met the SLA: ${noPickReason(result)}`);
   else {
     lines.push(
       `pick: ${label(result.best)}: ${result.best.throughput.toFixed(1)}/s, p99 ${result.best.p99Ms.toFixed(2)} ms`,
