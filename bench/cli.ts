@@ -22,8 +22,8 @@ import {
   selectCases,
 } from './cases.js';
 import { type DriverSettings, runDriver } from './driver-side.js';
-import { NodeSide } from './node-side.js';
-import { type CaseSummary, formatTable, ratiosOf, renderChart } from './report.js';
+import { type LibraryFacts, NodeSide } from './node-side.js';
+import { type CaseSummary, formatTable, libraryLabel, ratiosOf, renderChart } from './report.js';
 import { type RunResult, type Side, medianRun } from './results.js';
 
 /** The package root: dist/cli.js and bench/cli.ts both sit one level down. */
@@ -271,7 +271,7 @@ async function writeResults(
   summaries: CaseSummary[],
   sides: Side[],
   title: string,
-  extra: { libraryInfo: unknown; nodeProblem: string | undefined },
+  extra: { libraryInfo: unknown; facts: LibraryFacts | undefined; nodeProblem: string | undefined },
 ): Promise<string> {
   await mkdir(opts.out, { recursive: true });
   const stem = path.join(opts.out, `bench-${timestamp()}`);
@@ -285,6 +285,7 @@ async function writeResults(
     },
     library: settings.library,
     libraryInfo: extra.libraryInfo,
+    libraryFacts: extra.facts,
     repository: settings.repository,
     backendDirectory: opts.backendDir,
     durationS: opts.duration,
@@ -357,11 +358,12 @@ async function bench(opts: BenchOptions): Promise<number> {
     await node?.stop();
   }
   const summaries = summarize(cases, outcome.rounds, sides);
-  const title = `triton-node bench: ${path.basename(settings.library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
+  const title = `triton-node bench: ${libraryLabel(node?.facts, settings.library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
   process.stdout.write(`\n${title}\n${formatTable(summaries, sides)}\n`);
   if (nodeProblem !== undefined) process.stdout.write(`\nNode side not measured: ${nodeProblem}\n`);
   const stem = await writeResults(opts, settings, summaries, sides, title, {
     libraryInfo: node?.libraryInfo,
+    facts: node?.facts,
     nodeProblem,
   });
   process.stdout.write(`\nresults: ${stem}.json\nchart:   ${stem}.svg\n`);

@@ -26,6 +26,7 @@ interface BenchModel {
 
 interface BenchServer {
   loadModel(name: string): Promise<void>;
+  metadata(): Promise<{ name: string; version: string }>;
   model(name: string): BenchModel;
   stop(): Promise<void>;
 }
@@ -33,6 +34,15 @@ interface BenchServer {
 interface PublicApi {
   Server: { create(options: Record<string, unknown>): Promise<BenchServer> };
   libraryInfo?: () => unknown;
+  cuda: { deviceCount(): number };
+}
+
+/** What the chart's title says about the library: from the library, the server's metadata and CUDA. */
+export interface LibraryFacts {
+  isFake: boolean;
+  server: { name: string; version: string };
+  /** CUDA devices visible to the process. */
+  gpus: number;
 }
 
 export interface NodeSettings {
@@ -67,6 +77,7 @@ export class NodeSide {
   private constructor(
     private readonly server: BenchServer,
     readonly libraryInfo: unknown,
+    readonly facts: LibraryFacts,
   ) {}
 
   /** Starts one server for the whole run and loads every model the cases need. */
@@ -87,7 +98,15 @@ export class NodeSide {
       await server.stop();
       throw e;
     }
-    return new NodeSide(server, api.libraryInfo?.());
+    const info = api.libraryInfo?.() as { isFake?: boolean } | undefined;
+    let gpus = 0;
+    try {
+      gpus = api.cuda.deviceCount();
+    } catch {
+      // No CUDA runtime: no GPU.
+    }
+    const facts = { isFake: info?.isFake === true, server: await server.metadata(), gpus };
+    return new NodeSide(server, info, facts);
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,7 @@
  * headlessly, no browser).
  */
 import type { BenchCase } from './cases.js';
+import type { LibraryFacts } from './node-side.js';
 import { type RunResult, SIDE_LABELS, type Side, computeUs } from './results.js';
 
 export interface CaseSummary {
@@ -100,6 +101,17 @@ export function formatTable(summaries: CaseSummary[], sides: Side[]): string {
   return lines.join('\n');
 }
 
+/**
+ * Which library ran, in words: "fake engine", or "real Triton 2.59.0" on CPU
+ * or with the GPUs it saw (a record without the facts: the library's file).
+ */
+export function libraryLabel(facts: LibraryFacts | undefined, library: string): string {
+  if (facts === undefined) return library.split('/').pop() ?? library;
+  if (facts.isFake) return 'fake engine (triton-node’s stand-in for Triton)';
+  const triton = `real Triton ${facts.server.version}`;
+  return facts.gpus > 0 ? `${triton}, GPU (${facts.gpus} visible)` : `${triton}, CPU (no GPU visible)`;
+}
+
 /** Latency (p50) against throughput, one panel per case family, one line per
  * side through its concurrency levels. */
 export async function renderChart(summaries: CaseSummary[], sides: Side[], title: string): Promise<string> {
@@ -116,35 +128,68 @@ export async function renderChart(summaries: CaseSummary[], sides: Side[], title
           concurrency: s.case.concurrency,
           label: `c=${s.case.concurrency}`,
           throughput: s.case.kind === 'stream' ? (r.responsesPerSec ?? 0) : r.throughput,
-          p50: r.latencyUs.p50,
-          p99: r.latencyUs.p99,
+          p50: r.latencyUs.p50 / 1000,
+          p99: r.latencyUs.p99 / 1000,
         },
       ];
     }),
   );
   const encoding = {
-    x: { field: 'throughput', type: 'quantitative', title: 'throughput', scale: { zero: true } },
-    y: { field: 'p50', type: 'quantitative', title: 'p50 latency (µs)', scale: { type: 'log' } },
+    // SI-formatted ticks ("100k", not "100,000"), few of them: the labels fit their panel.
+    x: {
+      field: 'throughput',
+      type: 'quantitative',
+      title: 'throughput (/s)',
+      scale: { zero: true },
+      axis: { format: '~s', tickCount: 4 },
+    },
+    y: {
+      field: 'p50',
+      type: 'quantitative',
+      title: 'p50 latency (ms, log scale)',
+      scale: { type: 'log' },
+      axis: { format: '~g', tickCount: 5 },
+    },
     color: { field: 'side', type: 'nominal', title: 'side' },
   } as const;
+  // Concurrency as the points' size with a legend, not as text beside each point: the two sides'
+  // points sit close together at each concurrency, and their labels overlapped.
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
+    title: { text: title, fontSize: 14, anchor: 'start' },
     data: { values },
-    facet: { column: { field: 'family', type: 'nominal', title: null } },
+    facet: { column: { field: 'family', type: 'nominal', title: null, header: { labelFontSize: 12 } } },
     spec: {
       width: 260,
       height: 220,
       layer: [
         {
-          mark: { type: 'line', point: { size: 60 } },
+          mark: { type: 'line' },
           encoding: { ...encoding, order: { field: 'concurrency', type: 'quantitative' } },
         },
         {
-          mark: { type: 'text', align: 'left', dx: 6, dy: -6, fontSize: 10 },
-          encoding: { ...encoding, text: { field: 'label', type: 'nominal' } },
+          mark: { type: 'point', filled: true },
+          encoding: {
+            ...encoding,
+            size: {
+              field: 'concurrency',
+              type: 'ordinal',
+              title: 'concurrency',
+              scale: { range: [30, 90, 200, 360] },
+            },
+            tooltip: [
+              { field: 'side', type: 'nominal' },
+              { field: 'label', type: 'nominal', title: 'concurrency' },
+              { field: 'throughput', type: 'quantitative', format: '.1f' },
+              { field: 'p50', type: 'quantitative', format: '.3f', title: 'p50 ms' },
+            ],
+          },
         },
       ],
+    },
+    config: {
+      axis: { labelFontSize: 11, titleFontSize: 12, labelOverlap: true },
+      legend: { labelFontSize: 11 },
     },
     resolve: { scale: { x: 'independent', y: 'independent' } },
   };
