@@ -25,14 +25,17 @@ export interface TritonErrorDetails {
  * advice in its protocol's words (`POST /v2/repository/models/x/load`).
  * - `load`: the model (or that version of it) is not loaded.
  * - `stream`: the model is decoupled; a single-response call cannot serve it.
+ * - `config`: the repository has no config.pbtxt for the model; the load must bring one.
  */
 export type ErrorHint =
   | { readonly kind: 'load'; readonly model: string; readonly version?: number }
-  | { readonly kind: 'stream'; readonly model: string };
+  | { readonly kind: 'stream'; readonly model: string }
+  | { readonly kind: 'config'; readonly model: string };
 
 /** The hint in the words of a JS caller, as the message carries it. */
 export function hintText(hint: ErrorHint): string {
   if (hint.kind === 'stream') return 'use model.stream() instead of infer()';
+  if (hint.kind === 'config') return 'pass loadModel(name, { config, versions })';
   const which = hint.version === undefined || hint.version === -1 ? '' : ` with version ${hint.version}`;
   return `is it loaded${which}? server.loadModel('${hint.model}') loads it`;
 }

@@ -14,7 +14,7 @@ import {
   type NativeServerOptions,
 } from './binding.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from './deploy.js';
-import { TritonError, captureStack, fromNativeError, tritonError, withHint } from './errors.js';
+import { TritonError, captureStack, fromNativeError, tritonError, withCallHint, withHint } from './errors.js';
 import { checkRepositoryFile, readRepositoryFile } from './files.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import { Inference } from './inference.js';
@@ -281,11 +281,14 @@ export class Server implements AsyncDisposable {
         );
       }
     }
-    throw tritonError(
-      'NOT_FOUND',
-      `model '${name}': no config.pbtxt in ${this.#repositories.join(', ')}; pass loadModel(name, { config, versions })`,
-      { model: name },
-      holder,
+    throw withCallHint(
+      tritonError(
+        'NOT_FOUND',
+        `model '${name}': no config.pbtxt in ${this.#repositories.join(', ')}`,
+        { model: name },
+        holder,
+      ),
+      { kind: 'config', model: name },
     );
   }
 

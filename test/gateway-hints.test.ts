@@ -11,8 +11,9 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protocolHint } from '../lib/gateway/errors.js';
 import { createGateway } from '../lib/gateway/index.js';
-import { TritonError, hintText } from '../lib/index.js';
+import { type ErrorHint, TritonError, hintText } from '../lib/index.js';
 import { kserveClient, useGateway } from './gateway-helpers.js';
 import { useServer } from './helpers.js';
 
@@ -245,5 +246,40 @@ describe('the library keeps its JS words', () => {
       .catch((x: unknown) => x)) as TritonError;
     expect(missing.hint).toEqual({ kind: 'load', model: 'no_such_model' });
     expect(missing.message).toContain("server.loadModel('no_such_model') loads it");
+  });
+});
+
+describe('every kind of hint', () => {
+  const hints: ErrorHint[] = [
+    { kind: 'load', model: 'm' },
+    { kind: 'load', model: 'm', version: 3 },
+    { kind: 'stream', model: 'm' },
+    { kind: 'config', model: 'm' },
+  ];
+
+  it.each(hints)('%j: JS words in the library, protocol words (or none) in the gateway', (hint) => {
+    expect(hintText(hint)).toMatch(JS_CALL);
+    for (const protocol of ['http', 'grpc', 'openai'] as const) {
+      for (const repositoryControl of [true, false]) {
+        const words = protocolHint(hint, { protocol, repositoryControl });
+        if (words !== undefined) expect(words).not.toMatch(JS_CALL);
+        if (protocol === 'openai') expect(words).toBeUndefined();
+        // Loading and configs are for a gateway that serves the repository routes.
+        if (!repositoryControl && hint.kind !== 'stream') expect(words).toBeUndefined();
+        if (protocol !== 'openai' && (repositoryControl || hint.kind === 'stream'))
+          expect(words).toMatch(
+            protocol === 'grpc' ? /ModelStreamInfer|RepositoryModelLoad/ : /POST |load request/,
+          );
+      }
+    }
+  });
+
+  it('a load with versions of a model that has no config.pbtxt: the config hint', async () => {
+    const err = (await server()
+      .loadModel('no_such_model', { versions: [1] })
+      .catch((e: unknown) => e)) as TritonError;
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.hint).toEqual({ kind: 'config', model: 'no_such_model' });
+    expect(err.message).toContain('(pass loadModel(name, { config, versions }))');
   });
 });

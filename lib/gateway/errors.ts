@@ -132,8 +132,13 @@ export function protocolHint(hint: ErrorHint, wording: Wording): string | undefi
       ? 'use the ModelStreamInfer RPC instead of ModelInfer'
       : `use POST /v2/models/${encodeURIComponent(hint.model)}/generate_stream instead of infer`;
   }
-  const which = hint.version === undefined || hint.version === -1 ? '' : ` with version ${hint.version}`;
   if (!wording.repositoryControl) return undefined;
+  if (hint.kind === 'config') {
+    return protocol === 'grpc'
+      ? "send the config in RepositoryModelLoad's parameters (key 'config')"
+      : "send the config in the load request's parameters.config";
+  }
+  const which = hint.version === undefined || hint.version === -1 ? '' : ` with version ${hint.version}`;
   const how =
     protocol === 'grpc'
       ? 'the RepositoryModelLoad RPC loads it'
