@@ -83,6 +83,126 @@ function tickText(v: number): string {
   return String(Number(v.toPrecision(3)));
 }
 
+/** The chart's plot area and scales. */
+interface Plot {
+  W: number;
+  H: number;
+  m: { left: number; right: number; top: number; bottom: number };
+  pw: number;
+  ph: number;
+  ax: Axis;
+  ay: Axis;
+  x(v: number): number;
+  y(v: number): number;
+}
+
+const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2'];
+
+/** The SLA region shaded, its line, and what it says. */
+function slaRegion(plot: Plot, sla: number): string[] {
+  const { m, pw, ph } = plot;
+  const sx = Math.min(plot.x(sla), m.left + pw);
+  const slaText = `SLA p99 ${sla} ms`;
+  return [
+    `<rect x="${m.left}" y="${m.top}" width="${sx - m.left}" height="${ph}" fill="#2ca02c" fill-opacity="0.08"/>`,
+    `<line x1="${sx}" y1="${m.top}" x2="${sx}" y2="${m.top + ph}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`,
+    `<text x="${sx - 6}" y="${m.top + 14}" text-anchor="end" fill="#2a7a2a">within the SLA</text>`,
+    // The SLA's value right of its line, or left under "within the SLA" when the line is near the edge.
+    sx + 12 + slaText.length * 7 > m.left + pw
+      ? `<text x="${sx - 6}" y="${m.top + 30}" text-anchor="end" fill="#d62728">${slaText}</text>`
+      : `<text x="${sx + 6}" y="${m.top + 14}" fill="#d62728">${slaText}</text>`,
+  ];
+}
+
+/** Grid lines, tick labels, the frame and the axis titles. */
+function axes(plot: Plot): string[] {
+  const { m, pw, ph, ax, ay, H } = plot;
+  const out: string[] = [];
+  for (const t of ax.ticks) {
+    out.push(
+      `<line x1="${plot.x(t)}" y1="${m.top}" x2="${plot.x(t)}" y2="${m.top + ph}" stroke="#e5e5e5"/>`,
+      `<text x="${plot.x(t)}" y="${m.top + ph + 17}" text-anchor="middle">${tickText(t)}</text>`,
+    );
+  }
+  for (const t of ay.ticks) {
+    out.push(
+      `<line x1="${m.left}" y1="${plot.y(t)}" x2="${m.left + pw}" y2="${plot.y(t)}" stroke="#e5e5e5"/>`,
+      `<text x="${m.left - 8}" y="${plot.y(t) + 4}" text-anchor="end">${tickText(t)}</text>`,
+    );
+  }
+  out.push(
+    `<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
+    `<text x="${m.left + pw / 2}" y="${H - 14}" text-anchor="middle">p99 latency (ms${ax.log ? ', log scale' : ''})</text>`,
+    `<text x="20" y="${m.top + ph / 2}" transform="rotate(-90 20 ${m.top + ph / 2})" text-anchor="middle">throughput (inferences/s${ay.log ? ', log scale' : ''})</text>`,
+  );
+  return out;
+}
+
+/** A square per point without batching, a circle with; ringed in red over the SLA. */
+function marks(plot: Plot, pts: TunePoint[], instances: number[]): string[] {
+  return pts.map((p) => {
+    const color = COLORS[instances.indexOf(p.instances) % COLORS.length];
+    const cx = plot.x(p.p99Ms);
+    const cy = plot.y(p.throughput);
+    const title = `<title>${escapeHtml(label(p))}: ${p.throughput.toFixed(1)}/s, p99 ${p.p99Ms.toFixed(2)} ms</title>`;
+    const stroke = p.meetsSla ? '' : ' stroke="#d62728" stroke-width="1.2"';
+    return p.preferredBatchSize === null
+      ? `<rect x="${cx - 4.5}" y="${cy - 4.5}" width="9" height="9" fill="${color}" fill-opacity="0.75"${stroke}>${title}</rect>`
+      : `<circle cx="${cx}" cy="${cy}" r="5" fill="${color}" fill-opacity="0.75"${stroke}>${title}</circle>`;
+  });
+}
+
+/** The pick circled and labelled inside the plot, or, without one, the reason across it. */
+function verdict(plot: Plot, result: TuneResult): string[] {
+  const { m, pw, ph } = plot;
+  if (result.best === undefined) {
+    return [
+      `<rect x="${m.left + 20}" y="${m.top + ph / 2 - 30}" width="${pw - 40}" height="52" fill="white" fill-opacity="0.9" stroke="#d62728"/>`,
+      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 - 10}" text-anchor="middle" font-weight="bold" fill="#d62728">No configuration met the SLA</text>`,
+      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 + 8}" text-anchor="middle" font-size="11">${escapeHtml(noPickReason(result) ?? '')}</text>`,
+    ];
+  }
+  const bx = plot.x(result.best.p99Ms);
+  const by = plot.y(result.best.throughput);
+  const text = `pick: ${label(result.best)}`;
+  const detail = `${result.best.throughput.toFixed(1)}/s, p99 ${result.best.p99Ms.toFixed(1)} ms`;
+  // The label goes where it fits inside the plot: right of the point, else left; below when near the top.
+  const width = Math.max(text.length, detail.length) * 6.6;
+  const left = bx + 14 + width > m.left + pw;
+  const tx = left ? bx - 14 : bx + 14;
+  const ty = by - 30 < m.top + 20 ? by + 24 : by - 22;
+  const anchor = left ? 'end' : 'start';
+  return [
+    `<circle cx="${bx}" cy="${by}" r="10" fill="none" stroke="black" stroke-width="2"/>`,
+    `<line x1="${bx + (left ? -7 : 7)}" y1="${by + (ty > by ? 7 : -7)}" x2="${tx}" y2="${ty + (ty > by ? -12 : 4)}" stroke="black"/>`,
+    `<text x="${tx}" y="${ty}" text-anchor="${anchor}" font-weight="bold">${escapeHtml(text)}</text>`,
+    `<text x="${tx}" y="${ty + 14}" text-anchor="${anchor}">${escapeHtml(detail)}</text>`,
+  ];
+}
+
+/** The legend right of the plot: colours per instance count, the shapes, the ring. */
+function legend(plot: Plot, instances: number[]): string[] {
+  const { m, pw } = plot;
+  const lx = m.left + pw + 18;
+  const out = [`<text x="${lx}" y="${m.top + 4}" font-weight="bold">instances</text>`];
+  instances.forEach((n, i) => {
+    out.push(
+      `<circle cx="${lx + 5}" cy="${m.top + 20 + i * 18}" r="5" fill="${COLORS[i % COLORS.length]}"/>`,
+      `<text x="${lx + 16}" y="${m.top + 24 + i * 18}">${n} instance(s)</text>`,
+    );
+  });
+  const ly = m.top + 40 + instances.length * 18;
+  out.push(
+    `<rect x="${lx}" y="${ly - 9}" width="9" height="9" fill="#777"/>`,
+    `<text x="${lx + 16}" y="${ly}">no batching</text>`,
+    `<circle cx="${lx + 5}" cy="${ly + 14}" r="5" fill="#777"/>`,
+    `<text x="${lx + 16}" y="${ly + 18}">dynamic batching</text>`,
+    `<circle cx="${lx + 5}" cy="${ly + 32}" r="5" fill="none" stroke="#d62728" stroke-width="1.2"/>`,
+    `<text x="${lx + 16}" y="${ly + 36}">over the SLA</text>`,
+  );
+  return out;
+}
+
 /**
  * A scatter chart as SVG: x = p99 (ms), y = throughput (/s), each axis
  * logarithmic where its values span a decade or more; the region within the
@@ -98,102 +218,30 @@ export function tuneChartSvg(result: TuneResult): string {
   const pts = result.points.filter((p) => Number.isFinite(p.p99Ms) && p.p99Ms > 0);
   const ax = axis([...pts.map((p) => p.p99Ms), result.slaP99Ms]);
   const ay = axis(pts.length > 0 ? pts.map((p) => p.throughput) : [1]);
-  const x = (v: number) => m.left + ax.at(v) * pw;
-  const y = (v: number) => m.top + ph - ay.at(v) * ph;
-  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2'];
+  const plot: Plot = {
+    W,
+    H,
+    m,
+    pw,
+    ph,
+    ax,
+    ay,
+    x: (v) => m.left + ax.at(v) * pw,
+    y: (v) => m.top + ph - ay.at(v) * ph,
+  };
   const instances = [...new Set(pts.map((p) => p.instances))].sort((a, b) => a - b);
-  const out: string[] = [
+  return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${m.left}" y="22" font-size="15" font-weight="bold">${escapeHtml(`tune ${result.model}: throughput against p99 latency`)}</text>`,
-  ];
-  // The region within the SLA, under everything else.
-  const sx = Math.min(x(result.slaP99Ms), m.left + pw);
-  out.push(
-    `<rect x="${m.left}" y="${m.top}" width="${sx - m.left}" height="${ph}" fill="#2ca02c" fill-opacity="0.08"/>`,
-    `<line x1="${sx}" y1="${m.top}" x2="${sx}" y2="${m.top + ph}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`,
-    `<text x="${sx - 6}" y="${m.top + 14}" text-anchor="end" fill="#2a7a2a">within the SLA</text>`,
-  );
-  // The SLA's value right of its line, or left under "within the SLA" when the line is near the edge.
-  const slaText = `SLA p99 ${result.slaP99Ms} ms`;
-  out.push(
-    sx + 12 + slaText.length * 7 > m.left + pw
-      ? `<text x="${sx - 6}" y="${m.top + 30}" text-anchor="end" fill="#d62728">${slaText}</text>`
-      : `<text x="${sx + 6}" y="${m.top + 14}" fill="#d62728">${slaText}</text>`,
-  );
-  for (const t of ax.ticks) {
-    out.push(
-      `<line x1="${x(t)}" y1="${m.top}" x2="${x(t)}" y2="${m.top + ph}" stroke="#e5e5e5"/>`,
-      `<text x="${x(t)}" y="${m.top + ph + 17}" text-anchor="middle">${tickText(t)}</text>`,
-    );
-  }
-  for (const t of ay.ticks) {
-    out.push(
-      `<line x1="${m.left}" y1="${y(t)}" x2="${m.left + pw}" y2="${y(t)}" stroke="#e5e5e5"/>`,
-      `<text x="${m.left - 8}" y="${y(t) + 4}" text-anchor="end">${tickText(t)}</text>`,
-    );
-  }
-  out.push(
-    `<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
-    `<text x="${m.left + pw / 2}" y="${H - 14}" text-anchor="middle">p99 latency (ms${ax.log ? ', log scale' : ''})</text>`,
-    `<text x="20" y="${m.top + ph / 2}" transform="rotate(-90 20 ${m.top + ph / 2})" text-anchor="middle">throughput (inferences/s${ay.log ? ', log scale' : ''})</text>`,
-  );
-  for (const p of pts) {
-    const color = colors[instances.indexOf(p.instances) % colors.length];
-    const cx = x(p.p99Ms);
-    const cy = y(p.throughput);
-    const title = `<title>${escapeHtml(label(p))}: ${p.throughput.toFixed(1)}/s, p99 ${p.p99Ms.toFixed(2)} ms</title>`;
-    const stroke = p.meetsSla ? '' : ' stroke="#d62728" stroke-width="1.2"';
-    out.push(
-      p.preferredBatchSize === null
-        ? `<rect x="${cx - 4.5}" y="${cy - 4.5}" width="9" height="9" fill="${color}" fill-opacity="0.75"${stroke}>${title}</rect>`
-        : `<circle cx="${cx}" cy="${cy}" r="5" fill="${color}" fill-opacity="0.75"${stroke}>${title}</circle>`,
-    );
-  }
-  if (result.best !== undefined) {
-    const bx = x(result.best.p99Ms);
-    const by = y(result.best.throughput);
-    const text = `pick: ${label(result.best)}`;
-    const detail = `${result.best.throughput.toFixed(1)}/s, p99 ${result.best.p99Ms.toFixed(1)} ms`;
-    // The label goes where it fits inside the plot: right of the point, else left; below when near the top.
-    const width = Math.max(text.length, detail.length) * 6.6;
-    const left = bx + 14 + width > m.left + pw;
-    const tx = left ? bx - 14 : bx + 14;
-    const ty = by - 30 < m.top + 20 ? by + 24 : by - 22;
-    const anchor = left ? 'end' : 'start';
-    out.push(
-      `<circle cx="${bx}" cy="${by}" r="10" fill="none" stroke="black" stroke-width="2"/>`,
-      `<line x1="${bx + (left ? -7 : 7)}" y1="${by + (ty > by ? 7 : -7)}" x2="${tx}" y2="${ty + (ty > by ? -12 : 4)}" stroke="black"/>`,
-      `<text x="${tx}" y="${ty}" text-anchor="${anchor}" font-weight="bold">${escapeHtml(text)}</text>`,
-      `<text x="${tx}" y="${ty + 14}" text-anchor="${anchor}">${escapeHtml(detail)}</text>`,
-    );
-  } else {
-    const reason = noPickReason(result) ?? '';
-    out.push(
-      `<rect x="${m.left + 20}" y="${m.top + ph / 2 - 30}" width="${pw - 40}" height="52" fill="white" fill-opacity="0.9" stroke="#d62728"/>`,
-      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 - 10}" text-anchor="middle" font-weight="bold" fill="#d62728">No configuration met the SLA</text>`,
-      `<text x="${m.left + pw / 2}" y="${m.top + ph / 2 + 8}" text-anchor="middle" font-size="11">${escapeHtml(reason)}</text>`,
-    );
-  }
-  const lx = m.left + pw + 18;
-  out.push(`<text x="${lx}" y="${m.top + 4}" font-weight="bold">instances</text>`);
-  instances.forEach((n, i) => {
-    out.push(
-      `<circle cx="${lx + 5}" cy="${m.top + 20 + i * 18}" r="5" fill="${colors[i % colors.length]}"/>`,
-      `<text x="${lx + 16}" y="${m.top + 24 + i * 18}">${n} instance(s)</text>`,
-    );
-  });
-  const ly = m.top + 40 + instances.length * 18;
-  out.push(
-    `<rect x="${lx}" y="${ly - 9}" width="9" height="9" fill="#777"/>`,
-    `<text x="${lx + 16}" y="${ly}">no batching</text>`,
-    `<circle cx="${lx + 5}" cy="${ly + 14}" r="5" fill="#777"/>`,
-    `<text x="${lx + 16}" y="${ly + 18}">dynamic batching</text>`,
-    `<circle cx="${lx + 5}" cy="${ly + 32}" r="5" fill="none" stroke="#d62728" stroke-width="1.2"/>`,
-    `<text x="${lx + 16}" y="${ly + 36}">over the SLA</text>`,
-  );
-  out.push('</svg>');
-  return out.join('\n');
+    // The region within the SLA, under everything else.
+    ...slaRegion(plot, result.slaP99Ms),
+    ...axes(plot),
+    ...marks(plot, pts, instances),
+    ...verdict(plot, result),
+    ...legend(plot, instances),
+    '</svg>',
+  ].join('\n');
 }
 
 function row(p: TunePoint): string {
