@@ -5,7 +5,15 @@
 // placement, as test/gpu/placements.test.ts does for identity. Needs real
 // Triton with a GPU-enabled python backend (the stub finds torch through
 // PYTHONPATH); skips with the reason elsewhere.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,6 +94,25 @@ const noPython =
     ? false
     : 'needs real Triton with a GPU-enabled python backend (TRITON_BACKEND_DIR/python)';
 
+// This process's own shm region prefix: what /dev/shm holds under it is ours.
+const SHM_PREFIX = `tn_pygpu_${process.pid}_`;
+
+function ownRegions(): string[] {
+  return readdirSync('/dev/shm').filter((f) => f.startsWith(SHM_PREFIX));
+}
+
+/** Stub processes whose command line names this process's shm prefix. */
+function ownStubs(): string[] {
+  return readdirSync('/proc').filter((p) => {
+    if (!/^\d+$/.test(p)) return false;
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(SHM_PREFIX);
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe('python models with device tensors (DLPack)', () => {
   const reason = gpuSkipReason || noPython;
   skipAllIf(reason);
@@ -109,6 +136,7 @@ describe('python models with device tensors (DLPack)', () => {
       library: LIBRARY_PATH,
       ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
       exitTimeoutSeconds: 10,
+      backendConfig: { python: { 'shm-region-prefix-name': SHM_PREFIX } },
     });
     await server.loadModel('py_dlpack_echo');
     await server.loadModel('py_torch_gpu');
@@ -117,6 +145,11 @@ describe('python models with device tensors (DLPack)', () => {
   afterAll(async () => {
     await server?.stop();
     if (repo !== '') rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('runs its stubs under this process’s shm prefix', () => {
+    expect(ownStubs().length).toBeGreaterThanOrEqual(2);
+    expect(ownRegions().length).toBeGreaterThanOrEqual(2);
   });
 
   function place(values: Float32Array, where: Placement): Float32Array | HostBuffer | CudaBuffer {
@@ -228,4 +261,13 @@ describe('python models with device tensors (DLPack)', () => {
       for (const { b } of buffers) b.dispose();
     }
   }, 120_000);
+
+  // Last: stops the server the file shares.
+  it('stop() leaves no stub process and no /dev/shm region behind', async () => {
+    await server!.stop();
+    server = undefined;
+    for (let i = 0; i < 50 && ownStubs().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(ownStubs()).toEqual([]);
+    expect(ownRegions()).toEqual([]);
+  });
 });
