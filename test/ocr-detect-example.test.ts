@@ -4,13 +4,13 @@
 // onnxruntime backend: real Triton (TRITON_SERVER_LIB + TRITON_BACKEND_DIR),
 // or the fake engine once it runs ONNX Runtime.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LIBRARY_PATH } from './helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH } from './helpers.js';
 import { realModelFiles } from './real-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -22,12 +22,23 @@ interface Output {
   boxes: Array<{ x: number; y: number; width: number; height: number; score: number }>;
 }
 
-/** Runs the example on `image` (default: its own); the JSON it prints, or why it could not run. */
-function runExample(image?: string): Promise<{ output?: Output; noBackend?: string; code: number | null }> {
-  const args = ['--import', 'tsx', 'examples/ocr-detect.ts', ...(image === undefined ? [] : [image])];
+interface Run {
+  output?: Output;
+  noBackend?: string;
+  code: number | null;
+  stderr: string;
+}
+
+/** Runs an example on `image` (default: its own); the JSON it prints, or why it could not run. */
+function runExample(image?: string, example = 'examples/ocr-detect.ts'): Promise<Run> {
+  const args = ['--import', 'tsx', example, ...(image === undefined ? [] : [image])];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, TRITON_SERVER_LIB: LIBRARY_PATH },
+    env: {
+      ...process.env,
+      TRITON_SERVER_LIB: LIBRARY_PATH,
+      ...(BACKEND_DIR === undefined ? {} : { TRITON_BACKEND_DIR: BACKEND_DIR }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -40,9 +51,11 @@ function runExample(image?: string): Promise<{ output?: Output; noBackend?: stri
   });
   return new Promise((resolve, reject) => {
     proc.on('exit', (code) => {
-      if (code !== 0 && NO_ORT.test(err)) return resolve({ noBackend: err.match(NO_ORT)![0], code });
-      if (code !== 0) return reject(new Error(`examples/ocr-detect.ts exited ${code}: ${err}`));
-      resolve({ output: JSON.parse(out.trim().split('\n').at(-1)!) as Output, code });
+      if (code !== 0 && NO_ORT.test(err))
+        return resolve({ noBackend: err.match(NO_ORT)![0], code, stderr: err });
+      if (code === 2) return resolve({ code, stderr: err });
+      if (code !== 0) return reject(new Error(`${example} exited ${code}: ${err}`));
+      resolve({ output: JSON.parse(out.trim().split('\n').at(-1)!) as Output, code, stderr: err });
     });
   });
 }
@@ -119,4 +132,36 @@ describe('examples/ocr-detect.ts', () => {
     expect(run.output!.boxes).toEqual([]);
     expect([run.output!.width, run.output!.height]).toEqual([320, 160]);
   }, 120_000);
+});
+
+// The same detection as one ensemble (Python pre- and post-processing around
+// the ONNX detector) behind the gateway: the same boxes as the JS steps.
+describe('examples/ocr-pipeline.ts', () => {
+  const python =
+    BACKEND_DIR !== undefined && existsSync(path.join(BACKEND_DIR, 'python', 'libtriton_python.so'));
+
+  it('says it needs real Triton with the python backend, and exits with 2, where there is none', async (ctx) => {
+    if (python) ctx.skip('this library has a python backend (the next test runs the example)');
+    const run = await runExample(undefined, 'examples/ocr-pipeline.ts');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /needs real Triton with its python and onnxruntime backends.*TRITON_BACKEND_DIR/,
+    );
+  }, 60_000);
+
+  it('answers through the gateway with the boxes the JS steps find', async (ctx) => {
+    if (!python) ctx.skip('needs real Triton with a python backend (TRITON_BACKEND_DIR/python)');
+    const files = realModelFiles();
+    if (typeof files === 'string') ctx.skip(files);
+    const viaPipeline = await runExample(undefined, 'examples/ocr-pipeline.ts');
+    const viaJs = await runExample();
+    expect(viaPipeline.output!.boxes).toHaveLength(3);
+    expect(viaPipeline.output!.boxes.length).toBe(viaJs.output!.boxes.length);
+    viaPipeline.output!.boxes.forEach((b, i) => {
+      const js = viaJs.output!.boxes[i]!;
+      for (const k of ['x', 'y', 'width', 'height'] as const)
+        expect(Math.abs(b[k] - js[k]), `box ${i} ${k}`).toBeLessThanOrEqual(1);
+      expect(Math.abs(b.score - js.score)).toBeLessThan(0.01);
+    });
+  }, 180_000);
 });

@@ -32,8 +32,9 @@
  * upstream limit, see docs/backends.md): bls_identity shows it; the other
  * BLS models call Python and ONNX models.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The message py_raise raises (a ValueError). */
 export const PY_RAISE_MESSAGE = 'py_raise refused the request: tn-7f3a-exception';
@@ -81,118 +82,14 @@ const IMPORTS = `import numpy as np
 import triton_python_backend_utils as pb_utils
 `;
 
-/** The pre-processing shared by ocr_pre (a function of the image, HWC uint8). */
-const PRE_PY = `${IMPORTS}
-LIMIT_SIDE = 960
-MEAN = np.array([0.485, 0.456, 0.406])
-STD = np.array([0.229, 0.224, 0.225])
+/** The OCR steps' own files: the repository examples/ocr-pipeline.ts serves. */
+const OCR_EXAMPLE = fileURLToPath(new URL('../examples/ocr-pipeline/', import.meta.url));
 
-
-def round_half_up(v):
-    return int(np.floor(v + 0.5))
-
-
-def axis(size_in, size_out):
-    # Half-pixel centres, clamped to the image: the source index pair and weight per output index.
-    f = np.clip((np.arange(size_out) + 0.5) * (size_in / size_out) - 0.5, 0, size_in - 1)
-    i0 = np.floor(f).astype(np.int64)
-    i1 = np.minimum(size_in - 1, i0 + 1)
-    return i0, i1, f - i0
-
-
-def preprocess(image):
-    if image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError("ocr_pre: IMAGE must be [H, W, 3], got %s" % (list(image.shape),))
-    h, w = image.shape[0], image.shape[1]
-    scale = min(1.0, LIMIT_SIDE / max(w, h))
-    width = max(32, round_half_up(w * scale / 32) * 32)
-    height = max(32, round_half_up(h * scale / 32) * 32)
-    x0, x1, wx = axis(w, width)
-    y0, y1, wy = axis(h, height)
-    img = image.astype(np.float64)
-    wx = wx[None, :, None]
-    top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
-    bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
-    value = (top * (1 - wy[:, None, None]) + bottom * wy[:, None, None]) / 255.0
-    # Planes in BGR order, PaddleOCR's mean/std per plane.
-    bgr = value[:, :, ::-1]
-    out = ((bgr - MEAN) / STD).transpose(2, 0, 1)[None]
-    return np.ascontiguousarray(out, dtype=np.float32)
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        responses = []
-        for request in requests:
-            image = pb_utils.get_input_tensor_by_name(request, "IMAGE").as_numpy()
-            x = preprocess(image)
-            responses.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("x", x)]))
-        return responses
-`;
-
-const POST_PY = `${IMPORTS}
-THRESHOLD = 0.3
-BOX_THRESHOLD = 0.6
-UNCLIP_RATIO = 1.5
-MIN_SIDE = 3
-
-
-def boxes_of(prob):
-    height, width = prob.shape
-    text = prob > THRESHOLD
-    seen = np.zeros(prob.shape, dtype=bool)
-    boxes = []
-    scores = []
-    ys, xs = np.nonzero(text)
-    for sy, sx in zip(ys.tolist(), xs.tolist()):
-        if seen[sy, sx]:
-            continue
-        seen[sy, sx] = True
-        stack = [(sy, sx)]
-        min_x, max_x, min_y, max_y, total, count = width, 0, height, 0, 0.0, 0
-        while stack:
-            y, x = stack.pop()
-            min_x, max_x = min(min_x, x), max(max_x, x)
-            min_y, max_y = min(min_y, y), max(max_y, y)
-            total += float(prob[y, x])
-            count += 1
-            for ny in (y - 1, y, y + 1):
-                if ny < 0 or ny >= height:
-                    continue
-                for nx in (x - 1, x, x + 1):
-                    if 0 <= nx < width and text[ny, nx] and not seen[ny, nx]:
-                        seen[ny, nx] = True
-                        stack.append((ny, nx))
-        w = max_x - min_x + 1
-        h = max_y - min_y + 1
-        score = total / count
-        if min(w, h) < MIN_SIDE or score < BOX_THRESHOLD:
-            continue
-        d = w * h * UNCLIP_RATIO / (2 * (w + h))
-        x0 = max(0.0, min_x - d)
-        y0 = max(0.0, min_y - d)
-        x1 = min(float(width), max_x + 1 + d)
-        y1 = min(float(height), max_y + 1 + d)
-        boxes.append([x0, y0, x1 - x0, y1 - y0])
-        scores.append(score)
-    return np.array(boxes, dtype=np.float32).reshape(-1, 4), np.array(scores, dtype=np.float32)
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        responses = []
-        for request in requests:
-            prob = pb_utils.get_input_tensor_by_name(request, "PROB").as_numpy()
-            if prob.ndim != 4 or prob.shape[0] != 1 or prob.shape[1] != 1:
-                raise ValueError("ocr_post: PROB must be [1, 1, H, W], got %s" % (list(prob.shape),))
-            boxes, scores = boxes_of(prob[0, 0])
-            responses.append(
-                pb_utils.InferenceResponse(
-                    output_tensors=[pb_utils.Tensor("BOXES", boxes), pb_utils.Tensor("SCORES", scores)]
-                )
-            )
-        return responses
-`;
+/** A file of the example's repository; `count: 2` becomes the asked instance count. */
+function ocrExample(file: string, instances?: number): string {
+  const text = readFileSync(join(OCR_EXAMPLE, file), 'utf8');
+  return instances === undefined ? text : text.replace(/\bcount: 2\b/, `count: ${instances}`);
+}
 
 const ADD_PY = `${IMPORTS}
 
@@ -333,53 +230,9 @@ export interface PythonRepositoryOptions {
 function pythonModels(o: PythonRepositoryOptions): Record<PythonModelName, PythonModel> {
   const n = o.ocrInstances ?? 2;
   return {
-    ocr_pre: {
-      config: pythonConfig(
-        'ocr_pre',
-        `${IMAGE_IN}\noutput [ { name: "x" data_type: TYPE_FP32 dims: [ 1, 3, -1, -1 ] } ]`,
-        n,
-      ),
-      source: PRE_PY,
-    },
-    ocr_post: {
-      config: pythonConfig(
-        'ocr_post',
-        `input [ { name: "PROB" data_type: TYPE_FP32 dims: [ 1, 1, -1, -1 ] } ]\n${BOXES_OUT}`,
-        n,
-      ),
-      source: POST_PY,
-    },
-    ocr_pipeline: {
-      config: `name: "ocr_pipeline"
-platform: "ensemble"
-max_batch_size: 0
-${IMAGE_IN}
-${BOXES_OUT}
-ensemble_scheduling {
-  step [
-    {
-      model_name: "ocr_pre"
-      model_version: -1
-      input_map { key: "IMAGE" value: "IMAGE" }
-      output_map { key: "x" value: "normalized" }
-    },
-    {
-      model_name: "ocr_det"
-      model_version: -1
-      input_map { key: "x" value: "normalized" }
-      output_map { key: "sigmoid_0.tmp_0" value: "probability" }
-    },
-    {
-      model_name: "ocr_post"
-      model_version: -1
-      input_map { key: "PROB" value: "probability" }
-      output_map { key: "BOXES" value: "BOXES" }
-      output_map { key: "SCORES" value: "SCORES" }
-    }
-  ]
-}
-`,
-    },
+    ocr_pre: { config: ocrExample('ocr_pre/config.pbtxt', n), source: ocrExample('ocr_pre/1/model.py') },
+    ocr_post: { config: ocrExample('ocr_post/config.pbtxt', n), source: ocrExample('ocr_post/1/model.py') },
+    ocr_pipeline: { config: ocrExample('ocr_pipeline/config.pbtxt') },
     py_add: {
       config: pythonConfig(
         'py_add',
