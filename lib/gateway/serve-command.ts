@@ -391,16 +391,15 @@ export async function serveCommand(args: string[]): Promise<number> {
       grpcPort = g.port;
     }
     const engine = server.library.isFake ? 'fake' : 'triton';
+    if (engine === 'fake')
+      logger.warn?.(
+        { triton: server.library.path },
+        "on triton-node's fake engine (not Triton): test backends only (identity, repeat, square)",
+      );
+    const models = config.server.modelRepository;
     logger.info?.(
-      {
-        httpPort,
-        grpcPort,
-        host: config.host,
-        engine,
-        triton: server.library.path,
-        models: config.server.modelRepository,
-      },
-      engine === 'fake' ? "serving on triton-node's fake engine (not Triton)" : 'serving',
+      { httpPort, grpcPort, host: config.host, engine, triton: server.library.path, models },
+      'serving',
     );
   } catch (err) {
     logger.error?.({ err: (err as Error).message }, 'could not listen');
