@@ -6,7 +6,7 @@
  * Triton), and every command line the README and docs show, run with
  * `--help`, is one the CLI accepts.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { repositoryArgs } from '../lib/cli.js';
 import { fakeEngine } from '../lib/testing.js';
 import { MODELS, skipIf } from './helpers.js';
+import { startServing } from './serve-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -23,52 +24,13 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 
 /** The environment without a Triton named (the fake engine's tests must not pick one up). */
 function noTritonEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.TRITON_SERVER_LIB;
-  delete env.TRITON_BACKEND_DIR;
+  const { TRITON_SERVER_LIB: _lib, TRITON_BACKEND_DIR: _backends, ...env } = process.env;
   return env;
 }
 
 function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
   const child = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 180_000 });
   return { status: child.status, stdout: child.stdout, stderr: child.stderr };
-}
-
-interface Serving {
-  child: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  httpPort: number;
-  exit: Promise<number | null>;
-}
-
-/** Spawns a `serve` and resolves at its "serving" line (rejects if it exits first). */
-export function startServing(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Serving> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const lines: Array<Record<string, unknown>> = [];
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        let parsed: Record<string, unknown>;
-        try {
-          parsed = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        lines.push(parsed);
-        if (parsed.msg === 'serving') resolve({ child, lines, exit, httpPort: parsed.httpPort as number });
-      }
-    });
-    void exit.then((code) => reject(new Error(`serve exited ${code} before serving: ${stderr}`)));
-  });
 }
 
 describe('the triton-node command', () => {

@@ -1,0 +1,39 @@
+/** A `triton-node serve` child process, for the tests that run the command. */
+import { type ChildProcess, spawn } from 'node:child_process';
+
+interface Serving {
+  child: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  httpPort: number;
+  exit: Promise<number | null>;
+}
+
+/** Spawns a `serve` and resolves at its "serving" line (rejects if it exits first). */
+export function startServing(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Serving> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const lines: Array<Record<string, unknown>> = [];
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        lines.push(parsed);
+        if (parsed.msg === 'serving') resolve({ child, lines, exit, httpPort: parsed.httpPort as number });
+      }
+    });
+    void exit.then((code) => reject(new Error(`serve exited ${code} before serving: ${stderr}`)));
+  });
+}
