@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,13 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 function noTritonEnv(): NodeJS.ProcessEnv {
   const { TRITON_SERVER_LIB: _lib, TRITON_BACKEND_DIR: _backends, ...env } = process.env;
   return env;
+}
+
+/** npm's own CLI script. */
+function npmCli(): string {
+  const fromNpm = process.env.npm_execpath;
+  if (fromNpm?.endsWith('npm-cli.js')) return fromNpm;
+  return join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
 }
 
 function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
@@ -128,6 +135,26 @@ describe('the triton-node command', () => {
     }
     expect(await running.exit).toBe(0);
     expect(cli(['serve', '--fake-engine', '--library', '/x.so']).status).toBe(2);
+  });
+
+  it('`npx triton-node serve` stops gracefully on a SIGTERM to npx, which npm does not pass on', async (ctx) => {
+    skipIf(ctx, !existsSync(npmCli()) && `no npm here (looked for ${npmCli()})`);
+    // In the repository, npx runs the package's own bin (dist/cli.js).
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'serve', '--fake-engine', '--no-grpc'];
+    const running = await startServing(
+      process.execPath,
+      [...args, '--host', '127.0.0.1', '--http-port', '0'],
+      noTritonEnv(),
+    );
+    const url = `http://127.0.0.1:${running.httpPort}/v2/health/live`;
+    expect((await request(url)).statusCode).toBe(200);
+    running.child.kill('SIGTERM');
+    await running.exit; // npm is gone; the server, its grandchild, was not told
+    const noticed = await running.logged('the npm process that started serve exited: shutting down');
+    expect(noticed.level).toBe(40);
+    await running.logged('stopped');
+    await running.closed; // the server process exited
+    await expect(request(url)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
 

@@ -6,6 +6,10 @@ interface Serving {
   lines: Array<Record<string, unknown>>;
   httpPort: number;
   exit: Promise<number | null>;
+  /** Resolves with the first log line (already logged or to come) whose msg is `msg`. */
+  logged(msg: string): Promise<Record<string, unknown>>;
+  /** Resolves once stdout ends: every process holding it (a grandchild too) has exited. */
+  closed: Promise<void>;
 }
 
 /** Spawns a `serve` and resolves at its "serving" line (rejects if it exits first). */
@@ -17,6 +21,14 @@ export function startServing(command: string, args: string[], env: NodeJS.Proces
   child.stderr!.on('data', (d) => {
     stderr += d;
   });
+  const waiting: Array<{ msg: string; resolve: (line: Record<string, unknown>) => void }> = [];
+  const logged = (msg: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const seen = lines.find((l) => l.msg === msg);
+      if (seen !== undefined) resolve(seen);
+      else waiting.push({ msg, resolve });
+    });
+  const closed = new Promise<void>((resolve) => child.stdout!.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -31,7 +43,9 @@ export function startServing(command: string, args: string[], env: NodeJS.Proces
           continue;
         }
         lines.push(parsed);
-        if (parsed.msg === 'serving') resolve({ child, lines, exit, httpPort: parsed.httpPort as number });
+        for (const w of waiting.filter((x) => x.msg === parsed.msg)) w.resolve(parsed);
+        if (parsed.msg === 'serving')
+          resolve({ child, lines, exit, logged, closed, httpPort: parsed.httpPort as number });
       }
     });
     void exit.then((code) => reject(new Error(`serve exited ${code} before serving: ${stderr}`)));
