@@ -265,6 +265,35 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(child.status).toBe(report.ok ? 0 : onlyTriton ? 3 : 1);
   });
 
+  it('`npx triton-node demo` runs the packaged example models on the fake engine and says so', async () => {
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'demo'];
+    const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(0);
+    expect(child.stdout).toContain("on the FAKE ENGINE (triton-node's own libtritonserver.so, not Triton)");
+    expect(child.stdout).toContain(join(installed, 'examples', 'models'));
+    expect(child.stdout).toContain('identity_fp32: INPUT0 [1,2,3,4] -> OUTPUT0 FP32 [1,4] = [1,2,3,4]');
+    expect(child.stdout).toContain('repeat_int32: IN [10,20,30] -> 3 responses, OUT = [10,20,30]');
+  });
+
+  it('`npx triton-node doctor` with no Triton says how to try without it and exits 3', async () => {
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'doctor'];
+    const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(3);
+    expect(child.stdout).toContain('npx triton-node demo');
+    expect(child.stdout).toContain('npx triton-node serve --fake-engine');
+    const version = await run(
+      process.execPath,
+      [npmCli(), 'exec', '--no', '--', 'triton-node', '--version'],
+      {
+        cwd: consumer,
+        env: bareEnv(),
+      },
+    );
+    expect(version.stdout.trim(), version.output).toBe(
+      JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).version,
+    );
+  });
+
   it('loads triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
     const modules = readdirSync(join(consumer, 'node_modules'));
     for (const peer of ['pino', '@grpc']) expect(modules).not.toContain(peer);
