@@ -116,12 +116,14 @@ export interface DoctorReport {
  */
 export function onlyTritonMissing(report: DoctorReport): boolean {
   const failed = report.checks.filter((c) => c.status === 'fail');
+  // A report made by hand (formatDoctorReport takes any) may lack the facts.
+  const libraries = report.libraries ?? [];
   return (
     failed.length > 0 &&
     failed.every((c) => c.topic === 'library') &&
-    report.libraries.length > 0 &&
-    report.libraries.every((p) => p.source === 'default' && p.outcome === 'missing') &&
-    report.addon.fakeEngine !== null
+    libraries.length > 0 &&
+    libraries.every((p) => p.source === 'default' && p.outcome === 'missing') &&
+    typeof report.addon?.fakeEngine === 'string'
   );
 }
 
