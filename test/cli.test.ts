@@ -174,7 +174,7 @@ function documentedCommands(): Array<{ file: string; line: string }> {
     pieces.push(...[...prose.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\s*\n\s*/g, ' ')));
     for (const piece of pieces) {
       const commandLine =
-        /(?:^|[\s(;&])(?:npx |node dist\/cli\.js |node node_modules\/triton-node\/dist\/cli\.js )?triton-node ((?:demo|serve|doctor|lint|types|tune|bench|soak)\b[^#|;&)]*)/g;
+        /(?:^|[\s(;&])(?:npx |node dist\/cli\.js |node node_modules\/triton-node\/dist\/cli\.js )?triton-node ((?:demo|serve|doctor|lint|types|tune|bench|soak)\b[^#|;&)`,]*)/g;
       for (const m of piece.matchAll(commandLine)) out.push({ file, line: m[1]!.trim() });
     }
   }
