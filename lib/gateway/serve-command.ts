@@ -1,8 +1,9 @@
 /**
- * `triton-node serve --repository R [--http-port 8000] [--grpc-port 8001]
+ * `triton-node serve [R...] [--repository R] [--fake-engine] [--http-port 8000]
+ * [--grpc-port 8001] [--exit-on-error=false] [--strict-readiness=false]
  * [--config file]`: an in-process Triton behind the KServe v2 protocol over
  * HTTP and gRPC, with structured logs (pino) and a graceful shutdown on
- * SIGTERM and SIGINT. Resolves with the exit code once the process should
+ * SIGTERM and SIGINT, and on the exit of the npm that started it. Resolves with the exit code once the process should
  * exit: 0 after a shutdown, 1 when it could not start, 2 for a usage error.
  * @internal
  */
