@@ -27,9 +27,11 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { typeCheckConsumer } from './consumer-types.js';
 import { skipAllIf } from './helpers.js';
+import { startServing } from './serve-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'triton-node-package-'));
@@ -355,6 +357,41 @@ describe('the package, packed and installed where there is no compiler', () => {
       "triton-node serve needs 'pino', '@grpc/grpc-js' and '@grpc/proto-loader' (optional peer dependencies of triton-node)",
     );
     expect(child.stderr).toContain('npm install pino @grpc/grpc-js @grpc/proto-loader');
+  });
+
+  it('`npx triton-node serve --fake-engine` serves the example models (pino installed), and stops with npx', async () => {
+    // Last but one: the test above needs the peers absent.
+    const added = await run(
+      process.execPath,
+      [npmCli(), 'install', 'pino', '--prefer-offline', '--no-audit', '--no-fund'],
+      {
+        cwd: consumer,
+        env: bareEnv(),
+      },
+    );
+    expect(added.status, added.output).toBe(0);
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'serve', '--fake-engine', '--no-grpc'];
+    const running = await startServing(
+      process.execPath,
+      [...args, '--host', '127.0.0.1', '--http-port', '0'],
+      bareEnv(),
+      consumer,
+    );
+    const serving = running.lines.find((l) => l.msg === 'serving')!;
+    expect(serving).toMatchObject({ engine: 'fake', models: join(installed, 'examples', 'models') });
+    const res = await request(`http://127.0.0.1:${running.httpPort}/v2/models/identity_fp32/infer`, {
+      method: 'POST',
+      body: JSON.stringify({
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }],
+      }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(((await res.body.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data).toEqual([
+      1, 2, 3,
+    ]);
+    running.child.kill('SIGTERM'); // to npm, which does not pass it on
+    await running.logged('stopped');
+    await running.closed;
   });
 
   it('a build from source with no tools says which are missing and how to get them', async () => {

@@ -13,8 +13,17 @@ interface Serving {
 }
 
 /** Spawns a `serve` and resolves at its "serving" line (rejects if it exits first). */
-export function startServing(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Serving> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+export function startServing(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<Serving> {
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+    ...(cwd === undefined ? {} : { cwd }),
+  });
   const lines: Array<Record<string, unknown>> = [];
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
