@@ -344,32 +344,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       guard?.close();
     }
   }
-  if (config.fake && !fakeEngine.available()) {
-    logger.error?.(
-      { library: fakeEngine.libraryPath },
-      'the fake engine is not here: run npx triton-node doctor',
-    );
-    return 1;
-  }
-  let server: Server;
-  try {
-    server = await Server.create(config.server as ServerOptions);
-  } catch (err) {
-    logger.error?.({ err: (err as Error).message }, 'the server did not start');
-    return 1;
-  }
-  for (const f of server.startupFailures) {
-    logger.error?.(
-      { model: f.model, version: f.version, reason: f.reason },
-      `model '${f.model}' did not load`,
-    );
-  }
-  if (server.startupFailures.length > 0 && config.server.strictReadiness !== false) {
-    logger.warn?.(
-      { failed: server.startupFailures.map((f) => f.model) },
-      'strict readiness: /v2/health/ready stays false while these models are not ready (--strict-readiness=false: ready with the models that loaded)',
-    );
-  }
+  const server = await startServer(config, logger);
+  if (server === undefined) return 1;
   const gateway = createGateway(server, { ...config.gateway, logger: config.gateway.logger ?? logger });
   let httpServer: http.Server | undefined;
   let grpcServer: (GrpcShutdownLike & object) | undefined;
@@ -392,11 +368,6 @@ export async function serveCommand(args: string[]): Promise<number> {
       grpcPort = g.port;
     }
     const engine = server.library.isFake ? 'fake' : 'triton';
-    if (engine === 'fake')
-      logger.warn?.(
-        { triton: server.library.path },
-        "on triton-node's fake engine (not Triton): test backends only (identity, repeat, square)",
-      );
     const models = config.server.modelRepository;
     logger.info?.(
       { httpPort, grpcPort, host: config.host, engine, triton: server.library.path, models },
@@ -417,6 +388,51 @@ export async function serveCommand(args: string[]): Promise<number> {
     logger,
     timeoutMs: config.drainTimeoutMs,
   });
+}
+
+/** The server, its start logged; undefined (after logging why) when it did not start. */
+async function startServer(config: ServeConfig, logger: GatewayLogger): Promise<Server | undefined> {
+  if (config.fake && !fakeEngine.available()) {
+    logger.error?.(
+      { library: fakeEngine.libraryPath },
+      'the fake engine is not here: run npx triton-node doctor',
+    );
+    return undefined;
+  }
+  let server: Server;
+  try {
+    server = await Server.create(config.server as ServerOptions);
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'the server did not start');
+    return undefined;
+  }
+  logStartup(server, config, logger);
+  return server;
+}
+
+/**
+ * Logs what the start left to know: the fake engine, when it is the
+ * library; each startup model that did not load, with its cause; and that
+ * strict readiness keeps the server not ready while one of them is missing.
+ */
+function logStartup(server: Server, config: ServeConfig, logger: GatewayLogger): void {
+  if (server.library.isFake)
+    logger.warn?.(
+      { triton: server.library.path },
+      "on triton-node's fake engine (not Triton): test backends only (identity, repeat, square)",
+    );
+  for (const f of server.startupFailures) {
+    logger.error?.(
+      { model: f.model, version: f.version, reason: f.reason },
+      `model '${f.model}' did not load`,
+    );
+  }
+  if (server.startupFailures.length > 0 && config.server.strictReadiness !== false) {
+    logger.warn?.(
+      { failed: server.startupFailures.map((f) => f.model) },
+      'strict readiness: /v2/health/ready stays false while these models are not ready (--strict-readiness=false: ready with the models that loaded)',
+    );
+  }
 }
 
 /**
