@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from 'triton-node';
+import { repositoryArgs } from './cli-args.js';
 import { demoCommand, packageRoot } from './demo.js';
 import { onlyTritonMissing } from './doctor/report.js';
 import { lintCommand } from './lint/command.js';
@@ -71,51 +72,6 @@ function usageError(message: string, usage = USAGE): never {
 function version(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
     .version;
-}
-
-/** Options of any command that take a value (the rest are flags): what follows them is not a repository. */
-const BOOLEAN_OPTIONS = new Set([
-  '--help',
-  '-h',
-  '--json',
-  '--force',
-  '--no-grpc',
-  '--fake-engine',
-  '--exit-on-error',
-  '--strict-readiness',
-]);
-
-/**
- * One shape for the repository: \`lint\` reads repositories as arguments, and
- * \`types\` and \`tune\` with --repository; each gets the other form turned
- * into its own, so every command takes both.
- */
-export function repositoryArgs(command: string, args: string[]): string[] {
-  const out: string[] = [];
-  const positionals: string[] = [];
-  const flagged: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--') {
-      positionals.push(...args.slice(i + 1));
-      break;
-    }
-    if (arg === '--repository' || arg === '-r') {
-      const value = args[i + 1];
-      if (value === undefined) return args; // the command says what is missing
-      flagged.push(value);
-      i++;
-    } else if (arg.startsWith('--repository=')) flagged.push(arg.slice('--repository='.length));
-    else if (!arg.startsWith('-') || arg === '-') positionals.push(arg);
-    else {
-      out.push(arg);
-      const takesValue = !arg.includes('=') && !BOOLEAN_OPTIONS.has(arg);
-      if (takesValue && i + 1 < args.length) out.push(args[++i]!);
-    }
-  }
-  const repositories = [...positionals, ...flagged];
-  if (command === 'lint') return [...out, ...repositories];
-  return [...out, ...repositories.flatMap((r) => ['--repository', r])];
 }
 
 function parse(argv: string[]): { options: DoctorOptions; json: boolean } {

@@ -350,14 +350,6 @@ const CORE = [
     tests: ['test/serve-causes.test.ts'],
   },
   {
-    name: 'serve-ignores-npm-exit',
-    why: 'a graceful stop however serve was started: under npx, a SIGTERM to npm (which does not pass it on) leaves the server running',
-    file: 'lib/gateway/serve-command.ts',
-    search: "    watchParent(() => onSignal('SIGTERM'), targets.logger);\n",
-    replace: '',
-    tests: ['test/cli.test.ts'],
-  },
-  {
     name: 'failed-server-handed-out',
     why: 'no crash: a server that failed before its model repository (not live) is handed to the caller, whose model calls crash real Triton',
     file: 'lib/server.ts',
