@@ -14,6 +14,7 @@
 export * from './index.js';
 export * from './codegen.js';
 export * from './datatypes.js';
+export * from './doctor/report.js';
 export * from './errors.js';
 export * from './lint/index.js';
 export * from './native.js';

@@ -11,6 +11,7 @@
  * @packageDocumentation
  */
 export { Server, type ServerMetadata } from './server.js';
+export type { StartupFailure } from './startup-causes.js';
 export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './health.js';
 export type {
   CanaryOptions,

@@ -54,6 +54,7 @@ import {
 } from './options.js';
 import { parseModelConfigText } from './pbtxt.js';
 import { missingPythonModelFile } from './python-model-file.js';
+import { type StartupFailure, formatStartupFailure, startupFailures } from './startup-causes.js';
 import { type ModelStatistics, parseModelStatistics } from './statistics.js';
 import type { InferResult, InferStream, StreamOptions } from './stream.js';
 import type { ModelSpec } from './typed.js';
@@ -86,6 +87,7 @@ export class Server implements AsyncDisposable {
   /** The `lint` option, and the config name lint reads. */
   #lint: LintMode = 'off';
   #modelConfigName: string | undefined;
+  #startupFailures: readonly StartupFailure[] = [];
 
   private constructor(
     native: NativeServer,
@@ -135,7 +137,7 @@ export class Server implements AsyncDisposable {
     const onEvents = (events: NativeEvent[]) => route.to?.dispatch(events);
     checkStartupConfigs(native, holder);
     if (parsed.lint !== 'off') lintStartupModels(native, parsed.lint, holder);
-    const handle = await startServer(native, onEvents, holder);
+    const { handle, failures } = await startServer(native, onEvents, holder);
     const inference = new Inference(
       handle,
       parsed.streamingMetrics ? createStreamMetrics(handle) : undefined,
@@ -144,7 +146,18 @@ export class Server implements AsyncDisposable {
     const server = new Server(handle, inference, native.modelRepositories, library);
     server.#lint = parsed.lint;
     server.#modelConfigName = native.modelConfigName;
+    server.#startupFailures = failures;
     return server;
+  }
+
+  /**
+   * The startup models that did not load, each with its cause (Triton's
+   * reason, or what the model's files show where Triton's index gives none:
+   * a config that does not parse, no version folder...). Empty unless
+   * `exitOnError: false` let the server start without them.
+   */
+  get startupFailures(): readonly StartupFailure[] {
+    return this.#startupFailures;
   }
 
   /** The model repositories, as absolute paths. */
@@ -747,7 +760,7 @@ async function startServer(
   native: NativeServerOptions,
   onEvents: (events: NativeEvent[]) => void,
   holder: Error,
-): Promise<NativeServer> {
+): Promise<{ handle: NativeServer; failures: StartupFailure[] }> {
   const create = async (options: NativeServerOptions): Promise<NativeServer> => {
     try {
       return await addon().createServer(options, onEvents);
@@ -768,17 +781,19 @@ async function startServer(
   return checkStartupModels(handle, native, holder);
 }
 
-/** With `exitOnError` (the default), a startup model that failed fails the start, with each model's reason. */
+/**
+ * Each startup model that is not READY, with its cause; with `exitOnError`
+ * (the default) any such model fails the start, naming each cause.
+ */
 async function checkStartupModels(
   handle: NativeServer,
   native: NativeServerOptions,
   holder: Error,
-): Promise<NativeServer> {
-  if (!native.exitOnError) return handle;
+): Promise<{ handle: NativeServer; failures: StartupFailure[] }> {
   const mode = MODEL_CONTROL_MODES[native.modelControlMode];
   const all = mode !== 'explicit' || native.startupModels.includes('*');
-  if (!all && native.startupModels.length === 0) return handle;
-  let failures: string[];
+  if (!all && native.startupModels.length === 0) return { handle, failures: [] };
+  let failures: StartupFailure[];
   try {
     const index = JSON.parse(await handle.modelIndex(false)) as Array<{
       name: string;
@@ -786,15 +801,18 @@ async function checkStartupModels(
       state?: string;
       reason?: string;
     }>;
-    failures = startupFailures(index, all ? undefined : native.startupModels);
+    failures = startupFailures(index, startupModelFolders(native), all ? undefined : native.startupModels, {
+      modelConfigName: native.modelConfigName,
+      strictModelConfig: native.strictModelConfig,
+    });
   } catch (err) {
     await handle.stop().catch(() => {});
     throw fromNativeError(err, {}, holder);
   }
-  if (failures.length === 0) return handle;
+  if (failures.length === 0 || !native.exitOnError) return { handle, failures };
   await handle.stop().catch(() => {});
   const err = tritonError('INTERNAL', 'failed to load all models', {}, holder);
-  return Promise.reject(withHint(err, failures.join('; ')));
+  return Promise.reject(withHint(err, failures.map(formatStartupFailure).join('; ')));
 }
 
 /** The model folders Triton loads at startup (every one unless explicit control names them). */
@@ -884,33 +902,6 @@ function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: 
   if (mode === 'error' && errors.length > 0) {
     throw tritonError('INVALID_ARG', `models fail lint: ${errors.join('; ')}`, {}, holder);
   }
-}
-
-/** "model 'x' version 1: reason" for each startup model (all when `names` is undefined) that is not READY. */
-function startupFailures(
-  index: Array<{ name: string; version?: string; state?: string; reason?: string }>,
-  names: readonly string[] | undefined,
-): string[] {
-  const wanted = names ?? [...new Set(index.map((e) => e.name))];
-  const out: string[] = [];
-  for (const name of wanted) {
-    const entries = index.filter((e) => e.name === name);
-    if (entries.length === 0) {
-      out.push(`model '${name}': not in the model repositories`);
-      continue;
-    }
-    const versions = entries.filter((e) => e.state !== undefined);
-    if (versions.length === 0) {
-      out.push(`model '${name}': no version was loaded (check its version folders and version_policy)`);
-      continue;
-    }
-    for (const e of versions) {
-      if (e.state === 'READY' || e.reason === 'unloaded') continue;
-      const which = e.version === undefined || e.version === '' ? '' : ` version ${e.version}`;
-      out.push(`model '${name}'${which}: ${e.state}${e.reason ? `: ${e.reason}` : ''}`);
-    }
-  }
-  return out;
 }
 
 /** A failed start, with the `modelRepository` paths that do not exist named (Triton names a file it could not stat). */

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseKernelModuleVersion } from '../lib/doctor/gpu.js';
 import { checkOnnxRuntime, onnxRuntimeLibraryVersion } from '../lib/doctor/onnxruntime.js';
 import { checkPython, linkedLibPython } from '../lib/doctor/python.js';
+import { onlyTritonMissing } from '../lib/doctor/report.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
 import { addonBinaryPath } from '../lib/native.js';
 import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
@@ -218,6 +219,36 @@ describe('doctor()', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('doctor where only Triton is missing', () => {
+  it('says how to try without Triton when that is the only failure, and only then', () => {
+    const report = {
+      ok: false,
+      checks: [
+        { topic: 'addon', subject: 'a.node', status: 'ok', detail: 'fine' },
+        { topic: 'library', subject: '/opt/t/libtritonserver.so', status: 'fail', detail: 'not found' },
+      ],
+      libraries: [{ path: '/opt/t/libtritonserver.so', source: 'default', outcome: 'missing' }],
+      addon: { fakeEngine: '/p/libtritonserver.so' },
+    } as unknown as DoctorReport;
+    expect(onlyTritonMissing(report)).toBe(true);
+    expect(formatDoctorReport(report)).toContain(
+      '1 ok, 0 warning(s), 1 failure(s): no Triton library, the rest is fine\nNo Triton here (none was asked for)',
+    );
+    // Asked for (TRITON_SERVER_LIB, --library), no fake engine, or another failure: a failure as before.
+    const asked = structuredClone(report);
+    asked.libraries[0]!.source = 'TRITON_SERVER_LIB';
+    const noFake = structuredClone(report);
+    noFake.addon.fakeEngine = null;
+    const more = structuredClone(report);
+    more.checks.push({ topic: 'cuda', subject: 'x', status: 'fail', detail: 'broken' });
+    for (const r of [asked, noFake, more]) {
+      expect(onlyTritonMissing(r)).toBe(false);
+      expect(formatDoctorReport(r)).toContain('fix the FAIL lines above');
+      expect(formatDoctorReport(r)).not.toContain('No Triton here');
+    }
   });
 });
 

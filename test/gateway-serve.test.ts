@@ -99,7 +99,7 @@ describe('triton-node serve', () => {
   it('refuses a usage error with exit code 2 and the usage', () => {
     const none = spawnSync(process.execPath, serve(), { encoding: 'utf8' });
     expect(none.status).toBe(2);
-    expect(none.stderr).toMatch(/--repository is required/);
+    expect(none.stderr).toMatch(/a model repository is required: serve <dir>, --repository <dir>/);
     expect(none.stderr).toMatch(/usage: triton-node serve/);
     const port = spawnSync(process.execPath, serve('--repository', MODELS, '--http-port', 'x'), {
       encoding: 'utf8',
@@ -119,7 +119,7 @@ describe('triton-node serve', () => {
     expect(help.stdout).toMatch(/^ {2}serve {5}serve models over the KServe v2 protocol/m);
     const usage = spawnSync(process.execPath, serve('--help'), { encoding: 'utf8' });
     expect(usage.status).toBe(0);
-    expect(usage.stdout).toMatch(/^usage: triton-node serve --repository <dir>/);
+    expect(usage.stdout).toMatch(/^usage: triton-node serve \[<dir>\.\.\.\] \[--repository <dir>\.\.\.\]/);
   });
 
   it('without its optional peer dependencies, exits 1 naming them and the npm command', () => {

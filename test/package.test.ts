@@ -27,9 +27,11 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { typeCheckConsumer } from './consumer-types.js';
 import { skipAllIf } from './helpers.js';
+import { startServing } from './serve-helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'triton-node-package-'));
@@ -251,12 +253,47 @@ describe('the package, packed and installed where there is no compiler', () => {
   it('runs `triton-node doctor --json`, which says the addon is a prebuild', async () => {
     const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
     const child = await run(process.execPath, [cli, 'doctor', '--json'], { cwd: consumer, env: bareEnv() });
-    const report = JSON.parse(child.stdout) as { ok: boolean; addon: { kind: string; fakeEngine: string } };
+    const report = JSON.parse(child.stdout) as {
+      ok: boolean;
+      addon: { kind: string; fakeEngine: string };
+      checks: Array<{ status: string; topic: string }>;
+    };
     expect(report.addon.kind).toBe('prebuild');
     expect(report.addon.fakeEngine).toBe(
       join(installed, 'prebuilds', `linux-${process.arch}`, 'libtritonserver.so'),
     );
-    expect(child.status).toBe(report.ok ? 0 : 1);
+    // No Triton in the consumer: exit code 3 when that is all that fails (the fake engine works).
+    const onlyTriton = report.checks.filter((c) => c.status === 'fail').every((c) => c.topic === 'library');
+    expect(child.status).toBe(report.ok ? 0 : onlyTriton ? 3 : 1);
+  });
+
+  it('`npx triton-node demo` runs the packaged example models on the fake engine and says so', async () => {
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'demo'];
+    const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(0);
+    expect(child.stdout).toContain("on the FAKE ENGINE (triton-node's own libtritonserver.so, not Triton)");
+    expect(child.stdout).toContain(join(installed, 'examples', 'models'));
+    expect(child.stdout).toContain('identity_fp32: INPUT0 [1,2,3,4] -> OUTPUT0 FP32 [1,4] = [1,2,3,4]');
+    expect(child.stdout).toContain('repeat_int32: IN [10,20,30] -> 3 responses, OUT = [10,20,30]');
+  });
+
+  it('`npx triton-node doctor` with no Triton says how to try without it and exits 3', async () => {
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'doctor'];
+    const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(3);
+    expect(child.stdout).toContain('npx triton-node demo');
+    expect(child.stdout).toContain('npx triton-node serve --fake-engine');
+    const version = await run(
+      process.execPath,
+      [npmCli(), 'exec', '--no', '--', 'triton-node', '--version'],
+      {
+        cwd: consumer,
+        env: bareEnv(),
+      },
+    );
+    expect(version.stdout.trim(), version.output).toBe(
+      JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).version,
+    );
   });
 
   it('loads triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
@@ -320,6 +357,41 @@ describe('the package, packed and installed where there is no compiler', () => {
       "triton-node serve needs 'pino', '@grpc/grpc-js' and '@grpc/proto-loader' (optional peer dependencies of triton-node)",
     );
     expect(child.stderr).toContain('npm install pino @grpc/grpc-js @grpc/proto-loader');
+  });
+
+  it('`npx triton-node serve --fake-engine` serves the example models (pino installed), and stops with npx', async () => {
+    // Last but one: the test above needs the peers absent.
+    const added = await run(
+      process.execPath,
+      [npmCli(), 'install', 'pino', '--prefer-offline', '--no-audit', '--no-fund'],
+      {
+        cwd: consumer,
+        env: bareEnv(),
+      },
+    );
+    expect(added.status, added.output).toBe(0);
+    const args = [npmCli(), 'exec', '--no', '--', 'triton-node', 'serve', '--fake-engine', '--no-grpc'];
+    const running = await startServing(
+      process.execPath,
+      [...args, '--host', '127.0.0.1', '--http-port', '0'],
+      bareEnv(),
+      consumer,
+    );
+    const serving = running.lines.find((l) => l.msg === 'serving')!;
+    expect(serving).toMatchObject({ engine: 'fake', models: join(installed, 'examples', 'models') });
+    const res = await request(`http://127.0.0.1:${running.httpPort}/v2/models/identity_fp32/infer`, {
+      method: 'POST',
+      body: JSON.stringify({
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 3], data: [1, 2, 3] }],
+      }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(((await res.body.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data).toEqual([
+      1, 2, 3,
+    ]);
+    running.child.kill('SIGTERM'); // to npm, which does not pass it on
+    await running.logged('stopped');
+    await running.closed;
   });
 
   it('a build from source with no tools says which are missing and how to get them', async () => {

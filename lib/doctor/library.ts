@@ -189,7 +189,7 @@ const OUTCOME_TEXT: Record<string, string> = {
 
 const OUTCOME_FIX: Record<string, string> = {
   missing:
-    'use the NGC Triton image (nvcr.io/nvidia/tritonserver:<yy.mm>-py3, /opt/tritonserver), or set TRITON_SERVER_LIB=/path/to/libtritonserver.so',
+    'use the NGC Triton image (nvcr.io/nvidia/tritonserver:<yy.mm>-py3, /opt/tritonserver), or set TRITON_SERVER_LIB=/path/to/libtritonserver.so; to try triton-node without Triton: npx triton-node demo, npx triton-node serve --fake-engine',
   dlopen:
     'a library it needs is missing (the detail names it; `ldd` on the file lists them all): run in the image Triton was built for, or add that library to LD_LIBRARY_PATH',
   symbols: 'point TRITON_SERVER_LIB at libtritonserver.so itself',

@@ -130,6 +130,32 @@ export interface DoctorReport {
   models: Array<{ name: string; backend: string | null; versions: number[]; problems: string[] }>;
 }
 
+/**
+ * True when the only thing that fails is that no Triton library was found,
+ * none having been asked for (no `library`, no TRITON_SERVER_LIB), while the
+ * addon and the fake engine are there: a laptop, where triton-node runs on
+ * its fake engine (`triton-node demo`, `triton-node serve --fake-engine`).
+ * `triton-node doctor` exits 3 then, not 1.
+ */
+export function onlyTritonMissing(report: DoctorReport): boolean {
+  const failed = report.checks.filter((c) => c.status === 'fail');
+  // A report made by hand (formatDoctorReport takes any) may lack the facts.
+  const libraries = report.libraries ?? [];
+  return (
+    failed.length > 0 &&
+    failed.every((c) => c.topic === 'library') &&
+    libraries.length > 0 &&
+    libraries.every((p) => p.source === 'default' && p.outcome === 'missing') &&
+    typeof report.addon?.fakeEngine === 'string'
+  );
+}
+
+/** What `doctor` says where no Triton is installed and the fake engine is. */
+export const WITHOUT_TRITON =
+  'No Triton here (none was asked for): that is expected on a laptop. triton-node runs here on its fake engine,\n' +
+  'with the example models: `npx triton-node demo`, or `npx triton-node serve --fake-engine` (HTTP and gRPC).\n' +
+  'For real inference, install Triton (the fix above); `doctor` exits 3 until then (1 when something else fails).';
+
 const MARK: Record<DoctorStatus, string> = { ok: 'ok', info: 'info', warn: 'WARN', fail: 'FAIL' };
 
 /** Cuts `text` to `width` characters with an ellipsis. */
@@ -152,10 +178,12 @@ export function formatDoctorReport(report: DoctorReport): string {
     if (c.fix !== undefined) lines.push(`${' '.repeat(16)}fix: ${c.fix}`);
   }
   const count = (s: DoctorStatus) => report.checks.filter((c) => c.status === s).length;
-  lines.push(
-    '',
-    `${count('ok')} ok, ${count('warn')} warning(s), ${count('fail')} failure(s): ` +
-      (report.ok ? 'triton-node can run here' : 'fix the FAIL lines above'),
-  );
+  const summary = report.ok
+    ? 'triton-node can run here'
+    : onlyTritonMissing(report)
+      ? 'no Triton library, the rest is fine'
+      : 'fix the FAIL lines above';
+  lines.push('', `${count('ok')} ok, ${count('warn')} warning(s), ${count('fail')} failure(s): ${summary}`);
+  if (!report.ok && onlyTritonMissing(report)) lines.push(WITHOUT_TRITON);
   return `${lines.join('\n')}\n`;
 }

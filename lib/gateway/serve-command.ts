@@ -1,8 +1,9 @@
 /**
- * `triton-node serve --repository R [--http-port 8000] [--grpc-port 8001]
+ * `triton-node serve [R...] [--repository R] [--fake-engine] [--http-port 8000]
+ * [--grpc-port 8001] [--exit-on-error=false] [--strict-readiness=false]
  * [--config file]`: an in-process Triton behind the KServe v2 protocol over
  * HTTP and gRPC, with structured logs (pino) and a graceful shutdown on
- * SIGTERM and SIGINT. Resolves with the exit code once the process should
+ * SIGTERM and SIGINT, and on the exit of the npm that started it. Resolves with the exit code once the process should
  * exit: 0 after a shutdown, 1 when it could not start, 2 for a usage error.
  * @internal
  */
@@ -19,11 +20,16 @@ import {
   createGateway,
 } from 'triton-node/gateway';
 import type { IsolatedGatewayOptions } from 'triton-node/gateway';
+import { fakeEngine } from 'triton-node/testing';
+import { exampleModels } from '../demo.js';
 import { serveIsolated } from './isolation/serve.js';
 import { importPeers } from './peer.js';
 import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
 
-export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repository <dir>...] [options]
+export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <dir>...] [options]
+  <dir>, --repository <dir>, -r <dir>   a model repository (repeatable)
+  --fake-engine          run on triton-node's fake engine (no Triton, no GPU), with the example models
+                         the package ships unless repositories are given
   --http-port <n>        HTTP/REST port (default 8000; 0 picks a free one)
   --grpc-port <n>        gRPC port (default 8001; 0 picks a free one)
   --no-grpc              serve HTTP only (no @grpc/grpc-js needed)
@@ -38,12 +44,20 @@ export const SERVE_USAGE = `usage: triton-node serve --repository <dir> [--repos
   --drain-timeout <ms>   how long a shutdown waits for requests in flight (default 30000)
   --max-body-bytes <n>   largest request body (default 64 MiB)
   --max-header-bytes <n> largest request head (default 16384, Node's); larger ones get 431
+  --exit-on-error[=true|false]     a model that fails to load stops the start (default true, as tritonserver);
+                                   false: serve the models that loaded, each failure logged with its cause
+  --strict-readiness[=true|false]  /v2/health/ready only when every model is ready (default true);
+                                   false: ready once serving, and each loaded model's own ready route says so
   --log-level <level>    pino level (default info)
-Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops.
+Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops, and so does the exit of the
+npm or npx that started it (npm does not pass signals on). In a container, run node directly:
+  exec node node_modules/triton-node/dist/cli.js serve ...
 `;
 
 interface ServeConfig {
   server: Partial<ServerOptions>;
+  /** --fake-engine: the library is the fake engine's. */
+  fake: boolean;
   gateway: GatewayOptions;
   httpPort: number;
   grpcPort: number | null;
@@ -56,6 +70,33 @@ interface ServeConfig {
 }
 
 class UsageError extends Error {}
+
+/**
+ * Takes `--name`, `--name=true|false` (and `--name true|false`) out of
+ * `args`, as tritonserver spells its boolean flags; undefined when absent.
+ */
+function takeBoolean(args: string[], name: string): boolean | undefined {
+  let value: boolean | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    let text: string | undefined;
+    if (arg === `--${name}`) {
+      const next = args[i + 1];
+      if (next === 'true' || next === 'false') {
+        text = next;
+        args.splice(i + 1, 1);
+      } else text = 'true';
+    } else if (arg.startsWith(`--${name}=`)) text = arg.slice(name.length + 3);
+    else continue;
+    if (text !== 'true' && text !== 'false' && text !== '1' && text !== '0')
+      throw new UsageError(`Expected true or false for --${name} but received '${text}'`);
+    value = text === 'true' || text === '1';
+    args.splice(i, 1);
+    i--;
+  }
+  return value;
+}
 
 function port(text: unknown, option: string): number {
   const n = Number(text);
@@ -73,10 +114,14 @@ function whole(text: unknown, option: string): number {
 }
 
 /** The configuration: the config file's, with the flags on top. */
-export function parseServeArgs(args: string[]): ServeConfig | 'help' {
+export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
+  const args = [...argv];
+  const exitOnError = takeBoolean(args, 'exit-on-error');
+  const strictReadiness = takeBoolean(args, 'strict-readiness');
   let values: Record<string, string | string[] | boolean | undefined>;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args,
       options: {
         repository: { type: 'string', multiple: true, short: 'r' },
@@ -93,10 +138,11 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
         'max-body-bytes': { type: 'string' },
         'max-header-bytes': { type: 'string' },
         'log-level': { type: 'string' },
+        'fake-engine': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     }));
   } catch (err) {
     throw new UsageError((err as Error).message);
@@ -123,12 +169,24 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
   }
   const server = { ...((file.server as Partial<ServerOptions>) ?? {}) };
   const gateway = { ...((file.gateway as GatewayOptions) ?? {}) };
-  if (values.repository) server.modelRepository = values.repository as string[];
+  const repositories = [...positionals, ...((values.repository as string[] | undefined) ?? [])];
+  if (repositories.length > 0) server.modelRepository = repositories;
+  const fake = values['fake-engine'] === true;
+  if (fake) {
+    if (typeof values.library === 'string')
+      throw new UsageError('--fake-engine and --library name two libraries: give one of them');
+    server.library = fakeEngine.libraryPath;
+    server.modelRepository ??= exampleModels();
+  }
+  if (exitOnError !== undefined) server.exitOnError = exitOnError;
+  if (strictReadiness !== undefined) server.strictReadiness = strictReadiness;
   const isolation = file.isolation as IsolatedGatewayOptions | undefined;
   if (isolation !== undefined && (typeof isolation !== 'object' || isolation === null))
     throw new UsageError('--config: "isolation" must be an object { "groups": { ... } }');
   if (server.modelRepository === undefined && isolation === undefined)
-    throw new UsageError('--repository is required (or "server.modelRepository" in --config)');
+    throw new UsageError(
+      'a model repository is required: serve <dir>, --repository <dir>, "server.modelRepository" in --config, or --fake-engine for the example models',
+    );
   if (typeof values.library === 'string') server.library = values.library;
   if (typeof values['backend-dir'] === 'string') server.backendDirectory = values['backend-dir'];
   if (typeof values['model-control-mode'] === 'string') {
@@ -146,6 +204,7 @@ export function parseServeArgs(args: string[]): ServeConfig | 'help' {
   return {
     server,
     gateway,
+    fake,
     httpPort: port(values['http-port'] ?? file.httpPort ?? 8000, '--http-port'),
     grpcPort,
     host: (values.host as string | undefined) ?? (file.host as string | undefined) ?? '0.0.0.0',
@@ -285,13 +344,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       guard?.close();
     }
   }
-  let server: Server;
-  try {
-    server = await Server.create(config.server as ServerOptions);
-  } catch (err) {
-    logger.error?.({ err: (err as Error).message }, 'the server did not start');
-    return 1;
-  }
+  const server = await startServer(config, logger);
+  if (server === undefined) return 1;
   const gateway = createGateway(server, { ...config.gateway, logger: config.gateway.logger ?? logger });
   let httpServer: http.Server | undefined;
   let grpcServer: (GrpcShutdownLike & object) | undefined;
@@ -313,7 +367,12 @@ export async function serveCommand(args: string[]): Promise<number> {
       grpcServer = g.server;
       grpcPort = g.port;
     }
-    logger.info?.({ httpPort, grpcPort, host: config.host, triton: server.library.path }, 'serving');
+    const engine = server.library.isFake ? 'fake' : 'triton';
+    const models = config.server.modelRepository;
+    logger.info?.(
+      { httpPort, grpcPort, host: config.host, engine, triton: server.library.path, models },
+      'serving',
+    );
   } catch (err) {
     logger.error?.({ err: (err as Error).message }, 'could not listen');
     httpServer?.close();
@@ -329,6 +388,51 @@ export async function serveCommand(args: string[]): Promise<number> {
     logger,
     timeoutMs: config.drainTimeoutMs,
   });
+}
+
+/** The server, its start logged; undefined (after logging why) when it did not start. */
+async function startServer(config: ServeConfig, logger: GatewayLogger): Promise<Server | undefined> {
+  if (config.fake && !fakeEngine.available()) {
+    logger.error?.(
+      { library: fakeEngine.libraryPath },
+      'the fake engine is not here: run npx triton-node doctor',
+    );
+    return undefined;
+  }
+  let server: Server;
+  try {
+    server = await Server.create(config.server as ServerOptions);
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'the server did not start');
+    return undefined;
+  }
+  logStartup(server, config, logger);
+  return server;
+}
+
+/**
+ * Logs what the start left to know: the fake engine, when it is the
+ * library; each startup model that did not load, with its cause; and that
+ * strict readiness keeps the server not ready while one of them is missing.
+ */
+function logStartup(server: Server, config: ServeConfig, logger: GatewayLogger): void {
+  if (server.library.isFake)
+    logger.warn?.(
+      { triton: server.library.path },
+      "on triton-node's fake engine (not Triton): test backends only (identity, repeat, square)",
+    );
+  for (const f of server.startupFailures) {
+    logger.error?.(
+      { model: f.model, version: f.version, reason: f.reason },
+      `model '${f.model}' did not load`,
+    );
+  }
+  if (server.startupFailures.length > 0 && config.server.strictReadiness !== false) {
+    logger.warn?.(
+      { failed: server.startupFailures.map((f) => f.model) },
+      'strict readiness: /v2/health/ready stays false while these models are not ready (--strict-readiness=false: ready with the models that loaded)',
+    );
+  }
 }
 
 /**
@@ -355,5 +459,52 @@ function untilSignal(targets: ShutdownTargets): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    watchParent(() => onSignal('SIGTERM'), targets.logger);
   });
+}
+
+/** The parent pid of `pid` (from /proc), or undefined when it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Started by npm or npx (npm_command in the environment), stops the server
+ * when npm goes away: npm does not pass SIGTERM or SIGINT on to the command
+ * it runs, so a signal to npx would otherwise leave the server running with
+ * no parent. Watched: the parent, and the one above it when the parent is
+ * the shell npm ran the command in. A server started otherwise (node
+ * directly, exec in a container) is not watched.
+ */
+function watchParent(stop: () => void, logger: GatewayLogger): void {
+  if (process.env.npm_command === undefined && process.env.npm_lifecycle_event === undefined) return;
+  const watched: Array<{ pid: number; parent: number }> = [];
+  const parent = process.ppid;
+  const grandparent = parentOf(parent);
+  if (parent <= 1 || grandparent === undefined) return;
+  watched.push({ pid: process.pid, parent });
+  if (/^(sh|dash|bash|ash|zsh)$/.test(commandOf(parent)) && grandparent > 1)
+    watched.push({ pid: parent, parent: grandparent });
+  const timer = setInterval(() => {
+    const gone = watched.find((w) => parentOf(w.pid) !== w.parent);
+    if (gone === undefined) return;
+    clearInterval(timer);
+    logger.warn?.({ parent: gone.parent }, 'the npm process that started serve exited: shutting down');
+    stop();
+  }, 500);
+  timer.unref();
 }
