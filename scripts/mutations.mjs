@@ -491,6 +491,8 @@ const CORE = [
     file: 'lib/gateway/openai/routes.ts',
     search:
       "    call.res.once('close', cancel);\n" +
+      '    // The client may have left while the body was read and the request built.\n' +
+      '    if (call.res.destroyed) cancel();\n' +
       '    const timing = { first: undefined as number | undefined, last: call.arrived };\n' +
       '    try {\n' +
       '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +

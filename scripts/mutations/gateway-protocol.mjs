@@ -108,8 +108,8 @@ export const MUTATIONS = [
     name: 'generate-stream-disconnect-ignored',
     why: 'a generate_stream client that disconnects is cancelled only when the next response comes to be written',
     file: 'lib/gateway/streaming.ts',
-    search: "  res.once('close', gone);\n",
-    replace: '',
+    search: "  // A client that goes away cancels the request.\n  const gone = () => stream.cancel();\n  res.once('close', gone);\n",
+    replace: "  // A client that goes away cancels the request.\n  const gone = () => stream.cancel();\n",
     tests: [HOSTILE],
   },
   {
