@@ -1,5 +1,5 @@
 /**
- * The `triton-node` command (doctor, types, lint, tune, serve): `triton-node doctor` checks this machine for
+ * The `triton-node` command (doctor, types, lint, tune, serve, revoke): `triton-node doctor` checks this machine for
  * what triton-node needs and prints a table (or `--json`), with exit code 1
  * when something fails. The benchmarks are not in the package: they are the
  * triton-node-bench workspace of the repository (`npm run bench`).
@@ -22,6 +22,7 @@ Commands:
   lint      check model configs against Triton's guidance (triton-node lint --help)
   tune      tune a model's batching and instances against a latency SLA (triton-node tune --help)
   serve     serve models over the KServe v2 protocol, HTTP and gRPC (triton-node serve --help)
+  revoke    refuse a token or API key on every gateway replica sharing a Redis store (triton-node revoke --help)
 
 triton-node doctor [options]
 
@@ -94,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'lint') return lintCommand(rest);
   if (command === 'tune') return tuneCommand(rest, { createServer: (o) => Server.create(o), tune });
   if (command === 'serve') return (await import('./gateway/serve-command.js')).serveCommand(rest);
+  if (command === 'revoke') return (await import('./gateway/guard/revoke-command.js')).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {
