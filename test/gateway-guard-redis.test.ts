@@ -1,0 +1,288 @@
+/**
+ * Limits and revocation shared by three gateway replicas through a real
+ * Redis (test/redis-server.ts starts one on a free port): a tenant's 200/s
+ * is admitted at 200/s in total, not 600; a concurrency cap holds across
+ * the replicas; a revoked token or API key is refused by all three within a
+ * second; and Redis killed mid-run gives the documented fallback (each
+ * replica's own buckets) with every request answered.
+ */
+import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Admission } from '../lib/gateway/guard/index.js';
+import {
+  type Gateway,
+  GatewayGuard,
+  type GuardOptions,
+  createGateway,
+  hashApiKey,
+} from '../lib/gateway/index.js';
+import { useServer } from './helpers.js';
+import { noRedis, useRedis } from './redis-server.js';
+
+const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const server = useServer(['identity_fp32'], {}, noRedis);
+const redis = useRedis();
+
+const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
+const KEY = { shared: 'shared-tenant-key-0123456789', other: 'other-tenant-key-0123456789' };
+const LIMIT = 200;
+const BURST = 20;
+const MAX_CONCURRENT = 4;
+
+function guardOptions(url: string, fallback?: 'local' | 'closed'): GuardOptions {
+  return {
+    apiKeys: [
+      { sha256: hashApiKey(KEY.shared), tenant: 'shared', id: 'shared-1' },
+      { sha256: hashApiKey(KEY.other), tenant: 'shared', id: 'other-1' },
+    ],
+    jwt: { secret: SECRET },
+    tenants: {
+      shared: { models: ['identity_fp32'], limits: { requestsPerSecond: LIMIT, requestBurst: BURST } },
+      capped: { models: ['identity_fp32'], limits: { maxConcurrent: MAX_CONCURRENT } },
+    },
+    limits: { store: { redis: { url }, ...(fallback === undefined ? {} : { fallback }) } },
+  };
+}
+
+interface Replica {
+  gateway: Gateway;
+  guard: GatewayGuard;
+  http: http.Server;
+  url: string;
+  audit: string[];
+  logs: Array<{ level: string; msg: string }>;
+}
+
+const replicas: Replica[] = [];
+
+beforeAll(async () => {
+  if (noRedis !== false) return;
+  for (let i = 0; i < 3; i++) {
+    const audit: string[] = [];
+    const logs: Replica['logs'] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        audit.push(chunk.toString());
+        cb();
+      },
+    });
+    const log = (level: string) => (_obj: object, msg?: string) => logs.push({ level, msg: msg ?? '' });
+    const gateway = createGateway(server(), {
+      guard: { ...guardOptions(redis().url), audit: { stream } },
+      logger: { info: log('info'), warn: log('warn') },
+    });
+    const h = http.createServer(gateway.handler);
+    await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
+    const { port } = h.address() as AddressInfo;
+    replicas.push({ gateway, guard: gateway.guard!, http: h, url: `http://127.0.0.1:${port}`, audit, logs });
+  }
+});
+
+afterAll(async () => {
+  for (const r of replicas) {
+    r.gateway.close();
+    r.http.closeAllConnections();
+    await new Promise((resolve) => r.http.close(resolve));
+  }
+});
+
+const BODY = JSON.stringify({
+  inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }],
+});
+
+/** Requests per replica; a fixed amount, so none is cut off and the audit count is exact. */
+const AMOUNT = Number(process.env.REPLICA_REQUESTS ?? 6000);
+
+function load(r: Replica, key: string, amount: number) {
+  return autocannon({
+    url: `${r.url}/v2/models/identity_fp32/infer`,
+    method: 'POST',
+    body: BODY,
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    connections: 32,
+    amount,
+    timeout: 20,
+  });
+}
+
+interface Line {
+  tenant: string | null;
+  status: number;
+  time: string;
+  error?: string;
+}
+
+function auditLines(r: Replica): Line[] {
+  r.guard.flush();
+  const lines = r.audit
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Line);
+  r.audit.length = 0;
+  return lines;
+}
+
+function token(tenant: string, jti: string): Promise<string> {
+  return new SignJWT({ tenant, jti })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('5m')
+    .sign(Buffer.from(SECRET));
+}
+
+let requestId = 0;
+function admit(r: Replica, credential: string) {
+  return r.guard.admit({
+    protocol: 'http',
+    route: 'infer',
+    model: 'identity_fp32',
+    headers: { authorization: `Bearer ${credential}` },
+    requestId: `r${requestId++}`,
+  });
+}
+
+async function statusOf(r: Replica, credential: string): Promise<number> {
+  try {
+    (await admit(r, credential)).done({ status: 200 });
+    return 200;
+  } catch (err) {
+    return (err as { status: number }).status;
+  }
+}
+
+describe.skipIf(noRedis !== false)('limits and revocation across three replicas on Redis', () => {
+  it("admits a tenant's 200/s across three replicas within 5% of 200/s in total", async () => {
+    const results = await Promise.all(replicas.map((r) => load(r, KEY.shared, AMOUNT)));
+    const lines = replicas.flatMap(auditLines).filter((l) => l.tenant === 'shared');
+    for (const result of results) {
+      expect(result.errors + result.timeouts).toBe(0);
+      expect(result['2xx'] + result.non2xx).toBe(AMOUNT);
+    }
+    expect(lines.length).toBe(3 * AMOUNT);
+    expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
+    // The admitted rate while the tenant offered more than its limit: from the first line to the last
+    // 429 of any replica, less the burst the shared bucket starts with.
+    const time = (l: Line) => Date.parse(l.time);
+    const start = Math.min(...lines.map(time));
+    const end = Math.max(...lines.filter((l) => l.status === 429).map(time));
+    const span = (end - start) / 1000;
+    const inSpan = lines.filter((l) => l.status === 200 && time(l) <= end).length;
+    const rate = (inSpan - BURST) / span;
+    const perReplica = results.map((r) => r['2xx']);
+    console.log(JSON.stringify({ span, inSpan, rate, perReplica, offered: lines.length / span }));
+    expect(span).toBeGreaterThan(3);
+    // Every replica took part: the limit is shared, not held by one.
+    for (const n of perReplica) expect(n).toBeGreaterThan(0);
+    expect(Math.abs(rate - LIMIT) / LIMIT, `${rate.toFixed(1)}/s`).toBeLessThan(0.05);
+  }, 60_000);
+
+  it('holds a concurrency cap across the replicas', async () => {
+    const jwt = await token('capped', 'capped-1');
+    const held = [
+      await admit(replicas[0]!, jwt),
+      await admit(replicas[1]!, jwt),
+      await admit(replicas[2]!, jwt),
+      await admit(replicas[0]!, jwt),
+    ];
+    for (const r of replicas) {
+      await expect(admit(r, jwt)).rejects.toMatchObject({
+        status: 429,
+        message: `tenant 'capped' has ${MAX_CONCURRENT} requests in flight (limit ${MAX_CONCURRENT})`,
+      });
+    }
+    // One ends on replica 0 (its lease is removed without waiting): a request on replica 2 takes its place.
+    held.shift()!.done({ status: 200 });
+    let again: Admission | undefined;
+    await expect
+      .poll(async () => {
+        again = await admit(replicas[2]!, jwt).catch(() => undefined);
+        return again !== undefined;
+      })
+      .toBe(true);
+    await expect(admit(replicas[1]!, jwt)).rejects.toMatchObject({ status: 429 });
+    for (const a of [...held, again!]) a.done({ status: 200 });
+    expect(await statusOf(replicas[1]!, jwt)).toBe(200);
+  });
+
+  it('refuses a revoked token and a revoked API key on every replica within a second', async () => {
+    const jwt = await token('shared', 'token-to-revoke');
+    const kept = await token('shared', 'token-kept');
+    // Past the rate test's traffic the shared bucket is full again.
+    await new Promise((r) => setTimeout(r, 200));
+    for (const r of replicas) expect(await statusOf(r, jwt)).toBe(200);
+    await replicas[0]!.guard.revoke({ jti: 'token-to-revoke' });
+    // The command line revokes the other API key through Redis alone.
+    const cli = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', CLI, 'revoke', '--redis-url', redis().url, '--key-id', 'other-1'],
+      { encoding: 'utf8' },
+    );
+    expect(cli.stderr).toBe('');
+    expect(cli.stdout).toBe('revoked API key other-1\n');
+    expect(cli.status).toBe(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const r of replicas) {
+      await expect(admit(r, jwt)).rejects.toMatchObject({
+        status: 401,
+        message: 'the credential has been revoked',
+      });
+      await expect(admit(r, KEY.other)).rejects.toMatchObject({ status: 401 });
+      expect(await statusOf(r, kept)).toBe(200);
+      expect(await statusOf(r, KEY.shared)).toBe(200);
+    }
+  });
+
+  it('falls back to each replica’s own buckets when Redis is killed mid-run: no crash, no hung request', async () => {
+    for (const r of replicas) {
+      auditLines(r);
+      expect(r.guard.storeUp).toBe(true);
+    }
+    const amount = 1500;
+    const running = Promise.all(replicas.map((r) => load(r, KEY.shared, amount)));
+    await new Promise((r) => setTimeout(r, 500));
+    await redis().kill();
+    const results = await running;
+    for (const result of results) {
+      expect(result.errors + result.timeouts).toBe(0);
+      expect(result['2xx'] + result.non2xx).toBe(amount);
+    }
+    for (const r of replicas) {
+      const lines = auditLines(r);
+      expect(lines.length).toBe(amount);
+      expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
+      expect(r.guard.storeUp).toBe(false);
+      expect(r.logs.filter((l) => l.level === 'warn').map((l) => l.msg)).toContain(
+        "limits store unreachable: this replica's own buckets",
+      );
+      // The revocations read before the outage still hold.
+      await expect(admit(r, KEY.other)).rejects.toMatchObject({ status: 401 });
+    }
+    // With fallback 'closed', a guard refuses with 503 while Redis is down, at once.
+    const closed = new GatewayGuard(guardOptions(redis().url, 'closed'));
+    try {
+      await expect(
+        closed.admit({
+          protocol: 'http',
+          route: 'infer',
+          model: 'identity_fp32',
+          headers: { 'x-api-key': KEY.shared },
+          requestId: 'closed-1',
+        }),
+      ).rejects.toMatchObject({ status: 503, retryAfterSeconds: 1 });
+    } finally {
+      closed.close();
+    }
+    // Redis back: every replica shares its limits again, and says so.
+    await redis().restart();
+    for (const r of replicas) {
+      await expect.poll(() => r.guard.storeUp, { timeout: 10_000 }).toBe(true);
+      expect(r.logs.at(-1)).toEqual({ level: 'info', msg: 'limits store reachable: limits are shared' });
+    }
+  }, 60_000);
+});
