@@ -7,8 +7,11 @@
  * replica's own buckets) with every request answered.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -285,4 +288,39 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       expect(r.logs.at(-1)).toEqual({ level: 'info', msg: 'limits store reachable: limits are shared' });
     }
   }, 60_000);
+});
+
+describe('without guard.limits.store', () => {
+  /** Runs a guard in a child process that reports every import of `ioredis`; `url`: with a store there. */
+  function probe(url?: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'redis-probe-'));
+    const script = join(dir, 'probe.mts');
+    const hook =
+      "export async function resolve(s, c, next) { if (s === 'ioredis') console.log('imported ioredis'); return next(s, c); }";
+    writeFileSync(
+      script,
+      `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+const { GatewayGuard } = await import(${JSON.stringify(fileURLToPath(new URL('../lib/gateway/index.ts', import.meta.url)))});
+const store = ${JSON.stringify(url === undefined ? {} : { limits: { store: { redis: { url } } } })};
+const g = new GatewayGuard({ tenants: { anonymous: { models: ['*'], limits: { requestsPerSecond: 5 } } }, ...store });
+(await g.admit({ protocol: 'http', route: 'infer', model: 'm', headers: {}, requestId: 'x' })).done({ status: 200 });
+g.close();
+console.log('admitted');
+`,
+    );
+    try {
+      const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' });
+      expect(child.stderr).toBe('');
+      return child.stdout;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('loads no Redis client (and with a store, loads one: the probe sees it)', () => {
+    expect(probe()).toBe('admitted\n');
+    // Port 1 refuses the connection: the default fallback admits against this process's buckets.
+    expect(probe('redis://127.0.0.1:1')).toBe('imported ioredis\nadmitted\n');
+  });
 });
