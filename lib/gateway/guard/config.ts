@@ -99,14 +99,17 @@ export interface GuardRedisOptions {
   name?: string;
   /** Redis Cluster: some of its nodes. */
   cluster?: Array<{ host: string; port: number }>;
-  /** For `sentinels` and `cluster`: the nodes' credentials. */
+  /** For `sentinels` and `cluster`: the nodes' user (a `url` carries its own). */
   username?: string;
+  /** For `sentinels` and `cluster`: the nodes' password. */
   password?: string;
 }
 
 /** `guard.limits`: where buckets, concurrency and revocations live when shared by replicas. */
 export interface GuardLimitsOptions {
+  /** The shared store: buckets, concurrency leases and the deny list of every replica (docs/security.md). */
   store?: {
+    /** The Redis server (`ioredis`, an optional peer dependency, connects to it on first use). */
     redis: GuardRedisOptions;
     /**
      * When Redis does not answer: `'local'` (default) admits against this replica's own buckets,
