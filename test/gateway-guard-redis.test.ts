@@ -49,6 +49,10 @@ function guardOptions(url: string, fallback?: 'local' | 'closed'): GuardOptions 
     tenants: {
       shared: { models: ['identity_fp32'], limits: { requestsPerSecond: LIMIT, requestBurst: BURST } },
       capped: { models: ['identity_fp32'], limits: { maxConcurrent: MAX_CONCURRENT } },
+      metered: {
+        models: ['identity_fp32'],
+        limits: { tokensPerSecond: 10, tokensBurst: 10, bytesPerSecond: 1000, bytesBurst: 1000 },
+      },
     },
     limits: { store: { redis: { url }, ...(fallback === undefined ? {} : { fallback }) } },
   };
@@ -212,6 +216,21 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     await expect(admit(replicas[1]!, jwt)).rejects.toMatchObject({ status: 429 });
     for (const a of [...held, again!]) a.done({ status: 200 });
     expect(await statusOf(replicas[1]!, jwt)).toBe(200);
+  });
+
+  it('shares the token and byte buckets that admitted requests spend into (generated tokens, chunked bodies)', async () => {
+    const jwt = await token('metered', 'metered-1');
+    const [a, b, c] = await Promise.all(replicas.map((r) => admit(r, jwt)));
+    expect(await a!.spendTokens(6, 'identity_fp32')).toBe(true);
+    // Replica 1 sees the 6 tokens replica 0 spent: 4 are left of 10.
+    expect(await b!.spendTokens(6, 'identity_fp32')).toBe(false);
+    expect(b!.tokensRetryAfterSeconds(6, 'identity_fp32')).toBeGreaterThanOrEqual(1);
+    expect(await a!.spendBytes!(800)).toBe(0);
+    expect(await c!.spendBytes!(800)).toBeGreaterThan(0);
+    // Bytes already passed on are taken all the same.
+    expect(await c!.spendBytes!(800, true)).toBe(0);
+    expect(await b!.spendBytes!(1)).toBeGreaterThan(0);
+    for (const x of [a, b, c]) x!.done({ status: 200 });
   });
 
   it('refuses a revoked token and a revoked API key on every replica within a second', async () => {

@@ -80,4 +80,20 @@ export const MUTATIONS = [
       ');\n',
     tests: [REDIS],
   },
+  {
+    name: 'redis-tokens-local',
+    why: "shared limits: generated tokens are spent from each replica's own bucket, not the shared one",
+    file: 'lib/gateway/guard/guard.ts',
+    search: '        if (store === undefined) return settle(local());\n',
+    replace: '        if (store !== null) return settle(local());\n',
+    tests: [REDIS],
+  },
+  {
+    name: 'redis-bytes-local',
+    why: "shared limits: a chunked body's bytes are charged to each replica's own bucket, not the shared one",
+    file: 'lib/gateway/guard/guard.ts',
+    search: '        if (store === undefined) return local();\n',
+    replace: '        if (store !== null) return local();\n',
+    tests: [REDIS],
+  },
 ];
