@@ -105,7 +105,7 @@ const BODY = JSON.stringify({
 });
 
 /** Requests per replica; a fixed amount, so none is cut off and the audit count is exact. */
-const AMOUNT = Number(process.env.REPLICA_REQUESTS ?? 6000);
+const AMOUNT = Number(process.env.REPLICA_REQUESTS ?? 8000);
 
 function load(r: Replica, key: string, amount: number) {
   return autocannon({
