@@ -218,6 +218,50 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     expect(await statusOf(replicas[1]!, jwt)).toBe(200);
   });
 
+  it("renews a running request's concurrency lease, and a stopped replica's leases expire", async () => {
+    const LEASE_MS = 1500;
+    const guard = () =>
+      new GatewayGuard({
+        ...guardOptions(redis().url),
+        limits: { store: { redis: { url: redis().url }, keyPrefix: 'lease-test:', leaseMs: LEASE_MS } },
+      });
+    const [running, other, stopped] = [guard(), guard(), guard()];
+    const jwt = await token('capped', 'lease-1');
+    const ask = (g: GatewayGuard) =>
+      g.admit({
+        protocol: 'http',
+        route: 'infer',
+        model: 'identity_fp32',
+        headers: { authorization: `Bearer ${jwt}` },
+        requestId: `lease-${requestId++}`,
+      });
+    try {
+      const held = await Promise.all(Array.from({ length: MAX_CONCURRENT }, () => ask(running)));
+      // Twice the lease's lifetime later the requests still hold the cap: their leases were renewed.
+      await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+      await expect(ask(other)).rejects.toMatchObject({ status: 429 });
+      for (const a of held) a.done({ status: 200 });
+      await expect
+        .poll(() =>
+          ask(other)
+            .then((a) => {
+              a.done({ status: 200 });
+              return true;
+            })
+            .catch(() => false),
+        )
+        .toBe(true);
+      // A replica that stops without ending its requests (a crash) renews nothing: its leases run out.
+      await Promise.all(Array.from({ length: MAX_CONCURRENT }, () => ask(stopped)));
+      stopped.close();
+      await expect(ask(other)).rejects.toMatchObject({ status: 429 });
+      await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+      (await ask(other)).done({ status: 200 });
+    } finally {
+      for (const g of [running, other, stopped]) g.close();
+    }
+  }, 30_000);
+
   it('shares the token and byte buckets that admitted requests spend into (generated tokens, chunked bodies)', async () => {
     const jwt = await token('metered', 'metered-1');
     const [a, b, c] = await Promise.all(replicas.map((r) => admit(r, jwt)));

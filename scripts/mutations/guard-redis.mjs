@@ -96,4 +96,12 @@ export const MUTATIONS = [
     replace: '        if (store !== null) return local();\n',
     tests: [REDIS],
   },
+  {
+    name: 'redis-lease-not-renewed',
+    why: 'shared limits: a request running longer than leaseMs loses its lease, and the cap admits past it',
+    file: 'lib/gateway/guard/store.ts',
+    search: '    this.#renewTimer = setInterval(() => void this.#renew(), this.#options.leaseMs / 3);\n',
+    replace: '    this.#renewTimer = setInterval(() => undefined, this.#options.leaseMs / 3);\n',
+    tests: [REDIS],
+  },
 ];
