@@ -382,6 +382,31 @@ console.log('admitted');
     }
   }
 
+  it('triton-node revoke: a config without a store and bad arguments are usage errors (2), an unreachable Redis exits 1', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'revoke-'));
+    try {
+      const config = join(dir, 'serve.json');
+      writeFileSync(config, JSON.stringify({ gateway: { guard: { tenants: {} } } }));
+      const revoke = (...args: string[]) =>
+        spawnSync(process.execPath, ['--import', 'tsx', CLI, 'revoke', ...args], { encoding: 'utf8' });
+      const noStore = revoke('--config', config, '--jti', 't1');
+      expect(noStore.status).toBe(2);
+      expect(noStore.stderr).toContain(`'${config}' has no gateway.guard.limits.store`);
+      const both = revoke('--redis-url', 'redis://127.0.0.1:1', '--jti', 't1', '--key-id', 'k1');
+      expect(both.status).toBe(2);
+      expect(both.stderr).toContain('give exactly one of --jti, --key-id and --key-sha256');
+      // Nothing listens on port 1: exit 1, saying so, without hanging.
+      const down = revoke('--redis-url', 'redis://127.0.0.1:1', '--jti', 't1');
+      expect(down.status).toBe(1);
+      expect(down.stderr).toContain('triton-node revoke: the limits store (Redis) did not answer');
+      const badUrl = revoke('--redis-url', 'http://x', '--jti', 't1');
+      expect(badUrl.status).toBe(2);
+      expect(badUrl.stderr).toContain('guard.limits.store.redis.url: expected a redis:// or rediss:// URL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('loads no Redis client (and with a store, loads one: the probe sees it)', () => {
     expect(probe()).toBe('admitted\n');
     // Port 1 refuses the connection: the default fallback admits against this process's buckets.
