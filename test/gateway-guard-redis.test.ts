@@ -330,6 +330,8 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       // The revocations read before the outage still hold.
       await expect(admit(r, KEY.other)).rejects.toMatchObject({ status: 401 });
     }
+    // The gauge /metrics serves says so too.
+    expect(await server().metrics()).toMatch(/^triton_node_gateway_limits_store_up 0$/m);
     // With fallback 'closed', a guard refuses with 503 while Redis is down, at once.
     const closed = new GatewayGuard(guardOptions(redis().url, 'closed'));
     try {
@@ -351,6 +353,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       await expect.poll(() => r.guard.storeUp, { timeout: 10_000 }).toBe(true);
       expect(r.logs.at(-1)).toEqual({ level: 'info', msg: 'limits store reachable: limits are shared' });
     }
+    expect(await server().metrics()).toMatch(/^triton_node_gateway_limits_store_up 1$/m);
   }, 60_000);
 });
 

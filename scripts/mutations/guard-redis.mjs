@@ -104,4 +104,12 @@ export const MUTATIONS = [
     replace: '    this.#renewTimer = setInterval(() => undefined, this.#options.leaseMs / 3);\n',
     tests: [REDIS],
   },
+  {
+    name: 'redis-gauge-unset',
+    why: 'fallback: triton_node_gateway_limits_store_up does not follow the store (nothing to alert on)',
+    file: 'lib/gateway/index.ts',
+    search: 'onStoreState: (up) => ctx.metrics?.storeUp(up)',
+    replace: 'onStoreState: () => undefined',
+    tests: [REDIS],
+  },
 ];
