@@ -105,7 +105,7 @@ const BODY = JSON.stringify({
 });
 
 /** Requests per replica; a fixed amount, so none is cut off and the audit count is exact. */
-const AMOUNT = Number(process.env.REPLICA_REQUESTS ?? 8000);
+const AMOUNT = Number(process.env.REPLICA_REQUESTS ?? 10000);
 
 function load(r: Replica, key: string, amount: number) {
   return autocannon({
@@ -174,17 +174,22 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     }
     expect(lines.length).toBe(3 * AMOUNT);
     expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
-    // The admitted rate while the tenant offered more than its limit: from the first line to the last
-    // 429 of any replica, less the burst the shared bucket starts with.
+    // The admitted rate while the tenant offered more than its limit, in the steady state: from a
+    // second after the first 429 of any replica (the burst is spent and its slower 200s are answered
+    // by then: a 429 comes back sooner than an inference) to the last 429. Both ends are response
+    // times of a loaded gateway, so their lags cancel.
     const time = (l: Line) => Date.parse(l.time);
-    const start = Math.min(...lines.map(time));
-    const end = Math.max(...lines.filter((l) => l.status === 429).map(time));
+    const refused = lines.filter((l) => l.status === 429).map(time);
+    const start = Math.min(...refused) + 1000;
+    const end = Math.max(...refused);
     const span = (end - start) / 1000;
-    const inSpan = lines.filter((l) => l.status === 200 && time(l) <= end).length;
-    const rate = (inSpan - BURST) / span;
+    const inSpan = lines.filter((l) => l.status === 200 && time(l) > start && time(l) <= end).length;
+    const rate = inSpan / span;
+    // Admitted by each replica over the whole run.
     const perReplica = results.map((r) => r['2xx']);
-    console.log(JSON.stringify({ span, inSpan, rate, perReplica, offered: lines.length / span }));
-    expect(span).toBeGreaterThan(3);
+    const whole = (Math.max(...lines.map(time)) - Math.min(...lines.map(time))) / 1000;
+    console.log(JSON.stringify({ span, inSpan, rate, perReplica, offered: lines.length / whole }));
+    expect(span).toBeGreaterThan(2);
     // Every replica took part: the limit is shared, not held by one.
     for (const n of perReplica) expect(n).toBeGreaterThan(0);
     expect(Math.abs(rate - LIMIT) / LIMIT, `${rate.toFixed(1)}/s`).toBeLessThan(0.05);
