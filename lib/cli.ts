@@ -1,5 +1,5 @@
 /**
- * The `triton-node` command (demo, serve, doctor, lint, types, tune): `triton-node doctor` checks this
+ * The `triton-node` command (demo, serve, doctor, lint, types, tune, revoke): `triton-node doctor` checks this
  * machine for what triton-node needs and prints a table (or `--json`), with exit code 1 when something
  * fails (3 when only Triton is missing and the fake engine works). The benchmarks are not in the package: they are the
  * triton-node-bench workspace of the repository (`npm run bench`).
@@ -28,6 +28,7 @@ Commands:
   lint      check model configs against Triton's guidance (triton-node lint --help)
   types     write TypeScript model specs from config.pbtxt files (triton-node types --help)
   tune      tune a model's batching and instances against a latency SLA (triton-node tune --help)
+  revoke    refuse a token or API key on every gateway replica sharing a Redis store (triton-node revoke --help)
 
 Every command that reads a model repository takes it as an argument or with --repository (-r):
   triton-node lint ./models   is   triton-node lint --repository ./models
@@ -130,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'tune')
     return tuneCommand(repositoryArgs(command, rest), { createServer: (o) => Server.create(o), tune });
   if (command === 'serve') return (await import('./gateway/serve-command.js')).serveCommand(rest);
+  if (command === 'revoke') return (await import('./gateway/guard/revoke-command.js')).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {

@@ -12,6 +12,7 @@
 import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
+import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
@@ -514,7 +515,7 @@ const CORE = [
     name: 'openai-tokens-unlimited',
     why: 'rate limits: generated tokens are no longer spent against the tenant\'s bucket',
     file: 'lib/gateway/openai/routes.ts',
-    search: '!call.admission.spendTokens(tokens, entry.model)',
+    search: '!(await call.admission.spendTokens(tokens, entry.model))',
     replace: 'false',
     tests: ['test/gateway-openai.test.ts'],
   },
@@ -533,6 +534,7 @@ const CORE = [
 export const MUTATIONS = [
   ...CORE,
   ...TENANT_FRONT,
+  ...GUARD_REDIS,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,

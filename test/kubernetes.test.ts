@@ -7,14 +7,17 @@
  * metric the Prometheus adapter rule defines, that rule reads metrics
  * /metrics exposes, and the grace period covers the drain.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { ConfigMap, Container, PersistentVolumeClaim, Service } from 'kubernetes-models/v1';
+import { ConfigMap, Container, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { resolveGuard } from '../lib/gateway/guard/config.js';
 import { parseServeArgs } from '../lib/gateway/serve-command.js';
 import { useGateway } from './gateway-helpers.js';
 import { useServer } from './helpers.js';
@@ -35,17 +38,32 @@ const manifests: Array<{ file: string; doc: Doc }> = readdirSync(KUBERNETES)
     }),
   );
 
-const ofKind = (kind: string): Doc => {
-  const found = manifests.find((m) => m.doc.kind === kind);
-  if (found === undefined) throw new Error(`no ${kind} in deploy/kubernetes`);
+const ofKind = (kind: string, name?: string): Doc => {
+  const found = manifests.find(
+    (m) => m.doc.kind === kind && (name === undefined || m.doc.metadata.name === name),
+  );
+  if (found === undefined) throw new Error(`no ${kind} ${name ?? ''} in deploy/kubernetes`);
   return found.doc;
 };
+
+/** The Deployment's container arguments with its `--config` path replaced by a file holding the ConfigMap's serve.json. */
+function withServeConfig<T>(args: string[], use: (args: string[]) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'serve-config-'));
+  try {
+    const file = join(dir, 'serve.json');
+    writeFileSync(file, ofKind('ConfigMap', 'triton-node-serve').data['serve.json']);
+    return use(args.map((a) => (a === '/etc/triton-node/serve.json' ? file : a)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The kubernetes-models class of each kind the manifests use. */
 const MODELS: Record<string, new (doc: Doc) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'v1/Service': Service,
   'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
   'v1/PersistentVolumeClaim': PersistentVolumeClaim,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
 };
@@ -57,9 +75,11 @@ describe('deploy/kubernetes', () => {
   it('holds the manifests the deployment needs', () => {
     expect(manifests.map((m) => m.doc.kind).sort()).toEqual([
       'ConfigMap',
+      'ConfigMap',
       'Deployment',
       'HorizontalPodAutoscaler',
       'PersistentVolumeClaim',
+      'Secret',
       'Service',
       'ServingRuntime',
     ]);
@@ -98,13 +118,36 @@ describe('deploy/kubernetes', () => {
     const deployment = ofKind('Deployment');
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];
-    const config = parseServeArgs(container.args);
+    const config = withServeConfig(container.args as string[], parseServeArgs);
     if (config === 'help') throw new Error('help');
     const ports = Object.fromEntries(container.ports.map((p: Doc) => [p.name, p.containerPort]));
     expect(ports).toEqual({ http: config.httpPort, grpc: config.grpcPort });
     const preStop = Number(container.lifecycle.preStop.exec.command.at(-1));
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.drainTimeoutMs + preStop * 1000);
     expect(container.resources.limits['nvidia.com/gpu']).toBe(1);
+  });
+
+  it('the guard shares its limits through the Redis of the Secret: the config mounted, the URL from the Secret', () => {
+    const pod = ofKind('Deployment').spec.template.spec;
+    const container = pod.containers[0];
+    const config = withServeConfig(container.args as string[], parseServeArgs);
+    if (config === 'help') throw new Error('help');
+    const secret = ofKind('Secret', 'triton-node-redis');
+    const env = container.env.find((e: Doc) => e.valueFrom?.secretKeyRef?.name === secret.metadata.name);
+    expect(Object.keys(secret.stringData)).toContain(env.valueFrom.secretKeyRef.key);
+    const guard = resolveGuard(config.gateway.guard, {
+      [env.name]: secret.stringData[env.valueFrom.secretKeyRef.key],
+    });
+    expect(guard.store).toMatchObject({ redis: { url: secret.stringData.url }, fallback: 'local' });
+    // The config file is the ConfigMap, mounted where --config names it.
+    const mount = container.volumeMounts.find((m: Doc) => m.mountPath === '/etc/triton-node');
+    const volume = pod.volumes.find((v: Doc) => v.name === mount.name);
+    expect(volume.configMap.name).toBe('triton-node-serve');
+    expect(container.args).toContain('/etc/triton-node/serve.json');
+    // Without the variable the config is refused, naming it.
+    expect(() => resolveGuard(config.gateway.guard, {})).toThrow(
+      `the environment variable ${env.name} is not set`,
+    );
   });
 
   it('the probes hit routes the gateway answers 200', async () => {
@@ -131,7 +174,9 @@ describe('deploy/kubernetes', () => {
       kind: 'Deployment',
       name: ofKind('Deployment').metadata.name,
     });
-    const adapter = parseYaml(ofKind('ConfigMap').data['config.yaml']) as { rules: Doc[] };
+    const adapter = parseYaml(ofKind('ConfigMap', 'prometheus-adapter-triton-node').data['config.yaml']) as {
+      rules: Doc[];
+    };
     const defined = adapter.rules.map((r) => r.name.as);
     expect(defined).toContain(hpa.spec.metrics[0].pods.metric.name);
     // Load the model's metrics families (they show once a request ran).

@@ -7,7 +7,7 @@ import { parseJsonHeader } from './codec.js';
 import { GatewayError } from './errors.js';
 
 /** Who pays for the bytes of a body read without a Content-Length (the guard's bytes buckets). */
-type Payer = (bytes: number, force?: boolean) => void;
+type Payer = (bytes: number, force?: boolean) => void | Promise<void>;
 const payers = new WeakMap<IncomingMessage, Payer>();
 
 /**
@@ -82,15 +82,23 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         fail(new GatewayError(400, `request body ended after ${received} of ${target.length} bytes`));
         return;
       }
+      let paid: void | Promise<void>;
       try {
         const pay = payers.get(req);
         payers.delete(req);
-        pay?.(received);
+        paid = pay?.(received);
       } catch (err) {
         fail(err as GatewayError);
         return;
       }
-      resolve(target ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
+      const body = target ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      // A shared store (Redis) answers the charge asynchronously.
+      if (paid instanceof Promise)
+        paid.then(
+          () => resolve(body),
+          (err) => fail(err as GatewayError),
+        );
+      else resolve(body);
     });
     req.on('error', (err) => fail(new GatewayError(400, `request body could not be read: ${err.message}`)));
     req.on('aborted', () =>

@@ -35,7 +35,10 @@ export type {
   GuardAuditOptions,
   GuardJwtOptions,
   GuardLimitOptions,
+  GuardLimitsOptions,
   GuardOptions,
+  GuardRedisOptions,
+  GuardRevocation,
   GuardTenantOptions,
 } from './guard/index.js';
 export {
@@ -154,7 +157,10 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
     logger,
     resolved.metrics ? new GatewayMetrics(server) : undefined,
   );
-  const guard = options.guard === undefined ? undefined : new GatewayGuard(options.guard);
+  const guard =
+    options.guard === undefined
+      ? undefined
+      : new GatewayGuard(options.guard, { logger, onStoreState: (up) => ctx.metrics?.storeUp(up) });
   ctx.guard = guard;
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
   if (options.openai !== undefined) ctx.openai = new OpenAIRoutes(ctx, resolveOpenAIOptions(options.openai));

@@ -9,7 +9,9 @@
  * - `triton_node_gateway_overhead_us{protocol}`: that duration less the time
  *   the inference itself took in the library, for inference requests: what
  *   the gateway costs (histogram);
- * - `triton_node_gateway_in_flight`: requests being served (gauge).
+ * - `triton_node_gateway_in_flight`: requests being served (gauge);
+ * - `triton_node_gateway_limits_store_up`: 1 while the guard's shared limits
+ *   store (Redis) answers, 0 while its fallback applies (gauge; only with a store).
  */
 import type { Metric, Server } from 'triton-node';
 
@@ -23,6 +25,7 @@ export const GATEWAY_METRICS = [
   'triton_node_gateway_request_duration_us',
   'triton_node_gateway_overhead_us',
   'triton_node_gateway_in_flight',
+  'triton_node_gateway_limits_store_up',
 ] as const;
 
 export type Protocol = 'http' | 'grpc';
@@ -114,6 +117,22 @@ export class GatewayMetrics {
           description: 'Requests the gateway is serving now',
         }),
       )?.set(n);
+    } catch {
+      // Metrics must never fail a request.
+    }
+  }
+
+  /** Sets the limits store gauge: 1 reachable, 0 in fallback. */
+  storeUp(up: boolean): void {
+    try {
+      this.#metric('store_up', () =>
+        this.#server.createMetric({
+          kind: 'gauge',
+          name: 'triton_node_gateway_limits_store_up',
+          description:
+            "1 while the guard's shared limits store (Redis) answers, 0 while its fallback applies",
+        }),
+      )?.set(up ? 1 : 0);
     } catch {
       // Metrics must never fail a request.
     }

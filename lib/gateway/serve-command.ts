@@ -292,7 +292,8 @@ async function loadPeers(
     missing.some((n) => grpcNames.includes(n)) ? ' (or pass --no-grpc to serve HTTP only, without gRPC)' : '';
   try {
     const jose = config.gateway.guard?.jwt === undefined ? [] : ['jose'];
-    const modules = await importPeers(['pino', ...grpcNames, ...jose], 'triton-node serve', hint);
+    const redis = config.gateway.guard?.limits?.store === undefined ? [] : ['ioredis'];
+    const modules = await importPeers(['pino', ...grpcNames, ...jose, ...redis], 'triton-node serve', hint);
     const [pino, grpc] = modules as [PinoModule, GrpcModule | undefined];
     const logger = pino.default({ level: config.logLevel, base: { service: 'triton-node' } });
     return grpc === undefined ? { logger } : { logger, grpc };
@@ -332,7 +333,8 @@ export async function serveCommand(args: string[]): Promise<number> {
         : (add: (s: GrpcServerLike) => Promise<void>) =>
             listenGrpc(grpc, add, config.host, grpcPort, maxBytes);
     // The front admits each request (its tenant picks the group) and audits it.
-    const guard = config.gateway.guard === undefined ? undefined : new GatewayGuard(config.gateway.guard);
+    const guard =
+      config.gateway.guard === undefined ? undefined : new GatewayGuard(config.gateway.guard, { logger });
     const listen = async (handler: http.RequestListener, host: string, httpPort: number) => {
       const s = await listenHttp(handler, host, httpPort, config.maxHeaderBytes);
       if (guard !== undefined) s.on('clientError', guard.clientError);

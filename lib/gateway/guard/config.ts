@@ -87,6 +87,46 @@ export interface GuardAuditOptions {
   flushIntervalMs?: number;
 }
 
+/** Where a Redis server is: one of `url`, `urlEnv`, `sentinels` or `cluster`. */
+export interface GuardRedisOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…` (TLS). */
+  url?: string;
+  /** The name of an environment variable holding the URL (a Kubernetes Secret's key, say). */
+  urlEnv?: string;
+  /** Redis Sentinel: the sentinels and the master's `name`. */
+  sentinels?: Array<{ host: string; port: number }>;
+  /** The master's name under Sentinel. */
+  name?: string;
+  /** Redis Cluster: some of its nodes. */
+  cluster?: Array<{ host: string; port: number }>;
+  /** For `sentinels` and `cluster`: the nodes' user (a `url` carries its own). */
+  username?: string;
+  /** For `sentinels` and `cluster`: the nodes' password. */
+  password?: string;
+}
+
+/** `guard.limits`: where buckets, concurrency and revocations live when shared by replicas. */
+export interface GuardLimitsOptions {
+  /** The shared store: buckets, concurrency leases and the deny list of every replica (docs/security.md). */
+  store?: {
+    /** The Redis server (`ioredis`, an optional peer dependency, connects to it on first use). */
+    redis: GuardRedisOptions;
+    /**
+     * When Redis does not answer: `'local'` (default) admits against this replica's own buckets,
+     * as without a store; `'closed'` refuses with 503 until Redis answers again.
+     */
+    fallback?: 'local' | 'closed';
+    /** How long a Redis command may take before the fallback applies, ms (default 250). */
+    timeoutMs?: number;
+    /** Prefix of every key (default `'triton-node:'`). */
+    keyPrefix?: string;
+    /** How often each replica reads the deny list, ms (default 250; a revocation holds everywhere within it). */
+    revocationPollMs?: number;
+    /** Lifetime of a concurrency lease, renewed while its request runs, ms (default 30000): a crashed replica's leases end with it. */
+    leaseMs?: number;
+  };
+}
+
 /** `GatewayOptions.guard`: authentication, tenants, rate limits, audit. */
 export interface GuardOptions {
   /** API keys by hash. With neither `apiKeys` nor `jwt`, authentication is off (tenant `anonymous`). */
@@ -102,6 +142,8 @@ export interface GuardOptions {
   open?: string[];
   /** The audit log (default: none). */
   audit?: GuardAuditOptions;
+  /** Limits and revocations shared by every replica, on Redis (default: each process its own). */
+  limits?: GuardLimitsOptions;
 }
 
 export interface ResolvedLimits {
@@ -128,12 +170,28 @@ export interface ResolvedApiKey {
   id?: string;
 }
 
+export interface ResolvedStore {
+  redis: {
+    url?: string;
+    sentinels?: Array<{ host: string; port: number }>;
+    name?: string;
+    cluster?: Array<{ host: string; port: number }>;
+    auth: { username?: string; password?: string };
+  };
+  fallback: 'local' | 'closed';
+  timeoutMs: number;
+  keyPrefix: string;
+  revocationPollMs: number;
+  leaseMs: number;
+}
+
 export interface ResolvedGuard {
   apiKeys: ResolvedApiKey[];
   jwt?: GuardJwtOptions;
   tenants: Map<string, ResolvedTenant>;
   open: Set<string>;
   authOn: boolean;
+  store?: ResolvedStore;
 }
 
 export const OPEN_ROUTES = ['health', 'metrics', 'server'] as const;
@@ -290,10 +348,93 @@ function resolveJwt(v: unknown): GuardJwtOptions | undefined {
   return { ...(o as GuardJwtOptions), clockToleranceSeconds: tolerance };
 }
 
+function nodes(v: unknown, what: string): Array<{ host: string; port: number }> {
+  if (!Array.isArray(v) || v.length === 0)
+    throw new TypeError(expected(what, 'a non-empty array of { host, port }', v));
+  return v.map((n, i) => {
+    const o = plainObject(n, `${what}[${i}]`);
+    onlyKeys(o, ['host', 'port'], `${what}[${i}]`);
+    if (typeof o.host !== 'string' || o.host === '')
+      throw new TypeError(expected(`${what}[${i}].host`, 'a host name', o.host));
+    if (typeof o.port !== 'number' || !Number.isInteger(o.port) || o.port <= 0 || o.port > 65535)
+      throw new TypeError(expected(`${what}[${i}].port`, 'a port (1-65535)', o.port));
+    return { host: o.host, port: o.port };
+  });
+}
+
+function resolveRedis(v: unknown, env: NodeJS.ProcessEnv): ResolvedStore['redis'] {
+  const what = 'guard.limits.store.redis';
+  const o = plainObject(v, what);
+  onlyKeys(o, ['url', 'urlEnv', 'sentinels', 'name', 'cluster', 'username', 'password'], what);
+  const given = (['url', 'urlEnv', 'sentinels', 'cluster'] as const).filter((k) => o[k] !== undefined);
+  if (given.length !== 1)
+    throw new TypeError(
+      `${what}: give exactly one of url, urlEnv, sentinels, cluster (received ${given.length})`,
+    );
+  for (const k of ['username', 'password', 'name'] as const)
+    if (o[k] !== undefined && typeof o[k] !== 'string')
+      throw new TypeError(expected(`${what}.${k}`, 'a string', o[k]));
+  const auth = {
+    ...(o.username === undefined ? {} : { username: o.username as string }),
+    ...(o.password === undefined ? {} : { password: o.password as string }),
+  };
+  let url = o.url;
+  if (o.urlEnv !== undefined) {
+    if (typeof o.urlEnv !== 'string' || o.urlEnv === '')
+      throw new TypeError(expected(`${what}.urlEnv`, 'an environment variable name', o.urlEnv));
+    url = env[o.urlEnv];
+    if (url === undefined || url === '')
+      throw new TypeError(`${what}.urlEnv: the environment variable ${o.urlEnv} is not set`);
+  }
+  if (url !== undefined) {
+    if (typeof url !== 'string' || !/^rediss?:\/\/./.test(url))
+      throw new TypeError(`${what}.url: expected a redis:// or rediss:// URL`);
+    return { url, auth };
+  }
+  if (o.sentinels !== undefined) {
+    if (typeof o.name !== 'string' || o.name === '')
+      throw new TypeError(`${what}.name: the master's name is required with sentinels`);
+    return { sentinels: nodes(o.sentinels, `${what}.sentinels`), name: o.name, auth };
+  }
+  return { cluster: nodes(o.cluster, `${what}.cluster`), auth };
+}
+
+const STORE_KEYS = ['redis', 'fallback', 'timeoutMs', 'keyPrefix', 'revocationPollMs', 'leaseMs'] as const;
+
+function resolveStore(v: unknown, env: NodeJS.ProcessEnv): ResolvedStore | undefined {
+  if (v === undefined) return undefined;
+  const limits = plainObject(v, 'guard.limits');
+  onlyKeys(limits, ['store'], 'guard.limits');
+  if (limits.store === undefined) return undefined;
+  const what = 'guard.limits.store';
+  const o = plainObject(limits.store, what);
+  onlyKeys(o, STORE_KEYS, what);
+  const fallback = o.fallback ?? 'local';
+  if (fallback !== 'local' && fallback !== 'closed')
+    throw new TypeError(expected(`${what}.fallback`, "'local' or 'closed'", fallback));
+  const ms = (k: 'timeoutMs' | 'revocationPollMs' | 'leaseMs', fallbackMs: number, max: number) => {
+    const n = o[k] ?? fallbackMs;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0 || n > max)
+      throw new TypeError(expected(`${what}.${k}`, `a whole number of milliseconds from 1 to ${max}`, n));
+    return n;
+  };
+  const keyPrefix = o.keyPrefix ?? 'triton-node:';
+  if (typeof keyPrefix !== 'string')
+    throw new TypeError(expected(`${what}.keyPrefix`, 'a string', keyPrefix));
+  return {
+    redis: resolveRedis(o.redis, env),
+    fallback,
+    timeoutMs: ms('timeoutMs', 250, 60_000),
+    keyPrefix,
+    revocationPollMs: ms('revocationPollMs', 250, 1000),
+    leaseMs: ms('leaseMs', 30_000, 3_600_000),
+  };
+}
+
 /** Validates the guard's options (all but `audit`, which only `createGuard` reads). */
-export function resolveGuard(options: unknown): ResolvedGuard {
+export function resolveGuard(options: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedGuard {
   const o = plainObject(options, 'guard');
-  onlyKeys(o, ['apiKeys', 'jwt', 'tenants', 'open', 'audit'], 'guard');
+  onlyKeys(o, ['apiKeys', 'jwt', 'tenants', 'open', 'audit', 'limits'], 'guard');
   const tenants = new Map<string, ResolvedTenant>();
   for (const [name, t] of Object.entries(plainObject(o.tenants ?? {}, 'guard.tenants'))) {
     tenants.set(name, resolveTenant(name, t));
@@ -305,9 +446,11 @@ export function resolveGuard(options: unknown): ResolvedGuard {
   }
   const apiKeys = resolveApiKeys(o.apiKeys, tenants);
   const jwt = resolveJwt(o.jwt);
+  const store = resolveStore(o.limits, env);
   return {
     apiKeys,
     ...(jwt === undefined ? {} : { jwt }),
+    ...(store === undefined ? {} : { store }),
     tenants,
     open: new Set(open),
     authOn: apiKeys.length > 0 || jwt !== undefined,

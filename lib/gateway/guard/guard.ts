@@ -9,18 +9,27 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorHint, hintText } from 'triton-node';
+import type { GatewayLogger } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
-import { type GuardOptions, type ResolvedGuard, type ResolvedTenant, resolveGuard } from './config.js';
+import {
+  type GuardOptions,
+  type ResolvedGuard,
+  type ResolvedLimits,
+  type ResolvedTenant,
+  resolveGuard,
+} from './config.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
 import { isServing } from './routes.js';
+import { RedisStore, type StoreBucket, StoreUnavailable, revocationMember } from './store.js';
 import type { Admission, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
 const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
 const RESOURCE_EXHAUSTED = 8;
+const UNAVAILABLE = 14;
 
 /**
  * Routes only admin tenants may call (unless listed in `open`). `/metrics`
@@ -112,7 +121,43 @@ function tooMany(message: string, seconds: number): GatewayError {
 interface Identity {
   tenant: string;
   keyId?: string;
+  /** Its entry on the deny list (`jti:…` for a token with an id, `key:…` for an API key). */
+  credential?: string;
 }
+
+/** What the guard tells the gateway besides answers: where it logs, and the store's state for a metric. */
+export interface GuardHooks {
+  logger?: GatewayLogger;
+  /** Called when the limits store becomes reachable (true) or not (false). */
+  onStoreState?(up: boolean): void;
+}
+
+/** A credential to refuse from now on: a token's `jti` or an API key's id (its `id`, else its SHA-256). */
+export interface GuardRevocation {
+  jti?: string;
+  keyId?: string;
+  /** When the entry may be forgotten (a token's `exp`): a Date or ms since the epoch; default never. */
+  expiresAt?: Date | number;
+}
+
+/** The bucket list of one set of limits, as the store takes them (`prefix` names the keys). */
+function storeBuckets(
+  limits: ResolvedLimits,
+  prefix: string,
+  requests: number,
+  bytes: number,
+): StoreBucket[] {
+  const out: StoreBucket[] = [];
+  const add = (key: string, rate: number | undefined, capacity: number, cost: number) => {
+    if (rate !== undefined && cost > 0) out.push({ key: `${prefix}${key}`, rate, capacity, cost });
+  };
+  add('r', limits.requestsPerSecond, limits.requestBurst, requests);
+  add('b', limits.bytesPerSecond, limits.bytesBurst, bytes);
+  return out;
+}
+
+/** What the shared path answers when the fallback applies: take from this replica's buckets. */
+const LOCAL = Symbol('local');
 
 /** A guard over resolved options; `update()` swaps them at run time. */
 export class GatewayGuard implements Guard {
@@ -122,11 +167,56 @@ export class GatewayGuard implements Guard {
   readonly #audit: AuditSink | undefined;
   /** Open routes (health, metrics): no credentials, no tenant, no limits. */
   readonly #openState = new TenantState(UNRESTRICTED, 0);
+  /** Shared buckets, leases and deny list (undefined: this process's own). */
+  readonly #store: RedisStore | undefined;
+  /** Revocations made through this guard (kept here too, so they hold while the store is down). */
+  readonly #revoked = new Set<string>();
+  readonly #hooks: GuardHooks;
 
-  constructor(options: GuardOptions) {
+  constructor(options: GuardOptions, hooks: GuardHooks = {}) {
     this.#config = resolveGuard(options);
     if (this.#config.jwt !== undefined) this.#keys = loadKeys(this.#config.jwt);
     this.#audit = createAuditSink(options.audit);
+    this.#hooks = hooks;
+    const store = this.#config.store;
+    if (store !== undefined) {
+      this.#store = new RedisStore(store, (up, reason) => {
+        const fallback = store.fallback === 'local' ? "this replica's own buckets" : 'refusing with 503';
+        if (up) this.#hooks.logger?.info?.({ store: 'redis' }, 'limits store reachable: limits are shared');
+        else this.#hooks.logger?.warn?.({ store: 'redis', reason }, `limits store unreachable: ${fallback}`);
+        this.#hooks.onStoreState?.(up);
+      });
+    }
+  }
+
+  /** Whether the shared limits store answers now (undefined without one). */
+  get storeUp(): boolean | undefined {
+    return this.#store?.up;
+  }
+
+  /**
+   * Refuses a credential from now on: a JWT by its `jti`, an API key by its
+   * `id` (or, without one, its SHA-256 hex). With a store every replica
+   * refuses it within `revocationPollMs`; without one, this process only.
+   */
+  async revoke(revocation: GuardRevocation): Promise<void> {
+    const r = revocation as Record<string, unknown>;
+    if (typeof r !== 'object' || r === null || (r.jti === undefined) === (r.keyId === undefined))
+      throw new TypeError('guard.revoke: give exactly one of jti and keyId');
+    for (const k of ['jti', 'keyId'] as const)
+      if (r[k] !== undefined && (typeof r[k] !== 'string' || r[k] === ''))
+        throw new TypeError(`Expected a non-empty string for guard.revoke ${k} but received ${typeof r[k]}`);
+    const at = revocation.expiresAt;
+    const expiresAt = at instanceof Date ? at.getTime() : at;
+    if (expiresAt !== undefined && !Number.isFinite(expiresAt))
+      throw new TypeError('guard.revoke expiresAt: expected a Date or ms since the epoch');
+    const entry = {
+      ...(revocation.jti === undefined ? {} : { jti: revocation.jti }),
+      ...(revocation.keyId === undefined ? {} : { keyId: revocation.keyId }),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    };
+    this.#revoked.add(revocationMember(entry));
+    await this.#store?.revoke(entry);
   }
 
   /**
@@ -152,9 +242,10 @@ export class GatewayGuard implements Guard {
     this.#audit?.flush();
   }
 
-  /** Writes buffered audit lines and closes the audit file. */
+  /** Writes buffered audit lines and closes the audit file (and the store's connection). */
   close(): void {
     this.#audit?.close();
+    this.#store?.close();
   }
 
   /** Requests in flight of a tenant. */
@@ -212,10 +303,11 @@ export class GatewayGuard implements Guard {
     try {
       identity = await this.#identify(request);
       const open = this.#config.open.has(request.route);
+      if (!open) await this.#checkRevoked(identity);
       const state = open ? this.#openState : this.#state(identity.tenant, started);
       this.#authorize(request, state.config);
-      this.#limit(request, state, started);
-      return this.#admission(request, identity, state, started);
+      const release = await this.#limit(request, state, started);
+      return this.#admission(request, identity, state, started, release);
     } catch (err) {
       const e = err instanceof GatewayError ? err : new GatewayError(500, (err as Error).message);
       this.#record(request, identity, started, { status: e.status, error: e.message });
@@ -237,7 +329,8 @@ export class GatewayGuard implements Guard {
     if (credential === undefined || credential === '') throw unauthorized('credentials are required');
     if (config.jwt !== undefined && looksLikeJwt(credential)) {
       try {
-        return { tenant: await verifyJwt(credential, this.#keys, config.jwt) };
+        const { tenant, jti } = await verifyJwt(credential, this.#keys, config.jwt);
+        return jti === undefined ? { tenant } : { tenant, credential: revocationMember({ jti }) };
       } catch (err) {
         if (err instanceof TokenError) throw unauthorized(err.message);
         throw err;
@@ -252,11 +345,24 @@ export class GatewayGuard implements Guard {
     let found: Identity | undefined;
     for (const entry of this.#config.apiKeys) {
       if (timingSafeEqual(hash, entry.hash) && found === undefined) {
-        found = { tenant: entry.tenant, ...(entry.id === undefined ? {} : { keyId: entry.id }) };
+        found = {
+          tenant: entry.tenant,
+          ...(entry.id === undefined ? {} : { keyId: entry.id }),
+          credential: revocationMember({ keyId: entry.id ?? entry.hash.toString('hex') }),
+        };
       }
     }
     if (found === undefined) throw unauthorized('the API key or token is not valid');
     return found;
+  }
+
+  /** 401 for a credential on the deny list (the store's as last read, and this guard's own). */
+  async #checkRevoked(identity: Identity): Promise<void> {
+    const member = identity.credential;
+    if (member === undefined) return;
+    if (this.#store !== undefined) await this.#store.start();
+    if (this.#revoked.has(member) || this.#store?.isRevoked(member) === true)
+      throw unauthorized('the credential has been revoked');
   }
 
   #state(tenant: string, now: number): TenantState {
@@ -302,14 +408,106 @@ export class GatewayGuard implements Guard {
    * `ownBytes` of the tenant's (a model named after admission, by a body
    * whose size was not declared then).
    */
-  #limit(
+  async #limit(
     request: GuardRequest,
     state: TenantState,
     now: number,
     modelOnly = false,
     ownBytes = request.bytesIn ?? 0,
+  ): Promise<(() => void) | undefined> {
+    if (this.#config.open.has(request.route)) return undefined;
+    if (this.#store !== undefined) {
+      const shared = await this.#sharedLimit(request, state, modelOnly, ownBytes);
+      if (shared !== LOCAL) return shared;
+    }
+    this.#localLimit(request, state, now, modelOnly, ownBytes);
+    return undefined;
+  }
+
+  /** The buckets a request takes from in the store: the tenant's, then its model's. */
+  #storeBuckets(
+    state: TenantState,
+    model: string | undefined,
+    own: [number, number],
+    perModel: [number, number],
+  ) {
+    const entry = model === undefined ? undefined : state.config.perModel.find((p) => p.pattern.test(model));
+    return [
+      ...storeBuckets(state.config.limits, '', ...own),
+      ...(entry === undefined
+        ? []
+        : storeBuckets(entry.limits, `m:${encodeURIComponent(model!)}:`, ...perModel)),
+    ];
+  }
+
+  /** The store's fallback: LOCAL to take from this replica's buckets, or a 503. */
+  #unavailable(err: StoreUnavailable): typeof LOCAL {
+    if (this.#config.store?.fallback === 'closed') {
+      throw new GatewayError(503, `${err.message}; requests are refused until it answers`, 'UNAVAILABLE', {
+        grpcCode: UNAVAILABLE,
+        retryAfterSeconds: 1,
+      });
+    }
+    return LOCAL;
+  }
+
+  /** One round trip: the shared buckets and a concurrency lease, or LOCAL when the fallback applies. */
+  async #sharedLimit(
+    request: GuardRequest,
+    state: TenantState,
+    modelOnly: boolean,
+    ownBytes: number,
+  ): Promise<(() => void) | undefined | typeof LOCAL> {
+    const store = this.#store!;
+    const max = modelOnly ? undefined : state.config.limits.maxConcurrent;
+    const buckets = this.#storeBuckets(
+      state,
+      request.model,
+      [modelOnly ? 0 : 1, ownBytes],
+      [1, request.bytesIn ?? 0],
+    );
+    if (buckets.length === 0 && max === undefined) return undefined;
+    let answer: Awaited<ReturnType<RedisStore['take']>>;
+    try {
+      await store.start();
+      answer = await store.take(state.config.name, buckets, max);
+    } catch (err) {
+      if (err instanceof StoreUnavailable) return this.#unavailable(err);
+      throw err;
+    }
+    if (answer.kind === 'concurrency')
+      throw tooMany(
+        `tenant '${state.config.name}' has ${answer.inFlight} requests in flight (limit ${max})`,
+        1,
+      );
+    if (answer.kind === 'rate')
+      throw tooMany(`rate limit of tenant '${state.config.name}' reached`, answer.waitSeconds);
+    return answer.release;
+  }
+
+  /** Post-admission spends in the store: 0 when taken, else the seconds to wait; LOCAL for the fallback. */
+  async #sharedSpend(
+    state: TenantState,
+    buckets: StoreBucket[],
+    force: boolean,
+  ): Promise<number | typeof LOCAL> {
+    if (buckets.length === 0) return 0;
+    try {
+      const answer = await this.#store!.take(state.config.name, buckets, undefined, force);
+      return answer.kind === 'rate' ? answer.waitSeconds : 0;
+    } catch (err) {
+      if (err instanceof StoreUnavailable) return this.#unavailable(err);
+      throw err;
+    }
+  }
+
+  #localLimit(
+    request: GuardRequest,
+    state: TenantState,
+    now: number,
+    modelOnly: boolean,
+    ownBytes: number,
   ): void {
-    if (this.#config.open.has(request.route)) return;
     const max = state.config.limits.maxConcurrent;
     if (!modelOnly && max !== undefined && state.inFlight >= max)
       throw tooMany(
@@ -330,59 +528,94 @@ export class GatewayGuard implements Guard {
     if (wait > 0) throw tooMany(`rate limit of tenant '${state.config.name}' reached`, wait);
   }
 
-  #admission(admitted: GuardRequest, identity: Identity, state: TenantState, started: number): Admission {
+  #admission(
+    admitted: GuardRequest,
+    identity: Identity,
+    state: TenantState,
+    started: number,
+    release: (() => void) | undefined,
+  ): Admission {
     state.inFlight++;
     let ended = false;
     let tokens = 0;
+    let tokensWait = 0;
     let request = admitted;
+    const store = this.#store;
+    const modelState = (model: string | undefined, now: number) =>
+      model === undefined ? undefined : state.model(model, now);
     return {
       tenant: identity.tenant,
       done: (outcome) => {
         if (ended) return;
         ended = true;
         state.inFlight--;
+        release?.();
         this.#record(request, identity, started, { tokens: tokens || undefined, ...outcome });
       },
-      forModel: (model, bytesIn) => {
+      forModel: async (model, bytesIn) => {
         // The audit line names the model even when it is refused here.
         request = { ...request, model, ...(bytesIn === undefined ? {} : { bytesIn }) };
         this.#authorize(request, state.config);
         const undeclared = admitted.bytesIn === undefined ? (bytesIn ?? 0) : 0;
-        this.#limit(request, state, performance.now(), true, undeclared);
+        await this.#limit(request, state, performance.now(), true, undeclared);
       },
       canSee: (model) => state.config.models.some((p) => p.test(model)),
       spendBytes: (n, force = false) => {
         if (n <= 0 || this.#config.open.has(request.route)) return 0;
-        const now = performance.now();
-        const perModel = request.model === undefined ? undefined : state.model(request.model, now);
-        const buckets: Array<[TokenBucket | undefined, number]> = [
-          [state.own.bytes, n],
-          [perModel?.bytes, n],
-        ];
-        if (!force) return waitFor(buckets, now);
-        for (const [b] of buckets) b?.take(n);
-        return 0;
+        const local = () => {
+          const now = performance.now();
+          const buckets: Array<[TokenBucket | undefined, number]> = [
+            [state.own.bytes, n],
+            [modelState(request.model, now)?.bytes, n],
+          ];
+          if (!force) return waitFor(buckets, now);
+          for (const [b] of buckets) b?.take(n);
+          return 0;
+        };
+        if (store === undefined) return local();
+        const buckets = this.#storeBuckets(state, request.model, [0, n], [0, n]);
+        return this.#sharedSpend(state, buckets, force).then((w) => (w === LOCAL ? local() : w));
       },
       spendTokens: (n, model) => {
-        const now = performance.now();
-        const ok =
-          waitFor(
+        const local = () => {
+          const now = performance.now();
+          return waitFor(
             [
               [state.own.tokens, n],
-              [state.model(model, now)?.tokens, n],
+              [modelState(model, now)?.tokens, n],
             ],
             now,
-          ) === 0;
-        if (ok) tokens += n;
-        return ok;
+          );
+        };
+        const settle = (wait: number) => {
+          tokensWait = wait;
+          if (wait === 0) tokens += n;
+          return wait === 0;
+        };
+        if (store === undefined) return settle(local());
+        const entry = state.config.perModel.find((p) => p.pattern.test(model));
+        const buckets = [
+          ...this.#tokenBuckets(state.config.limits, '', n),
+          ...(entry === undefined
+            ? []
+            : this.#tokenBuckets(entry.limits, `m:${encodeURIComponent(model)}:`, n)),
+        ];
+        return this.#sharedSpend(state, buckets, false).then((w) => settle(w === LOCAL ? local() : w));
       },
       tokensRetryAfterSeconds: (n, model) => {
+        if (store !== undefined) return Math.max(1, Math.ceil(tokensWait));
         const now = performance.now();
-        const buckets = [state.own.tokens, state.model(model, now)?.tokens];
+        const buckets = [state.own.tokens, modelState(model, now)?.tokens];
         const wait = Math.max(0, ...buckets.map((b) => (b === undefined ? 0 : b.wait(n, now))));
         return Math.max(1, Math.ceil(wait));
       },
     };
+  }
+
+  #tokenBuckets(limits: ResolvedLimits, prefix: string, n: number): StoreBucket[] {
+    return limits.tokensPerSecond === undefined || n <= 0
+      ? []
+      : [{ key: `${prefix}t`, rate: limits.tokensPerSecond, capacity: limits.tokensBurst, cost: n }];
   }
 
   #record(

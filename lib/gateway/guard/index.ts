@@ -10,9 +10,12 @@ export type {
   GuardAuditOptions,
   GuardJwtOptions,
   GuardLimitOptions,
+  GuardLimitsOptions,
   GuardOptions,
+  GuardRedisOptions,
   GuardTenantOptions,
 } from './config.js';
+export type { GuardHooks, GuardRevocation } from './guard.js';
 export type { AuditRecord } from './audit.js';
 export {
   chargeBody,

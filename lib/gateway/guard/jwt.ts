@@ -162,12 +162,18 @@ function tokenProblem(err: { code?: string; claim?: string; message?: string }):
   }
 }
 
+/** What a verified token says: its tenant and, when it has one, its id (`jti`, for revocation). */
+export interface VerifiedToken {
+  tenant: string;
+  jti?: string;
+}
+
 /** Verifies a token's signature and claims; resolves with its tenant, or rejects with a TokenError. */
 export async function verifyJwt(
   token: string,
   keys: VerificationKey[],
   options: GuardJwtOptions,
-): Promise<string> {
+): Promise<VerifiedToken> {
   const { jwtVerify } = await loadJose();
   const algorithms = [...new Set(keys.flatMap((k) => k.algorithms))];
   let payload: Record<string, unknown>;
@@ -189,5 +195,5 @@ export async function verifyJwt(
   const tenant = payload[claim];
   if (typeof tenant !== 'string' || tenant === '')
     throw new TokenError(`token has no '${claim}' claim naming a tenant`);
-  return tenant;
+  return typeof payload.jti === 'string' && payload.jti !== '' ? { tenant, jti: payload.jti } : { tenant };
 }

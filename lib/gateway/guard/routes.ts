@@ -75,15 +75,18 @@ export function requestIdOf(given: unknown): string {
 export function chargeBody(req: IncomingMessage, admission: Admission): void {
   if (admission.spendBytes === undefined) return;
   payForBody(req, (bytes, force) => {
+    const check = (wait: number) => {
+      if (wait > 0) {
+        throw new GatewayError(
+          429,
+          `rate limit of tenant '${admission.tenant}' reached (a request body of ${bytes} bytes)`,
+          'UNAVAILABLE',
+          { grpcCode: 8, retryAfterSeconds: Math.max(1, Math.ceil(wait)) },
+        );
+      }
+    };
     const wait = admission.spendBytes!(bytes, force);
-    if (wait > 0) {
-      throw new GatewayError(
-        429,
-        `rate limit of tenant '${admission.tenant}' reached (a request body of ${bytes} bytes)`,
-        'UNAVAILABLE',
-        { grpcCode: 8, retryAfterSeconds: Math.max(1, Math.ceil(wait)) },
-      );
-    }
+    return typeof wait === 'number' ? check(wait) : wait.then(check);
   });
 }
 

@@ -36,19 +36,19 @@ export interface Admission {
    * name, 404 as for an unknown model, 429 for the model's own limits);
    * nothing is audited then, the caller's `done()` records the outcome
    */
-  forModel?(model: string, bytesIn?: number): void;
+  forModel?(model: string, bytesIn?: number): void | Promise<void>;
   /** may this tenant see this model? (listing filters use it) */
   canSee(model: string): boolean;
   /** spend generated tokens against the tenant's token bucket (OpenAI routes); false when over the limit */
-  spendTokens(n: number, model: string): boolean;
+  spendTokens(n: number, model: string): boolean | Promise<boolean>;
   /**
    * charge `n` body bytes the guard could not know at admission (a chunked
    * HTTP body, once read) to the tenant's `bytesPerSecond` buckets: 0 when
    * taken, else the seconds until they would fit (nothing taken); `force`
    * takes them regardless (bytes already passed on). Without it, such bytes
-   * go uncharged.
+   * go uncharged. With a shared store (Redis) the answer is a Promise.
    */
-  spendBytes?(n: number, force?: boolean): number;
+  spendBytes?(n: number, force?: boolean): number | Promise<number>;
   /** after a refused spend: whole seconds (at least 1) until `n` tokens could be spent, for Retry-After */
   tokensRetryAfterSeconds(n: number, model: string): number;
 }

@@ -242,7 +242,7 @@ function exchange(
         bytes += c.length;
         group.counters.socketBytes += c.length;
       });
-      req.on('end', () => pay?.(bytes, true));
+      req.on('end', () => void pay?.(bytes, true));
       req.pipe(upstream);
     }
   });

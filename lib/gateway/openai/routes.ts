@@ -200,7 +200,7 @@ export class OpenAIRoutes {
     if (admission !== undefined) {
       const model = entry?.model ?? id;
       try {
-        if (admission.forModel !== undefined) admission.forModel(model, raw.length);
+        if (admission.forModel !== undefined) await admission.forModel(model, raw.length);
         else if (!admission.canSee(model)) throw modelNotFound(id);
       } catch (err) {
         // The guard's 404 would name the Triton model behind the id.
@@ -254,7 +254,11 @@ export class OpenAIRoutes {
       result.dispose();
     }
     const tokens = countTokens(entry, text, text === '' ? 0 : 1);
-    if (tokens > 0 && call.admission !== undefined && !call.admission.spendTokens(tokens, entry.model))
+    if (
+      tokens > 0 &&
+      call.admission !== undefined &&
+      !(await call.admission.spendTokens(tokens, entry.model))
+    )
       throw new OpenAIError(
         429,
         'generated tokens over the rate limit of this tenant',

@@ -1,0 +1,373 @@
+/**
+ * The guard's shared state on Redis (`guard.limits.store.redis`): token
+ * buckets and concurrency leases that every replica takes from, and the deny
+ * list of revoked credentials. `ioredis` is an optional peer dependency,
+ * imported on first use; without a store nothing here is loaded.
+ *
+ * One admission is one round trip: a Lua script refills and takes from every
+ * bucket the request needs and adds a concurrency lease, atomically, with
+ * Redis's clock (replicas' clocks never meet). A tenant's keys share a hash
+ * tag, so the script runs on one Redis Cluster node.
+ *
+ * Revocations are read from Redis by every replica every `revocationPollMs`
+ * (a version counter first, the whole list only when it changed), so the
+ * check at admission is local and a revoked credential is refused within
+ * that interval, even while Redis is down for credentials revoked before.
+ */
+import { randomUUID } from 'node:crypto';
+import { importPeers } from '../peer.js';
+import type { ResolvedStore } from './config.js';
+
+/** The part of an ioredis client used here. */
+interface RedisClient {
+  status: string;
+  on(event: string, fn: (...args: unknown[]) => void): unknown;
+  once(event: string, fn: (...args: unknown[]) => void): unknown;
+  defineCommand(name: string, spec: { numberOfKeys?: number; lua: string }): void;
+  get(key: string): Promise<string | null>;
+  zrangebyscore(key: string, min: string | number, max: string | number): Promise<string[]>;
+  multi(): {
+    zadd(key: string, score: number, member: string): unknown;
+    zremrangebyscore(key: string, min: string | number, max: string | number): unknown;
+    incr(key: string): unknown;
+    exec(): Promise<unknown>;
+  };
+  zrem(key: string, member: string): Promise<number>;
+  disconnect(): void;
+  quit(): Promise<unknown>;
+  [command: string]: unknown;
+}
+
+interface IORedisModule {
+  default: new (...args: unknown[]) => RedisClient;
+  Cluster: new (...args: unknown[]) => RedisClient;
+}
+
+let ioredis: Promise<IORedisModule> | undefined;
+
+/** Loads `ioredis` (once); rejects naming the install command when it is missing. */
+export function loadRedis(): Promise<IORedisModule> {
+  ioredis ??= importPeers(['ioredis'], 'shared limits (guard.limits.store.redis)').then(
+    ([m]) => m as IORedisModule,
+  );
+  return ioredis;
+}
+
+/**
+ * KEYS: the concurrency set (or a placeholder), then one hash per bucket.
+ * ARGV: lease id, max concurrent (0: none), lease ms, force (1: take even
+ * without room, no concurrency check), bucket count, then rate, capacity,
+ * cost per bucket. Returns {0, in flight} admitted, {1, in flight} over the
+ * concurrency cap, {2, seconds to wait as text} over a bucket.
+ */
+const ADMIT_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease, maxc, leasems = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local force, n = ARGV[4] == '1', tonumber(ARGV[5])
+local inflight = 0
+if maxc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  inflight = redis.call('ZCARD', KEYS[1])
+  if inflight >= maxc and not force then return {1, inflight} end
+end
+local levels = {}
+local wait = 0
+for i = 1, n do
+  local rate, cap, cost = tonumber(ARGV[3 + 3 * i]), tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
+  local v = redis.call('HMGET', KEYS[1 + i], 't', 'u')
+  local tokens, updated = tonumber(v[1]) or cap, tonumber(v[2]) or now
+  if now > updated then tokens = math.min(cap, tokens + (now - updated) / 1000 * rate) end
+  levels[i] = tokens
+  local need = math.min(cost, cap)
+  if tokens < need then wait = math.max(wait, (need - tokens) / rate) end
+end
+if wait > 0 and not force then return {2, tostring(wait)} end
+for i = 1, n do
+  local rate, cap, cost = tonumber(ARGV[3 + 3 * i]), tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
+  redis.call('HSET', KEYS[1 + i], 't', tostring(levels[i] - cost), 'u', now)
+  redis.call('PEXPIRE', KEYS[1 + i], math.ceil((cap + math.max(0, cost - levels[i])) / rate * 1000) + 1000)
+end
+if maxc > 0 then
+  redis.call('ZADD', KEYS[1], now + leasems, lease)
+  redis.call('PEXPIRE', KEYS[1], leasems * 2)
+end
+return {0, inflight + 1}
+`;
+
+/** KEYS: a concurrency set; ARGV: lease ms, then the leases to extend (those still held). */
+const RENEW_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local leasems = tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + leasems, ARGV[i]) end
+redis.call('PEXPIRE', KEYS[1], leasems * 2)
+return 0
+`;
+
+/** One bucket of a request: its key suffix, refill rate, capacity and cost. */
+export interface StoreBucket {
+  key: string;
+  rate: number;
+  capacity: number;
+  cost: number;
+}
+
+export type StoreAnswer =
+  | { kind: 'admitted'; inFlight: number; release: () => void }
+  | { kind: 'concurrency'; inFlight: number }
+  | { kind: 'rate'; waitSeconds: number };
+
+/** A credential on the deny list: a token id (`jti`) or an API key id. */
+export interface Revocation {
+  jti?: string;
+  keyId?: string;
+  /** When the entry may be forgotten, ms since the epoch (a token's `exp`); default never. */
+  expiresAt?: number;
+}
+
+/** The member of the deny list for a credential. */
+export function revocationMember(r: { jti?: string; keyId?: string }): string {
+  return r.jti !== undefined ? `jti:${r.jti}` : `key:${r.keyId}`;
+}
+
+/** Thrown by the store when Redis cannot answer: the guard applies the fallback. */
+export class StoreUnavailable extends Error {}
+
+/** Opens an ioredis client (or cluster) for the resolved options. */
+export async function connectRedis(options: ResolvedStore): Promise<RedisClient> {
+  const { default: Redis, Cluster } = await loadRedis();
+  const common = {
+    // Fail fast while disconnected: the guard falls back rather than queueing admissions.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.timeoutMs,
+    connectTimeout: Math.max(1000, options.timeoutMs),
+    retryStrategy: (times: number) => Math.min(1000, 50 * 2 ** Math.min(times, 5)),
+    lazyConnect: false,
+  };
+  const r = options.redis;
+  if (r.cluster !== undefined) {
+    return new Cluster(r.cluster, {
+      enableOfflineQueue: false,
+      redisOptions: { ...common, ...r.auth },
+      clusterRetryStrategy: common.retryStrategy,
+    });
+  }
+  if (r.sentinels !== undefined) {
+    return new Redis({ ...common, ...r.auth, sentinels: r.sentinels, name: r.name });
+  }
+  return new Redis(r.url!, common);
+}
+
+/** Shared buckets, leases and deny list on Redis for one guard. */
+export class RedisStore {
+  readonly #options: ResolvedStore;
+  readonly #onState: (up: boolean, reason: string) => void;
+  #client: RedisClient | undefined;
+  #connecting: Promise<RedisClient> | undefined;
+  #up = false;
+  #closed = false;
+  /** Leases held by this replica, per concurrency key (renewed every third of their lifetime). */
+  readonly #leases = new Map<string, Set<string>>();
+  #renewTimer: NodeJS.Timeout | undefined;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #revokedVersion: string | null | undefined;
+  /** The deny list as last read. */
+  #revoked = new Set<string>();
+  #synced: Promise<void> | undefined;
+
+  constructor(options: ResolvedStore, onState: (up: boolean, reason: string) => void) {
+    this.#options = options;
+    this.#onState = onState;
+  }
+
+  /** Whether the last exchange with Redis succeeded. */
+  get up(): boolean {
+    return this.#up;
+  }
+
+  #key(...parts: string[]): string {
+    return `${this.#options.keyPrefix}${parts.join(':')}`;
+  }
+
+  /** The key of a tenant's bucket or set: the tenant in a hash tag, so all its keys share a slot. */
+  tenantKey(tenant: string, suffix: string): string {
+    return this.#key(`{${encodeURIComponent(tenant)}}`, suffix);
+  }
+
+  #revokedKey(what: 'set' | 'v'): string {
+    return this.#key('{revoked}', what);
+  }
+
+  #state(up: boolean, reason: string): void {
+    if (this.#closed || up === this.#up) return;
+    this.#up = up;
+    this.#onState(up, reason);
+  }
+
+  /** The client, connected on first use; resolves once the deny list was read once (or Redis failed). */
+  async start(): Promise<void> {
+    this.#synced ??= this.#start();
+    return this.#synced;
+  }
+
+  async #start(): Promise<void> {
+    await this.#ready(await this.#connect());
+    await this.#poll();
+    this.#pollTimer = setInterval(() => void this.#poll(), this.#options.revocationPollMs);
+    this.#pollTimer.unref();
+    this.#renewTimer = setInterval(() => void this.#renew(), this.#options.leaseMs / 3);
+    this.#renewTimer.unref();
+  }
+
+  /** Resolves once the client is ready, failed once, or after a few timeouts. */
+  #ready(client: RedisClient): Promise<void> {
+    if (client.status === 'ready') return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.#options.timeoutMs * 4);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      client.once('ready', done);
+      client.once('error', done);
+    });
+  }
+
+  #connect(): Promise<RedisClient> {
+    this.#connecting ??= connectRedis(this.#options).then((client) => {
+      client.defineCommand('tritonNodeAdmit', { lua: ADMIT_LUA });
+      client.defineCommand('tritonNodeRenew', { numberOfKeys: 1, lua: RENEW_LUA });
+      client.on('ready', () => this.#state(true, 'connected'));
+      client.on('error', (err) => this.#state(false, (err as Error).message));
+      client.on('close', () => this.#state(false, 'connection closed'));
+      if (this.#closed) client.disconnect();
+      this.#client = client;
+      return client;
+    });
+    return this.#connecting;
+  }
+
+  #failed(err: unknown): StoreUnavailable {
+    const message = (err as Error).message ?? String(err);
+    this.#state(false, message);
+    return new StoreUnavailable(`the limits store (Redis) did not answer: ${message}`);
+  }
+
+  /**
+   * Takes `cost` from every bucket and, with `maxConcurrent`, a lease on the
+   * tenant's concurrency set: all or nothing. `force` takes regardless (bytes
+   * already passed on). Rejects with StoreUnavailable when Redis does not answer.
+   */
+  async take(
+    tenant: string,
+    buckets: StoreBucket[],
+    maxConcurrent: number | undefined,
+    force = false,
+  ): Promise<StoreAnswer> {
+    const client = this.#client ?? (await this.#connect());
+    const conc = this.tenantKey(tenant, 'c');
+    const lease = maxConcurrent === undefined ? '' : randomUUID();
+    const keys = [conc, ...buckets.map((b) => this.tenantKey(tenant, b.key))];
+    const args = [lease, maxConcurrent ?? 0, this.#options.leaseMs, force ? 1 : 0, buckets.length];
+    for (const b of buckets) args.push(b.rate, b.capacity, b.cost);
+    let reply: [number, number | string];
+    try {
+      const admit = client.tritonNodeAdmit as (n: number, ...a: unknown[]) => Promise<typeof reply>;
+      reply = await admit.call(client, keys.length, ...keys, ...args);
+    } catch (err) {
+      throw this.#failed(err);
+    }
+    this.#state(true, 'answered');
+    const [code, value] = reply;
+    if (code === 1) return { kind: 'concurrency', inFlight: Number(value) };
+    if (code === 2) return { kind: 'rate', waitSeconds: Number(value) };
+    if (maxConcurrent === undefined) return { kind: 'admitted', inFlight: 0, release: () => undefined };
+    const held = this.#leases.get(conc) ?? new Set<string>();
+    this.#leases.set(conc, held);
+    held.add(lease);
+    return {
+      kind: 'admitted',
+      inFlight: Number(value),
+      release: () => {
+        held.delete(lease);
+        if (held.size === 0) this.#leases.delete(conc);
+        // A lease that cannot be removed now ends with its lifetime.
+        client.zrem(conc, lease).catch(() => undefined);
+      },
+    };
+  }
+
+  async #renew(): Promise<void> {
+    const client = this.#client;
+    if (client === undefined) return;
+    const renew = client.tritonNodeRenew as (...a: unknown[]) => Promise<unknown>;
+    await Promise.all(
+      [...this.#leases].map(([key, leases]) =>
+        renew.call(client, key, this.#options.leaseMs, ...leases).catch(() => undefined),
+      ),
+    );
+  }
+
+  /** Reads the deny list when its version changed. */
+  async #poll(): Promise<void> {
+    const client = this.#client;
+    if (client === undefined || this.#closed) return;
+    try {
+      const version = await client.get(this.#revokedKey('v'));
+      if (version === this.#revokedVersion) return;
+      const entries = await client.zrangebyscore(this.#revokedKey('set'), Date.now(), '+inf');
+      // An entry past its expiry (its score) is left out by the range.
+      this.#revoked = new Set(entries);
+      this.#revokedVersion = version;
+    } catch {
+      // The next poll tries again; what was read stays in force.
+    }
+  }
+
+  /** Whether a credential is on the deny list as last read. */
+  isRevoked(member: string): boolean {
+    return this.#revoked.has(member);
+  }
+
+  /** Adds a credential to the shared deny list (every replica refuses it after its next poll). */
+  async revoke(r: Revocation): Promise<void> {
+    const client = this.#client ?? (await this.#connect());
+    await this.#ready(client);
+    const member = revocationMember(r);
+    const m = client.multi();
+    m.zadd(this.#revokedKey('set'), r.expiresAt ?? Number.MAX_SAFE_INTEGER, member);
+    m.zremrangebyscore(this.#revokedKey('set'), '-inf', Date.now());
+    m.incr(this.#revokedKey('v'));
+    try {
+      await m.exec();
+    } catch (err) {
+      throw this.#failed(err);
+    }
+    this.#revoked.add(member);
+  }
+
+  /** Stops the timers and closes the connection (leases still held end with their lifetime). */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#pollTimer);
+    clearInterval(this.#renewTimer);
+    this.#client?.disconnect();
+  }
+}
+
+/** Opens a short-lived client, adds `r` to the deny list and closes (the `triton-node revoke` command). */
+export async function revokeInStore(options: ResolvedStore, r: Revocation): Promise<void> {
+  let failure: string | undefined;
+  const store = new RedisStore(options, (up, reason) => {
+    if (!up) failure = reason;
+  });
+  try {
+    await store.revoke(r);
+  } catch (err) {
+    throw new StoreUnavailable(`${(err as Error).message}${failure === undefined ? '' : ` (${failure})`}`);
+  } finally {
+    store.close();
+  }
+}
