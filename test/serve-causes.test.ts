@@ -30,6 +30,8 @@ const CAUSES: Record<string, RegExp> = {
   bad_dims: /^config\.pbtxt: input 'INPUT0' dims \[0\]: each dimension must be an integer >= 1, or -1/,
   unknown_backend: /^UNAVAILABLE: .*unable to find backend library for backend 'no_such_backend'/,
   missing_file: /^UNAVAILABLE: .*model\.onnx/,
+  wrong_name:
+    /^config\.pbtxt names the model 'another_name' but its folder is 'wrong_name' \(the two must be equal\)/,
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-broken-'));
@@ -41,6 +43,7 @@ function model(name: string, config: string | null): void {
   if (config !== null) writeFileSync(join(dir, name, 'config.pbtxt'), config);
 }
 model('no_config', null);
+model('wrong_name', `name: "another_name"\nbackend: "identity"\nmax_batch_size: 8\n${IO}`);
 model('missing_file', `name: "missing_file"\nbackend: "onnxruntime"\nmax_batch_size: 0\n${IO}`);
 model(
   'bad_dims',

@@ -339,6 +339,13 @@ TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
   const bool has_version = FirstVersionFiles(dir, &files);
   FillBackendDefaults(has_version ? &files : nullptr, cfg);
   FillModelConfigDefaults(name, cfg);
+  // Triton's poll requires the config's name to be the model's (an empty
+  // one has just been filled in with it).
+  if (cfg->name != name) {
+    return PollFailure(name, "unexpected directory name '" + name +
+                                 "' for model '" + cfg->name +
+                                 "', directory name must equal model name");
+  }
   if (cfg->backend.empty() && cfg->platform.empty()) {
     return PollFailure(
         name, "Invalid model name: Could not determine backend for model '" +
