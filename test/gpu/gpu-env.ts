@@ -1,5 +1,6 @@
 // Shared by the GPU test files: whether this machine can run them, and why not.
 import { cuda } from '../../lib/cuda.js';
+import { CudaBuffer, HostBuffer, type Tensor } from '../../lib/index.js';
 
 export const gpuAvailable = cuda.isAvailable();
 
@@ -18,3 +19,23 @@ export const SAMPLES = {
   INT64: () => BigInt64Array.from({ length: 300 }, (_, i) => BigInt(i) * -12345678901n),
   UINT8: () => Uint8Array.from({ length: (1 << 16) + 3 }, (_, i) => (i * 7) & 0xff),
 } as const;
+
+/** Where a test puts an input, and where it asks for an output. */
+export type Placement = 'cpu' | 'pinned' | 'gpu';
+export const PLACEMENTS: Placement[] = ['cpu', 'pinned', 'gpu'];
+
+/** `values` as they are, or copied into pinned or device memory (the caller disposes that). */
+export function place(values: Float32Array, where: Placement): Float32Array | HostBuffer | CudaBuffer {
+  if (where === 'cpu') return values;
+  const b = where === 'pinned' ? cuda.allocHost(values.byteLength) : cuda.alloc(values.byteLength);
+  b.copyFrom(values);
+  return b;
+}
+
+/** An FP32 output's values, wherever they are. */
+export function readFloats(t: Tensor): Float32Array {
+  const d = t.data;
+  if (d instanceof CudaBuffer) return d.toTypedArray(Float32Array);
+  if (d instanceof HostBuffer) return new Float32Array(d.view(Float32Array));
+  return d as Float32Array;
+}

@@ -4,30 +4,13 @@
 // inputs go in with their buffer attributes; a request mixes an input of
 // each kind. Skips (with the reason) where there is no usable CUDA device.
 import { describe, expect, it } from 'vitest';
-import { CudaBuffer, HostBuffer, type Tensor, cuda } from '../../lib/index.js';
+import { CudaBuffer, HostBuffer, cuda } from '../../lib/index.js';
 import { skipAllIf, useServer } from '../helpers.js';
-import { gpuSkipReason } from './gpu-env.js';
-
-type Placement = 'cpu' | 'pinned' | 'gpu';
-const PLACEMENTS: Placement[] = ['cpu', 'pinned', 'gpu'];
+import { PLACEMENTS, gpuSkipReason, place, readFloats } from './gpu-env.js';
 
 describe('every placement on CPU and GPU instances', () => {
   skipAllIf(gpuSkipReason);
   const server = useServer(['identity_nobatch', 'identity_gpu', 'identity_multi'], {}, gpuSkipReason);
-
-  function place(values: Float32Array, where: Placement): Float32Array | HostBuffer | CudaBuffer {
-    if (where === 'cpu') return values;
-    const b = where === 'pinned' ? cuda.allocHost(values.byteLength) : cuda.alloc(values.byteLength);
-    b.copyFrom(values);
-    return b;
-  }
-
-  function read(t: Tensor): Float32Array {
-    const d = t.data;
-    if (d instanceof CudaBuffer) return d.toTypedArray(Float32Array);
-    if (d instanceof HostBuffer) return new Float32Array(d.view(Float32Array));
-    return d as Float32Array;
-  }
 
   // Values of each case's own: a pooled output buffer left unwritten would
   // still hold an earlier case's values, and must not pass.
@@ -49,7 +32,7 @@ describe('every placement on CPU and GPU instances', () => {
             const t = result.outputs.OUTPUT0!;
             expect(t.memoryType).toBe(output);
             expect(t.shape).toEqual([values.length]);
-            expect(read(t)).toEqual(values);
+            expect(readFloats(t)).toEqual(values);
             t.dispose();
           } finally {
             if (!(data instanceof Float32Array)) data.dispose();
@@ -81,7 +64,7 @@ describe('every placement on CPU and GPU instances', () => {
             },
             outputMemory,
           });
-        expect(read(r.outputs.OUTPUT0!)).toEqual(a);
+        expect(readFloats(r.outputs.OUTPUT0!)).toEqual(a);
         const o1 = r.outputs.OUTPUT1!.data;
         const ints =
           o1 instanceof CudaBuffer

@@ -17,12 +17,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CudaBuffer, HostBuffer, Server, type Tensor, cuda } from '../../lib/index.js';
+import { Server, type Tensor, cuda } from '../../lib/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
-import { gpuSkipReason } from './gpu-env.js';
-
-type Placement = 'cpu' | 'pinned' | 'gpu';
-const PLACEMENTS: Placement[] = ['cpu', 'pinned', 'gpu'];
+import { PLACEMENTS, gpuSkipReason, place, readFloats } from './gpu-env.js';
 
 // DLPack's device type for CUDA memory (kDLCUDA) and for host memory (kDLCPU).
 const DL_CUDA = 2;
@@ -152,20 +149,6 @@ describe('python models with device tensors (DLPack)', () => {
     expect(ownRegions().length).toBeGreaterThanOrEqual(2);
   });
 
-  function place(values: Float32Array, where: Placement): Float32Array | HostBuffer | CudaBuffer {
-    if (where === 'cpu') return values;
-    const b = where === 'pinned' ? cuda.allocHost(values.byteLength) : cuda.alloc(values.byteLength);
-    b.copyFrom(values);
-    return b;
-  }
-
-  function read(t: Tensor): Float32Array {
-    const d = t.data;
-    if (d instanceof CudaBuffer) return d.toTypedArray(Float32Array);
-    if (d instanceof HostBuffer) return new Float32Array(d.view(Float32Array));
-    return d as Float32Array;
-  }
-
   function where(t: Tensor): number[] {
     return Array.from(t.data as BigInt64Array, Number);
   }
@@ -187,7 +170,7 @@ describe('python models with device tensors (DLPack)', () => {
           });
           const out = r.outputs.OUTPUT0!;
           expect(out.memoryType).toBe(output);
-          expect(read(out)).toEqual(values);
+          expect(readFloats(out)).toEqual(values);
           // A device input reaches Python on the device; the output made from
           // its capsule is on the same device (no copy to the host).
           const [inDevice, outDevice, inIsCpu] = where(r.outputs.WHERE!);
@@ -218,7 +201,7 @@ describe('python models with device tensors (DLPack)', () => {
           });
           const out = r.outputs.OUTPUT0!;
           expect(out.memoryType).toBe(output);
-          expect(read(out)).toEqual(values.map((v) => v * 2 + 1));
+          expect(readFloats(out)).toEqual(values.map((v) => v * 2 + 1));
           const [inputOnGpu, sameMemory, outIsCpu] = where(r.outputs.WHERE!);
           expect({ inputOnGpu, sameMemory, outIsCpu }).toEqual({
             inputOnGpu: input === 'gpu' ? 1 : 0,
@@ -250,7 +233,7 @@ describe('python models with device tensors (DLPack)', () => {
               outputs: { OUTPUT0: { memory: 'gpu' } },
             })
             .then((r) => {
-              const got = read(r.outputs.OUTPUT0!);
+              const got = readFloats(r.outputs.OUTPUT0!);
               r.dispose();
               return got;
             }),
