@@ -24,7 +24,9 @@ for (const f of files) {
   if (formatted !== readFileSync(f, 'utf8')) bad.push(f);
 }
 if (bad.length > 0) {
-  console.error(`clang-format: ${bad.length} file(s) need formatting (run: npx clang-format -i --style=file <file>):`);
+  console.error(
+    `clang-format: ${bad.length} file(s) need formatting (run: npx clang-format -i --style=file <file>):`,
+  );
   for (const f of bad) console.error(`  ${f}`);
   process.exit(1);
 }

@@ -135,7 +135,9 @@ function buildFromSource() {
     printCannotBuild(missing);
     return 1;
   }
-  say(inRepository ? 'building from source (repository checkout)' : `building from source for ${platformName}`);
+  say(
+    inRepository ? 'building from source (repository checkout)' : `building from source for ${platformName}`,
+  );
   const [command, ...args] = nodeGypCommand();
   const jobs = String(Math.min(availableParallelism(), 8));
   const child = spawnSync(command, [...args, 'rebuild', `--jobs=${jobs}`], { cwd: root, stdio: 'inherit' });

@@ -65,7 +65,10 @@ if (args.list) {
 
 let selected = MUTATIONS;
 if (args.only !== undefined) {
-  const names = args.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = args.only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !MUTATIONS.some((m) => m.name === n));
   if (unknown.length > 0) usage(`unknown mutation(s): ${unknown.join(', ')} (see --list)`);
   selected = MUTATIONS.filter((m) => names.includes(m.name));
@@ -147,13 +150,24 @@ if (order.some((m) => m.gpu)) {
   const dir = join(work, '.stubcuda');
   mkdirSync(dir, { recursive: true });
   const lib = join(dir, 'libcudart.so');
-  const r = run('gcc', ['-shared', '-fPIC', '-o', lib, join(work, 'test/gpu/stub-cudart.c'), '-lpthread', '-lrt']);
+  const r = run('gcc', [
+    '-shared',
+    '-fPIC',
+    '-o',
+    lib,
+    join(work, 'test/gpu/stub-cudart.c'),
+    '-lpthread',
+    '-lrt',
+  ]);
   if (r.status !== 0) {
     console.error(`mutate: cannot build the CUDA stub: ${r.stderr}`);
     cleanup();
     process.exit(2);
   }
-  stubEnv = { LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'), TRITON_NODE_CUDART: lib };
+  stubEnv = {
+    LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),
+    TRITON_NODE_CUDART: lib,
+  };
 }
 
 // ---- running tests ----------------------------------------------------------
@@ -223,7 +237,9 @@ for (const gpu of [false, true]) {
   const base = runTests(files, gpu);
   if (!base.passed) {
     console.error(base.output.slice(-6000));
-    console.error(`mutate: the unmutated ${gpu ? 'GPU (stub) ' : ''}suite fails: ${base.failures.join('; ')}`);
+    console.error(
+      `mutate: the unmutated ${gpu ? 'GPU (stub) ' : ''}suite fails: ${base.failures.join('; ')}`,
+    );
     cleanup();
     process.exit(2);
   }
@@ -246,7 +262,10 @@ for (const m of order) {
     status = 'STALE';
     detail = `search text found ${count} times in ${m.file} (update scripts/mutations.mjs)`;
   } else {
-    writeFileSync(path, text.replace(m.search, () => m.replace));
+    writeFileSync(
+      path,
+      text.replace(m.search, () => m.replace),
+    );
     const b = isNative(m) ? build('build') : { ok: true };
     if (!b.ok) {
       status = 'NO-BUILD';
@@ -260,7 +279,9 @@ for (const m of order) {
     writeFileSync(path, text);
   }
   results.push({ m, status });
-  console.log(`${status.padEnd(8)} ${m.name.padEnd(28)} ${m.file.padEnd(22)} ${seconds(t).padStart(7)}  ${detail}`);
+  console.log(
+    `${status.padEnd(8)} ${m.name.padEnd(28)} ${m.file.padEnd(22)} ${seconds(t).padStart(7)}  ${detail}`,
+  );
 }
 
 const count = (s) => results.filter((r) => r.status === s).length;

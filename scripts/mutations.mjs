@@ -173,7 +173,7 @@ const CORE = [
   },
   {
     name: 'placement-ignored',
-    why: "allocator placement: outputs go where the backend prefers (CPU), not where the caller asked",
+    why: 'allocator placement: outputs go where the backend prefers (CPU), not where the caller asked',
     file: 'native/memory/response_allocator.cc',
     search:
       '  int kind = placement    ? placement->kind\n' +
@@ -188,7 +188,8 @@ const CORE = [
     why: "pinned memory: 'pinned' output buffers come from malloc, not cudaHostAlloc",
     file: 'native/memory/buffer_pool.cc',
     search: '    case kMemPinned:\n      return static_cast<uint8_t*>(CudaAllocHost(bytes, error));\n',
-    replace: '    case kMemPinned:\n      return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));\n',
+    replace:
+      '    case kMemPinned:\n      return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));\n',
     tests: ['test/gpu/memory.test.ts'],
     gpu: true,
   },
@@ -272,7 +273,7 @@ const CORE = [
   },
   {
     name: 'exit-code-lost',
-    why: 'exit paths: a process whose stop timed out with a request in a backend goes on into Triton\'s static destructors',
+    why: "exit paths: a process whose stop timed out with a request in a backend goes on into Triton's static destructors",
     file: 'native/server/exit_registry.cc',
     search: '  if (!triton_running && !g_server_left.load()) return;\n',
     replace: '  (void)triton_running;\n  return;\n',
@@ -306,13 +307,13 @@ const CORE = [
     name: 'nul-accepted',
     why: 'strings: a NUL in a request id or parameter is passed on, and Triton cuts the string there',
     file: 'native/request/submit_args.cc',
-    search: '  if (std::memchr(data_, \'\\0\', length_) == nullptr) return;\n',
+    search: "  if (std::memchr(data_, '\\0', length_) == nullptr) return;\n",
     replace: '  return;\n',
     tests: ['test/hostile.test.ts'],
   },
   {
     name: 'planned-inputs-copied',
-    why: 'zero copy on the fast path: a TypedArray input of the input\'s own class is copied before submission',
+    why: "zero copy on the fast path: a TypedArray input of the input's own class is copied before submission",
     file: 'lib/validate.ts',
     search: '  b.args.push(name, value as TypedArray);\n',
     replace: '  b.args.push(name, (value as TypedArray).slice());\n',
@@ -320,7 +321,7 @@ const CORE = [
   },
   {
     name: 'parameters-stale-names',
-    why: 'a result\'s parameters are its own: the decoder reuses the object maker of an earlier list of names',
+    why: "a result's parameters are its own: the decoder reuses the object maker of an earlier list of names",
     file: 'native/request/event_encoder.cc',
     search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
     replace: '\n',
@@ -328,7 +329,7 @@ const CORE = [
   },
   {
     name: 'slab-rewritten',
-    why: 'small outputs are the result\'s own: each drain writes the slab from its start, over earlier results',
+    why: "small outputs are the result's own: each drain writes the slab from its start, over earlier results",
     file: 'native/request/event_encoder.cc',
     search: '  *base = AlignSlab(slab_used_);\n',
     replace: '  *base = 0;\n',
@@ -360,7 +361,7 @@ const CORE = [
   },
   {
     name: 'fake-lookup-unheld',
-    why: 'no hung Promise: the fake takes a request\'s reference on its model after the lookup\'s lock (a preemption there lets an unload finalize the model under the new request, which then never runs)',
+    why: "no hung Promise: the fake takes a request's reference on its model after the lookup's lock (a preemption there lets an unload finalize the model under the new request, which then never runs)",
     file: 'native/fake/model_repository.cc',
     search:
       '  std::lock_guard<std::mutex> lock(mu);\n' +
@@ -386,7 +387,7 @@ const CORE = [
   },
   {
     name: 'deploy-pin-ignored',
-    why: 'safe rollout: unversioned requests go to Triton\'s highest ready version instead of the pinned one, so a new version takes traffic before its canary',
+    why: "safe rollout: unversioned requests go to Triton's highest ready version instead of the pinned one, so a new version takes traffic before its canary",
     file: 'lib/server.ts',
     search: '    return this.#deployments.infer(name, (v) => this.#inference.infer(name, v, request));\n',
     replace: '    return this.#inference.infer(name, modelVersion, request);\n',
@@ -513,7 +514,7 @@ const CORE = [
   },
   {
     name: 'openai-tokens-unlimited',
-    why: 'rate limits: generated tokens are no longer spent against the tenant\'s bucket',
+    why: "rate limits: generated tokens are no longer spent against the tenant's bucket",
     file: 'lib/gateway/openai/routes.ts',
     search: '!(await call.admission.spendTokens(tokens, entry.model))',
     replace: 'false',

@@ -179,7 +179,11 @@ function prebuild(arch, files, { force }) {
 
 function main() {
   const { values } = parseArgs({
-    options: { arch: { type: 'string', multiple: true }, pack: { type: 'boolean' }, force: { type: 'boolean' } },
+    options: {
+      arch: { type: 'string', multiple: true },
+      pack: { type: 'boolean' },
+      force: { type: 'boolean' },
+    },
   });
   const limit = process.env.TRITON_NODE_PREBUILD_ARCHES?.split(',').filter(Boolean);
   const arches = values.arch ?? limit ?? Object.keys(TARGETS);

@@ -120,6 +120,37 @@ export const GENERATE_ONE_RESPONSE =
   'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
 
 /**
+ * What ends a generate request's stream besides its model: a shutdown past
+ * its deadline (`shutDown()` then says so, for the last words) and a client
+ * that goes away, also before the stream began. `release()` when done.
+ */
+function watchClient(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  stream: InferStream,
+): { shutDown: () => boolean; release: () => void } {
+  let shutDown = false;
+  const cancel = () => {
+    shutDown = true;
+    stream.cancel();
+  };
+  ctx.cancels.add(cancel);
+  // A client that goes away cancels the request.
+  const gone = () => stream.cancel();
+  res.once('close', gone);
+  // The client may have left while the body was read and the request built.
+  if (res.destroyed) gone();
+  return {
+    shutDown: () => shutDown,
+    release: () => {
+      ctx.cancels.delete(cancel);
+      res.off('close', gone);
+      stream.cancel();
+    },
+  };
+}
+
+/**
  * `POST /v2/models/{m}/generate`: the body as for generate_stream, answered
  * with one JSON object, as Triton's HTTP server does it for any model,
  * decoupled or not: the first response (or the request's error) decides the
@@ -140,16 +171,7 @@ export async function handleGenerate(
   const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate request');
   const request = await generateRequest(ctx, name, version, body);
   const stream: InferStream = ctx.server.model(name, version).stream(request);
-  let shutDown = false;
-  const cancel = () => {
-    shutDown = true;
-    stream.cancel();
-  };
-  ctx.cancels.add(cancel);
-  const gone = () => stream.cancel();
-  res.once('close', gone);
-  // The client may have left while the body was read and the request built.
-  if (res.destroyed) gone();
+  const watch = watchClient(ctx, res, stream);
   const start = () => {
     if (res.headersSent || res.destroyed) return;
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -172,12 +194,10 @@ export async function handleGenerate(
     }
     start();
     if (res.destroyed) return;
-    if (shutDown) res.end(JSON.stringify({ error: 'the server is shutting down' }));
+    if (watch.shutDown()) res.end(JSON.stringify({ error: 'the server is shutting down' }));
     else res.end(responses === 1 ? only : JSON.stringify({ error: GENERATE_ONE_RESPONSE }));
   } finally {
-    ctx.cancels.delete(cancel);
-    res.off('close', gone);
-    stream.cancel();
+    watch.release();
   }
 }
 
@@ -194,16 +214,7 @@ export async function handleGenerateStream(
   const decoded = v2 ? decodeInferRequest(raw, undefined) : undefined;
   const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));
   const stream: InferStream = ctx.server.model(name, version).stream(request);
-  // A shutdown past its deadline cancels the request and says so in a last event.
-  let shutDown = false;
-  const cancel = () => {
-    shutDown = true;
-    stream.cancel();
-  };
-  ctx.cancels.add(cancel);
-  // A client that goes away cancels the request.
-  const gone = () => stream.cancel();
-  res.once('close', gone);
+  const watch = watchClient(ctx, res, stream);
   try {
     // The first response (or the request's error) decides the status.
     let next = await stream.next();
@@ -223,7 +234,7 @@ export async function handleGenerateStream(
       if (!res.write(`data: ${event}\n\n`)) await drained(res);
       next = await stream.next();
     }
-    if (shutDown) res.end(`data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`);
+    if (watch.shutDown()) res.end(`data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`);
     else res.end();
   } catch (err) {
     if (!res.headersSent) throw err;
@@ -236,8 +247,6 @@ export async function handleGenerateStream(
     if (!res.destroyed)
       res.end(`data: ${JSON.stringify({ error: errorMessage(err, wordingOf(ctx, 'http')) })}\n\n`);
   } finally {
-    ctx.cancels.delete(cancel);
-    res.off('close', gone);
-    stream.cancel();
+    watch.release();
   }
 }

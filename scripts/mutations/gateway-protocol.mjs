@@ -108,8 +108,9 @@ export const MUTATIONS = [
     name: 'generate-stream-disconnect-ignored',
     why: 'a generate_stream client that disconnects is cancelled only when the next response comes to be written',
     file: 'lib/gateway/streaming.ts',
-    search: "  // A client that goes away cancels the request.\n  const gone = () => stream.cancel();\n  res.once('close', gone);\n",
-    replace: "  // A client that goes away cancels the request.\n  const gone = () => stream.cancel();\n",
+    search:
+      "  res.once('close', gone);\n  // The client may have left while the body was read and the request built.\n  if (res.destroyed) gone();\n",
+    replace: '',
     tests: [HOSTILE],
   },
   {

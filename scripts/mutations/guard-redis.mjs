@@ -9,8 +9,8 @@ export const MUTATIONS = [
     name: 'redis-bucket-unchecked',
     why: 'shared limits: the admission script takes from the shared buckets without refusing when they are empty',
     file: 'lib/gateway/guard/store.ts',
-    search: "if wait > 0 and not force then return {2, tostring(wait)} end\n",
-    replace: "if false then return {2, tostring(wait)} end\n",
+    search: 'if wait > 0 and not force then return {2, tostring(wait)} end\n',
+    replace: 'if false then return {2, tostring(wait)} end\n',
     tests: [REDIS],
   },
   {
@@ -31,7 +31,7 @@ export const MUTATIONS = [
   },
   {
     name: 'redis-store-unused',
-    why: "shared limits: with a store configured, each replica admits against its own buckets (N replicas, N times the rate)",
+    why: 'shared limits: with a store configured, each replica admits against its own buckets (N replicas, N times the rate)',
     file: 'lib/gateway/guard/guard.ts',
     search: '    if (this.#store !== undefined) {\n      const shared = await this.#sharedLimit(',
     replace: '    if (this.#store === null) {\n      const shared = await this.#sharedLimit(',

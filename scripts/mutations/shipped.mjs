@@ -20,7 +20,8 @@ export const MUTATIONS = [
     file: 'tsup.config.ts',
     search:
       "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n    esbuildPlugins: [fromCore()],\n",
-    replace: "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n",
+    replace:
+      "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n",
     tests: ['test/shipped.test.ts'],
   },
   {

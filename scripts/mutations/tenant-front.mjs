@@ -65,7 +65,8 @@ export const MUTATIONS = [
     name: 'front-path-unresolved',
     why: "isolation: the front routes on the raw path while the process resolves its dot segments, so '/v2/models/a/infer/../../b/infer' passes unchecked",
     file: 'lib/gateway/isolation/index.ts',
-    search: "  const parsed = requestUrl(req.url ?? '/');\n  const path = parsed.pathname;\n  const url = `${parsed.pathname}${parsed.search}`;\n",
+    search:
+      "  const parsed = requestUrl(req.url ?? '/');\n  const path = parsed.pathname;\n  const url = `${parsed.pathname}${parsed.search}`;\n",
     replace: "  const url = req.url ?? '/';\n  const path = url.split('?', 1)[0]!;\n",
     tests: [HOSTILE],
   },
@@ -97,7 +98,8 @@ export const MUTATIONS = [
     name: 'metrics-open-to-tenants',
     why: "/metrics (every tenant's model names and counters) is served to every authenticated tenant, not admins only",
     file: 'lib/gateway/guard/guard.ts',
-    search: "const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory', 'metrics']);\n",
+    search:
+      "const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory', 'metrics']);\n",
     replace: "const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory']);\n",
     tests: [HOSTILE],
   },
@@ -116,7 +118,8 @@ export const MUTATIONS = [
     name: 'front-index-unfiltered',
     why: "isolation: the front's HTTP repository index and statistics list every model of the tenant's group, not the tenant's",
     file: 'lib/gateway/isolation/index.ts',
-    search: '    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);\n',
+    search:
+      '    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);\n',
     replace: '    const doc = await mergedDocument(groups, req, path, front.options.maxBodyBytes);\n',
     tests: [HOSTILE],
   },
@@ -124,7 +127,8 @@ export const MUTATIONS = [
     name: 'front-grpc-stats-unfiltered',
     why: "isolation: the front's gRPC RepositoryIndex and ModelStatistics list every model of the tenant's group",
     file: 'lib/gateway/isolation/grpc.ts',
-    search: "      return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;\n",
+    search:
+      "      return rpc === 'RepositoryIndex' || rpc === 'ModelStatistics' ? visibleOnly(answer, admission) : answer;\n",
     replace: '      return answer;\n',
     tests: [HOSTILE],
   },
@@ -145,7 +149,7 @@ export const MUTATIONS = [
   },
   {
     name: 'removed-tenant-keeps-access',
-    why: "guard.update(): a tenant left out keeps its API key and its state, so its requests are still admitted",
+    why: 'guard.update(): a tenant left out keeps its API key and its state, so its requests are still admitted',
     file: 'lib/gateway/guard/guard.ts',
     search:
       '    this.#config = config;\n' +
@@ -167,7 +171,8 @@ export const MUTATIONS = [
     file: 'lib/gateway/shared-memory.ts',
     search:
       '      done += writeSync(region!.fd, bytes, done, bytes.byteLength - done, region!.offset + ref.offset + done);\n',
-    replace: '      done += writeSync(region!.fd, bytes, done, bytes.byteLength - done, ref.offset + done);\n',
+    replace:
+      '      done += writeSync(region!.fd, bytes, done, bytes.byteLength - done, ref.offset + done);\n',
     tests: [HOSTILE],
   },
   {
