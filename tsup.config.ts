@@ -125,7 +125,7 @@ export default defineConfig([
   },
   {
     ...common,
-    entry: { cli: 'lib/cli.ts' },
+    entry: { cli: 'lib/cli/main.ts' },
     format: ['esm'],
     dts: false,
     shims: false,

@@ -45,7 +45,7 @@ function onTheBuiltPackage(): Plugin {
       if (!file.startsWith('lib/')) return null;
       const built = entries[file];
       if (built !== undefined) return dist(built);
-      if (file.startsWith('lib/gateway/') || file === 'lib/cli.ts') {
+      if (file.startsWith('lib/gateway/') || file === 'lib/cli/main.ts') {
         throw new Error(
           `${relative(root, importer ?? '')} imports ${file}, which the built package does not export`,
         );

@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type CudaBuffer, type HostBuffer, cuda } from '../lib/cuda.js';
+import { type CudaBuffer, type HostBuffer, cuda } from '../lib/tensor/cuda.js';
 
 type Placement = 'pageable' | 'pinned' | 'device';
 

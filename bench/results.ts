@@ -89,7 +89,7 @@ function num(v: unknown): number {
         : 0;
 }
 
-/** `{count, ns}` under either spelling (camelCase from lib/statistics.ts,
+/** `{count, ns}` under either spelling (camelCase from lib/config/statistics.ts,
  * snake_case from Triton's JSON). */
 function duration(parent: unknown, camel: string, snake: string): { count: number; ns: number } {
   if (!isObject(parent)) return { count: 0, ns: 0 };

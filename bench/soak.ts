@@ -48,7 +48,7 @@ interface Sample {
 /** The part of the API the soak uses (imported lazily: the CLI's other commands do not load the addon). */
 type Api = typeof import('../lib/index.js');
 type Testing = typeof import('../lib/testing.js');
-type Native = typeof import('../lib/native.js');
+type Native = typeof import('../lib/addon/load.js');
 
 const MiB = 1024 * 1024;
 
@@ -355,7 +355,7 @@ async function run(options: SoakOptions): Promise<number> {
   const gc = exposeGc();
   const api: Api = await import('../lib/index.js');
   const testing: Testing = await import('../lib/testing.js');
-  const native: Native = await import('../lib/native.js');
+  const native: Native = await import('../lib/addon/load.js');
   const info = api.loadLibrary(options.library);
   const sampler = new Sampler(gc, native, testing);
   const server = await startServer(api, options);

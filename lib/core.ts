@@ -12,11 +12,11 @@
  * @packageDocumentation
  */
 export * from './index.js';
-export * from './codegen.js';
-export * from './datatypes.js';
+export * from './codegen/codegen.js';
+export * from './config/datatypes.js';
 export * from './doctor/report.js';
-export * from './errors.js';
+export * from './base/errors.js';
 export * from './lint/index.js';
-export * from './native.js';
-export * from './tensor.js';
+export * from './addon/load.js';
+export * from './tensor/tensor.js';
 export * from './tune/report.js';

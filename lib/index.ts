@@ -10,9 +10,9 @@
  * ```
  * @packageDocumentation
  */
-export { Server, type ServerMetadata } from './server.js';
-export type { StartupFailure } from './startup-causes.js';
-export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './health.js';
+export { Server, type ServerMetadata } from './api/server.js';
+export type { StartupFailure } from './api/startup-causes.js';
+export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './api/health.js';
 export type {
   CanaryOptions,
   CanaryReport,
@@ -21,7 +21,7 @@ export type {
   DeploymentStatus,
   DeploymentStep,
   RollbackOptions,
-} from './deploy.js';
+} from './deploy/deploy.js';
 export {
   parseModelConfig,
   formatModelConfig,
@@ -44,7 +44,7 @@ export {
   type ModelTensorReshape,
   type ModelVersionPolicy,
   type ModelWarmup,
-} from './model-config.js';
+} from './config/model-config.js';
 export {
   lint,
   lintModel,
@@ -63,7 +63,7 @@ export {
   type ModelTypesEntry,
   type ModelTypesOptions,
   type ModelTypesOutput,
-} from './codegen.js';
+} from './codegen/codegen.js';
 export type {
   DataTypeArrays,
   DataTypeInputs,
@@ -75,7 +75,7 @@ export type {
   TypedTensorInput,
   RequestOf,
   ResultOf,
-} from './typed.js';
+} from './request/typed.js';
 export type {
   ServerOptions,
   LogOptions,
@@ -89,7 +89,7 @@ export type {
   HostPolicy,
   ResponseCacheOptions,
   LintMode,
-} from './options.js';
+} from './api/options.js';
 export {
   Model,
   type ModelConfig,
@@ -98,14 +98,14 @@ export {
   type ModelState,
   type ModelVersionState,
   type TensorMetadata,
-} from './model.js';
+} from './api/model.js';
 export {
   InferStream,
   type InferResult,
   type ResultJSON,
   type StreamOptions,
   type StreamStats,
-} from './stream.js';
+} from './request/stream.js';
 export {
   Tensor,
   type TensorData,
@@ -114,7 +114,7 @@ export {
   type InferTiming,
   type TimingTimestamps,
   type OutputDestination,
-} from './tensor.js';
+} from './tensor/tensor.js';
 export type {
   InferRequest,
   InputData,
@@ -123,8 +123,14 @@ export type {
   OutputOptions,
   ParameterValue,
   TensorInput,
-} from './validate.js';
-export { TritonError, type TritonErrorCode, type LoadAttempt, type ErrorHint, hintText } from './errors.js';
+} from './request/validate.js';
+export {
+  TritonError,
+  type TritonErrorCode,
+  type LoadAttempt,
+  type ErrorHint,
+  hintText,
+} from './base/errors.js';
 export {
   DATATYPES,
   type DataType,
@@ -133,8 +139,8 @@ export {
   encodeBytes,
   elementSize,
   isDataType,
-} from './datatypes.js';
-export { libraryInfo, loadLibrary, type LibraryInfo } from './native.js';
+} from './config/datatypes.js';
+export { libraryInfo, loadLibrary, type LibraryInfo } from './addon/load.js';
 export {
   doctor,
   formatDoctorReport,
@@ -145,7 +151,7 @@ export {
   type LibraryProbe,
   type CudaDeviceInfo,
 } from './doctor/index.js';
-export { cuda, CudaBuffer, HostBuffer, IPC_HANDLE_BYTES, type CopySource } from './cuda.js';
+export { cuda, CudaBuffer, HostBuffer, IPC_HANDLE_BYTES, type CopySource } from './tensor/cuda.js';
 export {
   Metric,
   type MetricKind,
@@ -155,7 +161,7 @@ export {
   type MetricsRequest,
   type MetricsResponse,
   PROMETHEUS_CONTENT_TYPE,
-} from './metrics.js';
+} from './metrics/metrics.js';
 export {
   parseModelStatistics,
   statisticsDelta,
@@ -166,4 +172,4 @@ export {
   type ResponseStatistics,
   type BatchStatistics,
   type MemoryUsage,
-} from './statistics.js';
+} from './config/statistics.js';

@@ -17,8 +17,8 @@
  * @packageDocumentation
  */
 import { existsSync } from 'node:fs';
-import type { FakeLiveObjects } from './binding.js';
-import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './native.js';
+import type { FakeLiveObjects } from './abi/binding.js';
+import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './addon/load.js';
 
 export type { FakeLiveObjects };
 

@@ -1,5 +1,5 @@
 // Module entry: the environment's data, the classes, and one table of the
-// addon's functions (NativeAddon in lib/binding.ts).
+// addon's functions (NativeAddon in lib/abi/binding.ts).
 #include <napi.h>
 
 #include <cstdlib>

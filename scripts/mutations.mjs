@@ -34,7 +34,7 @@ const CORE = [
   {
     name: 'inputs-copied',
     why: 'zero copy: every CPU input that goes the general way ({ data, shape }, DataView, ...) is copied before submission',
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: '  b.args.push(name, n.data);\n',
     replace:
       '  b.args.push(\n' +
@@ -117,7 +117,7 @@ const CORE = [
   {
     name: 'dispose-keeps-output',
     why: 'tensor.dispose() no longer gives the output memory back',
-    file: 'lib/tensor.ts',
+    file: 'lib/tensor/tensor.ts',
     search: '    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);\n',
     replace: '    if (owned instanceof ArrayBuffer) void owned;\n',
     tests: ['test/promises.test.ts'],
@@ -125,7 +125,7 @@ const CORE = [
   {
     name: 'stream-final-ignored',
     why: 'stream end: FINAL no longer ends a stream',
-    file: 'lib/inference.ts',
+    file: 'lib/request/inference.ts',
     search: '        if (ev.final) stream._end();\n',
     replace: '',
     tests: ['test/stream.test.ts'],
@@ -133,7 +133,7 @@ const CORE = [
   {
     name: 'stream-abort-not-cancelling',
     why: "cancellation: a stream's AbortSignal settles JS but no longer cancels the request",
-    file: 'lib/inference.ts',
+    file: 'lib/request/inference.ts',
     search:
       '      if (!state.done && state.token >= 0) this.#cancel(state.token);\n      state.done = true;\n',
     replace: '      state.done = true;\n',
@@ -150,7 +150,7 @@ const CORE = [
   {
     name: 'priority-dropped',
     why: 'request properties: priority is validated but never sent',
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: "    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);\n",
     replace: "    nonNegativeInteger('request.priority', request.priority);\n",
     tests: ['test/promises.test.ts'],
@@ -158,7 +158,7 @@ const CORE = [
   {
     name: 'correlation-id-dropped',
     why: 'request properties: the correlation id is validated but never sent',
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: '  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);\n',
     replace: '  if (request.correlationId !== undefined) correlationId(request.correlationId);\n',
     tests: ['test/promises.test.ts'],
@@ -166,7 +166,7 @@ const CORE = [
   {
     name: 'int-parameter-as-double',
     why: 'request parameters: integral numbers go to Triton as doubles',
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: "      if (Number.isSafeInteger(value)) out.push([key, 'int', value]);\n",
     replace: "      if (Number.isSafeInteger(value)) out.push([key, 'double', value]);\n",
     tests: ['test/promises.test.ts'],
@@ -314,7 +314,7 @@ const CORE = [
   {
     name: 'planned-inputs-copied',
     why: "zero copy on the fast path: a TypedArray input of the input's own class is copied before submission",
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: '  b.args.push(name, value as TypedArray);\n',
     replace: '  b.args.push(name, (value as TypedArray).slice());\n',
     tests: ['test/promises.test.ts'],
@@ -338,7 +338,7 @@ const CORE = [
   {
     name: 'startup-reasons-dropped',
     why: 'errors name the thing: a failed start says only "failed to load all models", not which model failed and why',
-    file: 'lib/server.ts',
+    file: 'lib/api/server.ts',
     search: "  return Promise.reject(withHint(err, failures.map(formatStartupFailure).join('; ')));\n",
     replace: '  return Promise.reject(err);\n',
     tests: ['test/startup-options.test.ts', 'test/serve-causes.test.ts'],
@@ -346,7 +346,7 @@ const CORE = [
   {
     name: 'startup-causes-not-read-from-files',
     why: "errors name the thing: a model whose folder fails Triton's poll (a config that does not parse, no version folder) is reported without its cause",
-    file: 'lib/startup-causes.ts',
+    file: 'lib/api/startup-causes.ts',
     search: '        : modelFolderProblem(join(folder.repo, model), model, options);\n',
     replace: '        : undefined;\n',
     tests: ['test/serve-causes.test.ts'],
@@ -354,7 +354,7 @@ const CORE = [
   {
     name: 'failed-server-handed-out',
     why: 'no crash: a server that failed before its model repository (not live) is handed to the caller, whose model calls crash real Triton',
-    file: 'lib/server.ts',
+    file: 'lib/api/server.ts',
     search: '  if (!(await handle.isLive().catch(() => false))) {\n',
     replace: '  if (false) {\n',
     tests: ['test/startup-options.test.ts'],
@@ -388,7 +388,7 @@ const CORE = [
   {
     name: 'deploy-pin-ignored',
     why: "safe rollout: unversioned requests go to Triton's highest ready version instead of the pinned one, so a new version takes traffic before its canary",
-    file: 'lib/server.ts',
+    file: 'lib/api/server.ts',
     search: '    return this.#deployments.infer(name, (v) => this.#inference.infer(name, v, request));\n',
     replace: '    return this.#inference.infer(name, modelVersion, request);\n',
     tests: ['test/deploy.test.ts'],
@@ -396,7 +396,7 @@ const CORE = [
   {
     name: 'deploy-failed-canary-kept',
     why: 'safe rollout: a version whose canary failed is pinned anyway',
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '    if (verdict.failure !== undefined) {\n',
     replace: '    if (false) {\n',
     tests: ['test/deploy.test.ts'],
@@ -404,7 +404,7 @@ const CORE = [
   {
     name: 'config-map-as-list',
     why: 'lossless config text: map fields are written as plain lists, which do not read back as maps',
-    file: 'lib/pbtxt.ts',
+    file: 'lib/config/pbtxt.ts',
     search: '  if (isMapField(name, path) && isMessage(value)) {\n',
     replace: '  if (false) {\n',
     tests: ['test/model-config.test.ts'],

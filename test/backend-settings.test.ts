@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { closestKey } from '../lib/backend-settings.js';
+import { closestKey } from '../lib/config/backend-settings.js';
 import { Server, type ServerOptions } from '../lib/index.js';
 import { BACKEND_DIR, library, serverOptions, skipIf } from './helpers.js';
 import { makePythonModelRepository } from './python-models.js';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PYTHON_BACKEND_SETTINGS } from '../lib/backend-settings.js';
+import { PYTHON_BACKEND_SETTINGS } from '../lib/config/backend-settings.js';
 import { type ModelConfig, Server, parseModelConfig } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
 import { BACKEND_DIR, library, serverOptions, skipIf } from './helpers.js';

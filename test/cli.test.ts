@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { repositoryArgs } from '../lib/cli-args.js';
+import { repositoryArgs } from '../lib/cli/args.js';
 import { fakeEngine } from '../lib/testing.js';
 import { MODELS, skipIf } from './helpers.js';
 import { startServing } from './serve-helpers.js';

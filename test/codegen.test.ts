@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
+import { typesCommand } from '../lib/cli/commands/types.js';
 import { modelTypes } from '../lib/index.js';
-import { typesCommand } from '../lib/types-command.js';
 import { MODELS } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -1,7 +1,7 @@
-// The numbers and names lib/binding.ts and the addon share (submit()'s
+// The numbers and names lib/abi/binding.ts and the addon share (submit()'s
 // layout, memory, parameter and datatype codes, the fake engine's live-object
 // kinds) are defined on both sides; the addon exports its own, and they must
-// match exactly. lib/binding.ts builds its codes from one `as const` list per
+// match exactly. lib/abi/binding.ts builds its codes from one `as const` list per
 // set, so the lists' order is checked here too.
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,8 +15,8 @@ import {
   PARAMETER_TYPES,
   SUBMIT_SLOTS,
   TRITON_API,
-} from '../lib/binding.js';
-import { addon, loadLibrary } from '../lib/native.js';
+} from '../lib/abi/binding.js';
+import { addon, loadLibrary } from '../lib/addon/load.js';
 import { fakeEngine } from '../lib/testing.js';
 
 describe('the TypeScript and C++ sides of the binding agree', () => {

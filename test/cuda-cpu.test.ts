@@ -2,8 +2,8 @@
 // so and every allocation fails with a clear UNSUPPORTED error. (With a GPU
 // these tests skip; test/gpu/ covers that machine.)
 import { describe, expect, it } from 'vitest';
-import { CudaBuffer, cuda } from '../lib/cuda.js';
-import { TritonError } from '../lib/errors.js';
+import { TritonError } from '../lib/base/errors.js';
+import { CudaBuffer, cuda } from '../lib/tensor/cuda.js';
 import { skipAllIf } from './helpers.js';
 
 const hasGpu = cuda.isAvailable();

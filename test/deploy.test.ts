@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type DeployHost, Deployments } from '../lib/deploy.js';
+import { type DeployHost, Deployments } from '../lib/deploy/deploy.js';
 import {
   type Deployment,
   type DeploymentStep,
@@ -67,8 +67,7 @@ function startClients(server: Server, count: number) {
 
 const sameOutputs = (a: Record<string, Tensor>, b: Record<string, Tensor>) =>
   Object.keys(a).every(
-    (k) =>
-      Buffer.compare(bytesOf(a[k]!.data as Float32Array), bytesOf(b[k]!.data as Float32Array)) === 0,
+    (k) => Buffer.compare(bytesOf(a[k]!.data as Float32Array), bytesOf(b[k]!.data as Float32Array)) === 0,
   );
 
 /**

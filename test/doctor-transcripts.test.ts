@@ -8,7 +8,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MIN_TRITON_API, TRITON_API } from '../lib/binding.js';
+import { MIN_TRITON_API, TRITON_API } from '../lib/abi/binding.js';
 // @ts-expect-error: a plain .mjs script without types
 import * as transcripts from '../scripts/doctor-transcripts.mjs';
 import { skipIf } from './helpers.js';

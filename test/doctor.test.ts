@@ -2,7 +2,7 @@
  * `triton-node doctor` and `doctor()`: the addon, each library candidate
  * and why it is refused (missing, not Triton, an unsupported API version),
  * the backends, the model checks of a repository, the table and the exit
- * code. The CLI runs from lib/cli.ts under tsx, as `dist/cli.js` runs it.
+ * code. The CLI runs from lib/cli/main.ts under tsx, as `dist/cli.js` runs it.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,17 +10,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { addonBinaryPath } from '../lib/addon/load.js';
+import { findOnnxRuntimeNode } from '../lib/config/onnxruntime.js';
 import { parseKernelModuleVersion } from '../lib/doctor/gpu.js';
 import { checkOnnxRuntime, onnxRuntimeLibraryVersion } from '../lib/doctor/onnxruntime.js';
 import { checkPython, linkedLibPython } from '../lib/doctor/python.js';
 import { onlyTritonMissing } from '../lib/doctor/report.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../lib/index.js';
-import { addonBinaryPath } from '../lib/native.js';
-import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
 import { fakeEngine } from '../lib/testing.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, skipIf } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'triton-node-doctor-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

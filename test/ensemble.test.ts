@@ -2,8 +2,8 @@
 // (test/models/ensemble_*), on the fake and on real Triton r25.07. What is
 // asserted here was seen on the real CPU build first; the fake follows it.
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { type ModelStatistics, Server, TritonError } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { eventually, serverOptions, useServer } from './helpers.js';
 
 const IN = Float32Array.of(1.5, -2, 3);

@@ -13,7 +13,7 @@
  * call succeeds its result must still be right.
  */
 import fc from 'fast-check';
-import { DATATYPES } from '../lib/datatypes.js';
+import { DATATYPES } from '../lib/config/datatypes.js';
 import type { DataType } from '../lib/index.js';
 
 // ---- the models of test/models the fuzz test loads ---------------------------------
@@ -226,7 +226,7 @@ export const CTORS: Record<string, Ctor> = {
   BigUint64Array,
 };
 
-/** The TypedArray a datatype travels in (lib/datatypes.ts's table, restated). */
+/** The TypedArray a datatype travels in (lib/config/datatypes.ts's table, restated). */
 export const CANONICAL: Record<Exclude<DataType, 'BYTES'>, string> = {
   BOOL: 'Uint8Array',
   UINT8: 'Uint8Array',

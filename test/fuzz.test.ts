@@ -15,8 +15,8 @@ import { getEventListeners } from 'node:events';
 import { openSync, writeSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { type InferResult, type InferStream, type Server, type Tensor, TritonError } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 import {
   type BuiltCall,

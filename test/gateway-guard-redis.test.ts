@@ -28,7 +28,7 @@ import {
 import { useServer } from './helpers.js';
 import { noRedis, useRedis } from './redis-server.js';
 
-const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url));
 const server = useServer(['identity_fp32'], {}, noRedis);
 const redis = useRedis();
 

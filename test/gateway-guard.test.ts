@@ -800,7 +800,7 @@ describe('triton-node serve with "gateway.guard" in --config', () => {
       [
         '--import',
         'tsx',
-        fileURLToPath(new URL('../lib/cli.ts', import.meta.url)),
+        fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url)),
         'serve',
         ...[
           '--repository',

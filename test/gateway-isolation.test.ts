@@ -26,7 +26,7 @@ import { binaryBody, bytesOf, kserveClient, parseBinaryResponse } from './gatewa
 import { BACKEND_DIR, LIBRARY_PATH, MODELS } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));
-const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url));
 const repositories: string[] = [];
 
 /** A model repository holding `models` of the test repository (as links). */

@@ -550,7 +550,7 @@ describe('triton-node serve', () => {
       [
         '--import',
         'tsx',
-        fileURLToPath(new URL('../lib/cli.ts', import.meta.url)),
+        fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url)),
         'serve',
         ...args,
         '--config',

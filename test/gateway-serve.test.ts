@@ -15,9 +15,9 @@ import { describe, expect, it } from 'vitest';
 import { kserveClient, useGateway } from './gateway-helpers.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url));
 
-/** Node's arguments that run `triton-node serve ...args` from lib/cli.ts, as dist/cli.js runs it. */
+/** Node's arguments that run `triton-node serve ...args` from lib/cli/main.ts, as dist/cli.js runs it. */
 function serve(...args: string[]): string[] {
   return ['--import', 'tsx', CLI, 'serve', ...args];
 }

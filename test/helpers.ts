@@ -5,8 +5,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { type TestContext, afterAll, beforeAll, beforeEach } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { type LibraryInfo, Server, type ServerOptions, loadLibrary } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));

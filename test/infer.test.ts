@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import {
   type DataType,
   type InferResult,
@@ -8,7 +9,6 @@ import {
   type TypedArray,
   cuda,
 } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 import {
   FIXTURES,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Tensor } from '../lib/index.js';
-import { bfloat16ToNumber, halfToNumber } from '../lib/tensor.js';
+import { bfloat16ToNumber, halfToNumber } from '../lib/tensor/tensor.js';
 import { useServer } from './helpers.js';
 
 const server = useServer(['identity_all_types', 'identity_fp32']);

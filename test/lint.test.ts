@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { lintCommand } from '../lib/cli/commands/lint.js';
 import { Server, formatLintSarif, formatLintText, lint, lintRules } from '../lib/index.js';
-import { lintCommand } from '../lib/lint/command.js';
 import { FIXTURES, MODELS, serverOptions, skipIf } from './helpers.js';
 import { type RealModelFiles, makeRealModelRepository, realModelFiles } from './real-models.js';
 

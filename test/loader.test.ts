@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIBRARY_PATH } from '../lib/addon/load.js';
 import { Server, type ServerOptions, TritonError, libraryInfo } from '../lib/index.js';
-import { DEFAULT_LIBRARY_PATH } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions, skipIf } from './helpers.js';
 

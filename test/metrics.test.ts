@@ -18,7 +18,7 @@ import {
   STREAM_BETWEEN_RESPONSES_METRIC,
   STREAM_FIRST_RESPONSE_METRIC,
   createMetricsHandler,
-} from '../lib/metrics.js';
+} from '../lib/metrics/metrics.js';
 import { eventually, serverOptions, useServer } from './helpers.js';
 import { histogramSeries, parseExposition } from './prometheus.js';
 

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { Server } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, serverOptions } from './helpers.js';
 
 function runChild(extraEnv: Record<string, string>) {

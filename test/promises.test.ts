@@ -7,8 +7,8 @@
  * test here (or in the files it names) to fail.
  */
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { type InferResult, type Tensor, TritonError } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { collectGarbage, eventually, fakeOnly, requestsSettled, skipIf, useServer } from './helpers.js';
 
 const server = useServer([

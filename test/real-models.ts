@@ -16,8 +16,8 @@
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { findOnnxRuntimeNode } from '../lib/config/onnxruntime.js';
 import { type ModelConfig, formatModelConfig } from '../lib/index.js';
-import { findOnnxRuntimeNode } from '../lib/onnxruntime.js';
 
 const require = createRequire(import.meta.url);
 

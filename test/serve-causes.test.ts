@@ -17,7 +17,7 @@ import { Server, type StartupFailure } from '../lib/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, serverOptions } from './helpers.js';
 import { startServing } from './serve-helpers.js';
 
-const CLI = fileURLToPath(new URL('../lib/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url));
 const IO =
   'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\n' +
   'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\n';

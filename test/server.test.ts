@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { Server, TritonError } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { IDENTITY_DELAY_CONFIG } from './fixtures/delay-model.js';
 import { MODELS, eventually, library, serverOptions } from './helpers.js';
 

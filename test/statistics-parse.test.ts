@@ -1,7 +1,7 @@
 // parseModelStatistics and statisticsDelta on documents captured from real
 // Triton (no server needed).
 import { describe, expect, it } from 'vitest';
-import { type ModelStatistics, parseModelStatistics, statisticsDelta } from '../lib/statistics.js';
+import { type ModelStatistics, parseModelStatistics, statisticsDelta } from '../lib/config/statistics.js';
 import {
   AFTER_2_FAILED,
   AFTER_10_SUCCESS,

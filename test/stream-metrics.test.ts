@@ -3,7 +3,7 @@
 // responses, per model and version, in Triton's Prometheus text.
 import { describe, expect, it } from 'vitest';
 import type { InferStream } from '../lib/index.js';
-import { STREAM_BETWEEN_RESPONSES_METRIC, STREAM_FIRST_RESPONSE_METRIC } from '../lib/metrics.js';
+import { STREAM_BETWEEN_RESPONSES_METRIC, STREAM_FIRST_RESPONSE_METRIC } from '../lib/metrics/metrics.js';
 import { useServer } from './helpers.js';
 import { type HistogramSeries, findFamily, histogramSeries, parseExposition } from './prometheus.js';
 

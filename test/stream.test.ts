@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { addon } from '../lib/addon/load.js';
 import { type InferResult, type InferStream, Server, TritonError } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { fakeEngine } from '../lib/testing.js';
 import { eventually, fakeOnly, requestsSettled, serverOptions, useServer } from './helpers.js';
 

@@ -249,7 +249,7 @@ describe('triton-node tune', () => {
     ];
     const script = [
       `const lib = await import('${ROOT}lib/index.ts');`,
-      `const { tuneCommand } = await import('${ROOT}lib/tune/command.ts');`,
+      `const { tuneCommand } = await import('${ROOT}lib/cli/commands/tune.ts');`,
       `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune });`,
       'process.exit(code);',
     ].join('\n');

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { relative, sep } from 'node:path';
-import { addon, addonBinaryPath, fakeEnginePath, packageRoot } from '../native.js';
+import { addon, addonBinaryPath, fakeEnginePath, packageRoot } from '../addon/load.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 type AddonFacts = DoctorReport['addon'];

@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import { readFileSync, statfsSync } from 'node:fs';
-import type { NativeAddon } from '../binding.js';
+import type { NativeAddon } from '../abi/binding.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 /** Triton's default minimum compute capability (TRITON_MIN_COMPUTE_CAPABILITY). */

@@ -6,9 +6,9 @@
  * health check.
  * @packageDocumentation
  */
-import type { NativeAddon } from '../binding.js';
-import { optionError } from '../errors.js';
-import { addon } from '../native.js';
+import type { NativeAddon } from '../abi/binding.js';
+import { addon } from '../addon/load.js';
+import { optionError } from '../base/errors.js';
 import { checkAddon } from './addon.js';
 import { TRITON_MIN_COMPUTE_CAPABILITY, checkCuda, checkLimits } from './gpu.js';
 import { backendChecks, backendDirectoryFor, libraryChecks, probeLibraries } from './library.js';
@@ -18,7 +18,7 @@ import { checkPython } from './python.js';
 import type { DoctorReport } from './report.js';
 
 export { formatDoctorReport } from './report.js';
-export type { CudaDeviceInfo } from '../binding.js';
+export type { CudaDeviceInfo } from '../abi/binding.js';
 export type { DoctorCheck, DoctorReport, DoctorStatus, LibraryProbe } from './report.js';
 
 export interface DoctorOptions {

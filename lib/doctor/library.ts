@@ -11,8 +11,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type LoadAttempt, MIN_TRITON_API, TRITON_API } from '../binding.js';
-import { DEFAULT_LIBRARY_PATH, libraryCandidates } from '../native.js';
+import { type LoadAttempt, MIN_TRITON_API, TRITON_API } from '../abi/binding.js';
+import { DEFAULT_LIBRARY_PATH, libraryCandidates } from '../addon/load.js';
 import type { DoctorCheck, DoctorReport, LibraryProbe } from './report.js';
 
 /** The backends the fake engine has built in. */

@@ -8,9 +8,9 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DATATYPE_NAMES } from '../binding.js';
-import { readRepositoryFileSync } from '../files.js';
-import { parseModelConfigText } from '../pbtxt.js';
+import { DATATYPE_NAMES } from '../abi/binding.js';
+import { readRepositoryFileSync } from '../config/files.js';
+import { parseModelConfigText } from '../config/pbtxt.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 type ModelFacts = DoctorReport['models'][number];

@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type OnnxRuntimeNode, findOnnxRuntimeNode } from '../onnxruntime.js';
+import { type OnnxRuntimeNode, findOnnxRuntimeNode } from '../config/onnxruntime.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 /** The ONNX Runtime version a libonnxruntime.so file was built as, or null when it says none. */

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 
-import type { CudaDeviceInfo } from '../binding.js';
+import type { CudaDeviceInfo } from '../abi/binding.js';
 
 /** `fail`: triton-node cannot work this way; `warn`: it works, with a catch; `info`: a fact. */
 export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';

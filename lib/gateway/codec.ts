@@ -21,8 +21,8 @@ import {
   elementSize,
   isDataType,
 } from 'triton-node';
-import { describe } from '../errors.js';
-import { bfloat16ToNumber, halfToNumber } from '../tensor.js';
+import { describe } from '../base/errors.js';
+import { bfloat16ToNumber, halfToNumber } from '../tensor/tensor.js';
 import { GatewayError, badRequest } from './errors.js';
 
 /** A shared-memory reference of an input or output (`shared_memory_*` parameters). */

@@ -23,7 +23,7 @@ import {
   elementSize,
   isDataType,
 } from 'triton-node';
-import { describe } from '../errors.js';
+import { describe } from '../base/errors.js';
 import {
   type OutputPlan,
   binaryData,

@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 import type { Server } from 'triton-node';
-import { optionError } from '../errors.js';
+import { optionError } from '../base/errors.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
 import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
 import { type GrpcServerLike, addGrpcService } from './grpc.js';

@@ -21,7 +21,7 @@ import {
 } from 'triton-node/gateway';
 import type { IsolatedGatewayOptions } from 'triton-node/gateway';
 import { fakeEngine } from 'triton-node/testing';
-import { exampleModels } from '../demo.js';
+import { exampleModels } from '../cli/commands/demo.js';
 import { serveIsolated } from './isolation/serve.js';
 import { importPeers } from './peer.js';
 import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';

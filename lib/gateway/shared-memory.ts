@@ -23,7 +23,7 @@
  */
 import { constants, closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from 'triton-node';
-import { describe } from '../errors.js';
+import { describe } from '../base/errors.js';
 import type { ShmReference, ShmResolver, ShmWriter } from './codec.js';
 import { GatewayError, badRequest } from './errors.js';
 

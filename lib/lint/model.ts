@@ -6,9 +6,9 @@
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRepositoryFileSync } from '../files.js';
-import type { ModelConfig } from '../model-config.js';
-import { type TextPosition, parseModelConfigTextWithPositions } from '../pbtxt.js';
+import { readRepositoryFileSync } from '../config/files.js';
+import type { ModelConfig } from '../config/model-config.js';
+import { type TextPosition, parseModelConfigTextWithPositions } from '../config/pbtxt.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 

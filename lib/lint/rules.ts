@@ -4,8 +4,8 @@
  * @internal
  */
 import { join } from 'node:path';
-import type { ModelInstanceGroup } from '../model-config.js';
-import type { TextPosition } from '../pbtxt.js';
+import type { ModelInstanceGroup } from '../config/model-config.js';
+import type { TextPosition } from '../config/pbtxt.js';
 import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
 
 /** How a rule reports: at a config field path, or at a position in another file. */

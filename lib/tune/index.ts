@@ -10,14 +10,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { tritonError } from '../errors.js';
-import { readRepositoryFileSync } from '../files.js';
-import { type ModelConfig, formatModelConfig } from '../model-config.js';
-import type { ModelMetadata } from '../model.js';
-import { parseModelConfigText } from '../pbtxt.js';
-import type { Server } from '../server.js';
-import { type ModelStatistics, statisticsDelta } from '../statistics.js';
-import type { InputValue } from '../validate.js';
+import type { ModelMetadata } from '../api/model.js';
+import type { Server } from '../api/server.js';
+import { tritonError } from '../base/errors.js';
+import { readRepositoryFileSync } from '../config/files.js';
+import { type ModelConfig, formatModelConfig } from '../config/model-config.js';
+import { parseModelConfigText } from '../config/pbtxt.js';
+import { type ModelStatistics, statisticsDelta } from '../config/statistics.js';
+import type { InputValue } from '../request/validate.js';
 import { noPickReason } from './report.js';
 
 export interface TuneOptions {

@@ -15,7 +15,7 @@ static_assert(static_cast<int>(kMemCpu) == TRITONSERVER_MEMORY_CPU &&
                   static_cast<int>(kMemGpu) == TRITONSERVER_MEMORY_GPU,
               "MemKind must equal TRITONSERVER_MemoryType");
 
-// "cpu" | "pinned" | "gpu" (the names lib/binding.ts uses).
+// "cpu" | "pinned" | "gpu" (the names lib/abi/binding.ts uses).
 inline const char* MemKindName(int kind) {
   switch (kind) {
     case kMemPinned:

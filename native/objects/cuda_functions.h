@@ -1,4 +1,4 @@
-// The addon's `cuda` object (NativeCuda in lib/binding.ts).
+// The addon's `cuda` object (NativeCuda in lib/abi/binding.ts).
 #ifndef TRITON_NODE_OBJECTS_CUDA_FUNCTIONS_H_
 #define TRITON_NODE_OBJECTS_CUDA_FUNCTIONS_H_
 

@@ -9,7 +9,7 @@ namespace triton_node {
 // loadLibrary(candidates): opens libtritonserver.so once per process.
 Napi::Value LoadLibrary(const Napi::CallbackInfo& info);
 Napi::Value LibraryInfo(const Napi::CallbackInfo& info);
-// Called from the 'exit' event of the main thread (lib/native.ts).
+// Called from the 'exit' event of the main thread (lib/addon/load.ts).
 Napi::Value NoteExitCode(const Napi::CallbackInfo& info);
 
 }  // namespace triton_node

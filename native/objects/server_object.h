@@ -1,4 +1,4 @@
-// NativeServer: the JS object of one server (lib/binding.ts). Its methods
+// NativeServer: the JS object of one server (lib/abi/binding.ts). Its methods
 // read their arguments and hand the work to the server core.
 #ifndef TRITON_NODE_OBJECTS_SERVER_OBJECT_H_
 #define TRITON_NODE_OBJECTS_SERVER_OBJECT_H_

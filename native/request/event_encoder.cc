@@ -24,7 +24,7 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
   return t;
 }
 
-// Turns the flat encoding into NativeEvents (lib/binding.ts) and hands them
+// Turns the flat encoding into NativeEvents (lib/abi/binding.ts) and hands them
 // to onEvents (or returns them, without onEvents). The numbers are `n`'s first
 // `end` (the array is kept from call to call, and may be longer); the values
 // come as the arguments after `list`, or in `list` when there are many. Layout

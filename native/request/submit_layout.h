@@ -1,4 +1,4 @@
-// The layout of submit()'s arguments, shared with lib/binding.ts (the addon
+// The layout of submit()'s arguments, shared with lib/abi/binding.ts (the addon
 // exports these numbers; test/contract.test.ts compares both sides).
 //
 //   submit(nums, model, id, correlationId,

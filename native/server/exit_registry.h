@@ -29,7 +29,7 @@ void NoteServerLeftUndeleted();
 // or SIGABRT). The handler works once, on its first (latest) run.
 void RenewExitHandler();
 // The exit code the process is ending with, as the JS 'exit' event saw it
-// (lib/native.ts).
+// (lib/addon/load.ts).
 void NoteExitCode(int code);
 
 }  // namespace triton_node

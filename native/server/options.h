@@ -1,5 +1,5 @@
 // Server options: read from the NativeServerOptions object that lib/ built
-// and checked (lib/binding.ts), and applied to a new Triton server.
+// and checked (lib/abi/binding.ts), and applied to a new Triton server.
 #ifndef TRITON_NODE_SERVER_OPTIONS_H_
 #define TRITON_NODE_SERVER_OPTIONS_H_
 
@@ -52,7 +52,7 @@ struct ServerOptionsData {
   std::string cache_name, cache_config, cache_dir;
 };
 
-// Plain typed reads: the TS layer checked every field (lib/options.ts), so
+// Plain typed reads: the TS layer checked every field (lib/api/options.ts), so
 // a value of the wrong type here is a bug of ours, reported as the JS error
 // Node-API raises for it.
 ServerOptionsData ReadServerOptions(Napi::Object o);

@@ -6,7 +6,7 @@ export const MUTATIONS = [
   {
     name: 'canary-judged-on-old-latency',
     why: "deploy: the canary's latency verdict uses the pinned version's latencies in place of the new version's",
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '      const mine = p99(live.latencies);\n',
     replace: '      const mine = p99(live.baseline);\n',
     tests: ['test/deploy.test.ts'],
@@ -14,7 +14,7 @@ export const MUTATIONS = [
   {
     name: 'deploy-keep-off-by-one',
     why: 'deploy: keep: N keeps N + 1 previous versions loaded',
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '.filter((v) => loaded.includes(v) && v !== to).slice(0, keep)',
     replace: '.filter((v) => loaded.includes(v) && v !== to).slice(0, keep + 1)',
     tests: ['test/deploy.test.ts'],
@@ -22,7 +22,7 @@ export const MUTATIONS = [
   {
     name: 'canary-traffic-inverted',
     why: "deploy: a live canary gets 1 - traffic of the requests instead of traffic's share",
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '    if (!toCanary) {\n',
     replace: '    if (toCanary) {\n',
     tests: ['test/deploy.test.ts'],
@@ -30,7 +30,7 @@ export const MUTATIONS = [
   {
     name: 'rollback-pins-before-load',
     why: 'rollback: the pin moves to an unloaded version before its load completes, so requests meanwhile fail',
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '    if (!ready.includes(to)) {\n      if (!(await this.#versionFolders(dir)).includes(to)) {\n',
     replace:
       '    this.#setPin(name, to);\n    if (!ready.includes(to)) {\n      if (!(await this.#versionFolders(dir)).includes(to)) {\n',
@@ -55,7 +55,7 @@ export const MUTATIONS = [
   {
     name: 'deploy-name-unchecked',
     why: "deploy: a model name like '../outside' is not refused, so files are written outside the repository",
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: "    checkDeployModelName(name, 'deploy');\n",
     replace: '',
     tests: ['test/hostile/files-deploy.test.ts'],
@@ -63,7 +63,7 @@ export const MUTATIONS = [
   {
     name: 'deploy-file-escapes',
     why: "deploy: only '..' is refused in file paths: '.', '' and backslashes pass ('.' makes the version a file)",
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '  if (segments.some(badSegment)) {\n',
     replace: "  if (segments.some((s) => s === '..')) {\n",
     tests: ['test/hostile/files-deploy.test.ts'],
@@ -87,7 +87,7 @@ export const MUTATIONS = [
   {
     name: 'lint-reads-non-regular-config',
     why: 'lint: a config.pbtxt that is a FIFO or a device is read like a file (no fstat check)',
-    file: 'lib/files.ts',
+    file: 'lib/config/files.ts',
     search: '    checkStats(path, fstatSync(fd), limit);\n',
     replace: '',
     tests: ['test/hostile/files-deploy.test.ts'],
@@ -95,7 +95,7 @@ export const MUTATIONS = [
   {
     name: 'config-size-unchecked',
     why: 'loadModel: a 17 MiB config.pbtxt goes to Triton instead of being refused against the 16 MiB limit',
-    file: 'lib/files.ts',
+    file: 'lib/config/files.ts',
     search: '  if (stats.size > limit) throw tooLarge(path, limit);\n',
     replace: '',
     tests: ['test/hostile/files-deploy.test.ts'],
@@ -103,7 +103,7 @@ export const MUTATIONS = [
   {
     name: 'history-line-unchecked',
     why: "deploy: a history line that parses but is not a deployment (null, 42, loaded: 'all') is taken as one",
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '      if (isDeployment(entry)) out.push(entry);\n',
     replace: '      if (entry !== undefined) out.push(entry as Deployment);\n',
     tests: ['test/hostile/files-deploy.test.ts'],
@@ -111,7 +111,7 @@ export const MUTATIONS = [
   {
     name: 'history-follows-link',
     why: 'deploy: a deployments.jsonl that is a link is read, then the append after the switch fails with a raw ELOOP',
-    file: 'lib/deploy.ts',
+    file: 'lib/deploy/deploy.ts',
     search: '      text = await readRepositoryFile(file, { noFollow: true });\n',
     replace: '      text = await readRepositoryFile(file);\n',
     tests: ['test/hostile/files-deploy.test.ts'],

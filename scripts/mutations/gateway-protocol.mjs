@@ -67,7 +67,7 @@ export const MUTATIONS = [
   {
     name: 'request-parameters-unlimited',
     why: 'no stack overflow: 200,000 request parameters reach the addon call as arguments (400 "Maximum call stack size exceeded")',
-    file: 'lib/validate.ts',
+    file: 'lib/request/validate.ts',
     search: '  if (entries.length > MAX_REQUEST_PARAMETERS) {\n',
     replace: '  if (entries.length > Number.POSITIVE_INFINITY) {\n',
     tests: [HOSTILE],
@@ -124,7 +124,7 @@ export const MUTATIONS = [
   {
     name: 'bytes-encode-low-byte-only',
     why: 'BYTES inputs given as elements (HTTP JSON, gRPC bytes_contents) get only the low byte of each length prefix',
-    file: 'lib/datatypes.ts',
+    file: 'lib/config/datatypes.ts',
     search: '    out.writeUInt32LE(bytes.byteLength, pos);\n',
     replace: '    out.writeUInt32LE(bytes.byteLength & 0xff, pos);\n',
     tests: [HOSTILE],

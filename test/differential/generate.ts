@@ -34,9 +34,9 @@ import {
   type NativeServerOptions,
   type NativeSubmitArg,
   SUBMIT_SLOTS,
-} from '../../lib/binding.js';
-import { DATATYPES } from '../../lib/datatypes.js';
-import { addon, loadLibrary } from '../../lib/native.js';
+} from '../../lib/abi/binding.js';
+import { addon, loadLibrary } from '../../lib/addon/load.js';
+import { DATATYPES } from '../../lib/config/datatypes.js';
 
 /** Bump when the generator changes what it makes: the fixture must then be recorded again. */
 export const GENERATOR_VERSION = 1;
@@ -533,7 +533,7 @@ function responseOutcome(ev: NativeEvent): ResponseOutcome {
   return r;
 }
 
-/** The addon's positional request (lib/binding.ts SUBMIT_SLOTS), built without validation. */
+/** The addon's positional request (lib/abi/binding.ts SUBMIT_SLOTS), built without validation. */
 function submitArgs(c: Case): { nums: Float64Array; args: NativeSubmitArg[] } {
   const nums: number[] = [c.version, -1, -1, -1, -1, -1, 0, 0, 0, 0];
   const args: NativeSubmitArg[] = [c.model, c.id, c.correlationId];

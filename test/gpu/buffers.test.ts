@@ -1,7 +1,7 @@
 // Pinned and device buffers without a server: allocation, copies in every
 // direction for several datatypes, offsets, validation, disposal.
 import { describe, expect, it } from 'vitest';
-import { CudaBuffer, HostBuffer, cuda } from '../../lib/cuda.js';
+import { CudaBuffer, HostBuffer, cuda } from '../../lib/tensor/cuda.js';
 import { collectGarbage, skipAllIf } from '../helpers.js';
 import { SAMPLES, gpuSkipReason } from './gpu-env.js';
 

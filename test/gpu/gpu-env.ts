@@ -1,6 +1,6 @@
-// Shared by the GPU test files: whether this machine can run them, and why not.
-import { cuda } from '../../lib/cuda.js';
 import { CudaBuffer, HostBuffer, type Tensor } from '../../lib/index.js';
+// Shared by the GPU test files: whether this machine can run them, and why not.
+import { cuda } from '../../lib/tensor/cuda.js';
 
 export const gpuAvailable = cuda.isAvailable();
 

@@ -2,8 +2,8 @@
 // caller-provided destinations, output pools, and no leak over 10,000 GPU
 // requests. Skips (with the reason) where there is no usable CUDA device.
 import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
 import { CudaBuffer, HostBuffer, type Tensor, TritonError, cuda } from '../../lib/index.js';
-import { addon } from '../../lib/native.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { collectGarbage, eventually, fakeOnly, skipAllIf, useServer } from '../helpers.js';
 import { gpuSkipReason } from './gpu-env.js';

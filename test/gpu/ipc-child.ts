@@ -8,7 +8,7 @@
 //     i * 2 (FP32), replies {handle, byteLength, device}, keeps the buffer
 //     alive until a 'close' line, then frees it and exits.
 import { createInterface } from 'node:readline';
-import { CudaBuffer, cuda } from '../../lib/cuda.js';
+import { CudaBuffer, cuda } from '../../lib/tensor/cuda.js';
 
 const mode = process.argv[2];
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();

@@ -6,8 +6,8 @@
 // memory that was never CUDA's). Skips (with the reason) where there is no
 // usable CUDA device.
 import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/index.js';
-import { addon } from '../../lib/native.js';
 import { collectGarbage, eventually, requestsSettled, skipAllIf, useServer } from '../helpers.js';
 import { gpuSkipReason as skip } from './gpu-env.js';
 

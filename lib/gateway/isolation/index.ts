@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { optionError } from '../../errors.js';
+import { optionError } from '../../base/errors.js';
 import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../errors.js';
 import type { GrpcServerLike } from '../grpc.js';
 import { chargeBody } from '../guard/routes.js';

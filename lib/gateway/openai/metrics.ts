@@ -1,3 +1,4 @@
+import type { Server } from '../../api/server.js';
 /**
  * The OpenAI routes' metrics, kept in Triton's registry beside the
  * gateway's (so `/metrics` serves them), labelled by OpenAI model id (the
@@ -12,8 +13,7 @@
  *   `triton_node_openai_prompt_tokens_total{model}`: tokens generated and
  *   read (counters, counted as the model's `tokenCount` says).
  */
-import type { Metric } from '../../metrics.js';
-import type { Server } from '../../server.js';
+import type { Metric } from '../../metrics/metrics.js';
 import { MetricSeries } from '../metrics.js';
 
 /** 1 ms to 60 s. */

@@ -3,7 +3,7 @@
  * param, code } }` with the status OpenAI gives it), and the checks of the
  * completion and chat requests, read into one `Generation`.
  */
-import { TritonError } from '../../errors.js';
+import { TritonError } from '../../base/errors.js';
 import { GatewayError, errorMessage, httpStatus } from '../errors.js';
 import type { ResolvedOpenAIModel } from './options.js';
 

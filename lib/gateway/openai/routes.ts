@@ -10,7 +10,7 @@
  * request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InferStream } from '../../stream.js';
+import type { InferStream } from '../../request/stream.js';
 import { readBody } from '../body.js';
 import type { GatewayContext } from '../context.js';
 import { requestIdOf } from '../guard/routes.js';

@@ -2,11 +2,11 @@
  * Tensors coming back from Triton, and the conversion of the addon's plain
  * output descriptions into them.
  */
-import type { NativeMemoryType, NativeOutput, NativeTiming } from './binding.js';
+import type { NativeMemoryType, NativeOutput, NativeTiming } from '../abi/binding.js';
+import { addon } from '../addon/load.js';
+import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from '../config/datatypes.js';
+import type { TensorDataOf } from '../request/typed.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
-import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from './datatypes.js';
-import { addon } from './native.js';
-import type { TensorDataOf } from './typed.js';
 
 /** Where an output's memory is. */
 export type MemoryType = NativeMemoryType;

@@ -10,8 +10,8 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRepositoryFileSync } from './files.js';
-import { parseModelConfigText } from './pbtxt.js';
+import { readRepositoryFileSync } from '../config/files.js';
+import { parseModelConfigText } from '../config/pbtxt.js';
 
 /** A startup model that is not READY, and why. */
 export interface StartupFailure {

@@ -12,7 +12,7 @@
  */
 import { constants, type Stats, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { type TritonError, tritonError } from './errors.js';
+import { type TritonError, tritonError } from '../base/errors.js';
 
 /** The most bytes of a config.pbtxt (or a history, an engine-args file) read: 16 MiB. */
 export const REPOSITORY_FILE_LIMIT = 16 * 1024 * 1024;

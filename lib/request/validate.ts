@@ -13,8 +13,9 @@ import {
   type NativeSubmitArg,
   type NativeTensorData,
   SUBMIT_SLOTS,
-} from './binding.js';
-import { CudaBuffer, HostBuffer } from './cuda.js';
+} from '../abi/binding.js';
+import { type TritonError, describe, tritonError } from '../base/errors.js';
+import { is } from '../base/is.js';
 import {
   type DataType,
   type TypedArray,
@@ -27,10 +28,9 @@ import {
   encodeBytes,
   fromConfigType,
   isDataType,
-} from './datatypes.js';
-import { type TritonError, describe, tritonError } from './errors.js';
-import { is } from './is.js';
-import type { MemoryType, OutputDestination } from './tensor.js';
+} from '../config/datatypes.js';
+import { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
+import type { MemoryType, OutputDestination } from '../tensor/tensor.js';
 
 /** Data of one input tensor. */
 export type InputData =

@@ -3,7 +3,7 @@
  * reports, TypeErrors for mistakes in how the API is called.
  */
 
-import { ERROR_CODES, type LoadAttempt, type TritonErrorCode } from './binding.js';
+import { ERROR_CODES, type LoadAttempt, type TritonErrorCode } from '../abi/binding.js';
 
 export type { LoadAttempt, TritonErrorCode };
 

@@ -16,14 +16,14 @@ import { constants, existsSync, readdirSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type TritonError, tritonError } from './errors.js';
-import { readRepositoryFile, readRepositoryFileSync } from './files.js';
-import { is } from './is.js';
-import type { Metric, MetricSpec } from './metrics.js';
-import type { ModelConfig } from './model.js';
-import type { InferResult } from './stream.js';
-import type { Tensor } from './tensor.js';
-import type { InferRequest } from './validate.js';
+import type { ModelConfig } from '../api/model.js';
+import { type TritonError, tritonError } from '../base/errors.js';
+import { is } from '../base/is.js';
+import { readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
+import type { Metric, MetricSpec } from '../metrics/metrics.js';
+import type { InferResult } from '../request/stream.js';
+import type { InferRequest } from '../request/validate.js';
+import type { Tensor } from '../tensor/tensor.js';
 
 /** How a new version is checked before it is pinned. */
 export interface CanaryOptions {

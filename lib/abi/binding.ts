@@ -107,14 +107,14 @@ export const NATIVE_UINT32_MAX = 0xffff_ffff;
 export const NATIVE_INT32_MAX = 0x7fff_ffff;
 
 /**
- * createServer()'s options, as lib/options.ts `parseServerOptions` builds
+ * createServer()'s options, as lib/api/options.ts `parseServerOptions` builds
  * them. The TS side checks every field once, there: each field arrives with
  * the type and within the range of the C++ field it is read into (noted per
  * field), every string is free of NUL characters (Triton takes C strings),
  * and optional fields are either absent or valid. The native side
  * (native/server_wrap.cc `ParseOptions`) may therefore read them with plain
  * typed reads (`As<Napi::Number>()`, `As<Napi::String>()`, ...) and trust
- * these checks; a field that breaks this contract is a bug in lib/options.ts.
+ * these checks; a field that breaks this contract is a bug in lib/api/options.ts.
  */
 export interface NativeServerOptions {
   /** Absolute paths; at least one. */

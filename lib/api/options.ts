@@ -2,14 +2,13 @@
  * Options of `Server.create` (and of the server's methods): their public
  * shape, and their checks. Every option is checked here, once: what comes
  * out is the addon's `NativeServerOptions` with each field already of the
- * type and range the C++ side reads it into (see lib/binding.ts), so the
+ * type and range the C++ side reads it into (see lib/abi/binding.ts), so the
  * addon reads it with plain typed reads. Mistakes are TypeErrors (wrong
  * type) or RangeErrors (right type, out of range) naming the option, what
  * was expected and what was received.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { checkBackendSettings } from './backend-settings.js';
 import {
   MODEL_CONTROL_MODES,
   type ModelControlMode,
@@ -17,11 +16,12 @@ import {
   NATIVE_UINT32_MAX,
   type NativeModelControlMode,
   type NativeServerOptions,
-} from './binding.js';
-import { optionError, optionRangeError } from './errors.js';
-import { is } from './is.js';
+} from '../abi/binding.js';
+import type { LibraryInfo } from '../addon/load.js';
+import { optionError, optionRangeError } from '../base/errors.js';
+import { is } from '../base/is.js';
+import { checkBackendSettings } from '../config/backend-settings.js';
 import type { ModelConfig } from './model.js';
-import type { LibraryInfo } from './native.js';
 
 export interface LogOptions {
   /** Verbose level (0 = off). */

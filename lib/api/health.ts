@@ -2,8 +2,8 @@
  * Health probes over HTTP (Kubernetes liveness and readiness): a `(req, res)`
  * handler for `node:http` or Express, next to the metrics handler.
  */
-import { describe } from './errors.js';
-import type { MetricsRequest, MetricsResponse } from './metrics.js';
+import { describe } from '../base/errors.js';
+import type { MetricsRequest, MetricsResponse } from '../metrics/metrics.js';
 
 /** The request parts the health handler reads (`node:http` and Express requests fit). */
 export interface HealthRequest extends MetricsRequest {

@@ -11,8 +11,8 @@
  * (thousands at a time from a fast backend), all buffered before even a tight
  * `for await` loop takes the first one.
  */
-import { type TritonError, optionError, tritonError } from './errors.js';
-import type { InferTiming, Tensor, TensorJSON } from './tensor.js';
+import { type TritonError, optionError, tritonError } from '../base/errors.js';
+import type { InferTiming, Tensor, TensorJSON } from '../tensor/tensor.js';
 
 /** The result of one inference (or one response of a stream). */
 export interface InferResult {

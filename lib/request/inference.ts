@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import { performance } from 'node:perf_hooks';
-import type { NativeErrorInfo, NativeEvent, NativeServer } from './binding.js';
+import type { NativeErrorInfo, NativeEvent, NativeServer } from '../abi/binding.js';
 import {
   TritonError,
   abortError,
@@ -18,10 +18,10 @@ import {
   stackHere,
   tritonError,
   withCallHint,
-} from './errors.js';
-import type { StreamMetrics } from './metrics.js';
+} from '../base/errors.js';
+import type { StreamMetrics } from '../metrics/metrics.js';
+import { type OutputDestination, type Tensor, toTensor, toTiming } from '../tensor/tensor.js';
 import { type InferResult, InferStream, Result, type StreamHooks, type StreamOptions } from './stream.js';
-import { type OutputDestination, type Tensor, toTensor, toTiming } from './tensor.js';
 import {
   type BuiltRequest,
   type InferRequest,

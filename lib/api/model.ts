@@ -2,11 +2,11 @@
  * A handle on one model (and optionally one version) of a server. Creating it
  * costs nothing and checks nothing; each call asks the server.
  */
-import type { DataType } from './datatypes.js';
-import type { ModelStatistics } from './statistics.js';
-import type { InferResult, InferStream, StreamOptions } from './stream.js';
-import type { ModelSpec, RequestOf, ResultOf } from './typed.js';
-import type { InferRequest } from './validate.js';
+import type { DataType } from '../config/datatypes.js';
+import type { ModelStatistics } from '../config/statistics.js';
+import type { InferResult, InferStream, StreamOptions } from '../request/stream.js';
+import type { ModelSpec, RequestOf, ResultOf } from '../request/typed.js';
+import type { InferRequest } from '../request/validate.js';
 
 /** A model version's state in the repository index. */
 /** The states of a model version in Triton's model index. */
@@ -53,7 +53,7 @@ export interface ModelMetadata {
   standIn?: string;
 }
 
-import type { ModelConfig } from './model-config.js';
+import type { ModelConfig } from '../config/model-config.js';
 
 export type { ModelConfig };
 

@@ -1,14 +1,14 @@
 /**
- * `triton-node types`: TypeScript model specs (see lib/typed.ts) written from
+ * `triton-node types`: TypeScript model specs (see lib/request/typed.ts) written from
  * the `config.pbtxt` files of model repositories, so that
  * `server.model<Models['name']>('name')` types requests and results by the
  * config's input and output names and datatypes.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type DataType, isDataType } from './datatypes.js';
-import { readRepositoryFileSync } from './files.js';
-import { parseModelConfigText } from './pbtxt.js';
+import { type DataType, isDataType } from '../config/datatypes.js';
+import { readRepositoryFileSync } from '../config/files.js';
+import { parseModelConfigText } from '../config/pbtxt.js';
 
 export interface ModelTypesOptions {
   /** Read `configs/<name>.pbtxt` where a model has it (as the server option `modelConfigName`). */

@@ -10,12 +10,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type DataType, isDataType } from '../datatypes.js';
-import type { Server, ServerOptions } from '../index.js';
-import type { InputValue } from '../validate.js';
-import type { TuneOptions, TuneResult } from './index.js';
-import { progressReporter } from './progress.js';
-import { tuneReportHtml, tuneSummaryText } from './report.js';
+import { type DataType, isDataType } from '../../config/datatypes.js';
+import type { Server, ServerOptions } from '../../index.js';
+import type { InputValue } from '../../request/validate.js';
+import type { TuneOptions, TuneResult } from '../../tune/index.js';
+import { progressReporter } from '../../tune/progress.js';
+import { tuneReportHtml, tuneSummaryText } from '../../tune/report.js';
 
 export const TUNE_USAGE =
   'usage: triton-node tune --repository <dir> --model <name> --sla-p99 <time> [--concurrency 1,8,32]\n' +

@@ -7,8 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatLintSarif, formatLintText, lint } from './index.js';
-import type { LintOptions } from './model.js';
+import { formatLintSarif, formatLintText, lint } from '../../lint/index.js';
+import type { LintOptions } from '../../lint/model.js';
 
 export const LINT_USAGE =
   'usage: triton-node lint <repository>... [--profile online|offline] [--gpus N] [--gpu-memory GiB]\n' +

@@ -4,7 +4,7 @@
  * bytes).
  */
 
-import { DATATYPE_NAMES, type DataType } from './binding.js';
+import { DATATYPE_NAMES, type DataType } from '../abi/binding.js';
 
 export type { DataType };
 

@@ -12,14 +12,24 @@ import {
   type NativeEvent,
   type NativeServer,
   type NativeServerOptions,
-} from './binding.js';
-import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from './deploy.js';
-import { TritonError, captureStack, fromNativeError, tritonError, withCallHint, withHint } from './errors.js';
-import { checkRepositoryFile, readRepositoryFile } from './files.js';
-import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
-import { Inference } from './inference.js';
-import { is } from './is.js';
-import { lintModel } from './lint/index.js';
+} from '../abi/binding.js';
+import { type LibraryInfo, addon, loadLibrary } from '../addon/load.js';
+import {
+  TritonError,
+  captureStack,
+  fromNativeError,
+  tritonError,
+  withCallHint,
+  withHint,
+} from '../base/errors.js';
+import { is } from '../base/is.js';
+import { checkRepositoryFile, readRepositoryFile } from '../config/files.js';
+import { fakeOnnxRuntimeSettings } from '../config/onnxruntime.js';
+import { parseModelConfigText } from '../config/pbtxt.js';
+import { missingPythonModelFile } from '../config/python-model-file.js';
+import { type ModelStatistics, parseModelStatistics } from '../config/statistics.js';
+import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from '../deploy/deploy.js';
+import { lintModel } from '../lint/index.js';
 import {
   type Metric,
   type MetricSpec,
@@ -28,7 +38,12 @@ import {
   createCustomMetric,
   createMetricsHandler,
   createStreamMetrics,
-} from './metrics.js';
+} from '../metrics/metrics.js';
+import { Inference } from '../request/inference.js';
+import type { InferResult, InferStream, StreamOptions } from '../request/stream.js';
+import type { ModelSpec } from '../request/typed.js';
+import { type InferRequest, checkRequestShape } from '../request/validate.js';
+import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import {
   MODEL_STATES,
   Model,
@@ -37,8 +52,6 @@ import {
   type ModelMetadata,
   type ModelVersionState,
 } from './model.js';
-import { type LibraryInfo, addon, loadLibrary } from './native.js';
-import { fakeOnnxRuntimeSettings } from './onnxruntime.js';
 import {
   type LintMode,
   type LoadModelOptions,
@@ -52,13 +65,7 @@ import {
   parseServerOptions,
   parseUnloadModelOptions,
 } from './options.js';
-import { parseModelConfigText } from './pbtxt.js';
-import { missingPythonModelFile } from './python-model-file.js';
 import { type StartupFailure, formatStartupFailure, startupFailures } from './startup-causes.js';
-import { type ModelStatistics, parseModelStatistics } from './statistics.js';
-import type { InferResult, InferStream, StreamOptions } from './stream.js';
-import type { ModelSpec } from './typed.js';
-import { type InferRequest, checkRequestShape } from './validate.js';
 
 export interface ServerMetadata {
   name: string;
@@ -305,7 +312,7 @@ export class Server implements AsyncDisposable {
     );
   }
 
-  /** Refuses a config file Triton would read that is not a regular file, or too large (see lib/files.ts). */
+  /** Refuses a config file Triton would read that is not a regular file, or too large (see lib/config/files.ts). */
   #checkConfigFiles(name: string, holder: Error): void {
     for (const repo of this.#repositories) {
       const files = [join(repo, name, 'config.pbtxt')];
@@ -423,7 +430,7 @@ export class Server implements AsyncDisposable {
 
   /**
    * A Python model's version folder without its model.py: r25.07 would
-   * wait for the model's stub without end (lib/python-model-file.ts).
+   * wait for the model's stub without end (lib/config/python-model-file.ts).
    */
   #checkPythonModelFile(name: string, holder: Error): void {
     const dir = this.#repositories.map((r) => join(r, name)).find((d) => existsSync(d));
@@ -837,7 +844,7 @@ function startupModelFolders(native: NativeServerOptions): Array<{ repo: string;
 /**
  * Refuses a start where a config Triton reads at startup is not a regular
  * file or too large: Triton would wait on a FIFO for good, or read
- * /dev/zero until the process dies (see lib/files.ts).
+ * /dev/zero until the process dies (see lib/config/files.ts).
  */
 function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   const refused: string[] = [];
@@ -859,7 +866,7 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   checkStartupPythonFiles(native, holder);
 }
 
-/** Refuses a start where a Python startup model lacks its model.py (lib/python-model-file.ts). */
+/** Refuses a start where a Python startup model lacks its model.py (lib/config/python-model-file.ts). */
 function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {
   const missing: string[] = [];
   for (const { repo, name } of startupModelFolders(native)) {

@@ -1,3 +1,4 @@
+import type { DataType } from '../config/datatypes.js';
 /**
  * Types that follow a model's datatypes: the array a datatype's data comes
  * in, and opt-in model specs (`server.model<Spec>('name')`) that type input
@@ -13,10 +14,9 @@
  *
  * `triton-node types --repository R` writes such specs from the configs.
  */
-import type { CudaBuffer, HostBuffer } from './cuda.js';
-import type { DataType } from './datatypes.js';
+import type { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
+import type { MemoryType, OutputDestination, Tensor } from '../tensor/tensor.js';
 import type { InferResult } from './stream.js';
-import type { MemoryType, OutputDestination, Tensor } from './tensor.js';
 import type { InferRequest, OutputMemory, OutputOptions, TensorInput } from './validate.js';
 
 /** The array a datatype's CPU data comes in: FP16 and BF16 as their 16 bits, BOOL as bytes, BYTES as one Buffer per element. */

@@ -14,9 +14,9 @@ import {
   type NativeMetric,
   type NativeMetricFamily,
   type NativeServer,
-} from './binding.js';
-import { type TritonError, fromNativeError } from './errors.js';
-import { is } from './is.js';
+} from '../abi/binding.js';
+import { type TritonError, fromNativeError } from '../base/errors.js';
+import { is } from '../base/is.js';
 
 /** Content type of the Prometheus text exposition format 0.0.4. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

@@ -1,13 +1,13 @@
 /**
  * `triton-node types --repository R [--repository R2] [--out F]
  * [--model-config-name N] [--import-from M]`: writes the model specs of
- * lib/codegen.ts to F (or stdout). Returns the exit code: 0 written (models
+ * lib/codegen/codegen.ts to F (or stdout). Returns the exit code: 0 written (models
  * without a spec are listed on stderr), 2 for a usage error.
  * @internal
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { modelTypes } from './codegen.js';
+import { modelTypes } from '../../codegen/codegen.js';
 
 export const TYPES_USAGE =
   'usage: triton-node types --repository <dir> [--repository <dir>...] [--out <file.d.ts>]\n' +

@@ -1,6 +1,6 @@
 /**
  * The repository argument of the CLI's commands, in one shape: see
- * repositoryArgs. Kept apart from lib/cli.ts (which imports the package by
+ * repositoryArgs. Kept apart from lib/cli/main.ts (which imports the package by
  * its name) so that a test can import it from the sources.
  * @internal
  */

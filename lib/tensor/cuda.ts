@@ -14,9 +14,9 @@
  * @packageDocumentation
  */
 
-import type { NativeCuda, NativeCudaBuffer, NativeHostBuffer } from './binding.js';
-import { describe, fromNativeError, tritonError } from './errors.js';
-import { addon } from './native.js';
+import type { NativeCuda, NativeCudaBuffer, NativeHostBuffer } from '../abi/binding.js';
+import { addon } from '../addon/load.js';
+import { describe, fromNativeError, tritonError } from '../base/errors.js';
 
 /** Size of a `cudaIpcMemHandle_t`. */
 export const IPC_HANDLE_BYTES = 64;

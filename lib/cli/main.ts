@@ -12,12 +12,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from 'triton-node';
-import { repositoryArgs } from './cli-args.js';
-import { demoCommand, packageRoot } from './demo.js';
-import { onlyTritonMissing } from './doctor/report.js';
-import { lintCommand } from './lint/command.js';
-import { tuneCommand } from './tune/command.js';
-import { typesCommand } from './types-command.js';
+import { onlyTritonMissing } from '../doctor/report.js';
+import { repositoryArgs } from './args.js';
+import { demoCommand, packageRoot } from './commands/demo.js';
+import { lintCommand } from './commands/lint.js';
+import { tuneCommand } from './commands/tune.js';
+import { typesCommand } from './commands/types.js';
 
 const USAGE = `Usage: triton-node <command> [options]
 
@@ -130,8 +130,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'lint') return lintCommand(repositoryArgs(command, rest));
   if (command === 'tune')
     return tuneCommand(repositoryArgs(command, rest), { createServer: (o) => Server.create(o), tune });
-  if (command === 'serve') return (await import('./gateway/serve-command.js')).serveCommand(rest);
-  if (command === 'revoke') return (await import('./gateway/guard/revoke-command.js')).revokeCommand(rest);
+  if (command === 'serve') return (await import('../gateway/serve-command.js')).serveCommand(rest);
+  if (command === 'revoke') return (await import('../gateway/guard/revoke-command.js')).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {

@@ -20,8 +20,8 @@ import {
   MIN_TRITON_API,
   type NativeAddon,
   TRITON_API,
-} from './binding.js';
-import { type LoadAttempt, TritonError } from './errors.js';
+} from '../abi/binding.js';
+import { type LoadAttempt, TritonError } from '../base/errors.js';
 
 /** Where Triton's container images install the library. */
 export const DEFAULT_LIBRARY_PATH = '/opt/tritonserver/lib/libtritonserver.so';

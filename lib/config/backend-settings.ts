@@ -8,7 +8,7 @@
  * backend's initialization with a bare "stol", and one past the int64 range
  * throws an exception the backend does not catch (the process aborts).
  */
-import { optionError, optionRangeError } from './errors.js';
+import { optionError, optionRangeError } from '../base/errors.js';
 
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT32_MAX = 2n ** 32n - 1n;
