@@ -64,12 +64,11 @@ export {
   type ModelTypesOptions,
   type ModelTypesOutput,
 } from './codegen/codegen.js';
+export type { DataTypeArrays, TensorDataOf } from './tensor/tensor.js';
 export type {
-  DataTypeArrays,
   DataTypeInputs,
   InputOf,
   ModelSpec,
-  TensorDataOf,
   TypedInferRequest,
   TypedInferResult,
   TypedTensorInput,
@@ -99,13 +98,8 @@ export {
   type ModelVersionState,
   type TensorMetadata,
 } from './api/model.js';
-export {
-  InferStream,
-  type InferResult,
-  type ResultJSON,
-  type StreamOptions,
-  type StreamStats,
-} from './request/stream.js';
+export { InferStream, type StreamOptions, type StreamStats } from './request/stream.js';
+export type { InferResult, ResultJSON } from './request/result.js';
 export {
   Tensor,
   type TensorData,
@@ -123,7 +117,7 @@ export type {
   OutputOptions,
   ParameterValue,
   TensorInput,
-} from './request/validate.js';
+} from './request/types.js';
 export {
   TritonError,
   type TritonErrorCode,

@@ -4,9 +4,10 @@
  */
 import type { DataType } from '../config/datatypes.js';
 import type { ModelStatistics } from '../config/statistics.js';
-import type { InferResult, InferStream, StreamOptions } from '../request/stream.js';
+import type { InferResult } from '../request/result.js';
+import type { InferStream, StreamOptions } from '../request/stream.js';
 import type { ModelSpec, RequestOf, ResultOf } from '../request/typed.js';
-import type { InferRequest } from '../request/validate.js';
+import type { InferRequest } from '../request/types.js';
 
 /** A model version's state in the repository index. */
 /** The states of a model version in Triton's model index. */

@@ -18,6 +18,7 @@ import {
   TritonError,
   captureStack,
   fromNativeError,
+  stoppedError,
   tritonError,
   withCallHint,
   withHint,
@@ -29,7 +30,7 @@ import { parseModelConfigText } from '../config/pbtxt.js';
 import { missingPythonModelFile } from '../config/python-model-file.js';
 import { type ModelStatistics, parseModelStatistics } from '../config/statistics.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from '../deploy/deploy.js';
-import { lintModel } from '../lint/index.js';
+import { lintFindingText, lintModel, warnLintFindings } from '../lint/index.js';
 import {
   type Metric,
   type MetricSpec,
@@ -40,9 +41,11 @@ import {
   createStreamMetrics,
 } from '../metrics/metrics.js';
 import { Inference } from '../request/inference.js';
-import type { InferResult, InferStream, StreamOptions } from '../request/stream.js';
+import type { InferResult } from '../request/result.js';
+import type { InferStream, StreamOptions } from '../request/stream.js';
 import type { ModelSpec } from '../request/typed.js';
-import { type InferRequest, checkRequestShape } from '../request/validate.js';
+import type { InferRequest } from '../request/types.js';
+import { checkRequestShape } from '../request/validate.js';
 import { type HealthHandler, type HealthOptions, createHealthHandler } from './health.js';
 import {
   MODEL_STATES,
@@ -182,17 +185,13 @@ export class Server implements AsyncDisposable {
     return this.#stopping !== undefined;
   }
 
-  #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
-    return tritonError('UNAVAILABLE', 'the server was stopped', context, holder);
-  }
-
   /** Runs a native call, turning its errors into TritonErrors with the caller's stack. */
   async #call<T>(
     holder: Error,
     context: { model?: string; version?: number },
     fn: () => Promise<T>,
   ): Promise<T> {
-    if (this.#stopping !== undefined) throw this.#closedError(holder, context);
+    if (this.#stopping !== undefined) throw stoppedError(holder, context);
     try {
       return await fn();
     } catch (err) {
@@ -353,7 +352,7 @@ export class Server implements AsyncDisposable {
       }
     }
     if (parsed.versions !== undefined) {
-      if (this.#stopping !== undefined) throw this.#closedError(holder, { model: name });
+      if (this.#stopping !== undefined) throw stoppedError(holder, { model: name });
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
@@ -395,7 +394,7 @@ export class Server implements AsyncDisposable {
   deploy(name: string, options: DeployOptions): Promise<Deployment> {
     try {
       modelName(name);
-      if (this.#stopping !== undefined) throw this.#closedError(captureStack(), { model: name });
+      if (this.#stopping !== undefined) throw stoppedError(captureStack(), { model: name });
       return this.#deployments.deploy(name, options);
     } catch (err) {
       return Promise.reject(err);
@@ -406,7 +405,7 @@ export class Server implements AsyncDisposable {
   rollback(name: string, options: RollbackOptions = {}): Promise<Deployment> {
     try {
       modelName(name);
-      if (this.#stopping !== undefined) throw this.#closedError(captureStack(), { model: name });
+      if (this.#stopping !== undefined) throw stoppedError(captureStack(), { model: name });
       return this.#deployments.rollback(name, options);
     } catch (err) {
       return Promise.reject(err);
@@ -460,20 +459,15 @@ export class Server implements AsyncDisposable {
   #lintBeforeLoad(name: string, holder: Error): void {
     const dir = this.#repositories.map((r) => join(r, name)).find((d) => existsSync(d));
     if (dir === undefined) return;
-    const findings = lintModel(dir, name, {
-      ...(this.#modelConfigName === undefined ? {} : { modelConfigName: this.#modelConfigName }),
-    }).filter((f) => f.severity !== 'info');
-    for (const f of findings) {
-      process.emitWarning(
-        `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
-        'TritonLintWarning',
-      );
-    }
-    const errors = findings.filter((f) => f.severity === 'error');
+    const errors = warnLintFindings(
+      lintModel(dir, name, {
+        ...(this.#modelConfigName === undefined ? {} : { modelConfigName: this.#modelConfigName }),
+      }),
+    );
     if (this.#lint === 'error' && errors.length > 0) {
       throw tritonError(
         'INVALID_ARG',
-        `model '${name}' fails lint: ${errors.map((f) => `${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`).join('; ')}`,
+        `model '${name}' fails lint: ${errors.map(lintFindingText).join('; ')}`,
         { model: name },
         holder,
       );
@@ -708,7 +702,7 @@ export class Server implements AsyncDisposable {
 
   /** A custom metric in Triton's registry; it shows in `metrics()`. */
   createMetric(spec: MetricSpec): Metric {
-    if (this.#stopping !== undefined) throw this.#closedError();
+    if (this.#stopping !== undefined) throw stoppedError();
     return createCustomMetric(this.#native, spec);
   }
 
@@ -896,14 +890,8 @@ function lintStartupModels(native: NativeServerOptions, mode: LintMode, holder: 
   const errors: string[] = [];
   const options = native.modelConfigName === undefined ? {} : { modelConfigName: native.modelConfigName };
   for (const { repo, name } of startupModelFolders(native)) {
-    for (const f of lintModel(join(repo, name), name, options)) {
-      if (f.severity === 'info') continue;
-      process.emitWarning(
-        `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
-        'TritonLintWarning',
-      );
-      if (f.severity === 'error')
-        errors.push(`${name}: ${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`);
+    for (const f of warnLintFindings(lintModel(join(repo, name), name, options))) {
+      errors.push(`${name}: ${lintFindingText(f)}`);
     }
   }
   if (mode === 'error' && errors.length > 0) {

@@ -199,6 +199,14 @@ export function tritonError(
   return withStack(new TritonError(named(message, context), { ...context, code }), holder) as TritonError;
 }
 
+/** What every call on a stopped (or stopping) server rejects with. */
+export function stoppedError(
+  holder?: Error,
+  context: { model?: string; version?: number } = {},
+): TritonError {
+  return tritonError('UNAVAILABLE', 'the server was stopped', context, holder);
+}
+
 function requestOf(context: ErrorContext): string {
   return context.model === undefined ? 'request' : `request to model '${context.model}'`;
 }

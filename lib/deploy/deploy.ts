@@ -16,13 +16,13 @@ import { constants, existsSync, readdirSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ModelConfig } from '../api/model.js';
 import { type TritonError, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
+import type { ModelConfig } from '../config/model-config.js';
 import type { Metric, MetricSpec } from '../metrics/metrics.js';
-import type { InferResult } from '../request/stream.js';
-import type { InferRequest } from '../request/validate.js';
+import type { InferResult } from '../request/result.js';
+import type { InferRequest } from '../request/types.js';
 import type { Tensor } from '../tensor/tensor.js';
 
 /** How a new version is checked before it is pinned. */

@@ -78,6 +78,28 @@ export function lintModel(dir: string, name: string, options: LintOptions = {}):
   return out;
 }
 
+/** A finding as the `lint` option words it in errors: rule, message and place. */
+export function lintFindingText(f: LintFinding): string {
+  return `${f.rule}: ${f.message} (${f.file}:${f.line}:${f.column})`;
+}
+
+/**
+ * The `lint` option's way with findings: each error and warning becomes a
+ * process warning ('TritonLintWarning'); info is dropped. Returns the errors.
+ */
+export function warnLintFindings(findings: readonly LintFinding[]): LintFinding[] {
+  const errors: LintFinding[] = [];
+  for (const f of findings) {
+    if (f.severity === 'info') continue;
+    process.emitWarning(
+      `${f.file}:${f.line}:${f.column} ${f.severity} ${f.message} (${f.rule})`,
+      'TritonLintWarning',
+    );
+    if (f.severity === 'error') errors.push(f);
+  }
+  return errors;
+}
+
 /**
  * Lints every model folder of the repositories (and, given `serverOptions`,
  * the server's own settings). Findings are sorted by file, line and

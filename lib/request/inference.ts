@@ -16,21 +16,17 @@ import {
   fromNativeError,
   optionError,
   stackHere,
+  stoppedError,
   tritonError,
   withCallHint,
 } from '../base/errors.js';
 import type { StreamMetrics } from '../metrics/metrics.js';
 import { type OutputDestination, type Tensor, toTensor, toTiming } from '../tensor/tensor.js';
-import { type InferResult, InferStream, Result, type StreamHooks, type StreamOptions } from './stream.js';
-import {
-  type BuiltRequest,
-  type InferRequest,
-  type ModelSpec,
-  buildRequest,
-  checkRequestShape,
-  parseModelSpec,
-  withPlacementHint,
-} from './validate.js';
+import { type ModelIo, parseModelIo } from './plan.js';
+import { type InferResult, Result } from './result.js';
+import { InferStream, type StreamHooks, type StreamOptions } from './stream.js';
+import type { InferRequest } from './types.js';
+import { type BuiltRequest, buildRequest, checkRequestShape, withPlacementHint } from './validate.js';
 
 /** Where a request came from: its model, the version asked for, its id, its sequence. */
 interface RequestContext {
@@ -67,7 +63,7 @@ export class Inference {
   /** submit()'s numbers, reused (the addon reads them before submit() returns). */
   #nums = new Float64Array(64);
   /** Model specs by name, then version (no key string made per request). */
-  readonly #specs = new Map<string, Map<number, ModelSpec | Promise<ModelSpec>>>();
+  readonly #specs = new Map<string, Map<number, ModelIo | Promise<ModelIo>>>();
   #stopping = false;
 
   constructor(native: NativeServer, streamMetrics: StreamMetrics | undefined) {
@@ -97,10 +93,6 @@ export class Inference {
   /** Drops the cached specs of a model (it is being loaded or unloaded). */
   forget(name: string): void {
     this.#specs.delete(name);
-  }
-
-  #closedError(holder?: Error, context: { model?: string; version?: number } = {}): TritonError {
-    return tritonError('UNAVAILABLE', 'the server was stopped', context, holder);
   }
 
   /** Routes addon events to their requests (JS thread). */
@@ -167,7 +159,7 @@ export class Inference {
   }
 
   /** The cached model spec, or a Promise of it (fetched once per loaded model). */
-  #spec(name: string, version: number, holder?: Error): ModelSpec | Promise<ModelSpec> {
+  #spec(name: string, version: number, holder?: Error): ModelIo | Promise<ModelIo> {
     let versions = this.#specs.get(name);
     const cached = versions?.get(version);
     if (cached !== undefined) return cached;
@@ -188,7 +180,7 @@ export class Inference {
         if (e.code !== 'NOT_FOUND') throw e;
         throw withCallHint(e, { kind: 'load', model: name, ...(version === -1 ? {} : { version }) });
       }
-      return parseModelSpec(text, name, version);
+      return parseModelIo(text, name, version);
     })();
     specs.set(version, fetch);
     // A model forgotten meanwhile has a new map (or none): this one is gone with it.
@@ -225,7 +217,7 @@ export class Inference {
 
   /** Throws when the server is stopping or the request's signal was aborted. */
   #checkOpen(ctx: RequestContext, signal: AbortSignal | undefined, holder?: Error): void {
-    if (this.#stopping) throw this.#closedError(holder, ctx);
+    if (this.#stopping) throw stoppedError(holder, ctx);
     if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
   }
 
@@ -256,7 +248,7 @@ export class Inference {
   }
 
   #build(
-    spec: ModelSpec,
+    spec: ModelIo,
     request: InferRequest,
     ctx: RequestContext,
     single: boolean,

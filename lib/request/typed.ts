@@ -15,27 +15,9 @@ import type { DataType } from '../config/datatypes.js';
  * `triton-node types --repository R` writes such specs from the configs.
  */
 import type { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
-import type { MemoryType, OutputDestination, Tensor } from '../tensor/tensor.js';
-import type { InferResult } from './stream.js';
-import type { InferRequest, OutputMemory, OutputOptions, TensorInput } from './validate.js';
-
-/** The array a datatype's CPU data comes in: FP16 and BF16 as their 16 bits, BOOL as bytes, BYTES as one Buffer per element. */
-export interface DataTypeArrays {
-  BOOL: Uint8Array;
-  UINT8: Uint8Array;
-  UINT16: Uint16Array;
-  UINT32: Uint32Array;
-  UINT64: BigUint64Array;
-  INT8: Int8Array;
-  INT16: Int16Array;
-  INT32: Int32Array;
-  INT64: BigInt64Array;
-  FP16: Uint16Array;
-  FP32: Float32Array;
-  FP64: Float64Array;
-  BYTES: Buffer[];
-  BF16: Uint16Array;
-}
+import type { MemoryType, OutputDestination, Tensor, TensorDataOf } from '../tensor/tensor.js';
+import type { InferResult } from './result.js';
+import type { InferRequest, OutputMemory, OutputOptions, TensorInput } from './types.js';
 
 /** What a datatype's input data may be, besides `{ data, shape }` and device memory. */
 export interface DataTypeInputs {
@@ -54,13 +36,6 @@ export interface DataTypeInputs {
   BYTES: ReadonlyArray<string | Uint8Array>;
   BF16: Uint16Array;
 }
-
-/** An output's `data` for datatype `D` in memory `M`: the datatype's array on the CPU, a HostBuffer when pinned, a CudaBuffer on a GPU. */
-export type TensorDataOf<D extends DataType, M extends MemoryType = 'cpu'> = M extends 'pinned'
-  ? HostBuffer
-  : M extends 'gpu'
-    ? CudaBuffer
-    : DataTypeArrays[D];
 
 /** An input of datatype `D` with its shape (or its data in pinned or device memory). */
 export interface TypedTensorInput<D extends DataType> extends Omit<TensorInput, 'data' | 'datatype'> {

@@ -31,183 +31,9 @@ import {
 } from '../config/datatypes.js';
 import { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
 import type { MemoryType, OutputDestination } from '../tensor/tensor.js';
-
-/** Data of one input tensor. */
-export type InputData =
-  | TypedArray
-  | DataView
-  | HostBuffer
-  | CudaBuffer
-  /** BYTES: one string (UTF-8) or byte array per element. */
-  | ReadonlyArray<string | Uint8Array>
-  /** BOOL */
-  | readonly boolean[];
-
-/** An input with its shape (and datatype, where the data type alone does not say). */
-export interface TensorInput {
-  data: InputData;
-  /** Defaults: from the model's dims, with a batch of 1 on batching models. */
-  shape?: readonly number[];
-  /** Defaults from the model's config (checked against the data's type). */
-  datatype?: DataType;
-}
-
-/** An input: a 1-D TypedArray, BYTES elements, booleans (BOOL), or `{ data, shape, datatype }`. */
-export type InputValue = TypedArray | ReadonlyArray<string | Uint8Array> | readonly boolean[] | TensorInput;
-
-/**
- * Where Triton's allocator places an output: `'cpu'`, `'pinned'`, `'gpu'`
- * (device 0) or `{ type: 'gpu', device }`.
- */
-export type OutputMemory = MemoryType | { type: 'gpu'; device: number };
-
-/** Per-output options. */
-export interface OutputOptions {
-  /** Write the output straight into this memory (no copy); it must be large enough. */
-  into?: OutputDestination;
-  /** Where Triton's allocator places the output (default: the request's `outputMemory`). */
-  memory?: OutputMemory;
-  /** GPU id for memory 'gpu' (same as `memory: { type: 'gpu', device }`). */
-  device?: number;
-}
-
-export type ParameterValue = string | number | boolean | bigint;
-
-export interface InferRequest {
-  /** Input tensors by name: TypedArrays (shape from the model's dims), BYTES elements, booleans, or `{ data, shape, datatype }`. */
-  inputs: Record<string, InputValue>;
-  /** Output names, or options per output (`true` for defaults). Default: every output. */
-  outputs?: readonly string[] | Record<string, OutputOptions | true>;
-  /** Request parameters for the backend. Integral numbers and bigints go as int, others as double. */
-  parameters?: Record<string, ParameterValue>;
-  /** The request's id: Triton's logs and traces name it, and the result and errors carry it. */
-  id?: string;
-  /** Scheduling priority: 1 is the highest; 0 (the default) is the model's default priority level. */
-  priority?: number;
-  /** Triton gives up on the request when it waited longer than this in the queue (0: no timeout). */
-  timeoutMicroseconds?: number;
-  /**
-   * The sequence a request of a stateful (sequence-batched) model belongs to:
-   * a non-negative integer (a bigint up to 2^64 - 1) or a string.
-   */
-  correlationId?: number | bigint | string;
-  /** The first request of its sequence (Triton's SEQUENCE_START flag); needs `correlationId`. */
-  sequenceStart?: boolean;
-  /** The last request of its sequence (Triton's SEQUENCE_END flag); needs `correlationId`. */
-  sequenceEnd?: boolean;
-  /** Model version (default: the Model's version, else the highest ready one). */
-  version?: number;
-  /** Cancels the request (it rejects with a TritonError 'CANCELLED' named 'AbortError'). */
-  signal?: AbortSignal;
-  /** Report Triton's per-request timing on the result (`result.timing`). Off by default. */
-  timing?: boolean;
-  /** Default placement of outputs: 'cpu' (default), 'pinned', 'gpu' or `{ type: 'gpu', device }`. */
-  outputMemory?: OutputMemory;
-  /** GPU id for outputMemory 'gpu' (same as `outputMemory: { type: 'gpu', device }`). */
-  outputDevice?: number;
-}
-
-/** One input or output of a model, as its config declares it. */
-export interface IoSpec {
-  name: string;
-  datatype: DataType;
-  /** Dims without the batch dimension; -1 is variable. */
-  dims: number[];
-  optional: boolean;
-  /** An input's fast path, compiled once per model (undefined for outputs). */
-  plan?: InputPlan;
-}
-
-/**
- * What an input needs on the hot path, compiled once from the model config:
- * a TypedArray of exactly the class that holds the input's datatype, with no
- * shape given, is checked with a few comparisons and its shape filled in
- * from the dims (anything else goes the general way, which also words the
- * errors).
- */
-interface InputPlan {
-  /** The prototype a TypedArray input must have (null: BYTES, no fast path). */
-  proto: object | null;
-  /** The addon's datatype code. */
-  code: number;
-  /** The shape with a batch of 1 where the model batches; -1 where it varies. */
-  dims: number[];
-  /** Index of the one variable dimension, -1 when none, -2 when several. */
-  free: number;
-  /** Product of the fixed dimensions. */
-  known: number;
-  /** The batch this input makes (size 1), shared by every request. */
-  batch: Batch;
-}
-
-/** What validation needs from a model's config. */
-export interface ModelSpec {
-  name: string;
-  version: number;
-  maxBatchSize: number;
-  decoupled: boolean;
-  inputs: Map<string, IoSpec>;
-  outputs: Map<string, IoSpec>;
-  /** Inputs a request must give. */
-  required: IoSpec[];
-}
-
-type Json = Record<string, unknown>;
-
-function ioList(list: unknown): IoSpec[] {
-  if (!Array.isArray(list)) return [];
-  return list.map((raw) => {
-    const io = raw as Json;
-    const datatype = fromConfigType(String(io.data_type ?? ''));
-    return {
-      name: String(io.name),
-      datatype: datatype ?? 'BYTES',
-      dims: Array.isArray(io.dims) ? io.dims.map((d) => Number(d)) : [],
-      optional: io.optional === true,
-    };
-  });
-}
-
-/** Reads the parts of Triton's model config JSON that validation uses. */
-export function parseModelSpec(configJson: string, name: string, version: number): ModelSpec {
-  const config = JSON.parse(configJson) as Json;
-  const policy = config.model_transaction_policy as Json | undefined;
-  const spec: ModelSpec = {
-    name,
-    version,
-    maxBatchSize: Number(config.max_batch_size ?? 0),
-    decoupled: policy?.decoupled === true,
-    inputs: new Map(),
-    outputs: new Map(),
-    required: [],
-  };
-  for (const io of ioList(config.input)) {
-    io.plan = inputPlan(io, spec.maxBatchSize > 0);
-    spec.inputs.set(io.name, io);
-    if (!io.optional) spec.required.push(io);
-  }
-  for (const io of ioList(config.output)) spec.outputs.set(io.name, io);
-  return spec;
-}
-
-function inputPlan(io: IoSpec, batching: boolean): InputPlan {
-  const ctor = arrayTypeOf(io.datatype);
-  const dims = batching ? [1, ...io.dims] : [...io.dims];
-  let free = -1;
-  let known = 1;
-  dims.forEach((d, i) => {
-    if (d >= 0) known *= d;
-    else free = free === -1 ? i : -2;
-  });
-  return {
-    proto: ctor !== null && io.datatype !== 'BYTES' ? ctor.prototype : null,
-    code: NATIVE_DATATYPE_CODES[io.datatype],
-    dims,
-    free,
-    known,
-    batch: { size: 1, input: io.name },
-  };
-}
+import { type Batch, type IoSpec, type ModelIo, parseModelIo } from './plan.js';
+import type { TensorInput } from './types.js';
+import type { InferRequest, OutputMemory, OutputOptions, ParameterValue } from './types.js';
 
 function shapeText(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
@@ -593,7 +419,7 @@ export function checkRequestShape(request: unknown): asserts request is InferReq
 
 /** The request being built: submit()'s numbers and arguments, and where errors point. */
 interface Builder {
-  spec: ModelSpec;
+  spec: ModelIo;
   ctx: Ctx;
   holder: Error | undefined;
   nums: number[];
@@ -659,11 +485,6 @@ function checkBatch(b: Builder, name: string, size: number, batch: Batch | undef
     );
   }
   return { size, input: name };
-}
-
-interface Batch {
-  size: number;
-  input: string;
 }
 
 /**
@@ -929,7 +750,7 @@ function gpuOutputs(nums: number[], outputs: InferRequest['outputs']): boolean {
  * memory is passed as is (no copy) except BYTES elements, which are encoded.
  */
 export function buildRequest(
-  spec: ModelSpec,
+  spec: ModelIo,
   request: InferRequest,
   version: number,
   holder?: Error,

@@ -5,8 +5,32 @@
 import type { NativeMemoryType, NativeOutput, NativeTiming } from '../abi/binding.js';
 import { addon } from '../addon/load.js';
 import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from '../config/datatypes.js';
-import type { TensorDataOf } from '../request/typed.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
+
+/** The array a datatype's CPU data comes in: FP16 and BF16 as their 16 bits, BOOL as bytes, BYTES as one Buffer per element. */
+export interface DataTypeArrays {
+  BOOL: Uint8Array;
+  UINT8: Uint8Array;
+  UINT16: Uint16Array;
+  UINT32: Uint32Array;
+  UINT64: BigUint64Array;
+  INT8: Int8Array;
+  INT16: Int16Array;
+  INT32: Int32Array;
+  INT64: BigInt64Array;
+  FP16: Uint16Array;
+  FP32: Float32Array;
+  FP64: Float64Array;
+  BYTES: Buffer[];
+  BF16: Uint16Array;
+}
+
+/** An output's `data` for datatype `D` in memory `M`: the datatype's array on the CPU, a HostBuffer when pinned, a CudaBuffer on a GPU. */
+export type TensorDataOf<D extends DataType, M extends MemoryType = 'cpu'> = M extends 'pinned'
+  ? HostBuffer
+  : M extends 'gpu'
+    ? CudaBuffer
+    : DataTypeArrays[D];
 
 /** Where an output's memory is. */
 export type MemoryType = NativeMemoryType;

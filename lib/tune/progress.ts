@@ -5,7 +5,7 @@
  * keeps its install at its own few files.
  * @internal
  */
-import type { TuneProgress } from './index.js';
+import type { TuneProgress } from './types.js';
 
 /** The bar's line for `p`, `width` columns wide at most: `[=====>    ] 12/54  what`. */
 export function progressLine(p: TuneProgress, width: number): string {

@@ -5,7 +5,7 @@
  * not mark the module internal, or stripInternal drops the import below from
  * the declarations and the shipped .d.ts names a type that is not there.
  */
-import type { TunePoint, TuneResult } from './index.js';
+import type { TunePoint, TuneResult } from './types.js';
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DataType, isDataType } from '../../config/datatypes.js';
 import type { Server, ServerOptions } from '../../index.js';
-import type { InputValue } from '../../request/validate.js';
+import type { InputValue } from '../../request/types.js';
 import type { TuneOptions, TuneResult } from '../../tune/index.js';
 import { progressReporter } from '../../tune/progress.js';
 import { tuneReportHtml, tuneSummaryText } from '../../tune/report.js';
