@@ -92,10 +92,10 @@ export default defineConfig({
         test: {
           name: 'dist',
           include: [
-            'test/gateway-openai.test.ts',
-            'test/gateway-guard.test.ts',
-            'test/gateway-http.test.ts',
-            'test/gateway-isolation.test.ts',
+            'test/gateway/openai.test.ts',
+            'test/gateway/guard.test.ts',
+            'test/gateway/http.test.ts',
+            'test/gateway/isolation.test.ts',
           ],
           server: { deps: { external: [/\/dist\//] } },
         },

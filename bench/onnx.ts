@@ -22,7 +22,7 @@ import {
   makeRealModelRepository,
   realModelConfigs,
   realModelFiles,
-} from '../test/real-models.js';
+} from '../test/backends/real-models.js';
 
 export type OnnxModelName = 'ocr_det' | 'ocr_cls' | 'silero_vad';
 export const ONNX_MODELS: readonly OnnxModelName[] = ['ocr_det', 'ocr_cls', 'silero_vad'];
@@ -447,7 +447,7 @@ async function workloads(
 }
 
 /**
- * The real models' repository (test/real-models.ts) with the run's
+ * The real models' repository (test/backends/real-models.ts) with the run's
  * instances and threads; the batching models' configs are then written again
  * with the run's max_batch_size, or without dynamic batching for 0.
  */

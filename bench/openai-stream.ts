@@ -2,7 +2,7 @@
  * The OpenAI routes under streaming load, on the fake engine's
  * fake_text_stream backend, or with TRITON_SERVER_LIB and TRITON_BACKEND_DIR
  * set on real Triton's Python backend with the LLM model of
- * test/python-llm.ts (a Markov chain, `--delay` ms per token): the `openai`
+ * test/backends/python-llm.ts (a Markov chain, `--delay` ms per token): the `openai`
  * client streams completions through
  * the gateway on loopback, a closed loop of `--concurrency` requests, each of
  * `--tokens` words; the model waits `--delay` ms per word. Prints the
@@ -26,7 +26,7 @@ import OpenAI from 'openai';
 import { createGateway } from '../lib/gateway/index.js';
 import { Server } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
-import { writeLlmModel } from '../test/python-llm.js';
+import { writeLlmModel } from '../test/backends/python-llm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

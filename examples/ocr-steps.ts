@@ -1,5 +1,5 @@
 // The pre- and post-processing of examples/ocr-detect.ts, on their own so
-// that other code can reuse them (the tests compare test/python-models.ts's
+// that other code can reuse them (the tests compare test/backends/python-models.ts's
 // numpy version of both with these). The rules are described at the top of
 // examples/ocr-detect.ts.
 import { existsSync } from 'node:fs';

@@ -22,7 +22,7 @@ import { formatDoctorReport } from '../lib/doctor/report.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const DOC = join(ROOT, 'docs', 'troubleshooting.md');
 const FAKE = join(ROOT, 'build', 'fake', 'libtritonserver.so');
-const CLI = join(ROOT, 'lib', 'cli.ts');
+const CLI = join(ROOT, 'lib', 'cli', 'main.ts');
 
 /** Why the transcripts cannot be made here (undefined: they can). */
 export function unavailable() {

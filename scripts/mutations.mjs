@@ -3,7 +3,7 @@
 // the named test files must then fail (the mutation is "killed").
 //
 // Each is an exact text replacement in one file: `search` must occur exactly
-// once there (test/mutations.test.ts checks it on every `npm test`, so the
+// once there (test/package/mutations.test.ts checks it on every `npm test`, so the
 // list cannot silently drift from the code; update a search text when the
 // code it names changes). `gpu: true` runs the GPU project on the CUDA stub
 // (test/gpu/stub-cudart.c), which makes pinned/device memory and early frees
@@ -43,7 +43,7 @@ const CORE = [
       '      ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
       '      : n.data,\n' +
       '  );\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'cancel-not-sent',
@@ -51,7 +51,7 @@ const CORE = [
     file: 'native/request/ledger.cc',
     search: '  DropError(Api().TRITONSERVER_InferenceRequestCancel(request));\n',
     replace: '  (void)request;\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'recycle-keeps-references',
@@ -63,7 +63,7 @@ const CORE = [
       '  ctx->refs.clear();\n' +
       '  ctx->holds.clear();  // may free memory the caller detached meanwhile\n',
     replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n  ctx->refs.clear();\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'context-never-recycled',
@@ -71,7 +71,7 @@ const CORE = [
     file: 'native/server/drain.cc',
     search: '  if (final) ctx->js_final = true;\n',
     replace: '',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'request-never-deleted',
@@ -79,7 +79,7 @@ const CORE = [
     file: 'native/request/ledger.cc',
     search: '      to_delete = ctx->request;\n',
     replace: '      to_delete = nullptr;\n',
-    tests: ['test/infer.test.ts'],
+    tests: ['test/request/infer.test.ts'],
   },
   {
     name: 'response-never-deleted',
@@ -88,7 +88,7 @@ const CORE = [
     search:
       '    TRITONSERVER_Error* err =\n        Api().TRITONSERVER_InferenceResponseDelete(c->response);\n',
     replace: '    TRITONSERVER_Error* err = nullptr;\n',
-    tests: ['test/infer.test.ts'],
+    tests: ['test/request/infer.test.ts'],
   },
   {
     name: 'finalizer-keeps-output',
@@ -96,7 +96,7 @@ const CORE = [
     file: 'native/memory/external_outputs.cc',
     search: '  if (!handle->returned) ReturnExternal(env, handle);\n',
     replace: '',
-    tests: ['test/promises.test.ts', 'test/infer.test.ts'],
+    tests: ['test/request/promises.test.ts', 'test/request/infer.test.ts'],
   },
   {
     name: 'outputs-copied',
@@ -104,7 +104,7 @@ const CORE = [
     file: 'native/request/outputs.cc',
     search: '                   buffer->ptr == out.base && !data->CopyOutputs();\n',
     replace: '                   buffer->ptr == out.base && false;\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'into-ignored',
@@ -112,7 +112,7 @@ const CORE = [
     file: 'native/request/builder.cc',
     search: '  p.has_into = true;\n',
     replace: '  p.has_into = false;\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'dispose-keeps-output',
@@ -120,7 +120,7 @@ const CORE = [
     file: 'lib/tensor/tensor.ts',
     search: '    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);\n',
     replace: '    if (owned instanceof ArrayBuffer) void owned;\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'stream-final-ignored',
@@ -128,7 +128,7 @@ const CORE = [
     file: 'lib/request/inference.ts',
     search: '        if (ev.final) stream._end();\n',
     replace: '',
-    tests: ['test/stream.test.ts'],
+    tests: ['test/request/stream.test.ts'],
   },
   {
     name: 'stream-abort-not-cancelling',
@@ -137,7 +137,7 @@ const CORE = [
     search:
       '      if (!state.done && state.token >= 0) this.#cancel(state.token);\n      state.done = true;\n',
     replace: '      state.done = true;\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'error-code-misnamed',
@@ -145,7 +145,7 @@ const CORE = [
     file: 'native/triton/errors.cc',
     search: '    {TRITONSERVER_ERROR_NOT_FOUND, "NOT_FOUND"},\n',
     replace: '    {TRITONSERVER_ERROR_NOT_FOUND, "UNAVAILABLE"},\n',
-    tests: ['test/infer.test.ts'],
+    tests: ['test/request/infer.test.ts'],
   },
   {
     name: 'priority-dropped',
@@ -153,7 +153,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: "    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);\n",
     replace: "    nonNegativeInteger('request.priority', request.priority);\n",
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'correlation-id-dropped',
@@ -161,7 +161,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: '  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);\n',
     replace: '  if (request.correlationId !== undefined) correlationId(request.correlationId);\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'int-parameter-as-double',
@@ -169,7 +169,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: "      if (Number.isSafeInteger(value)) out.push([key, 'int', value]);\n",
     replace: "      if (Number.isSafeInteger(value)) out.push([key, 'double', value]);\n",
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'placement-ignored',
@@ -246,7 +246,7 @@ const CORE = [
     file: 'native/request/builder.cc',
     search: '    hold = std::move(copy);\n  }\n  ctx->holds.push_back(std::move(hold));\n',
     replace: '    hold = std::move(copy);\n    ctx->holds.push_back(std::move(hold));\n  }\n',
-    tests: ['test/hostile.test.ts'],
+    tests: ['test/memory/caller-memory.test.ts'],
   },
   {
     name: 'resizable-input-not-copied',
@@ -254,7 +254,7 @@ const CORE = [
     file: 'native/request/builder.cc',
     search: '  if (kind == JsMemoryKind::kResizable) {\n    std::shared_ptr<uint8_t> copy(',
     replace: '  if (false) {\n    std::shared_ptr<uint8_t> copy(',
-    tests: ['test/hostile.test.ts'],
+    tests: ['test/memory/caller-memory.test.ts'],
   },
   {
     name: 'null-ipc-handle',
@@ -277,7 +277,7 @@ const CORE = [
     file: 'native/server/exit_registry.cc',
     search: '  if (!triton_running && !g_server_left.load()) return;\n',
     replace: '  (void)triton_running;\n  return;\n',
-    tests: ['test/process.test.ts'],
+    tests: ['test/lifecycle/process.test.ts'],
   },
   {
     name: 'timed-out-stop-not-cancelling',
@@ -285,7 +285,7 @@ const CORE = [
     file: 'native/server/stop.cc',
     search: '    if (deferred) CancelInflight();\n',
     replace: '    (void)deferred;\n',
-    tests: ['test/server.test.ts'],
+    tests: ['test/api/server.test.ts'],
   },
   {
     name: 'timed-out-stop-deleted',
@@ -293,7 +293,7 @@ const CORE = [
     file: 'native/server/stop.cc',
     search: '    if (failed) {\n      // A stop that timed out is never followed by ServerDelete.',
     replace: '    if (false) {\n      // A stop that timed out is never followed by ServerDelete.',
-    tests: ['test/lifetime.test.ts'],
+    tests: ['test/lifecycle/late-callbacks.test.ts'],
   },
   {
     name: 'unload-right-after-load',
@@ -301,7 +301,7 @@ const CORE = [
     file: 'native/server/core.h',
     search: '  static constexpr std::chrono::milliseconds kLoadSettle{100};\n',
     replace: '  static constexpr std::chrono::milliseconds kLoadSettle{0};\n',
-    tests: ['test/lifetime.test.ts'],
+    tests: ['test/lifecycle/late-callbacks.test.ts'],
   },
   {
     name: 'nul-accepted',
@@ -309,7 +309,7 @@ const CORE = [
     file: 'native/request/submit_args.cc',
     search: "  if (std::memchr(data_, '\\0', length_) == nullptr) return;\n",
     replace: '  return;\n',
-    tests: ['test/hostile.test.ts'],
+    tests: ['test/memory/caller-memory.test.ts'],
   },
   {
     name: 'planned-inputs-copied',
@@ -317,7 +317,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: '  b.args.push(name, value as TypedArray);\n',
     replace: '  b.args.push(name, (value as TypedArray).slice());\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'parameters-stale-names',
@@ -325,7 +325,7 @@ const CORE = [
     file: 'native/request/event_encoder.cc',
     search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
     replace: '\n',
-    tests: ['test/promises.test.ts'],
+    tests: ['test/request/promises.test.ts'],
   },
   {
     name: 'slab-rewritten',
@@ -333,7 +333,7 @@ const CORE = [
     file: 'native/request/event_encoder.cc',
     search: '  *base = AlignSlab(slab_used_);\n',
     replace: '  *base = 0;\n',
-    tests: ['test/output-slab.test.ts'],
+    tests: ['test/memory/output-slab.test.ts'],
   },
   {
     name: 'startup-reasons-dropped',
@@ -341,7 +341,7 @@ const CORE = [
     file: 'lib/api/server.ts',
     search: "  return Promise.reject(withHint(err, failures.map(formatStartupFailure).join('; ')));\n",
     replace: '  return Promise.reject(err);\n',
-    tests: ['test/startup-options.test.ts', 'test/serve-causes.test.ts'],
+    tests: ['test/api/startup-options.test.ts', 'test/api/startup-causes.test.ts'],
   },
   {
     name: 'startup-causes-not-read-from-files',
@@ -349,7 +349,7 @@ const CORE = [
     file: 'lib/api/startup-causes.ts',
     search: '        : modelFolderProblem(join(folder.repo, model), model, options);\n',
     replace: '        : undefined;\n',
-    tests: ['test/serve-causes.test.ts'],
+    tests: ['test/api/startup-causes.test.ts'],
   },
   {
     name: 'failed-server-handed-out',
@@ -357,7 +357,7 @@ const CORE = [
     file: 'lib/api/server.ts',
     search: '  if (!(await handle.isLive().catch(() => false))) {\n',
     replace: '  if (false) {\n',
-    tests: ['test/startup-options.test.ts'],
+    tests: ['test/api/startup-options.test.ts'],
   },
   {
     name: 'fake-lookup-unheld',
@@ -375,7 +375,7 @@ const CORE = [
       '  }\n' +
       '  std::this_thread::sleep_for(std::chrono::microseconds(300));\n' +
       '  if (e == nullptr) (*out)->AddRef();\n',
-    tests: ['test/fake-engine-native.test.ts'],
+    tests: ['test/fake/native-tests.test.ts'],
   },
   {
     name: 'fake-rate-limiter-unchecked',
@@ -383,7 +383,7 @@ const CORE = [
     file: 'native/fake/rate_limiter.cc',
     search: '        if (count < r.second) {\n',
     replace: '        if (false) {\n',
-    tests: ['test/scheduling-options.test.ts'],
+    tests: ['test/api/scheduling-options.test.ts'],
   },
   {
     name: 'deploy-pin-ignored',
@@ -391,7 +391,7 @@ const CORE = [
     file: 'lib/api/server.ts',
     search: '    return this.#deployments.infer(name, (v) => this.#inference.infer(name, v, request));\n',
     replace: '    return this.#inference.infer(name, modelVersion, request);\n',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'deploy-failed-canary-kept',
@@ -399,7 +399,7 @@ const CORE = [
     file: 'lib/deploy/deploy.ts',
     search: '    if (verdict.failure !== undefined) {\n',
     replace: '    if (false) {\n',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'config-map-as-list',
@@ -407,7 +407,7 @@ const CORE = [
     file: 'lib/config/pbtxt.ts',
     search: '  if (isMapField(name, path) && isMessage(value)) {\n',
     replace: '  if (false) {\n',
-    tests: ['test/model-config.test.ts'],
+    tests: ['test/config/model-config.test.ts'],
   },
   {
     name: 'tune-original-not-restored',
@@ -415,7 +415,7 @@ const CORE = [
     file: 'lib/tune/index.ts',
     search: '    await server.loadModel(name, { config: original });\n',
     replace: '',
-    tests: ['test/tune.test.ts'],
+    tests: ['test/tune/tune.test.ts'],
   },
   {
     name: 'lint-positions-lost',
@@ -423,13 +423,13 @@ const CORE = [
     file: 'lib/lint/index.ts',
     search: '        if (p !== undefined) ({ line, column } = p);\n',
     replace: '',
-    tests: ['test/lint.test.ts'],
+    tests: ['test/lint/lint.test.ts'],
     name: 'ensemble-wrong-tensor',
     why: "ensembles: a step reads the tensor its input map names (here: always the ensemble's first input)",
     file: 'native/fake/ensemble_scheduler.cc',
     search: '      step.input_to_tensor.emplace(m.first, m.second);\n',
     replace: '      step.input_to_tensor.emplace(m.first, cfg.input.front().name);\n',
-    tests: ['test/ensemble.test.ts'],
+    tests: ['test/backends/ensemble.test.ts'],
   },
   {
     name: 'ensemble-error-unprefixed',
@@ -437,7 +437,7 @@ const CORE = [
     file: 'native/fake/ensemble_scheduler.cc',
     search: '    status_.message = "in ensemble \'" + plan_.name + "\', " + status_.message;\n',
     replace: '\n',
-    tests: ['test/ensemble.test.ts'],
+    tests: ['test/backends/ensemble.test.ts'],
   },
   {
     name: 'stopped-server-deleted',
@@ -445,7 +445,7 @@ const CORE = [
     file: 'native/triton/server_handles.cc',
     search: '  if (!running.empty()) {\n    registry.parked.push_back(server);\n    return nullptr;\n  }\n',
     replace: '',
-    tests: ['test/ensemble.test.ts'],
+    tests: ['test/backends/ensemble.test.ts'],
   },
   {
     name: 'stand-in-unmarked',
@@ -453,7 +453,7 @@ const CORE = [
     file: 'native/fake/stand_ins.cc',
     search: '  resp->extra_params.emplace_back(marker);\n',
     replace: '  delete marker;\n',
-    tests: ['test/stand-ins.test.ts'],
+    tests: ['test/backends/stand-ins.test.ts'],
   },
   {
     name: 'stand-in-uninvited',
@@ -461,7 +461,7 @@ const CORE = [
     file: 'native/fake/stand_ins.cc',
     search: '  if (it == g_stand_ins->end()) return false;\n',
     replace: '  if (it == g_stand_ins->end()) {\n    *mode = "zeros";\n    return true;\n  }\n',
-    tests: ['test/stand-ins.test.ts'],
+    tests: ['test/backends/stand-ins.test.ts'],
   },
   {
     name: 'guard-any-api-key',
@@ -469,7 +469,7 @@ const CORE = [
     file: 'lib/gateway/guard/guard.ts',
     search: '      if (timingSafeEqual(hash, entry.hash) && found === undefined) {\n',
     replace: '      if (found === undefined) {\n',
-    tests: ['test/gateway-guard.test.ts'],
+    tests: ['test/gateway/guard.test.ts'],
   },
   {
     name: 'guard-audience-ignored',
@@ -477,7 +477,7 @@ const CORE = [
     file: 'lib/gateway/guard/jwt.ts',
     search: '      ...(options.audience === undefined ? {} : { audience: options.audience }),\n',
     replace: '',
-    tests: ['test/gateway-guard.test.ts'],
+    tests: ['test/gateway/guard.test.ts'],
   },
   {
     name: 'guard-forbidden-model-served',
@@ -485,7 +485,7 @@ const CORE = [
     file: 'lib/gateway/guard/guard.ts',
     search: '    if (request.model !== undefined && !tenant.models.some((p) => p.test(request.model!))) {\n',
     replace: '    if (false) {\n',
-    tests: ['test/gateway-guard.test.ts'],
+    tests: ['test/gateway/guard.test.ts'],
   },
   {
     name: 'openai-disconnect-not-cancelled',
@@ -510,7 +510,7 @@ const CORE = [
       '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
       '    } finally {\n' +
       '      this.#ctx.cancels.delete(cancel);\n',
-    tests: ['test/gateway-openai.test.ts'],
+    tests: ['test/gateway/openai.test.ts'],
   },
   {
     name: 'openai-tokens-unlimited',
@@ -518,7 +518,7 @@ const CORE = [
     file: 'lib/gateway/openai/routes.ts',
     search: '!(await call.admission.spendTokens(tokens, entry.model))',
     replace: 'false',
-    tests: ['test/gateway-openai.test.ts'],
+    tests: ['test/gateway/openai.test.ts'],
   },
   {
     name: 'isolation-no-restart',
@@ -526,7 +526,7 @@ const CORE = [
     file: 'lib/gateway/isolation/group.ts',
     search: '    this.#scheduleRestart();\n',
     replace: '',
-    tests: ['test/gateway-isolation.test.ts'],
+    tests: ['test/gateway/isolation.test.ts'],
   },
 ];
 

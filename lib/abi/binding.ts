@@ -28,7 +28,7 @@ export interface NativeErrorInfo {
 // Each enum-like set below is one `as const` list: its type is the list's
 // element type, and its lookups (codes by name) are built from the list, so
 // a name is written once. Where the addon exports its own copy (`constants`,
-// `fakeLiveObjects()`), test/contract.test.ts compares the two.
+// `fakeLiveObjects()`), test/addon/contract.test.ts compares the two.
 
 /** Triton's error codes by name, in TRITONSERVER_Error_Code's order. */
 export const ERROR_CODES = [
@@ -493,7 +493,7 @@ export interface NativeAddon {
    * (nothing done) for any other ArrayBuffer or one already released. */
   releaseOutput(buffer: ArrayBuffer): boolean;
   cuda: NativeCuda;
-  /** The shared numbers as the addon defines them (test/contract.test.ts compares them with the ones above). */
+  /** The shared numbers as the addon defines them (test/addon/contract.test.ts compares them with the ones above). */
   constants: {
     submitSlots: Record<keyof typeof SUBMIT_SLOTS, number>;
     memoryCodes: Record<keyof typeof NATIVE_MEMORY_CODES, number>;

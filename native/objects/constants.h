@@ -7,7 +7,7 @@
 namespace triton_node {
 
 // The numbers and names lib/abi/binding.ts shares with the addon, from the C++
-// definitions: test/contract.test.ts compares them with the TypeScript
+// definitions: test/addon/contract.test.ts compares them with the TypeScript
 // ones, so neither side can drift alone.
 Napi::Object ConstantsObject(Napi::Env env);
 

@@ -1,5 +1,5 @@
 // The layout of submit()'s arguments, shared with lib/abi/binding.ts (the addon
-// exports these numbers; test/contract.test.ts compares both sides).
+// exports these numbers; test/addon/contract.test.ts compares both sides).
 //
 //   submit(nums, model, id, correlationId,
 //          ...[name, data] per input, ...[name, into] per output,

@@ -11,6 +11,6 @@ export const MUTATIONS = [
     file: 'native/server/core.cc',
     search: '        RenewExitHandler();\n',
     replace: '',
-    tests: ['test/exit-order.test.ts'],
+    tests: ['test/lifecycle/exit-order.test.ts'],
   },
 ];

@@ -9,7 +9,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '      const mine = p99(live.latencies);\n',
     replace: '      const mine = p99(live.baseline);\n',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'deploy-keep-off-by-one',
@@ -17,7 +17,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '.filter((v) => loaded.includes(v) && v !== to).slice(0, keep)',
     replace: '.filter((v) => loaded.includes(v) && v !== to).slice(0, keep + 1)',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'canary-traffic-inverted',
@@ -25,7 +25,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '    if (!toCanary) {\n',
     replace: '    if (toCanary) {\n',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'rollback-pins-before-load',
@@ -34,7 +34,7 @@ export const MUTATIONS = [
     search: '    if (!ready.includes(to)) {\n      if (!(await this.#versionFolders(dir)).includes(to)) {\n',
     replace:
       '    this.#setPin(name, to);\n    if (!ready.includes(to)) {\n      if (!(await this.#versionFolders(dir)).includes(to)) {\n',
-    tests: ['test/deploy.test.ts'],
+    tests: ['test/deploy/deploy.test.ts'],
   },
   {
     name: 'tune-failed-point-meets-sla',
@@ -42,7 +42,7 @@ export const MUTATIONS = [
     file: 'lib/tune/index.ts',
     search: 'point.meetsSla = sample.errors === 0 && latencies.length > 0',
     replace: 'point.meetsSla = latencies.length > 0',
-    tests: ['test/tune.test.ts'],
+    tests: ['test/tune/tune.test.ts'],
   },
   {
     name: 'lint-gpu-id-boundary',
@@ -50,7 +50,7 @@ export const MUTATIONS = [
     file: 'lib/lint/rules.ts',
     search: 'const absent = ids.filter((g) => g >= options.gpus!);',
     replace: 'const absent = ids.filter((g) => g > options.gpus!);',
-    tests: ['test/lint.test.ts'],
+    tests: ['test/lint/lint.test.ts'],
   },
   {
     name: 'deploy-name-unchecked',
@@ -58,7 +58,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: "    checkDeployModelName(name, 'deploy');\n",
     replace: '',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'deploy-file-escapes',
@@ -66,7 +66,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '  if (segments.some(badSegment)) {\n',
     replace: "  if (segments.some((s) => s === '..')) {\n",
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'shm-follows-symlink',
@@ -74,7 +74,7 @@ export const MUTATIONS = [
     file: 'lib/gateway/shared-memory.ts',
     search: 'constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK',
     replace: 'constants.O_RDWR | constants.O_NONBLOCK',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'shm-key-nul-unchecked',
@@ -82,7 +82,7 @@ export const MUTATIONS = [
     file: 'lib/gateway/shared-memory.ts',
     search: "        : file.includes('\\0')\n",
     replace: '        : false\n',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'lint-reads-non-regular-config',
@@ -90,7 +90,7 @@ export const MUTATIONS = [
     file: 'lib/config/files.ts',
     search: '    checkStats(path, fstatSync(fd), limit);\n',
     replace: '',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'config-size-unchecked',
@@ -98,7 +98,7 @@ export const MUTATIONS = [
     file: 'lib/config/files.ts',
     search: '  if (stats.size > limit) throw tooLarge(path, limit);\n',
     replace: '',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'history-line-unchecked',
@@ -106,7 +106,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '      if (isDeployment(entry)) out.push(entry);\n',
     replace: '      if (entry !== undefined) out.push(entry as Deployment);\n',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'history-follows-link',
@@ -114,7 +114,7 @@ export const MUTATIONS = [
     file: 'lib/deploy/deploy.ts',
     search: '      text = await readRepositoryFile(file, { noFollow: true });\n',
     replace: '      text = await readRepositoryFile(file);\n',
-    tests: ['test/hostile/files-deploy.test.ts'],
+    tests: ['test/deploy/hostile-files.test.ts'],
   },
   {
     name: 'tune-resurrects-model',
@@ -122,7 +122,7 @@ export const MUTATIONS = [
     file: 'lib/tune/index.ts',
     search: '    if (!run.unloaded) {\n',
     replace: '    {\n',
-    tests: ['test/tune.test.ts'],
+    tests: ['test/tune/tune.test.ts'],
   },
   {
     name: 'tune-runs-twice',
@@ -130,6 +130,6 @@ export const MUTATIONS = [
     file: 'lib/tune/index.ts',
     search: '  if (names.has(name)) {\n',
     replace: '  if (names.has(name) && names.size < 0) {\n',
-    tests: ['test/tune.test.ts'],
+    tests: ['test/tune/tune.test.ts'],
   },
 ];

@@ -2,7 +2,7 @@
 // The gateway's protocols (issue 27): audit lines, request ids, authentication
 // before a body, what the codecs pass through, and the fake's queue limit.
 
-const HOSTILE = 'test/hostile/gateway-protocol.test.ts';
+const HOSTILE = 'test/gateway/hostile-protocol.test.ts';
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [

@@ -1,7 +1,7 @@
 // Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
 // Limits and revocation shared by replicas on Redis (issue 33).
 
-const REDIS = 'test/gateway-guard-redis.test.ts';
+const REDIS = 'test/gateway/guard-redis.test.ts';
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [

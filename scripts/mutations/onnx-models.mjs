@@ -9,7 +9,7 @@ export const MUTATIONS = [
     file: 'native/fake/onnxruntime_backend.cc',
     search: '    offset += my_bytes;\n',
     replace: '',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'onnx-output-dims-not-exact',
@@ -17,7 +17,7 @@ export const MUTATIONS = [
     file: 'native/fake/onnxruntime_backend.cc',
     search: '    if (exact || model_shape[i] != -1) ok = model_shape[i] == full[i];\n',
     replace: '    if (model_shape[i] != -1) ok = model_shape[i] == full[i];\n',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'onnx-autocomplete-no-dynamic-batching',
@@ -25,7 +25,7 @@ export const MUTATIONS = [
     file: 'native/fake/onnxruntime_backend.cc',
     search: '    cfg->dynamic_batching.present = true;\n',
     replace: '',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'onnx-backend-restarts',
@@ -33,7 +33,7 @@ export const MUTATIONS = [
     file: 'native/fake/onnxruntime_backend.cc',
     search: '  if (first != nullptr && !first->stopping.load()) return "";\n',
     replace: '  return "";\n',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'sequence-runs-concurrently',
@@ -41,7 +41,7 @@ export const MUTATIONS = [
     file: 'native/fake/sequence_batcher.cc',
     search: '  if (seq.running) {\n',
     replace: '  if (false) {\n',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'sequence-state-not-reset-on-start',
@@ -49,7 +49,7 @@ export const MUTATIONS = [
     file: 'native/fake/sequence_batcher.cc',
     search: '  if ((reading && start) || seq.states.size() != states.size()) {\n',
     replace: '  if (seq.states.size() != states.size()) {\n',
-    tests: ['test/fake-onnxruntime.test.ts', 'test/onnx-vad.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts', 'test/backends/onnx-vad.test.ts'],
   },
   {
     name: 'sequence-never-idle',
@@ -57,7 +57,7 @@ export const MUTATIONS = [
     file: 'native/fake/sequence_batcher.cc',
     search: '      it->second.waiting.empty() && now - it->second.last_us > idle) {\n',
     replace: '      it->second.waiting.empty() && false) {\n',
-    tests: ['test/fake-onnxruntime.test.ts'],
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
     name: 'sequence-cancel-ignored',
@@ -65,6 +65,6 @@ export const MUTATIONS = [
     file: 'native/fake/sequence_batcher.cc',
     search: '    if (!seq.waiting.empty() && seq.waiting.front()->cancelled->load()) {\n',
     replace: '    if (false) {\n',
-    tests: ['test/onnx-vad.test.ts'],
+    tests: ['test/backends/onnx-vad.test.ts'],
   },
 ];

@@ -8,7 +8,7 @@ export const MUTATIONS = [
     file: 'lib/lint/model.ts',
     search: '      stat = statSync(path);\n',
     replace: '      stat = lstatSync(path);\n',
-    tests: ['test/lint.test.ts'],
+    tests: ['test/lint/lint.test.ts'],
   },
   {
     name: 'lint-cpu-instances-unchecked',
@@ -16,6 +16,6 @@ export const MUTATIONS = [
     file: 'lib/lint/rules.ts',
     search: 'const memory = gpu ? options.gpuMemoryBytes : cpu ? options.hostMemoryBytes : undefined;',
     replace: 'const memory = gpu ? options.gpuMemoryBytes : cpu ? undefined : undefined;',
-    tests: ['test/lint.test.ts'],
+    tests: ['test/lint/lint.test.ts'],
   },
 ];

@@ -1,7 +1,7 @@
 // Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
 // The shipped package (issue 27): one copy of the library across the bundles,
 // declarations that compile without skipLibCheck, every entry point exported.
-// test/shipped.test.ts builds the package from the mutated copy itself.
+// test/package/shipped.test.ts builds the package from the mutated copy itself.
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
@@ -12,7 +12,7 @@ export const MUTATIONS = [
     search:
       "    external: ['triton-node'],\n    esbuildPlugins: [fromCore()],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
     replace: "    external: ['triton-node'],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
   {
     name: 'index-bundles-library',
@@ -22,7 +22,7 @@ export const MUTATIONS = [
       "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n    esbuildPlugins: [fromCore()],\n",
     replace:
       "    entry: { index: 'lib/index.ts', testing: 'lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n",
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
   {
     name: 'cjs-bundles-load-esm-core',
@@ -30,7 +30,7 @@ export const MUTATIONS = [
     file: 'tsup.config.ts',
     search: "build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js'",
     replace: "build.initialOptions.format === 'cjs' ? './core.js' : './core.js'",
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
   {
     name: 'cjs-bundles-library',
@@ -38,7 +38,7 @@ export const MUTATIONS = [
     file: 'tsup.config.ts',
     search: "      const core = build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js';\n",
     replace: "      if (build.initialOptions.format === 'cjs') return;\n      const core = './core.js';\n",
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
   {
     name: 'dts-import-stripped',
@@ -46,7 +46,7 @@ export const MUTATIONS = [
     file: 'lib/tune/report.ts',
     search: ' * the declarations and the shipped .d.ts names a type that is not there.\n */\n',
     replace: ' * the declarations and the shipped .d.ts names a type that is not there.\n * @internal\n */\n',
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
   {
     name: 'gateway-not-exported',
@@ -55,6 +55,6 @@ export const MUTATIONS = [
     search:
       '    "./gateway": {\n      "import": {\n        "types": "./dist/gateway.d.ts",\n        "default": "./dist/gateway.js"\n      },\n      "require": {\n        "types": "./dist/gateway.d.cts",\n        "default": "./dist/gateway.cjs"\n      }\n    },\n',
     replace: '',
-    tests: ['test/shipped.test.ts'],
+    tests: ['test/package/shipped.test.ts'],
   },
 ];

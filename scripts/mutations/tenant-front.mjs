@@ -1,7 +1,7 @@
 // Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
 // The isolating front and the guard under a hostile tenant (issue 27).
 
-const HOSTILE = 'test/hostile/tenant-front.test.ts';
+const HOSTILE = 'test/gateway/hostile-tenant.test.ts';
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
@@ -203,6 +203,6 @@ export const MUTATIONS = [
     file: 'lib/gateway/isolation/index.ts',
     search: "  if (path === '/v2' || path === '/v2/') return { route: 'server' };\n",
     replace: "  if (path === '/v2' || path === '/v2/') return { route: 'server_metadata' };\n",
-    tests: ['test/hostile/tenant-front.test.ts'],
+    tests: ['test/gateway/hostile-tenant.test.ts'],
   },
 ];

@@ -13,7 +13,7 @@
  * error a response carried.
  *
  * Recording the real library's outcomes (a fixture the fake must reproduce,
- * test/differential.test.ts):
+ * test/request/differential.test.ts):
  *
  *   TRITON_SERVER_LIB=/path/to/libtritonserver.so TRITON_BACKEND_DIR=/path/to/backends \
  *     npx tsx test/differential/generate.ts record test/fixtures/real-triton-r25.07/outcomes.json
@@ -690,7 +690,7 @@ export function toFixture(
   return {
     description:
       'Outcomes of the test/differential/generate.ts cases on a real Triton r25.07 (CPU build), recorded ' +
-      'through the addon; test/differential.test.ts replays the cases on the library under test. Observations.',
+      'through the addon; test/request/differential.test.ts replays the cases on the library under test. Observations.',
     library: meta.library,
     generatorVersion: GENERATOR_VERSION,
     seed: meta.seed,

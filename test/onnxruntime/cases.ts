@@ -5,12 +5,12 @@
  * configs, and broken ones (a wrong input or output name, dims, data type,
  * batching a model that cannot batch). `record.ts` runs them on a real Triton
  * and saves what it said in test/fixtures/real-triton-r25.07/onnxruntime/;
- * test/fake-onnxruntime.test.ts runs them on the fake engine and compares.
+ * test/backends/fake-onnxruntime.test.ts runs them on the fake engine and compares.
  */
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ModelConfig, formatModelConfig } from '../../lib/index.js';
-import { type RealModelFiles, realModelConfigs } from '../real-models.js';
+import { type RealModelFiles, realModelConfigs } from '../backends/real-models.js';
 
 export interface OnnxCase {
   /** The case (fixture file name) and the model's directory name. */

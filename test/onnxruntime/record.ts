@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Server, TritonError, loadLibrary } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { realModelFiles } from '../real-models.js';
+import { realModelFiles } from '../backends/real-models.js';
 import { ONNX_CASES, type OnnxCase, type OnnxOutcome, portableMessage, writeCase } from './cases.js';
 
 /**

@@ -1,0 +1,487 @@
+import { spawnSync } from 'node:child_process';
+/**
+ * The fake engine's onnxruntime backend: real ONNX models computed by
+ * onnxruntime-node's ONNX Runtime (the inference tests also run on a real
+ * Triton with its onnxruntime backend). Loads (auto-complete, complete and broken
+ * configs) compared with what a real Triton r25.07 said
+ * (test/fixtures/real-triton-r25.07/onnxruntime/), inference outputs compared
+ * with onnxruntime-node's own, single and batched, and the error when ONNX
+ * Runtime is missing.
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
+import { ONNX_CASES, type OnnxOutcome } from '../onnxruntime/cases.js';
+import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
+
+/** Whether the fake engine runs sequence batching (implicit state) yet. */
+const SEQUENCE_BATCHER = true;
+const RECORDER = fileURLToPath(new URL('../onnxruntime/record.ts', import.meta.url));
+const RECORDED = join(FIXTURES, 'real-triton-r25.07', 'onnxruntime');
+const files = realModelFiles();
+const ortLibrary = onnxRuntimeNode();
+
+function skipReason(): string | false {
+  if (!library().isFake) return 'fake engine only (its own onnxruntime backend)';
+  if (typeof files === 'string') return files;
+  if (ortLibrary === undefined) return 'onnxruntime-node (a devDependency) is not installed';
+  return false;
+}
+
+/**
+ * Why the inference tests cannot run: they run on the fake with onnxruntime-node,
+ * and on a real Triton whose backends include onnxruntime (same models, same
+ * answers).
+ */
+function inferenceSkipReason(): string | false {
+  if (typeof files === 'string') return files;
+  if (ortLibrary === undefined) return 'onnxruntime-node (a devDependency) is not installed';
+  if (library().isFake) return false;
+  return BACKEND_DIR !== undefined && existsSync(join(BACKEND_DIR, 'onnxruntime'))
+    ? false
+    : 'real Triton without an onnxruntime backend in TRITON_BACKEND_DIR';
+}
+
+const IDLE_US = 300_000;
+// One server for the inference tests: real Triton r25.07's onnxruntime
+// backend fails every load of a second server in one process.
+let shared: { repo: string; server: Server } | undefined;
+beforeAll(async () => {
+  if (inferenceSkipReason() !== false) return;
+  const repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-infer-'))), {
+    models: ['ocr_det', 'ocr_cls', 'silero_vad'],
+    maxQueueDelayMicroseconds: 200_000,
+    maxSequenceIdleMicroseconds: IDLE_US,
+    perModel: { silero_vad: { instances: 2 } },
+  });
+  const server = await Server.create({
+    library: LIBRARY_PATH,
+    modelRepository: repo,
+    ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
+    log: { warn: false },
+  });
+  shared = { repo, server };
+  await Promise.all(['ocr_det', 'ocr_cls', 'silero_vad'].map((m) => server.loadModel(m)));
+}, 60_000);
+afterAll(async () => {
+  await shared?.server.stop();
+  if (shared !== undefined) rmSync(shared.repo, { recursive: true, force: true });
+});
+
+/** The recorded outcomes, by case. */
+function recorded(): Map<string, OnnxOutcome> {
+  const out = new Map<string, OnnxOutcome>();
+  for (const f of readdirSync(RECORDED)) {
+    if (!f.endsWith('.json')) continue;
+    const doc = JSON.parse(readFileSync(join(RECORDED, f), 'utf8')) as OnnxOutcome;
+    out.set(doc.case, doc);
+  }
+  return out;
+}
+
+/** The fields of a model config that say what the model is and how it is served. */
+function essentials(c: ModelConfig | undefined): unknown {
+  if (c === undefined) return undefined;
+  const db = c.dynamic_batching;
+  return {
+    name: c.name,
+    platform: c.platform,
+    backend: c.backend,
+    max_batch_size: c.max_batch_size,
+    input: c.input,
+    output: c.output,
+    dynamic_batching: db === undefined ? undefined : { preferred_batch_size: db.preferred_batch_size },
+    sequence_batching: c.sequence_batching === undefined ? undefined : true,
+    instance_group: c.instance_group?.map((g) => ({ name: g.name, kind: g.kind, count: g.count })),
+    default_model_filename: c.default_model_filename,
+  };
+}
+
+describe('the fake onnxruntime backend without ONNX Runtime', () => {
+  skipAllIf(
+    !library().isFake
+      ? 'fake engine only'
+      : process.env.TRITON_NODE_ONNXRUNTIME_LIB
+        ? 'TRITON_NODE_ONNXRUNTIME_LIB is set'
+        : typeof files === 'string'
+          ? files
+          : false,
+  );
+  let repo: string;
+  beforeAll(() => {
+    repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-none-'))), {
+      models: ['ocr_cls'],
+    });
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it('fails the load saying what was tried and how to install it', async () => {
+    const server = await Server.create({
+      library: LIBRARY_PATH,
+      modelRepository: repo,
+      log: { warn: false, error: false },
+      // What lib/ hands over when onnxruntime-node cannot be resolved.
+      backendConfig: {
+        onnxruntime: {
+          'fake-onnxruntime-library': '',
+          'fake-onnxruntime-searched': 'onnxruntime-node, not resolvable',
+        },
+      },
+    });
+    try {
+      const err = await server.loadModel('ocr_cls').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TritonError);
+      const message = (err as TritonError).message;
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect(message).toContain("load failed for model 'ocr_cls'");
+      expect(message).toContain('TRITON_NODE_ONNXRUNTIME_LIB, unset; onnxruntime-node, not resolvable');
+      expect(message).toContain('npm install onnxruntime-node');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('names a library that cannot be opened', async () => {
+    const server = await Server.create({
+      library: LIBRARY_PATH,
+      modelRepository: repo,
+      log: { warn: false, error: false },
+      backendConfig: { onnxruntime: { 'fake-onnxruntime-library': '/nonexistent/libonnxruntime.so.1' } },
+    });
+    try {
+      const err = (await server.loadModel('ocr_cls').catch((e: unknown) => e)) as TritonError;
+      expect(err).toBeInstanceOf(TritonError);
+      // Opened first: cannot open it; after another ONNX Runtime was opened in
+      // this process (the inference tests' server): refused, as a second copy.
+      expect(err.message).toMatch(
+        /cannot open '\/nonexistent\/libonnxruntime\.so\.1'|already open from '.*' in this process; cannot open a second one from '\/nonexistent\/libonnxruntime\.so\.1'/,
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
+  skipAllIf(skipReason());
+  const outcomes = new Map<string, OnnxOutcome>();
+  beforeAll(() => {
+    // As recorded: each strictness in a process of its own (after a failed
+    // onnxruntime load, no later server of a process starts the backend).
+    const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
+    try {
+      for (const mode of ['strict', 'auto']) {
+        // The library under test is the fake here (the describe skips elsewhere).
+        const run = spawnSync(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+        if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
+      }
+      for (const f of readdirSync(out)) {
+        const o = JSON.parse(readFileSync(join(out, f), 'utf8')) as OnnxOutcome;
+        outcomes.set(o.case, o);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  const real = recorded();
+  it('has a recorded outcome for every case', () => {
+    expect([...real.keys()].sort()).toEqual(ONNX_CASES.map((c) => c.name).sort());
+  });
+
+  for (const c of ONNX_CASES) {
+    it(`${c.name}: as real Triton`, (ctx) => {
+      if (c.config?.sequence_batching !== undefined && !SEQUENCE_BATCHER) {
+        ctx.skip('the fake engine has no sequence batcher yet');
+      }
+      const want = real.get(c.name);
+      const got = outcomes.get(c.name);
+      expect(got).toBeDefined();
+      expect(want).toBeDefined();
+      expect({ loaded: got?.loaded, error: got?.error }).toEqual({
+        loaded: want?.loaded,
+        error: want?.error,
+      });
+      expect(essentials(got?.config)).toEqual(essentials(want?.config));
+    });
+  }
+});
+
+describe('inference on the onnxruntime backend, against onnxruntime-node', () => {
+  skipAllIf(inferenceSkipReason());
+  // onnxruntime-node's InferenceSession, over the same library (one copy by SONAME).
+  let ort: typeof import('onnxruntime-node');
+  beforeAll(async () => {
+    ort = await import('onnxruntime-node');
+  });
+  const server = () => shared!.server;
+
+  /** Deterministic input data in [0, 1). */
+  function image(n: number, h: number, w: number, seed: number): Float32Array {
+    const data = new Float32Array(n * 3 * h * w);
+    let x = seed;
+    for (let i = 0; i < data.length; i++) {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      data[i] = x / 2147483648;
+    }
+    return data;
+  }
+
+  async function reference(
+    file: string,
+    input: Float32Array,
+    shape: number[],
+    output: string,
+  ): Promise<Float32Array> {
+    const session = await ort.InferenceSession.create(file, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    try {
+      const result = await session.run({ x: new ort.Tensor('float32', input, shape) });
+      return result[output]!.data as Float32Array;
+    } finally {
+      await session.release();
+    }
+  }
+
+  function maxDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+    expect(a.length).toBe(b.length);
+    let max = 0;
+    for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+    return max;
+  }
+
+  const cases = [
+    {
+      model: 'ocr_det',
+      output: 'sigmoid_0.tmp_0',
+      h: 64,
+      w: 96,
+      file: () => (files as { ocrDet: string }).ocrDet,
+    },
+    {
+      model: 'ocr_cls',
+      output: 'softmax_0.tmp_0',
+      h: 48,
+      w: 192,
+      file: () => (files as { ocrCls: string }).ocrCls,
+    },
+  ];
+
+  for (const k of cases) {
+    it(`${k.model}: one request, outputs as onnxruntime-node's (<= 1e-5)`, async () => {
+      const x = image(1, k.h, k.w, 7);
+      const result = await server().infer(k.model, {
+        inputs: { x: { datatype: 'FP32', shape: [1, 3, k.h, k.w], data: x } },
+      });
+      const out = result.outputs[k.output]!;
+      const want = await reference(k.file(), x, [1, 3, k.h, k.w], k.output);
+      expect(out.datatype).toBe('FP32');
+      expect(maxDifference(out.data as Float32Array, want)).toBeLessThanOrEqual(1e-5);
+    });
+
+    it(`${k.model}: concurrent requests batched into one execution, each its own rows`, async () => {
+      const before = (await server().model(k.model).statistics())[0]!;
+      const sizes = [1, 2, 1];
+      const inputs = sizes.map((n, i) => image(n, k.h, k.w, 100 + i));
+      const results = await Promise.all(
+        inputs.map((x, i) =>
+          server().infer(k.model, {
+            inputs: { x: { datatype: 'FP32', shape: [sizes[i]!, 3, k.h, k.w], data: x } },
+          }),
+        ),
+      );
+      const after = (await server().model(k.model).statistics())[0]!;
+      // The batcher held the requests (max_queue_delay 200 ms) and ran them together.
+      expect(after.executionCount - before.executionCount).toBe(1);
+      expect(after.inferenceCount - before.inferenceCount).toBe(4);
+      for (let i = 0; i < sizes.length; i++) {
+        const out = results[i]!.outputs[k.output]!;
+        expect(out.shape[0]).toBe(sizes[i]);
+        const want = await reference(k.file(), inputs[i]!, [sizes[i]!, 3, k.h, k.w], k.output);
+        expect(maxDifference(out.data as Float32Array, want)).toBeLessThanOrEqual(1e-5);
+      }
+    });
+  }
+
+  it('a request the model rejects at run time fails with ONNX Runtime words, the server keeps serving', async () => {
+    // The detector's feature pyramid cannot add up the levels of a 33x33 image.
+    const err = await server()
+      .infer('ocr_det', {
+        inputs: { x: { datatype: 'FP32', shape: [1, 3, 33, 33], data: image(1, 33, 33, 1) } },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).code).toBe('INTERNAL');
+    expect((err as TritonError).message).toMatch(
+      /^onnx runtime error \d+: Non-zero status code returned while running/,
+    );
+    const ok = await server().infer('ocr_cls', {
+      inputs: { x: { datatype: 'FP32', shape: [1, 3, 48, 192], data: image(1, 48, 192, 3) } },
+    });
+    expect(ok.outputs['softmax_0.tmp_0']!.shape).toEqual([1, 2]);
+  });
+});
+
+describe('Silero VAD on the onnxruntime backend: a sequence with implicit state', () => {
+  skipAllIf(inferenceSkipReason());
+  let ort: typeof import('onnxruntime-node');
+  beforeAll(async () => {
+    ort = await import('onnxruntime-node');
+  });
+  const server = () => shared!.server;
+
+  /** A 512-sample chunk of a tone with noise, different per chunk. */
+  function chunk(i: number, samples = 512): Float32Array {
+    const a = new Float32Array(samples);
+    for (let t = 0; t < a.length; t++)
+      a[t] = 0.3 * Math.sin((t + i * 512) * 0.07) + 0.01 * Math.cos(t * 13.1 + i);
+    return a;
+  }
+
+  function vadRequest(i: number, id: number, start: boolean, end: boolean, samples = 512) {
+    return {
+      inputs: {
+        input: { datatype: 'FP32' as const, shape: [1, samples], data: chunk(i, samples) },
+        sr: { datatype: 'INT64' as const, shape: [1], data: new BigInt64Array([16000n]) },
+      },
+      correlationId: id,
+      sequenceStart: start,
+      sequenceEnd: end,
+    };
+  }
+
+  /** onnxruntime-node over the same chunks, carrying h and c by hand from zeros. */
+  async function referenceProbabilities(chunks: number, samples = 512): Promise<number[]> {
+    const session = await ort.InferenceSession.create((files as { sileroVad: string }).sileroVad, {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
+    try {
+      let h = new ort.Tensor('float32', new Float32Array(128), [2, 1, 64]);
+      let c = new ort.Tensor('float32', new Float32Array(128), [2, 1, 64]);
+      const out: number[] = [];
+      for (let i = 0; i < chunks; i++) {
+        const r = await session.run({
+          input: new ort.Tensor('float32', chunk(i, samples), [1, samples]),
+          sr: new ort.Tensor('int64', new BigInt64Array([16000n]), []),
+          h,
+          c,
+        });
+        out.push((r.output!.data as Float32Array)[0]!);
+        h = r.hn as typeof h;
+        c = r.cn as typeof c;
+      }
+      return out;
+    } finally {
+      await session.release();
+    }
+  }
+
+  it('carries h and c from one request of a sequence to the next, as onnxruntime-node does by hand', async () => {
+    const want = await referenceProbabilities(6);
+    // Two sequences at once, interleaved: each keeps its own state.
+    const got: Record<number, number[]> = { 7: [], 8: [] };
+    for (let i = 0; i < 6; i++) {
+      const [a, b] = await Promise.all([
+        server().infer('silero_vad', vadRequest(i, 7, i === 0, i === 5)),
+        server().infer('silero_vad', vadRequest(i, 8, i === 0, i === 5)),
+      ]);
+      got[7]!.push((a.outputs.output!.data as Float32Array)[0]!);
+      got[8]!.push((b.outputs.output!.data as Float32Array)[0]!);
+      expect(a.outputs.output!.shape).toEqual([1, 1]);
+      expect(Object.keys(a.outputs)).toEqual(['output']);
+    }
+    for (const id of [7, 8]) {
+      for (let i = 0; i < 6; i++) expect(Math.abs(got[id]![i]! - want[i]!)).toBeLessThanOrEqual(1e-5);
+    }
+    // Without the state the later chunks would differ: the state matters.
+    const fresh = await server().infer('silero_vad', vadRequest(5, 9, true, true));
+    expect(Math.abs((fresh.outputs.output!.data as Float32Array)[0]! - want[5]!)).toBeGreaterThan(1e-4);
+  });
+
+  it('requests queued at once run in order, one after the other', async () => {
+    // Long chunks (a few ms each), all submitted at once on a model of two
+    // instances: run side by side they would read a state not yet written.
+    const n = 12;
+    const want = await referenceProbabilities(n, 8000);
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        server().infer('silero_vad', vadRequest(i, 11, i === 0, i === n - 1, 8000)),
+      ),
+    );
+    results.forEach((r, i) => {
+      expect(Math.abs((r.outputs.output!.data as Float32Array)[0]! - want[i]!)).toBeLessThanOrEqual(1e-5);
+    });
+  });
+
+  it('refuses a sequence that did not start, one that ended, and one idle past max_sequence_idle_microseconds', async () => {
+    const notStarted = `inference request for sequence 21 to model 'silero_vad' must specify the START flag on the first request of the sequence`;
+    await expect(server().infer('silero_vad', vadRequest(0, 21, false, false))).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: notStarted,
+    });
+    await server().infer('silero_vad', vadRequest(0, 22, true, true));
+    await expect(server().infer('silero_vad', vadRequest(1, 22, false, false))).rejects.toMatchObject({
+      message: notStarted.replace('21', '22'),
+    });
+    await server().infer('silero_vad', vadRequest(0, 23, true, false));
+    await server().infer('silero_vad', vadRequest(1, 23, false, false));
+    await new Promise((r) => setTimeout(r, (IDLE_US / 1000) * 2));
+    await expect(server().infer('silero_vad', vadRequest(2, 23, false, false))).rejects.toMatchObject({
+      message: notStarted.replace('21', '23'),
+    });
+  });
+
+  it("a request cannot give a state input (it is the batcher's)", async () => {
+    const request = vadRequest(0, 31, true, true);
+    const withState = {
+      ...request,
+      inputs: {
+        ...request.inputs,
+        h: { datatype: 'FP32' as const, shape: [2, 1, 64], data: new Float32Array(128) },
+      },
+    };
+    const err = await server()
+      .infer('silero_vad', withState)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).message).toContain("has no input 'h'");
+  });
+});
+
+describe('a second server of the process after a failed onnxruntime load (as real Triton r25.07)', () => {
+  skipAllIf(inferenceSkipReason());
+  const SCRIPT = join(FIXTURES, 'onnxruntime-second-server.ts');
+  function run(mode: 'broken' | 'missing' | 'good'): { first: string; second: string } {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (child.status !== 0) throw new Error(`${SCRIPT} exited ${child.status}: ${child.stderr}`);
+    return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { first: string; second: string };
+  }
+
+  it('cannot start the onnxruntime backend again', () => {
+    const said = run('broken');
+    expect(said.first).toContain("unexpected inference input 'image', allowed inputs are: x");
+    expect(said.second).toContain(
+      "load failed for model 'ocr_cls': version 1 is at UNAVAILABLE state: Already exists: OnnxLoader singleton already initialized",
+    );
+  }, 120_000);
+
+  it('starts it again when no load failed, or one failed before making its session (no model file)', () => {
+    expect(run('good')).toEqual({ first: 'loaded', second: 'loaded' });
+    const missing = run('missing');
+    expect(missing.first).toContain('Internal: failed to stat file ');
+    expect(missing.second).toBe('loaded');
+  }, 240_000);
+});

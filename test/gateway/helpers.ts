@@ -1,0 +1,99 @@
+/**
+ * Shared setup of the gateway tests: a gateway over the file's server,
+ * listening on an ephemeral loopback port, and the binary tensor body format
+ * of the KServe v2 protocol written and read with plain Buffers.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { afterAll, beforeAll } from 'vitest';
+import { type Gateway, type GatewayOptions, createGateway } from '../../lib/gateway/index.js';
+import type { Server } from '../../lib/index.js';
+
+export interface Listening {
+  gateway: Gateway;
+  http: http.Server;
+  url: string;
+}
+
+/** A gateway over `server()` on 127.0.0.1 for the file's tests. */
+export function useGateway(server: () => Server, options: GatewayOptions = {}): () => Listening {
+  let listening: Listening | undefined;
+  beforeAll(async () => {
+    const gateway = createGateway(server(), options);
+    const h = http.createServer(gateway.handler);
+    await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
+    const { port } = h.address() as AddressInfo;
+    listening = { gateway, http: h, url: `http://127.0.0.1:${port}` };
+  });
+  afterAll(async () => {
+    if (listening === undefined) return;
+    listening.gateway.close();
+    listening.http.closeAllConnections();
+    await new Promise((resolve) => listening!.http.close(resolve));
+  });
+  return () => {
+    if (listening === undefined) throw new Error('gateway not started');
+    return listening;
+  };
+}
+
+/** A binary request body: the JSON header, then each part, with the header's length. */
+export function binaryBody(header: object, parts: Uint8Array[]): { body: Buffer; headerLength: number } {
+  const json = Buffer.from(JSON.stringify(header));
+  return { body: Buffer.concat([json, ...parts]), headerLength: json.length };
+}
+
+export interface BinaryOutput {
+  name: string;
+  datatype: string;
+  shape: number[];
+  data?: unknown[];
+  parameters?: Record<string, unknown>;
+  /** The binary bytes of an output sent as binary data. */
+  bytes?: Buffer;
+}
+
+/** Splits a response body by its Inference-Header-Content-Length into the header and each output's bytes. */
+export function parseBinaryResponse(
+  body: Buffer,
+  headerLength: number | undefined,
+): { header: Record<string, unknown>; outputs: BinaryOutput[] } {
+  const end = headerLength ?? body.length;
+  const header = JSON.parse(body.toString('utf8', 0, end)) as { outputs: BinaryOutput[] };
+  let pos = end;
+  for (const o of header.outputs) {
+    const size = o.parameters?.binary_data_size;
+    if (typeof size === 'number') {
+      o.bytes = body.subarray(pos, pos + size);
+      pos += size;
+    }
+  }
+  if (pos !== body.length) throw new Error(`response has ${body.length - pos} bytes after its outputs`);
+  return { header, outputs: header.outputs };
+}
+
+/** The bytes of a TypedArray. */
+export function bytesOf(a: ArrayBufferView): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** The KServe gRPC client class from the repository's proto; `C` types the calls a test makes. */
+export function kserveClient<C>(): new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+) => grpc.Client & C {
+  const def = protoLoader.loadSync(fileURLToPath(new URL('../../proto/kserve_v2.proto', import.meta.url)), {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    inference: { GRPCInferenceService: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & C };
+  };
+  return pkg.inference.GRPCInferenceService;
+}

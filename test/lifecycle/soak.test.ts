@@ -1,0 +1,53 @@
+/**
+ * `npm run soak` in small (2,000 requests, 4 streams): the command runs on
+ * the library under test, prints its table and ends with a PASS line and exit
+ * code 0. The full soak (1,000,000 requests) is run by hand; its figures are
+ * in docs/reliability.md.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH } from '../helpers.js';
+
+const CLI = fileURLToPath(new URL('../../bench/cli.ts', import.meta.url));
+
+function soak(...args: string[]) {
+  const backend = BACKEND_DIR === undefined ? [] : ['--backend-dir', BACKEND_DIR];
+  return spawnSync(
+    process.execPath,
+    ['--import', 'tsx', CLI, 'soak', '--library', LIBRARY_PATH, ...backend, ...args],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+}
+
+describe('npm run soak', () => {
+  it('a short soak passes: right answers, flat memory, nothing alive after stop', () => {
+    const child = soak('--requests', '2000', '--streams', '4', '--samples', '4');
+    expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called/);
+    const lines = child.stdout.trim().split('\n');
+    const verdict = lines.at(-1) ?? '';
+    expect(verdict).toMatch(/^soak: PASS requests=2000 streams=4x1000 errors=0 /);
+    expect(verdict).toContain('live after stop: pending=0 outputBuffers=0');
+    // The table: a header, and samples of both phases and after stop.
+    expect(lines.some((l) => /^phase\s+done\s+s\s+per s\s+RSS MiB/.test(l))).toBe(true);
+    expect(lines.some((l) => /^requests\s+2000\s/.test(l))).toBe(true);
+    expect(lines.some((l) => /^streams\s+4\s/.test(l))).toBe(true);
+    expect(lines.some((l) => /^stopped\s/.test(l))).toBe(true);
+    expect(child.signal).toBeNull();
+    expect(child.status).toBe(0);
+  });
+
+  it('a run that cannot start is a FAIL line and exit code 1', () => {
+    const child = soak('--requests', '10', '--streams', '1', '--repository', FIXTURES);
+    expect(child.signal).toBeNull();
+    const verdict = child.stdout.trim().split('\n').at(-1) ?? '';
+    expect(verdict).toMatch(/^soak: FAIL .*identity_fp32/);
+    expect(child.status).toBe(1);
+  });
+
+  it('bad options are usage errors naming the option', () => {
+    const child = soak('--requests', 'many');
+    expect(child.status).not.toBe(0);
+    expect(child.stderr).toContain('--requests');
+  });
+});
