@@ -43,7 +43,7 @@ const CORE = [
       '      ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
       '      : n.data,\n' +
       '  );\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/zero-copy.test.ts'],
   },
   {
     name: 'cancel-not-sent',
@@ -51,7 +51,7 @@ const CORE = [
     file: 'native/request/ledger.cc',
     search: '  DropError(Api().TRITONSERVER_InferenceRequestCancel(request));\n',
     replace: '  (void)request;\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/cancellation.test.ts'],
   },
   {
     name: 'recycle-keeps-references',
@@ -63,7 +63,7 @@ const CORE = [
       '  ctx->refs.clear();\n' +
       '  ctx->holds.clear();  // may free memory the caller detached meanwhile\n',
     replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n  ctx->refs.clear();\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts'],
   },
   {
     name: 'context-never-recycled',
@@ -71,7 +71,7 @@ const CORE = [
     file: 'native/server/drain.cc',
     search: '  if (final) ctx->js_final = true;\n',
     replace: '',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts'],
   },
   {
     name: 'request-never-deleted',
@@ -96,7 +96,7 @@ const CORE = [
     file: 'native/memory/external_outputs.cc',
     search: '  if (!handle->returned) ReturnExternal(env, handle);\n',
     replace: '',
-    tests: ['test/request/promises.test.ts', 'test/request/infer.test.ts'],
+    tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts', 'test/request/infer.test.ts'],
   },
   {
     name: 'outputs-copied',
@@ -104,7 +104,7 @@ const CORE = [
     file: 'native/request/outputs.cc',
     search: '                   buffer->ptr == out.base && !data->CopyOutputs();\n',
     replace: '                   buffer->ptr == out.base && false;\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/zero-copy.test.ts'],
   },
   {
     name: 'into-ignored',
@@ -112,7 +112,7 @@ const CORE = [
     file: 'native/request/builder.cc',
     search: '  p.has_into = true;\n',
     replace: '  p.has_into = false;\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/zero-copy.test.ts'],
   },
   {
     name: 'dispose-keeps-output',
@@ -120,7 +120,7 @@ const CORE = [
     file: 'lib/tensor/tensor.ts',
     search: '    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);\n',
     replace: '    if (owned instanceof ArrayBuffer) void owned;\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts'],
   },
   {
     name: 'stream-final-ignored',
@@ -137,7 +137,7 @@ const CORE = [
     search:
       '      if (!state.done && state.token >= 0) this.#cancel(state.token);\n      state.done = true;\n',
     replace: '      state.done = true;\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/cancellation.test.ts'],
   },
   {
     name: 'error-code-misnamed',
@@ -153,7 +153,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: "    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);\n",
     replace: "    nonNegativeInteger('request.priority', request.priority);\n",
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/request-fields.test.ts'],
   },
   {
     name: 'correlation-id-dropped',
@@ -161,7 +161,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: '  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);\n',
     replace: '  if (request.correlationId !== undefined) correlationId(request.correlationId);\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/request-fields.test.ts'],
   },
   {
     name: 'int-parameter-as-double',
@@ -169,7 +169,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: "      if (Number.isSafeInteger(value)) out.push([key, 'int', value]);\n",
     replace: "      if (Number.isSafeInteger(value)) out.push([key, 'double', value]);\n",
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/request-fields.test.ts'],
   },
   {
     name: 'placement-ignored',
@@ -317,7 +317,7 @@ const CORE = [
     file: 'lib/request/validate.ts',
     search: '  b.args.push(name, value as TypedArray);\n',
     replace: '  b.args.push(name, (value as TypedArray).slice());\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/zero-copy.test.ts'],
   },
   {
     name: 'parameters-stale-names',
@@ -325,7 +325,7 @@ const CORE = [
     file: 'native/request/event_encoder.cc',
     search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
     replace: '\n',
-    tests: ['test/request/promises.test.ts'],
+    tests: ['test/request/request-fields.test.ts'],
   },
   {
     name: 'slab-rewritten',

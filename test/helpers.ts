@@ -4,9 +4,9 @@
  * model repository, and one server per test file.
  */
 import { fileURLToPath } from 'node:url';
-import { type TestContext, afterAll, beforeAll, beforeEach } from 'vitest';
+import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { addon } from '../lib/addon/load.js';
-import { type LibraryInfo, Server, type ServerOptions, loadLibrary } from '../lib/index.js';
+import { type LibraryInfo, Server, type ServerOptions, TritonError, loadLibrary } from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
@@ -123,4 +123,24 @@ export async function requestsSettled(timeoutMs = 15_000): Promise<boolean> {
     const s = addon().addonStats();
     return s.pendingRequests === 0 && s.inflightRequests === 0;
   }, timeoutMs);
+}
+
+/** A class that errors are instances of. */
+type ErrorClass<E> = abstract new (...args: never[]) => E;
+
+/**
+ * What `p` rejects with, checked to be an instance of `kind` (TritonError
+ * unless told): a promise that resolves, or rejects with anything else,
+ * fails the test.
+ */
+export async function rejection<E = TritonError>(
+  p: Promise<unknown>,
+  kind: ErrorClass<E> = TritonError as unknown as ErrorClass<E>,
+): Promise<E> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(kind);
+  return err as E;
 }

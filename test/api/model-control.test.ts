@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
-import { eventually, serverOptions, useServer } from '../helpers.js';
+import { eventually, rejection, serverOptions, useServer } from '../helpers.js';
 
 const server = useServer([]);
 
 async function states(name: string) {
   return (await server().modelIndex()).filter((e) => e.name === name);
-}
-
-async function rejection(p: Promise<unknown>): Promise<TritonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TritonError);
-  return err as TritonError;
 }
 
 describe('model control', () => {

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InferRequest, TritonError } from '../../lib/index.js';
-import { FIXTURES } from '../helpers.js';
+import { FIXTURES, rejection } from '../helpers.js';
 import { DiffTable, maxAbsDiff, ort, referenceSession, useRealModelServer } from './onnx-helpers.js';
 
 /** Silero VAD v4 at 16 kHz takes 512, 1024 or 1536 samples a call; 512 is 32 ms. */
@@ -102,15 +102,6 @@ async function probability(
   const out = r.outputs.output!;
   expect(out.shape).toEqual([1, 1]);
   return (out.data as Float32Array)[0]!;
-}
-
-async function rejection(p: Promise<unknown>): Promise<TritonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TritonError);
-  return err as TritonError;
 }
 
 /** Checks that continuing `id` without sequenceStart is refused, naming the sequence. */

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boxesOf, preprocess } from '../../examples/ocr-steps.js';
 import { type RgbImage, decodePng } from '../../examples/png.js';
 import { Server, type ServerOptions, type Tensor, TritonError } from '../../lib/index.js';
-import { BACKEND_DIR, FIXTURES, MODELS, library, serverOptions, skipAllIf } from '../helpers.js';
+import { BACKEND_DIR, FIXTURES, MODELS, library, rejection, serverOptions, skipAllIf } from '../helpers.js';
 import { maxAbsDiff } from './onnx-helpers.js';
 import { PY_RAISE_MESSAGE, makePythonModelRepository } from './python-models.js';
 import { makeRealModelRepository, realModelFiles } from './real-models.js';
@@ -136,15 +136,6 @@ function expectBoxes(outputs: Record<string, Tensor>, expected: ReturnType<typeo
       expected.map((b) => b.score),
     ),
   ).toBeLessThan(1e-5);
-}
-
-async function rejection(p: Promise<unknown>): Promise<TritonError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TritonError);
-  return err as TritonError;
 }
 
 const sleepRequest = (ms: number) => ({ inputs: { MS: { data: new Int32Array([ms]), shape: [1] } } });

@@ -23,7 +23,15 @@ import type { Admission, Guard, GuardRequest } from '../../lib/gateway/guard/typ
 import { hashApiKey } from '../../lib/gateway/index.js';
 import { createGateway } from '../../lib/gateway/index.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
-import { BACKEND_DIR, LIBRARY_PATH, eventually, library, skipAllIf, useServer } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  eventually,
+  library,
+  rejection,
+  skipAllIf,
+  useServer,
+} from '../helpers.js';
 import { histogramSeries, sampleValue } from '../metrics/prometheus.js';
 import { type Listening, useGateway } from './helpers.js';
 
@@ -53,15 +61,6 @@ function client(): OpenAI {
 /** The whitespace-separated words of a text. */
 function words(text: string | null | undefined): string[] {
   return (text ?? '').split(/\s+/).filter((w) => w !== '');
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('completions', () => {
@@ -203,13 +202,13 @@ describe('models', () => {
     expect(list.data[0]).toMatchObject({ object: 'model', owned_by: 'triton-node' });
     const one = await client().models.retrieve('words-responses');
     expect(one).toMatchObject({ id: 'words-responses', object: 'model', owned_by: 'tests' });
-    expect(await rejection(client().models.retrieve('nope'))).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await rejection(client().models.retrieve('nope'), Error)).toBeInstanceOf(OpenAI.NotFoundError);
   });
 });
 
 describe('errors', () => {
   it('answers an unknown model with 404 model_not_found', async () => {
-    const err = await rejection(client().completions.create({ model: 'gpt-nothing', prompt: 'x' }));
+    const err = await rejection(client().completions.create({ model: 'gpt-nothing', prompt: 'x' }), Error);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
   });
@@ -227,11 +226,12 @@ describe('errors', () => {
     for (const [extra, param] of cases) {
       const err = await rejection(
         client().completions.create({ model: 'words', prompt: 'x', ...extra } as never),
+        Error,
       );
       expect(err, param).toBeInstanceOf(OpenAI.BadRequestError);
       expect((err as InstanceType<typeof OpenAI.BadRequestError>).param, param).toBe(param);
     }
-    const chat = await rejection(client().chat.completions.create({ model: 'words', messages: [] }));
+    const chat = await rejection(client().chat.completions.create({ model: 'words', messages: [] }), Error);
     expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
   });
 
@@ -250,7 +250,7 @@ describe('errors', () => {
   });
 
   it("answers a model that Triton does not serve with Triton's error status", async () => {
-    const err = await rejection(client().completions.create({ model: 'not-loaded', prompt: 'x' }));
+    const err = await rejection(client().completions.create({ model: 'not-loaded', prompt: 'x' }), Error);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect([400, 404]).toContain((err as InstanceType<typeof OpenAI.APIError>).status);
   });
@@ -261,7 +261,7 @@ describe('serving', () => {
     const ctx = gw().gateway._context;
     ctx.draining = true;
     try {
-      const err = await rejection(client().completions.create({ model: 'words', prompt: 'x' }));
+      const err = await rejection(client().completions.create({ model: 'words', prompt: 'x' }), Error);
       expect(err).toBeInstanceOf(OpenAI.InternalServerError);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     } finally {
@@ -321,7 +321,7 @@ describe('cancellation', () => {
     // Time for the request to reach Triton (a client gone before that leaves nothing to cancel).
     await new Promise((r) => setTimeout(r, 100));
     abort.abort();
-    expect(await rejection(done)).toBeInstanceOf(OpenAI.APIUserAbortError);
+    expect(await rejection(done, Error)).toBeInstanceOf(OpenAI.APIUserAbortError);
     expect(await eventually(async () => (await llm.cancelled(server())) > before, 10_000)).toBe(true);
   });
 });
@@ -425,18 +425,19 @@ describe('guard', () => {
     const err = await withGuard(g.guard, () =>
       rejection(
         client().chat.completions.create({ model: 'words', messages: [{ role: 'user', content: 'x' }] }),
+        Error,
       ),
     );
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('7');
     const hidden = testGuard({ hide: new GatewayError(404, `Request for unknown model: '${llm.model}'`) });
     const notFound = await withGuard(hidden.guard, () =>
-      rejection(client().completions.create({ model: 'words', prompt: 'x' })),
+      rejection(client().completions.create({ model: 'words', prompt: 'x' }), Error),
     );
     expect(notFound).toBeInstanceOf(OpenAI.NotFoundError);
     expect((notFound as Error).message).not.toContain(llm.model);
     const auth = testGuard({ deny: new GatewayError(401, 'missing credentials') });
-    expect(await withGuard(auth.guard, () => rejection(client().models.list()))).toBeInstanceOf(
+    expect(await withGuard(auth.guard, () => rejection(client().models.list(), Error))).toBeInstanceOf(
       OpenAI.AuthenticationError,
     );
   });
@@ -445,9 +446,9 @@ describe('guard', () => {
     const g = testGuard({ visible: ['identity_fp32'] });
     const list = await withGuard(g.guard, () => client().models.list());
     expect(list.data.map((m) => m.id)).toEqual(['not-loaded']);
-    expect(await withGuard(g.guard, () => rejection(client().models.retrieve('words')))).toBeInstanceOf(
-      OpenAI.NotFoundError,
-    );
+    expect(
+      await withGuard(g.guard, () => rejection(client().models.retrieve('words'), Error)),
+    ).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it('ends a stream with an error once the tenant runs out of tokens, and refuses with 429 before the first', async () => {
@@ -460,12 +461,13 @@ describe('guard', () => {
       (async () => {
         for await (const chunk of stream) texts.push(chunk.choices[0]?.text ?? '');
       })(),
+      Error,
     );
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(words(texts.join(''))).toHaveLength(3);
     const none = testGuard({ tokenBudget: 0 });
     const refused = await withGuard(none.guard, () =>
-      rejection(client().completions.create({ model: 'words', prompt: 'x', stream: true })),
+      rejection(client().completions.create({ model: 'words', prompt: 'x', stream: true }), Error),
     );
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
     expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('2');
@@ -506,16 +508,17 @@ describe('the OpenAI routes behind a GatewayGuard', () => {
   const as = (apiKey: string) => new OpenAI({ baseURL: `${guarded().url}/v1`, apiKey, maxRetries: 0 });
 
   it('authenticates, hides other tenants’ models, spends tokens and audits each request', async () => {
-    expect(await rejection(as('wrong-key').models.list())).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(await rejection(as('wrong-key').models.list(), Error)).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((await as('alice-key').models.list()).data.map((m) => m.id)).toEqual(['words']);
     expect((await as('bob-key').models.list()).data.map((m) => m.id)).toEqual(['other']);
-    const hidden = await rejection(as('bob-key').completions.create({ model: 'words', prompt: 'x' }));
+    const hidden = await rejection(as('bob-key').completions.create({ model: 'words', prompt: 'x' }), Error);
     expect(hidden).toBeInstanceOf(OpenAI.NotFoundError);
     // Alice's 4 tokens go on the first completion; the next is refused before its first token.
     const first = await as('alice-key').completions.create({ model: 'words', prompt: 'a b', max_tokens: 4 });
     expect(words(first.choices[0]!.text)).toHaveLength(4);
     const second = await rejection(
       as('alice-key').completions.create({ model: 'words', prompt: 'a b', max_tokens: 4 }),
+      Error,
     );
     expect(second).toBeInstanceOf(OpenAI.RateLimitError);
     expect(

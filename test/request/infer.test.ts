@@ -17,6 +17,7 @@ import {
   collectGarbage,
   eventually,
   fakeOnly,
+  rejection,
   requestsSettled,
   skipIf,
   useServer,
@@ -33,15 +34,6 @@ const server = useServer([
   'identity_delay',
   'repeat_int32',
 ]);
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return err as Error;
-}
 
 function values(t: Tensor | undefined): unknown[] {
   return Array.from(t!.data as ArrayLike<unknown>);
@@ -175,6 +167,7 @@ describe('inference', () => {
         id: 'corr-str',
         correlationId: 'session-1',
       }),
+      Error,
     )) as TritonError;
     expect(err).toBeInstanceOf(TritonError);
     expect(err.code).toBe('INVALID_ARG');
@@ -200,7 +193,7 @@ describe('inference', () => {
       signal: controller.signal,
     });
     controller.abort();
-    const aborted = (await rejection(pending)) as TritonError;
+    const aborted = (await rejection(pending, Error)) as TritonError;
     expect(aborted.name).toBe('AbortError');
     expect(aborted.correlationId).toBe(2n ** 63n + 5n);
     expect(aborted.message).toBe(
@@ -213,11 +206,11 @@ describe('inference', () => {
         outputs: { OUTPUT0: { into: new Float32Array(2) } },
         ...(correlationId === undefined ? {} : { correlationId }),
       });
-    const failed = (await rejection(tooSmall(8))) as TritonError;
+    const failed = (await rejection(tooSmall(8), Error)) as TritonError;
     expect(failed.code).toBe('INVALID_ARG');
     expect(failed.correlationId).toBe(8);
     expect(failed.message).toMatch(/ \(sequence 8\)$/);
-    const plain = (await rejection(tooSmall())) as TritonError;
+    const plain = (await rejection(tooSmall(), Error)) as TritonError;
     expect(plain.code).toBe('INVALID_ARG');
     expect(plain.correlationId).toBeUndefined();
     expect(plain.message).not.toMatch(/\(sequence/);
@@ -277,6 +270,7 @@ describe('inference', () => {
         inputs: { INPUT0: new Float32Array([1, 2, 3]) },
         outputs: { OUTPUT0: { into: new Float32Array(2) } },
       }),
+      Error,
     )) as TritonError;
     expect(err).toBeInstanceOf(TritonError);
     expect(err.code).toBe('INVALID_ARG');
@@ -323,7 +317,7 @@ describe('inference', () => {
       [inferAborted, 'CANCELLED'],
       [inferInvalid, 'INVALID_ARG'],
     ] as const) {
-      const err = (await rejection(caller())) as TritonError;
+      const err = (await rejection(caller(), Error)) as TritonError;
       expect(err).toBeInstanceOf(TritonError);
       expect(err.code).toBe(code);
       expect(err.stack).toContain(`${err.name}: ${err.message}`);
@@ -451,7 +445,7 @@ describe('inference', () => {
       signal: controller.signal,
     });
     setTimeout(() => controller.abort(new Error('client went away')), 5);
-    const err = (await rejection(p)) as TritonError;
+    const err = (await rejection(p, Error)) as TritonError;
     expect(err).toBeInstanceOf(TritonError);
     expect(err.code).toBe('CANCELLED');
     expect(err.name).toBe('AbortError');
@@ -469,6 +463,7 @@ describe('inference', () => {
         inputs: { INPUT0: new Float32Array([1]) },
         signal: AbortSignal.abort(),
       }),
+      Error,
     )) as TritonError;
     expect(err.code).toBe('CANCELLED');
     expect(addon().addonStats()).toMatchObject({ pendingRequests: 0, inflightRequests: 0 });
@@ -486,7 +481,7 @@ describe('validation before native', () => {
   const fp32 = (data: number[]) => new Float32Array(data);
 
   async function invalid(p: Promise<unknown>, ...parts: string[]): Promise<void> {
-    const err = (await rejection(p)) as TritonError;
+    const err = (await rejection(p, Error)) as TritonError;
     expect(err).toBeInstanceOf(TritonError);
     expect(err.code).toBe('INVALID_ARG');
     for (const part of parts) expect(err.message).toContain(part);
@@ -595,7 +590,10 @@ describe('validation before native', () => {
       ['identity_fixed', [0, 2, 3], new Int32Array(0)],
     ];
     for (const [model, shape, data] of cases) {
-      const err = await rejection(server().infer(model, { inputs: { INPUT0: { data, shape } } } as never));
+      const err = await rejection(
+        server().infer(model, { inputs: { INPUT0: { data, shape } } } as never),
+        Error,
+      );
       expect(err).toBeInstanceOf(TritonError);
       expect((err as TritonError).code).toBe('INVALID_ARG');
       expect(err.message).toContain("input 'INPUT0'");
@@ -643,6 +641,7 @@ describe('validation before native', () => {
         inputs: { INPUT0: fp32([1]) },
         outputs: { OUTPUT0: { intoo: new Float32Array(1) } },
       } as never),
+      Error,
     );
     expect(err).toBeInstanceOf(TypeError);
     expect(err.message).toContain("'intoo'");
@@ -660,6 +659,7 @@ describe('validation before native', () => {
       server().infer('repeat_int32', {
         inputs: { IN: new Int32Array([1]), DELAY: new Uint32Array([0]), WAIT: new Uint32Array([0]) },
       }),
+      Error,
     )) as TritonError;
     expect(err.code).toBe('UNSUPPORTED');
     expect(err.message).toContain('stream()');
@@ -791,7 +791,10 @@ describe('output placement (outputMemory)', () => {
   ];
   for (const [what, extra, message] of bad) {
     it(`refuses ${what} with a TypeError naming the option`, async () => {
-      const err = await rejection(server().infer('identity_nobatch', { inputs: input, ...extra } as never));
+      const err = await rejection(
+        server().infer('identity_nobatch', { inputs: input, ...extra } as never),
+        Error,
+      );
       expect(err).toBeInstanceOf(TypeError);
       expect(err.message).toMatch(message);
     });
@@ -817,7 +820,10 @@ describe('output placement (outputMemory)', () => {
       { outputs: { OUTPUT0: { memory: { type: 'gpu', device: 0 } } } },
     ];
     for (const extra of placements) {
-      const err = await rejection(server().infer('identity_nobatch', { inputs: input, ...extra } as never));
+      const err = await rejection(
+        server().infer('identity_nobatch', { inputs: input, ...extra } as never),
+        Error,
+      );
       expect(err).toBeInstanceOf(TritonError);
       expect((err as TritonError).code).toBe('UNSUPPORTED');
       expect(err.message).toMatch(/CUDA/);
