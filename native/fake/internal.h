@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "../include/triton_capi.h"
-#include "model_config.h"
-#include "precondition.h"
+#include "config/model_config.h"
+#include "support/precondition.h"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 

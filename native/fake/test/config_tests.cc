@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "../json.h"
-#include "../model_config.h"
+#include "../support/json.h"
+#include "../config/model_config.h"
 #include "harness.h"
 
 namespace {

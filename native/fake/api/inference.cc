@@ -2,7 +2,7 @@
 // inference responses (reading, deleting).
 #include <cstring>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 

@@ -2,7 +2,7 @@
 // check that every object the API handed out was given back.
 #include <atomic>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "json.h"
+#include "../support/json.h"
 #include "model_config.h"
 
 namespace fake {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 

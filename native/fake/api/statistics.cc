@@ -2,7 +2,7 @@
 // all), from the counters the scheduler and backends keep per version.
 #include <algorithm>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

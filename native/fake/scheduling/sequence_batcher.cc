@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <deque>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

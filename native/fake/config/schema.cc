@@ -1,7 +1,7 @@
 // The description of the ModelConfig messages both config readers follow
 // (field names, types and enum values as in Triton's model_config.proto),
 // and the integer and enum checks they share.
-#include "config_schema.h"
+#include "schema.h"
 
 #include <algorithm>
 #include <limits>

@@ -17,7 +17,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "../include/triton_capi.h"
-#include "json.h"
+#include "../../include/triton_capi.h"
+#include "../support/json.h"
 
 namespace fake {
 

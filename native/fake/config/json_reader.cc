@@ -5,8 +5,8 @@
 #include <limits>
 #include <utility>
 
-#include "config_intermediate.h"
-#include "config_schema.h"
+#include "intermediate.h"
+#include "schema.h"
 #include "model_config.h"
 
 namespace fake {

@@ -3,7 +3,7 @@
 #include <limits>
 #include <utility>
 
-#include "config_intermediate.h"
+#include "intermediate.h"
 
 namespace fake {
 namespace config {

@@ -21,7 +21,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "internal.h"
+#include "../internal.h"
 #include "onnxruntime_api.h"
 
 namespace fake {

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 

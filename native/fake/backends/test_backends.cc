@@ -20,7 +20,7 @@
 #include <system_error>
 #include <thread>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

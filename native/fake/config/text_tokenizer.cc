@@ -1,6 +1,6 @@
 // The tokenizer of the config.pbtxt reader (protobuf text format). Its
 // error messages are those of protobuf's own tokenizer.
-#include "config_text_tokenizer.h"
+#include "text_tokenizer.h"
 
 namespace fake {
 namespace config {

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

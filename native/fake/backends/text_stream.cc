@@ -20,8 +20,8 @@
 #include <system_error>
 #include <thread>
 
-#include "internal.h"
-#include "json.h"
+#include "../internal.h"
+#include "../support/json.h"
 
 namespace fake {
 namespace {

@@ -6,9 +6,9 @@
 #include <set>
 #include <utility>
 
-#include "config_intermediate.h"
-#include "config_schema.h"
-#include "config_text_tokenizer.h"
+#include "intermediate.h"
+#include "schema.h"
+#include "text_tokenizer.h"
 #include "model_config.h"
 
 namespace fake {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 

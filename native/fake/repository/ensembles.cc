@@ -7,7 +7,7 @@
 // ensemble; loading that model again loads the ensemble again.
 #include <algorithm>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

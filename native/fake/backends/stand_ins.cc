@@ -10,7 +10,7 @@
 #include <cstring>
 #include <map>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

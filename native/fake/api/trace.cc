@@ -1,7 +1,7 @@
 // Inference trace objects (TIMESTAMPS level): ids in creation order; the
 // scheduler and backends report the activities and call the release
 // function (see backends.cc).
-#include "internal.h"
+#include "../internal.h"
 
 namespace {
 std::atomic<uint64_t> g_next_trace_id{1};

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "internal.h"
+#include "../internal.h"
 
 namespace fake {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "internal.h"
+#include "../internal.h"
 
 // ---- custom metrics
 // -----------------------------------------------------------

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "json.h"
+#include "../support/json.h"
 
 namespace fake {
 namespace config {
