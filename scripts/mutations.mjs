@@ -362,7 +362,7 @@ const CORE = [
   {
     name: 'fake-lookup-unheld',
     why: "no hung Promise: the fake takes a request's reference on its model after the lookup's lock (a preemption there lets an unload finalize the model under the new request, which then never runs)",
-    file: 'native/fake/repository/repository.cc',
+    file: 'native/fake/core/engine.cc',
     search:
       '  std::lock_guard<std::mutex> lock(mu);\n' +
       '  TRITONSERVER_Error* e = FindReadyLocked(name, version, out);\n' +
@@ -426,7 +426,7 @@ const CORE = [
     tests: ['test/lint.test.ts'],
     name: 'ensemble-wrong-tensor',
     why: "ensembles: a step reads the tensor its input map names (here: always the ensemble's first input)",
-    file: 'native/fake/scheduling/ensemble_scheduler.cc',
+    file: 'native/fake/scheduling/ensemble_plan.cc',
     search: '      step.input_to_tensor.emplace(m.first, m.second);\n',
     replace: '      step.input_to_tensor.emplace(m.first, cfg.input.front().name);\n',
     tests: ['test/ensemble.test.ts'],
@@ -434,7 +434,7 @@ const CORE = [
   {
     name: 'ensemble-error-unprefixed',
     why: "ensembles: a failing step's error reaches the caller prefixed \"in ensemble '<name>', \" as Triton words it",
-    file: 'native/fake/scheduling/ensemble_scheduler.cc',
+    file: 'native/fake/scheduling/ensemble_outputs.cc',
     search: '    status_.message = "in ensemble \'" + plan_.name + "\', " + status_.message;\n',
     replace: '\n',
     tests: ['test/ensemble.test.ts'],

@@ -1,8 +1,18 @@
 // TRITONSERVER_ServerModelStatistics in Triton's JSON shape (key order and
 // all), from the counters the scheduler and backends keep per version.
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "../internal.h"
+#include "../core/engine.h"
+#include "../core/error.h"
+#include "../core/handles.h"
+#include "../core/model_stats.h"
+#include "../support/json.h"
+#include "export.h"
 
 namespace fake {
 namespace {
@@ -14,8 +24,7 @@ void Dur(std::string* out, const char* key, const Duration& d) {
           ",\"ns\":" + std::to_string(d.ns) + "}";
 }
 
-}  // namespace
-
+// One version's entry of model_stats (`s` null: every counter 0).
 std::string StatsEntryJson(const std::string& name, int64_t version,
                            ModelStats* s) {
   std::string o = "{\"name\":";
@@ -79,6 +88,8 @@ std::string StatsEntryJson(const std::string& name, int64_t version,
   return o;
 }
 
+}  // namespace
+
 }  // namespace fake
 
 using namespace fake;
@@ -89,8 +100,8 @@ using StatsRows = std::vector<
     std::pair<std::string, std::pair<int64_t, std::shared_ptr<Model>>>>;
 
 // Every READY version of every model.
-void AllReadyVersions(ServerCore* core, StatsRows* rows) {
-  for (auto& kv : core->models) {
+void AllReadyVersions(Engine* engine, StatsRows* rows) {
+  for (auto& kv : engine->models) {
     for (auto& v : kv.second.versions) {
       if (v.second.state == VersionState::kReady) {
         rows->push_back({kv.first, {v.first, v.second.model}});
@@ -101,12 +112,12 @@ void AllReadyVersions(ServerCore* core, StatsRows* rows) {
 
 // One model's READY versions (version -1), or the one version asked for:
 // a version folder that is not READY is listed without statistics.
-// Caller holds core->mu.
-TRITONSERVER_Error* ModelVersions(ServerCore* core, const std::string& name,
+// Caller holds engine->mu.
+TRITONSERVER_Error* ModelVersions(Engine* engine, const std::string& name,
                                   int64_t model_version, StatsRows* rows) {
-  auto it = core->models.find(name);
+  auto it = engine->models.find(name);
   bool any_ready = false;
-  if (it != core->models.end()) {
+  if (it != engine->models.end()) {
     for (auto& v : it->second.versions) {
       any_ready |= v.second.state == VersionState::kReady;
     }
@@ -146,15 +157,15 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelStatistics(
   FAKE_INITIALIZED(server);
   FAKE_NOT_NULL(model_name);
   FAKE_NOT_NULL(model_stats);
-  ServerCore* core = server->core.get();
+  Engine* engine = server->engine.get();
   std::string name = model_name;
   // Collect the models under the lock, render outside it.
   StatsRows rows;
   {
-    std::lock_guard<std::mutex> lock(core->mu);
+    std::lock_guard<std::mutex> lock(engine->mu);
     if (name.empty()) {
-      AllReadyVersions(core, &rows);
-    } else if (auto* e = ModelVersions(core, name, model_version, &rows)) {
+      AllReadyVersions(engine, &rows);
+    } else if (auto* e = ModelVersions(engine, name, model_version, &rows)) {
       return e;
     }
   }

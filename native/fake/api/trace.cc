@@ -1,7 +1,11 @@
 // Inference trace objects (TIMESTAMPS level): ids in creation order; the
 // scheduler and backends report the activities and call the release
-// function (see backends.cc).
-#include "../internal.h"
+// function (core/handles.h, TRITONSERVER_InferenceTrace).
+#include <atomic>
+#include <cstdint>
+
+#include "../core/handles.h"
+#include "export.h"
 
 namespace {
 std::atomic<uint64_t> g_next_trace_id{1};

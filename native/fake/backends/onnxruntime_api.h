@@ -9,8 +9,8 @@
 // positions are fixed for every version (new entry points are only ever
 // appended); kSlot below names the positions of those the backend calls,
 // all of which exist in kRequestedApiVersion.
-#ifndef TRITON_NODE_FAKE_ONNXRUNTIME_API_H_
-#define TRITON_NODE_FAKE_ONNXRUNTIME_API_H_
+#ifndef TRITON_NODE_FAKE_BACKENDS_ONNXRUNTIME_API_H_
+#define TRITON_NODE_FAKE_BACKENDS_ONNXRUNTIME_API_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -173,4 +173,4 @@ const Library* OpenOnnxRuntime(const std::string& path, std::string* error);
 }  // namespace ort
 }  // namespace fake
 
-#endif  // TRITON_NODE_FAKE_ONNXRUNTIME_API_H_
+#endif  // TRITON_NODE_FAKE_BACKENDS_ONNXRUNTIME_API_H_

@@ -11,17 +11,27 @@
 //     dimension (max_batch_size > 0), one run for the whole batch, each
 //     output split back per request; a run's error is every request's.
 //   * sequence batching: the implicit state inputs fed from the sequence's
-//     values (sequence_batcher.cc), the state outputs kept as its next ones.
+//     values (scheduling/sequence_batcher.cc), the state outputs kept as its
+//     next ones.
 // Not modelled: BYTES tensors, GPU instances, batch inputs/outputs, ragged
 // batching, ONNX Runtime's session options beyond the thread counts.
+#include "onnxruntime_backend.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 
-#include "../internal.h"
+#include "../config/data_types.h"
+#include "../core/error.h"
+#include "../scheduling/sequence_batcher.h"
+#include "../support/cuda_copy.h"
+#include "../support/log.h"
 #include "onnxruntime_api.h"
 
 namespace fake {
@@ -450,23 +460,23 @@ std::string OnnxRuntimeLibraryProblem(const OnnxRuntimeSource& source,
 namespace {
 std::mutex g_backend_mu;
 // The server in which an onnxruntime model failed to load first, if any.
-std::weak_ptr<ServerCore> g_failed_in;
+std::weak_ptr<Engine> g_failed_in;
 bool g_failed = false;
 }  // namespace
 
-void OnnxBackendLoadFailed(ServerCore* core) {
+void OnnxBackendLoadFailed(Engine* engine) {
   std::lock_guard<std::mutex> lock(g_backend_mu);
   if (g_failed) return;
   g_failed = true;
-  g_failed_in = core->self;
+  g_failed_in = engine->self;
 }
 
-std::string OnnxBackendRestartProblem(ServerCore* core,
+std::string OnnxBackendRestartProblem(Engine* engine,
                                       TRITONSERVER_Error_Code* code) {
   std::lock_guard<std::mutex> lock(g_backend_mu);
   if (!g_failed) return "";
-  std::shared_ptr<ServerCore> first = g_failed_in.lock();
-  if (first.get() == core) return "";
+  std::shared_ptr<Engine> first = g_failed_in.lock();
+  if (first.get() == engine) return "";
   // While that server runs, a second one shares its backend (not seen
   // failing); once it stopped, the backend must start again and cannot.
   if (first != nullptr && !first->stopping.load()) return "";

@@ -6,11 +6,18 @@
 // ("zeros") or a copy of a compatible input ("echo"). It says so everywhere:
 // a warning when a model loads on it, the model's metadata, the server's
 // metadata, and a parameter of every response. Never used unless asked for.
+#include "stand_ins.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 
-#include "../internal.h"
+#include "../config/data_types.h"
+#include "../core/error.h"
+#include "../support/cuda_copy.h"
+#include "../support/json.h"
+#include "../support/log.h"
 
 namespace fake {
 namespace {
@@ -195,16 +202,12 @@ void StandInRespond(Model* m, TRITONSERVER_InferenceRequest* r,
   resp->extra_params.emplace_back(marker);
 }
 
-}  // namespace fake
-
-using namespace fake;
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONFAKE_SetStandIns(const char* spec) {
-  FAKE_NOT_NULL(spec);
+bool SetStandIns(const std::string& spec, std::string* error) {
   std::map<std::string, std::string> parsed;
-  std::string error;
-  if (!ParseSpec(spec, &parsed, &error)) return ErrArg(error);
+  if (!ParseSpec(spec, &parsed, error)) return false;
   std::lock_guard<std::mutex> lock(g_stand_ins_mu);
   g_stand_ins->swap(parsed);
-  return nullptr;
+  return true;
 }
+
+}  // namespace fake

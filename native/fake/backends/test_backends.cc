@@ -9,7 +9,8 @@
 //   square:   decoupled; releases the request at once, a stream thread
 //             sends IN responses (stopping early when cancelled), then NULL
 //             FINAL.
-// The fake's own text backend, fake_text_stream, is in text_stream.cc.
+// The fake's own text backend, fake_text_stream, is in text_stream.cc;
+// responses are made and delivered through core/response.h.
 // Like the real backends, every decoupled request gets its own stream
 // thread, so streams of one instance run at the same time and responses
 // keep coming after RELEASE_ALL.
@@ -20,86 +21,18 @@
 #include <system_error>
 #include <thread>
 
-#include "../internal.h"
+#include "../config/data_types.h"
+#include "../core/error.h"
+#include "../core/process_state.h"
+#include "../core/response.h"
+#include "../support/clock.h"
+#include "../support/cuda_copy.h"
+#include "../support/log.h"
+#include "backends.h"
+#include "onnxruntime_backend.h"
+#include "stand_ins.h"
 
 namespace fake {
-namespace {
-
-// What the fake hands out for Triton's uninitialized buffer_userp: an
-// address in the first page, which is never mapped.
-void* const kUninitializedUserp = reinterpret_cast<void*>(uintptr_t{0x34});
-
-}  // namespace
-
-TRITONSERVER_InferenceResponse* NewResponse(const std::shared_ptr<Model>& model,
-                                            const ResponseTarget& t) {
-  auto* resp = new TRITONSERVER_InferenceResponse();
-  model->AddRef();  // a live response keeps its model UNLOADING
-  resp->model = model;
-  resp->id = t.id;
-  resp->allocator = t.allocator;
-  // Triton calls the start function (when set) for every response it
-  // creates, reading the allocator each time.
-  if (t.allocator->start_fn != nullptr) {
-    delete t.allocator->start_fn(t.allocator, t.alloc_userp);
-  }
-  return resp;
-}
-
-TRITONSERVER_Error* AllocateOutput(TRITONSERVER_InferenceResponse* resp,
-                                   const ResponseTarget& t,
-                                   const TensorConfig* cfg,
-                                   std::vector<int64_t> shape, size_t bytes,
-                                   ResponseOutput** out) {
-  resp->outputs.emplace_back();
-  ResponseOutput& o = resp->outputs.back();
-  o.config = cfg;
-  o.shape = std::move(shape);
-  void* buffer = nullptr;
-  void* tag = nullptr;
-  TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
-  int64_t id = 0;
-  TRITONSERVER_ResponseAllocator* a = t.allocator;
-  if (a->alloc_fn == nullptr) {
-    Violation("TRITONSERVER_ResponseAllocatorNew",
-              "the response allocator's alloc_fn is null; the real library "
-              "calls it for output '" +
-                  cfg->name + "' (crash)");
-  }
-  TRITONSERVER_Error* err =
-      a->alloc_fn(a, cfg->name.c_str(), bytes, TRITONSERVER_MEMORY_CPU, 0,
-                  t.alloc_userp, &buffer, &tag, &type, &id);
-  if (err != nullptr) {
-    // Triton never initializes the buffer_userp of an output whose
-    // allocation failed, and InferenceResponseOutput hands it out as it is:
-    // the fake hands out an address that faults, so a caller that reads
-    // through it crashes here as it may on the real library.
-    o.buffer_userp = kUninitializedUserp;
-    return err;
-  }
-  if (a->buffer_attributes_fn != nullptr) {
-    TRITONSERVER_BufferAttributes attrs;
-    attrs.memory_type = type;
-    attrs.memory_type_id = id;
-    attrs.byte_size = bytes;
-    // What the function writes is ignored: alloc's answer stands, as in
-    // Triton.
-    delete a->buffer_attributes_fn(a, cfg->name.c_str(), &attrs, t.alloc_userp,
-                                   tag);
-  }
-  o.buffer = buffer;
-  o.buffer_userp = tag;
-  o.byte_size = bytes;
-  o.memory_type = type;
-  o.memory_type_id = id;
-  if (buffer != nullptr) {
-    o.owned = true;
-    a->users.fetch_add(1);  // released when the response is deleted
-    LiveAdd(kLiveOutputBuffer, 1);
-  }
-  *out = &o;
-  return nullptr;
-}
 
 namespace {
 
@@ -177,31 +110,24 @@ void ReportCompute(TRITONSERVER_InferenceTrace* trace, uint64_t start,
   trace->Report(TRITONSERVER_TRACE_COMPUTE_END, end);
 }
 
-// Backend work running on Triton's threads (executions, stream threads).
-std::atomic<int> g_backend_work{0};
-
-// Real Triton has static objects (its pinned memory manager among them) whose
-// destructors run in exit(); a backend thread still running then crashes the
-// process (SIGSEGV, r25.07 CPU build: a stop that timed out with a decoupled
-// request in its backend, then exit). The fake fails as loudly.
-struct ExitGuard {
-  ~ExitGuard() {
-    int n = g_backend_work.load();
-    if (n == 0) return;
-    std::fprintf(stderr,
-                 "triton fake: exit() destroys the library's static objects "
-                 "while %d backend thread(s) still run; real Triton crashes "
-                 "here (SIGSEGV in its pinned memory manager's destructor)\n",
-                 n);
-    std::abort();
-  }
-} g_exit_guard;
+// A decoupled stream handed from the execute thread to its own stream
+// thread.
+struct StreamJob {
+  std::shared_ptr<Model> model;
+  ResponseTarget target;
+  std::shared_ptr<std::atomic<bool>> cancelled;
+  std::vector<int32_t> in;
+  std::vector<uint32_t> delay;
+  int32_t square_n = 0;
+  std::vector<const TensorConfig*> outputs;  // requested, config order
+};
+void RunStream(StreamJob* job);
 
 // The job holds the model (shared_ptr and a reference), so the model cannot
 // be finalized or destroyed before the thread has sent FINAL; after that the
 // thread touches nothing but its own job.
 void PushStream(StreamJob* job, bool inline_mode) {
-  RunStreamThread(job->model->core.get(), inline_mode, [job] {
+  RunStreamThread(job->model->engine.get(), inline_mode, [job] {
     RunStream(job);
     delete job;
   });
@@ -209,9 +135,9 @@ void PushStream(StreamJob* job, bool inline_mode) {
 
 }  // namespace
 
-void RunStreamThread(ServerCore* core, bool inline_mode,
+void RunStreamThread(Engine* engine, bool inline_mode,
                      std::function<void()> run) {
-  core->active_inferences.fetch_add(1);  // until its FINAL
+  engine->active_inferences.fetch_add(1);  // until its FINAL
   if (!inline_mode) {
     try {
       BackendWorkBegin();
@@ -227,54 +153,6 @@ void RunStreamThread(ServerCore* core, bool inline_mode,
     }
   }
   run();
-}
-
-void DeliverResponse(const ResponseTarget& t, TRITONSERVER_InferenceResponse* r,
-                     uint32_t flags) {
-  // After the FINAL callback Triton creates no more responses for the
-  // request (only the responses already made still hold buffers).
-  if ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
-    t.allocator->users.fetch_sub(1);
-  }
-  t.response_fn(r, flags, t.response_userp);
-}
-
-void ReleaseRequest(TRITONSERVER_InferenceRequest* r) {
-  // The request may be deleted or resubmitted inside the callback: read
-  // everything first and never touch it afterwards.
-  auto fn = r->release_fn;
-  void* userp = r->release_userp;
-  r->model->core->active_inferences.fetch_sub(1);
-  r->state.store(RequestState::kReleased);
-  fn(r, TRITONSERVER_REQUEST_RELEASE_ALL, userp);
-}
-
-void SendErrorResponse(TRITONSERVER_InferenceRequest* r,
-                       TRITONSERVER_Error* err, bool call_start) {
-  TRITONSERVER_InferenceResponse* resp;
-  if (call_start) {
-    resp = NewResponse(r->model, r->target);
-  } else {
-    resp = new TRITONSERVER_InferenceResponse();
-    r->model->AddRef();
-    resp->model = r->model;
-    resp->id = r->id;
-    resp->allocator = r->target.allocator;
-  }
-  resp->error = err;
-  if (r->trace != nullptr) {
-    r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
-    resp->trace = r->trace;  // released with the response
-    r->trace = nullptr;
-  }
-  DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-}
-
-void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
-                 TRITONSERVER_Error* err, bool call_start) {
-  (void)m;
-  SendErrorResponse(r, err, call_start);
-  ReleaseRequest(r);
 }
 
 namespace {
@@ -578,6 +456,8 @@ void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
   PushStream(job, inline_mode);
 }
 
+namespace {
+
 void RunStream(StreamJob* job) {
   Model* m = job->model.get();
   const ResponseTarget& t = job->target;
@@ -631,11 +511,10 @@ void RunStream(StreamJob* job) {
     if (failed) break;
   }
   DeliverResponse(t, nullptr, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-  m->core->active_inferences.fetch_sub(1);
+  m->engine->active_inferences.fetch_sub(1);
   m->Release();
 }
 
-void BackendWorkBegin() { g_backend_work.fetch_add(1); }
-void BackendWorkEnd() { g_backend_work.fetch_sub(1); }
+}  // namespace
 
 }  // namespace fake

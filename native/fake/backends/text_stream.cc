@@ -20,8 +20,12 @@
 #include <system_error>
 #include <thread>
 
-#include "../internal.h"
+#include "../core/error.h"
+#include "../core/response.h"
+#include "../support/clock.h"
+#include "../support/cuda_copy.h"
 #include "../support/json.h"
+#include "backends.h"
 
 namespace fake {
 namespace {
@@ -200,12 +204,12 @@ void RunTextStream(TextJob* job) {
   }
   if (ok && !job->stream) SendText(job, text);
   DeliverResponse(job->target, nullptr, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-  m->core->active_inferences.fetch_sub(1);
+  m->engine->active_inferences.fetch_sub(1);
   m->Release();
 }
 
 void StartTextStream(TextJob* job, bool inline_mode) {
-  RunStreamThread(job->model->core.get(), inline_mode, [job] {
+  RunStreamThread(job->model->engine.get(), inline_mode, [job] {
     RunTextStream(job);
     delete job;
   });

@@ -175,8 +175,8 @@ bool CheckSquare(const ModelConfig& cfg, std::string* p) {
          ExpectType(out, "OUT", "INT32", p) && RequireDecoupled(cfg, p);
 }
 
-// fake_text_stream (the fake's own, text_stream.cc): the vLLM example's
-// tensors, found by name; unbatched and decoupled.
+// fake_text_stream (the fake's own, backends/text_stream.cc): the vLLM
+// example's tensors, found by name; unbatched and decoupled.
 bool CheckTextStream(const ModelConfig& cfg, std::string* p) {
   if (cfg.max_batch_size != 0) {
     *p = "fake_text_stream backend only supports models with "

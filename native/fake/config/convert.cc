@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "intermediate.h"
+#include "data_types.h"
 
 namespace fake {
 namespace config {

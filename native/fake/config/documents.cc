@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "model_config.h"
+#include "data_types.h"
 
 namespace fake {
 namespace {

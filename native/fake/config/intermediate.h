@@ -1,5 +1,5 @@
 // Internal to the config readers: the last step both share, from the
-// intermediate form (config_schema.h) to the ModelConfig struct.
+// intermediate form (schema.h) to the ModelConfig struct.
 #ifndef TRITON_NODE_FAKE_CONFIG_INTERMEDIATE_H_
 #define TRITON_NODE_FAKE_CONFIG_INTERMEDIATE_H_
 

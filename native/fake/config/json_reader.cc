@@ -1,6 +1,6 @@
 // The reader of a load-time "config" override: the JSON form of ModelConfig
 // (field names as in the proto or camelCase, int64 fields as numbers or
-// strings) into the intermediate form of config_schema.h, then into a
+// strings) into the intermediate form of schema.h, then into a
 // ModelConfig. Errors name the field path ("input[0].dims[1]: ...").
 #include <limits>
 #include <utility>

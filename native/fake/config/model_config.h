@@ -2,20 +2,20 @@
 // protobuf-text parser, its JSON reader (for load-time "config" overrides)
 // and the JSON documents Triton returns for it (model config, metadata).
 //
-// Where each part lives:
-//   config_schema.cc          the ModelConfig messages both readers follow;
-//                             data type names
-//   config_text_tokenizer.cc  protobuf text format tokens
-//   config_text_parser.cc     ParseModelConfigText
-//   config_json_reader.cc     ParseModelConfigJson
-//   config_convert.cc         both readers' result -> ModelConfig
-//   config_defaults.cc        FillModelConfigDefaults
-//   config_validate.cc        ValidateModelConfig
-//   config_backend_checks.cc  ValidateForBackend
-//   config_ensemble_checks.cc ValidateEnsembleScheduling, ValidateEnsembleSteps
-//   config_documents.cc       ModelConfigToJson, ModelMetadataJson
-#ifndef TRITON_NODE_FAKE_MODEL_CONFIG_H_
-#define TRITON_NODE_FAKE_MODEL_CONFIG_H_
+// Where each part lives (native/fake/config/):
+//   schema.cc          the ModelConfig messages both readers follow
+//   data_types.cc      data type names and sizes (data_types.h)
+//   text_tokenizer.cc  protobuf text format tokens (on support/lexer.h)
+//   text_parser.cc     ParseModelConfigText
+//   json_reader.cc     ParseModelConfigJson
+//   convert.cc         both readers' result -> ModelConfig
+//   defaults.cc        FillModelConfigDefaults
+//   validate.cc        ValidateModelConfig
+//   backend_checks.cc  ValidateForBackend
+//   ensemble_checks.cc ValidateEnsembleScheduling, ValidateEnsembleSteps
+//   documents.cc       ModelConfigToJson, ModelMetadataJson
+#ifndef TRITON_NODE_FAKE_CONFIG_MODEL_CONFIG_H_
+#define TRITON_NODE_FAKE_CONFIG_MODEL_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -232,18 +232,12 @@ std::string ModelConfigToJson(const ModelConfig& cfg);
 
 // TRITONSERVER_ServerModelMetadata JSON for a model with the given ready
 // versions (strings, ascending), in Triton's shape.
-// A stand-in model (stand_ins.cc) gets "triton_node_stand_in":
+// A stand-in model (backends/stand_ins.cc) gets "triton_node_stand_in":
 // "<backend>:<mode>", which no Triton document has.
 std::string ModelMetadataJson(const ModelConfig& cfg,
                               const std::vector<int64_t>& versions,
                               const std::string& stand_in = "");
 
-// "TYPE_FP32" <-> TRITONSERVER_DataType; "TYPE_STRING" is BYTES.
-TRITONSERVER_DataType DataTypeFromConfigName(const std::string& name);
-const char* ConfigNameFromDataType(TRITONSERVER_DataType dt);
-// "FP32" as the C API names it (TRITONSERVER_DataTypeString).
-const char* ApiNameFromDataType(TRITONSERVER_DataType dt);
-
 }  // namespace fake
 
-#endif  // TRITON_NODE_FAKE_MODEL_CONFIG_H_
+#endif  // TRITON_NODE_FAKE_CONFIG_MODEL_CONFIG_H_

@@ -1,10 +1,10 @@
-// Internal to the config readers (config_*.cc): the description of the
+// Internal to the config readers (config/*.cc): the description of the
 // ModelConfig messages that drives both readers, and the checks on integer
 // and enum values they share.
 //
 // Both readers produce the same intermediate form: a Json object whose
 // scalars are already checked and typed (ints as kInt/kUint, enums as their
-// names, maps as objects). One converter (config_intermediate.h) then turns
+// names, maps as objects). One converter (intermediate.h) then turns
 // that into the ModelConfig struct, so both inputs obey the same rules.
 #ifndef TRITON_NODE_FAKE_CONFIG_SCHEMA_H_
 #define TRITON_NODE_FAKE_CONFIG_SCHEMA_H_

@@ -1,6 +1,6 @@
 // The config.pbtxt reader: protobuf text format (`field: value`,
 // `message { ... }`, `[ ... ]` lists, repeated fields, # comments, quoted
-// strings, enum identifiers) into the intermediate form of config_schema.h,
+// strings, enum identifiers) into the intermediate form of schema.h,
 // then into a ModelConfig. Error messages are those of protobuf's text
 // parser, plus the dotted path of the field being read.
 #include <set>

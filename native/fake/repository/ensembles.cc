@@ -5,9 +5,17 @@
 // ensemble loads only once each is loaded at the versions its steps name
 // and its tensors agree with theirs. Unloading a step's model unloads the
 // ensemble; loading that model again loads the ensemble again.
-#include <algorithm>
+#include "ensembles.h"
 
-#include "../internal.h"
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "../core/error.h"
+#include "../support/log.h"
+#include "repository.h"
 
 namespace fake {
 namespace {
@@ -38,12 +46,12 @@ std::string JoinNames(const std::set<std::string>& names) {
 }  // namespace
 
 // Caller holds load_mu, not mu.
-static std::set<int64_t> ReadyVersions(ServerCore* core,
+static std::set<int64_t> ReadyVersions(Engine* engine,
                                        const std::string& name) {
   std::set<int64_t> ready;
-  std::lock_guard<std::mutex> lock(core->mu);
-  auto it = core->models.find(name);
-  if (it == core->models.end()) return ready;
+  std::lock_guard<std::mutex> lock(engine->mu);
+  auto it = engine->models.find(name);
+  if (it == engine->models.end()) return ready;
   for (auto& v : it->second.versions) {
     if (v.second.state == VersionState::kReady) ready.insert(v.first);
   }
@@ -53,11 +61,11 @@ static std::set<int64_t> ReadyVersions(ServerCore* core,
 // Triton's check of each step's model once the loads are done: loaded,
 // and at every version a step asks for (the last missing one is named).
 static std::string CheckComposing(
-    ServerCore* core, const ModelConfig& cfg, const std::string& model,
+    Engine* engine, const ModelConfig& cfg, const std::string& model,
     const std::map<std::string, ComposingLoad>& loads) {
   const std::string depends =
       "ensemble '" + cfg.name + "' depends on '" + model + "' ";
-  const std::set<int64_t> ready = ReadyVersions(core, model);
+  const std::set<int64_t> ready = ReadyVersions(engine, model);
   if (ready.empty()) {
     const std::string& failure = loads.at(model).failure;
     if (failure.empty()) return depends + "which has no loaded version.";
@@ -78,19 +86,19 @@ static std::string CheckComposing(
   return problem;
 }
 
-std::string ServerCore::PrepareEnsemble(ModelConfig* cfg) {
+std::string PrepareEnsemble(Engine* engine, ModelConfig* cfg) {
   std::vector<std::string> order;
   for (const auto& step : cfg->ensemble_steps) {
     if (std::find(order.begin(), order.end(), step.model_name) == order.end()) {
       order.push_back(step.model_name);
     }
   }
-  loading.insert(cfg->name);
+  engine->loading.insert(cfg->name);
   std::map<std::string, ComposingLoad> loads;
   std::set<std::string> missing;
   for (const auto& model : order) {
-    if (loading.count(model) != 0) {
-      loading.erase(cfg->name);
+    if (engine->loading.count(model) != 0) {
+      engine->loading.erase(cfg->name);
       return "circular dependency between ensembles: " + cfg->name +
              " -> ... -> " + model + " -> " + cfg->name;
     }
@@ -98,26 +106,26 @@ std::string ServerCore::PrepareEnsemble(ModelConfig* cfg) {
     // A loaded model is taken as it is (Triton reloads one whose files
     // changed; the fake does not look at files, and keeps the config a
     // model was loaded with).
-    if (!ReadyVersions(this, model).empty()) continue;
-    TRITONSERVER_Error* e = LoadModel(model, nullptr, nullptr);
+    if (!ReadyVersions(engine, model).empty()) continue;
+    TRITONSERVER_Error* e = LoadLocked(engine, model, nullptr, nullptr);
     if (e != nullptr) {
       load.polled = LoadFailureReason(model, e->msg, &load.failure);
       delete e;
     }
     // A model that cannot be read is not in the graph, unless it was
     // already (then its loaded versions serve on).
-    if (!load.polled && ReadyVersions(this, model).empty()) {
+    if (!load.polled && ReadyVersions(engine, model).empty()) {
       missing.insert(model);
     }
   }
-  loading.erase(cfg->name);
+  engine->loading.erase(cfg->name);
   if (!missing.empty()) {
     return "ensemble " + cfg->name +
            " contains models that are not available or ambiguous: " +
            JoinNames(missing);
   }
   for (const auto& model : order) {
-    std::string problem = CheckComposing(this, *cfg, model, loads);
+    std::string problem = CheckComposing(engine, *cfg, model, loads);
     if (!problem.empty()) return problem;
   }
   // The steps' completed configs (the highest ready version's).
@@ -125,7 +133,7 @@ std::string ServerCore::PrepareEnsemble(ModelConfig* cfg) {
   std::vector<const ModelConfig*> configs;
   for (const auto& step : cfg->ensemble_steps) {
     std::shared_ptr<Model> m;
-    delete FindReady(step.model_name, -1, &m);
+    delete engine->FindReady(step.model_name, -1, &m);
     held.push_back(m);
     configs.push_back(&m->config);
   }
@@ -136,7 +144,7 @@ std::string ServerCore::PrepareEnsemble(ModelConfig* cfg) {
   return "";
 }
 
-void ServerCore::ReloadWaitingEnsembles(const std::string& name) {
+void ReloadWaitingEnsembles(Engine* engine, const std::string& name) {
   struct Waiting {
     std::string name;
     bool has_config;
@@ -144,8 +152,8 @@ void ServerCore::ReloadWaitingEnsembles(const std::string& name) {
   };
   std::vector<Waiting> waiting;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto& kv : models) {
+    std::lock_guard<std::mutex> lock(engine->mu);
+    for (auto& kv : engine->models) {
       if (kv.second.composing.count(name) == 0) continue;
       bool serving = false;
       for (auto& v : kv.second.versions) {
@@ -158,12 +166,12 @@ void ServerCore::ReloadWaitingEnsembles(const std::string& name) {
   }
   for (const auto& w : waiting) {
     TRITONSERVER_Error* e =
-        LoadModel(w.name, w.has_config ? &w.config : nullptr, nullptr);
+        LoadLocked(engine, w.name, w.has_config ? &w.config : nullptr, nullptr);
     if (e != nullptr) {
       LogError(e->msg);
       delete e;
     } else {
-      ReloadWaitingEnsembles(w.name);
+      ReloadWaitingEnsembles(engine, w.name);
     }
   }
 }

@@ -1,191 +1,36 @@
-// The model repository: scanning the folders, loading and unloading model
-// versions, the model index, and the per-model queries (readiness,
-// properties, metadata, config).
-#include <dirent.h>
+// The model repository, as Triton's model repository manager runs it under
+// explicit model control: scanning the folders, loading a model's versions
+// (its config read and checked, its backend chosen, one model started per
+// version), unloading them, and ensembles' dependency graph (ensembles.cc).
+#include "repository.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
-#include <filesystem>
-#include <fstream>
+#include <cstdlib>
+#include <map>
+#include <memory>
 #include <set>
-#include <sstream>
-#include <system_error>
+#include <string>
+#include <vector>
 
-#include "../internal.h"
+#include "../backends/backends.h"
+#include "../backends/onnxruntime_backend.h"
+#include "../backends/stand_ins.h"
+#include "../core/error.h"
+#include "../core/process_state.h"
+#include "../scheduling/ensemble_plan.h"
+#include "../scheduling/rate_limiter.h"
+#include "../scheduling/scheduler.h"
+#include "../scheduling/sequence_batcher.h"
+#include "../support/clock.h"
+#include "../support/log.h"
+#include "ensembles.h"
+#include "model_dir.h"
 
 namespace fake {
 namespace {
 
-bool IsDir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::vector<std::string> SubDirs(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n.empty() || n[0] == '.') continue;
-    if (IsDir(dir + "/" + n)) out.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-// The entries of the model's first version directory (first by name, as
-// Triton takes it), each with whether it is a directory: Triton looks there
-// for a model file to tell the backend. False without a version directory.
-bool FirstVersionFiles(const std::string& dir,
-                       std::map<std::string, bool>* files) {
-  std::vector<std::string> versions;
-  for (const auto& n : SubDirs(dir)) {
-    if (std::all_of(n.begin(), n.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      versions.push_back(n);
-    }
-  }
-  if (versions.empty()) return false;
-  const std::string first = dir + "/" + versions.front();  // SubDirs sorts
-  DIR* d = ::opendir(first.c_str());
-  if (d == nullptr) return true;
-  while (dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    (*files)[n] = IsDir(first + "/" + n);
-  }
-  ::closedir(d);
-  return true;
-}
-
-std::vector<int64_t> VersionDirs(const std::string& dir) {
-  std::vector<int64_t> v;
-  for (const auto& n : SubDirs(dir)) {
-    if (n.size() > 18) continue;
-    bool digits = std::all_of(n.begin(), n.end(), [](char c) {
-      return std::isdigit(static_cast<unsigned char>(c));
-    });
-    if (digits) v.push_back(std::stoll(n));
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-bool IsEnsemble(const ModelConfig& cfg) {
-  return cfg.platform == "ensemble" || cfg.has_ensemble_scheduling;
-}
-
-TRITONSERVER_Error* PollFailure(const std::string& name,
-                                const std::string& why) {
-  LogError("Poll failed for model directory '" + name + "': " + why);
-  return Err(
-      TRITONSERVER_ERROR_INTERNAL,
-      "failed to load '" + name + "', failed to poll from model repository");
-}
-
-const char* StateName(VersionState s) {
-  switch (s) {
-    case VersionState::kReady:
-      return "READY";
-    case VersionState::kUnloading:
-      return "UNLOADING";
-    default:
-      return "UNAVAILABLE";
-  }
-}
-
-// Removes an in-memory model's temporary directory (quietly: nothing
-// depends on it once the model that used it is gone).
-void RemoveTempDir(std::string* dir) {
-  if (dir->empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(*dir, ec);
-  if (ec) LogError("cannot remove '" + *dir + "': " + ec.message());
-  dir->clear();
-}
-
-// Owns a temporary model directory until Release(); removes it otherwise
-// (every failed load).
-class TempDirOwner {
- public:
-  ~TempDirOwner() { RemoveTempDir(&dir_); }
-  std::string* get() { return &dir_; }
-  std::string Release() {
-    std::string d = dir_;
-    dir_.clear();
-    return d;
-  }
-
- private:
-  std::string dir_;
-};
-
-// Writes an in-memory model's files into a new temporary directory, as
-// Triton's localizing step does: each path is taken relative to the model
-// directory (a leading '/' included) and must stay inside it; parent
-// folders are created. Returns the reason on failure ("" on success).
-std::string WriteModelFiles(
-    const std::vector<std::pair<std::string, std::string>>& files,
-    std::string* dir_out) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path base = fs::temp_directory_path(ec);
-  if (ec) base = "/tmp";
-  std::string tmpl = (base / "triton-fake-model-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) {
-    return "cannot create a temporary model directory under '" + base.string() +
-           "'";
-  }
-  *dir_out = tmpl;
-  const fs::path root = fs::canonical(tmpl, ec);
-  if (ec) return "Nonexistent path '" + tmpl + "': " + ec.message();
-  for (const auto& f : files) {
-    const std::string& rel = f.first;
-    const std::string param = "file:" + rel;
-    // Lexical normalization is enough here: the new directory holds no
-    // symbolic links.
-    fs::path target = (root / fs::path(rel).relative_path()).lexically_normal();
-    fs::path inside = target.lexically_relative(root);
-    bool escapes = inside.empty() || *inside.begin() == "..";
-    if (escapes || inside == ".") {
-      return "Invalid file parameter '" + param + "' with normalized path '" +
-             target.string() + "' must stay within model directory.";
-    }
-    fs::path parent = target.parent_path();
-    if (fs::exists(parent, ec) && !fs::is_directory(parent, ec)) {
-      return "Invalid file parameter '" + param +
-             "', directory has been created as a file";
-    }
-    fs::create_directories(parent, ec);
-    if (ec) {
-      return "Invalid file parameter '" + param + "': " + ec.message();
-    }
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    out.write(f.second.data(), static_cast<std::streamsize>(f.second.size()));
-    out.close();
-    if (!out) {
-      return "Invalid file parameter '" + param + "': cannot write '" +
-             target.string() + "'";
-    }
-  }
-  return "";
-}
-
-// Marks every live version of `entry` UNLOADING; models with no request
-// objects left are finalized by the reaper right away. Caller holds core->mu.
 void UnloadEntry(ModelEntry* entry) {
   for (auto& kv : entry->versions) {
     VersionSlot& slot = kv.second;
@@ -196,172 +41,6 @@ void UnloadEntry(ModelEntry* entry) {
   }
 }
 
-}  // namespace
-
-void ScanRepository(ServerCore* core) {
-  std::lock_guard<std::mutex> lock(core->mu);
-  for (const auto& repo : core->options.repo_paths) {
-    for (const auto& name : SubDirs(repo)) {
-      auto& entry = core->models[name];
-      if (entry.dir.empty()) entry.dir = repo + "/" + name;
-    }
-  }
-}
-
-TRITONSERVER_Error* ServerCore::FindReady(const std::string& name,
-                                          int64_t version,
-                                          std::shared_ptr<Model>* out) {
-  std::lock_guard<std::mutex> lock(mu);
-  return FindReadyLocked(name, version, out);
-}
-
-// The reference is taken under the repository lock: an unload marks a
-// version UNLOADING and finalizes it when no reference is left, under
-// that same lock. Taken after it, a request could be made on a model
-// whose instance threads the reaper is already joining (it would never
-// run: a hung request, which real Triton, holding the model by a shared
-// pointer from the lookup on, never has).
-TRITONSERVER_Error* ServerCore::FindReadyAndHold(const std::string& name,
-                                                 int64_t version,
-                                                 std::shared_ptr<Model>* out) {
-  std::lock_guard<std::mutex> lock(mu);
-  TRITONSERVER_Error* e = FindReadyLocked(name, version, out);
-  if (e == nullptr) (*out)->AddRef();
-  return e;
-}
-
-TRITONSERVER_Error* ServerCore::FindReadyLocked(const std::string& name,
-                                                int64_t version,
-                                                std::shared_ptr<Model>* out) {
-  auto it = models.find(name);
-  if (it == models.end() || it->second.versions.empty()) {
-    return Err(TRITONSERVER_ERROR_NOT_FOUND,
-               "Request for unknown model: '" + name + "' is not found");
-  }
-  auto& versions = it->second.versions;
-  if (version == -1) {
-    for (auto vit = versions.rbegin(); vit != versions.rend(); ++vit) {
-      if (vit->second.state == VersionState::kReady) {
-        *out = vit->second.model;
-        return nullptr;
-      }
-    }
-    return Err(
-        TRITONSERVER_ERROR_NOT_FOUND,
-        "Request for unknown model: '" + name + "' has no available versions");
-  }
-  auto vit = versions.find(version);
-  if (vit == versions.end()) {
-    return Err(TRITONSERVER_ERROR_NOT_FOUND,
-               "Request for unknown model: '" + name + "' version " +
-                   std::to_string(version) + " is not found");
-  }
-  // A version that was served once and is now unloaded (or still loading)
-  // is known to Triton: it answers UNAVAILABLE, not NOT_FOUND.
-  if (vit->second.state != VersionState::kReady) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
-               "Request for unknown model: '" + name + "' version " +
-                   std::to_string(version) + " is not at ready state");
-  }
-  *out = vit->second.model;
-  return nullptr;
-}
-
-namespace {
-
-// The model's directory: a new temporary one holding an in-memory model's
-// `files` (the repository is not consulted at all then, as in Triton), or
-// its folder in the first repository that has one (a folder may have
-// appeared since the scan). Null with *dir set, or the load's error.
-TRITONSERVER_Error* FindModelDir(
-    ServerCore* core, const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>* files,
-    TempDirOwner* temp_dir, std::string* dir) {
-  if (files != nullptr) {
-    std::string why = WriteModelFiles(*files, temp_dir->get());
-    if (!why.empty()) return PollFailure(name, why);
-    *dir = *temp_dir->get();
-  } else {
-    for (const auto& repo : core->options.repo_paths) {
-      if (IsDir(repo + "/" + name)) {
-        *dir = repo + "/" + name;
-        break;
-      }
-    }
-  }
-  if (name.empty() || name.find('/') != std::string::npos || dir->empty()) {
-    LogError("failed to poll model '" + name +
-             "': model not found in any model repository.");
-    return Err(
-        TRITONSERVER_ERROR_INTERNAL,
-        "failed to load '" + name + "', failed to poll from model repository");
-  }
-  return nullptr;
-}
-
-// The model's config: the load's override, or config.pbtxt (or the
-// configs/<model_config_name>.pbtxt the options name, when there is one),
-// with Triton's defaults filled in.
-TRITONSERVER_Error* ReadModelConfig(ServerCore* core, const std::string& name,
-                                    const std::string& dir,
-                                    const std::string* override_json,
-                                    ModelConfig* cfg) {
-  std::string error;
-  if (override_json != nullptr) {
-    if (!ParseModelConfigJson(*override_json, cfg, &error)) {
-      return PollFailure(name, "Invalid config override: " + error);
-    }
-  } else {
-    std::string path = dir + "/config.pbtxt";
-    if (!core->options.model_config_name.empty()) {
-      std::string alt =
-          dir + "/configs/" + core->options.model_config_name + ".pbtxt";
-      std::ifstream probe(alt);
-      if (probe) path = alt;
-    }
-    std::string text;
-    const bool found = ReadFile(path, &text);
-    // Without strict model config a model may come without one: its
-    // backend auto-completes it (the onnxruntime backend does).
-    if (!found && !core->options.strict_config) {
-      text.clear();
-    } else if (!found) {
-      return PollFailure(
-          name, "Invalid model name: Could not determine backend for model '" +
-                    name + "' with no backend in model configuration.");
-    }
-    if (!ParseModelConfigText(text, cfg, &error)) {
-      return PollFailure(
-          name, "failed to read text proto from " + path + ": " + error);
-    }
-  }
-  std::map<std::string, bool> files;
-  const bool has_version = FirstVersionFiles(dir, &files);
-  FillBackendDefaults(has_version ? &files : nullptr, cfg);
-  FillModelConfigDefaults(name, cfg);
-  // Triton's poll requires the config's name to be the model's (an empty
-  // one has just been filled in with it).
-  if (cfg->name != name) {
-    return PollFailure(name, "unexpected directory name '" + name +
-                                 "' for model '" + cfg->name +
-                                 "', directory name must equal model name");
-  }
-  if (cfg->backend.empty() && cfg->platform.empty()) {
-    return PollFailure(
-        name, "Invalid model name: Could not determine backend for model '" +
-                  name +
-                  "' with no backend in model configuration. Expected model "
-                  "name of the form 'model.<backend_name>'.");
-  }
-  // Triton checks the whole config while polling; the fake checks what
-  // concerns ensembles.
-  if (IsEnsemble(*cfg) && !ValidateModelConfig(*cfg, &error)) {
-    return PollFailure(name, error);
-  }
-  return nullptr;
-}
-
-// The version folders the model's version policy serves, ascending.
 std::vector<int64_t> ChooseVersions(const VersionPolicyConfig& pol,
                                     const std::vector<int64_t>& dirs) {
   std::vector<int64_t> chosen;
@@ -384,14 +63,13 @@ std::vector<int64_t> ChooseVersions(const VersionPolicyConfig& pol,
 
 // Triton refuses a load with no version to serve before touching any
 // version: versions being served stay READY and serving.
-TRITONSERVER_Error* RefuseNoVersions(ServerCore* core,
-                                     const std::string& name) {
-  std::lock_guard<std::mutex> lock(core->mu);
-  auto it = core->models.find(name);
-  if (it != core->models.end()) {
+TRITONSERVER_Error* RefuseNoVersions(Engine* engine, const std::string& name) {
+  std::lock_guard<std::mutex> lock(engine->mu);
+  auto it = engine->models.find(name);
+  if (it != engine->models.end()) {
     bool any_live = false;
     for (auto& kv : it->second.versions) any_live |= kv.second.model != nullptr;
-    if (!any_live) core->models.erase(it);  // Triton drops it from the index
+    if (!any_live) engine->models.erase(it);  // Triton drops it from the index
   }
   return ErrArg("load failed for model '" + name +
                 "': at least one version must be available under the "
@@ -415,10 +93,10 @@ BackendKind KindOfBackend(const ModelConfig& cfg) {
 
 // Why no backend can be created for the model, with the error code to
 // report it under; "" when one can.
-std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
+std::string BackendProblem(Engine* engine, const ModelConfig& cfg,
                            TRITONSERVER_Error_Code* code) {
   *code = TRITONSERVER_ERROR_INVALID_ARG;
-  const std::string& backend_dir = core->options.backend_dir;
+  const std::string& backend_dir = engine->options.backend_dir;
   std::string error;
   if (cfg.has_sequence_batching &&
       KindOfBackend(cfg) != BackendKind::kOnnxRuntime) {
@@ -429,7 +107,7 @@ std::string BackendProblem(ServerCore* core, const ModelConfig& cfg,
   std::string mode;
   const bool stand_in = StandInFor(cfg.backend, &mode);
   // The onnxruntime backend runs real models when ONNX Runtime is there
-  // (onnxruntime_backend.cc); a stand-in asked for it still wins.
+  // (backends/onnxruntime_backend.cc); a stand-in asked for it still wins.
   const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
                    cfg.backend == "square" ||
                    cfg.backend == "fake_text_stream" ||
@@ -472,7 +150,7 @@ std::string PythonModelFileProblem(const ModelConfig& cfg,
 
 // Reloading the same config with the same versions changes nothing (a
 // load that brings files, or replaces a model that had them, always
-// reloads, as Triton does). Caller holds core->mu.
+// reloads, as Triton does). Caller holds engine->mu.
 bool IsUnchangedReload(const ModelEntry& entry, const std::string& new_json,
                        const std::vector<int64_t>& chosen, bool has_files) {
   if (entry.config_json != new_json || has_files || !entry.temp_dir.empty()) {
@@ -495,7 +173,7 @@ bool IsUnchangedReload(const ModelEntry& entry, const std::string& new_json,
 // being served in the background and swaps it in only when every version
 // loaded: after a failure the served versions stay READY and serving (with
 // their config and files); a version that was not served records the
-// failure. Caller holds core->mu.
+// failure. Caller holds engine->mu.
 TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
                                  const std::vector<int64_t>& chosen,
                                  TRITONSERVER_Error_Code fail_code,
@@ -527,7 +205,7 @@ TRITONSERVER_Error* FailVersions(const std::string& name, ModelEntry* entry,
 
 // An ensemble whose steps do not check out: Triton unloads it (versions
 // it served included) and reports the reason as the ensemble's. Caller
-// holds core->mu.
+// holds engine->mu.
 TRITONSERVER_Error* FailEnsemble(const std::string& name, ModelEntry* entry,
                                  const std::string& fail) {
   LogError(std::string(CodeString(TRITONSERVER_ERROR_INVALID_ARG)) + ": " +
@@ -556,11 +234,10 @@ std::string BackendSetting(const TRITONSERVER_ServerOptions& options,
 // last version's config is the model's). "" with *sessions filled, else
 // the problem (*code).
 std::string LoadOnnxVersions(
-    ServerCore* core, const std::string& dir,
-    const std::vector<int64_t>& chosen, ModelConfig* cfg,
-    std::map<int64_t, std::shared_ptr<OnnxModel>>* sessions,
+    Engine* engine, const std::string& dir, const std::vector<int64_t>& chosen,
+    ModelConfig* cfg, std::map<int64_t, std::shared_ptr<OnnxModel>>* sessions,
     TRITONSERVER_Error_Code* code) {
-  const TRITONSERVER_ServerOptions& o = core->options;
+  const TRITONSERVER_ServerOptions& o = engine->options;
   OnnxRuntimeSource source;
   source.library = BackendSetting(o, "onnxruntime", "fake-onnxruntime-library");
   source.searched =
@@ -569,7 +246,7 @@ std::string LoadOnnxVersions(
   *code = TRITONSERVER_ERROR_UNAVAILABLE;
   std::string problem = OnnxRuntimeLibraryProblem(source, &lib);
   if (!problem.empty()) return problem;
-  problem = OnnxBackendRestartProblem(core, code);
+  problem = OnnxBackendRestartProblem(engine, code);
   if (!problem.empty()) return problem;
   OnnxLoadOptions options;
   options.auto_complete = !o.strict_config;
@@ -583,7 +260,7 @@ std::string LoadOnnxVersions(
     problem = OnnxRuntimeLoad(lib, dir, v, options, &version_cfg,
                               &(*sessions)[v], code, &session_leaked);
     if (!problem.empty()) {
-      if (session_leaked) OnnxBackendLoadFailed(core);
+      if (session_leaked) OnnxBackendLoadFailed(engine);
       return problem;
     }
     completed = version_cfg;
@@ -638,9 +315,9 @@ BackendParameters ReadBackendParameters(const ModelConfig& cfg) {
 }
 
 // Starts one model per chosen version and makes each the version's READY
-// model. Caller holds core->mu.
+// model. Caller holds engine->mu.
 void StartVersions(
-    ServerCore* core, const std::string& name, const ModelConfig& cfg,
+    Engine* engine, const std::string& name, const ModelConfig& cfg,
     const std::vector<int64_t>& chosen,
     const std::map<int64_t, std::shared_ptr<OnnxModel>>& sessions,
     ModelEntry* entry) {
@@ -649,11 +326,12 @@ void StartVersions(
     uint64_t t0 = SteadyNs();
     auto m = std::make_shared<Model>();
     m->self = m;
-    m->core = core->self.lock();
+    m->engine = engine->self.lock();
     m->name = name;
     m->version = v;
     m->config = cfg;
     m->backend = KindOfBackend(cfg);
+    m->execute = ExecuteBackend;
     if (m->backend == BackendKind::kEnsemble) {
       m->ensemble = MakeEnsemblePlan(m->config);
     } else if (m->backend == BackendKind::kStandIn) {
@@ -665,7 +343,7 @@ void StartVersions(
     m->square_delay_ns = params.square_delay_ns;
     m->word_delay_ns = params.word_delay_ns;
     m->echo_request = params.echo_request;
-    m->Start();
+    StartInstances(m.get());
     m->load_seconds = (SteadyNs() - t0) / 1e9;
     m->load_tail_until_ns = SteadyNs() + kLoadTailNs;
     VersionSlot& slot = entry->versions[v];
@@ -680,49 +358,59 @@ void StartVersions(
 
 }  // namespace
 
-TRITONSERVER_Error* ServerCore::Load(
-    const std::string& name, const std::string* override_json,
+void ScanRepository(Engine* engine) {
+  std::lock_guard<std::mutex> lock(engine->mu);
+  for (const auto& repo : engine->options.repo_paths) {
+    for (const auto& name : SubDirs(repo)) {
+      auto& entry = engine->models[name];
+      if (entry.dir.empty()) entry.dir = repo + "/" + name;
+    }
+  }
+}
+
+TRITONSERVER_Error* LoadModel(
+    Engine* engine, const std::string& name, const std::string* override_json,
     const std::vector<std::pair<std::string, std::string>>* files) {
-  std::lock_guard<std::mutex> load_lock(load_mu);
-  if (stopping) {
+  std::lock_guard<std::mutex> load_lock(engine->load_mu);
+  if (engine->stopping) {
     return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
   }
-  TRITONSERVER_Error* err = LoadModel(name, override_json, files);
+  TRITONSERVER_Error* err = LoadLocked(engine, name, override_json, files);
   if (err != nullptr) return err;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    models[name].explicitly_loaded = true;
+    std::lock_guard<std::mutex> lock(engine->mu);
+    engine->models[name].explicitly_loaded = true;
   }
-  ReloadWaitingEnsembles(name);
+  ReloadWaitingEnsembles(engine, name);
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::LoadModel(
-    const std::string& name, const std::string* override_json,
+TRITONSERVER_Error* LoadLocked(
+    Engine* engine, const std::string& name, const std::string* override_json,
     const std::vector<std::pair<std::string, std::string>>* files) {
   TempDirOwner temp_dir;
   std::string dir;
   if (TRITONSERVER_Error* err =
-          FindModelDir(this, name, files, &temp_dir, &dir)) {
+          FindModelDir(engine, name, files, &temp_dir, &dir)) {
     return err;
   }
   {
-    std::lock_guard<std::mutex> lock(mu);
-    models[name].dir = dir;
+    std::lock_guard<std::mutex> lock(engine->mu);
+    engine->models[name].dir = dir;
   }
   ModelConfig cfg;
   if (TRITONSERVER_Error* err =
-          ReadModelConfig(this, name, dir, override_json, &cfg)) {
+          ReadModelConfig(engine, name, dir, override_json, &cfg)) {
     return err;
   }
   std::vector<int64_t> dirs = VersionDirs(dir);
   std::vector<int64_t> chosen = ChooseVersions(cfg.version_policy, dirs);
-  if (chosen.empty()) return RefuseNoVersions(this, name);
+  if (chosen.empty()) return RefuseNoVersions(engine, name);
 
   TRITONSERVER_Error_Code fail_code = TRITONSERVER_ERROR_INVALID_ARG;
   const bool ensemble = IsEnsemble(cfg);
-  std::string fail =
-      ensemble ? PrepareEnsemble(&cfg) : BackendProblem(this, cfg, &fail_code);
+  std::string fail = ensemble ? PrepareEnsemble(engine, &cfg)
+                              : BackendProblem(engine, cfg, &fail_code);
   if (fail.empty()) fail = PythonModelFileProblem(cfg, dir, chosen);
   // A backend's library is loaded at its first model: its exit handlers
   // register then.
@@ -733,19 +421,19 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   TRITONSERVER_Error_Code load_code = fail_code;
   std::map<int64_t, std::shared_ptr<OnnxModel>> sessions;
   if (fail.empty() && KindOfBackend(cfg) == BackendKind::kOnnxRuntime) {
-    fail = LoadOnnxVersions(this, dir, chosen, &cfg, &sessions, &fail_code);
+    fail = LoadOnnxVersions(engine, dir, chosen, &cfg, &sessions, &fail_code);
     if (fail.empty() && cfg.has_sequence_batching) {
       fail = SequenceConfigProblem(cfg, &fail_code);
     }
     load_code = TRITONSERVER_ERROR_INVALID_ARG;
   }
   std::string new_json = ModelConfigToJson(cfg);
-  std::lock_guard<std::mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(engine->mu);
   if (fail.empty()) {
-    fail = RateLimiterProblem(*this, name, cfg);
+    fail = RateLimiterProblem(*engine, name, cfg);
     fail_code = load_code = TRITONSERVER_ERROR_INVALID_ARG;
   }
-  ModelEntry& entry = models[name];
+  ModelEntry& entry = engine->models[name];
   entry.dir = dir;
   entry.version_dirs = dirs;
   if (ensemble) {
@@ -770,45 +458,26 @@ TRITONSERVER_Error* ServerCore::LoadModel(
   UnloadEntry(&entry);
   // The versions that used the previous files are unloading.
   RemoveTempDir(&entry.temp_dir);
-  StartVersions(this, name, cfg, chosen, sessions, &entry);
+  StartVersions(engine, name, cfg, chosen, sessions, &entry);
   entry.config_json = new_json;
   entry.temp_dir = temp_dir.Release();
   return nullptr;
 }
 
-TRITONSERVER_Error* ServerCore::Unload(const std::string& name,
-                                       bool dependents) {
-  std::lock_guard<std::mutex> load_lock(load_mu);
-  if (stopping) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  }
-  std::set<std::string> steps;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = models.find(name);
-    if (it == models.end()) return nullptr;  // as Triton: success
-    UnloadEntry(&it->second);
-    RemoveTempDir(&it->second.temp_dir);
-    it->second.config_json.clear();
-    it->second.explicitly_loaded = false;
-    steps.swap(it->second.composing);  // out of the dependency graph
-  }
-  UnloadEnsemblesUsing(name);
-  if (dependents) UnloadUnusedSteps(steps);
-  return nullptr;
-}
+namespace {
 
 // Triton's cascading removal: an ensemble's steps' models that were not
 // loaded by name and that no other ensemble uses. Caller holds load_mu.
-void ServerCore::UnloadUnusedSteps(const std::set<std::string>& steps) {
+void UnloadUnusedSteps(Engine* engine, const std::set<std::string>& steps) {
   std::set<std::string> next;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(engine->mu);
     for (const auto& step : steps) {
-      auto it = models.find(step);
-      if (it == models.end() || it->second.explicitly_loaded) continue;
+      auto it = engine->models.find(step);
+      if (it == engine->models.end() || it->second.explicitly_loaded) continue;
       bool used = false;
-      for (auto& kv : models) used |= kv.second.composing.count(step) != 0;
+      for (auto& kv : engine->models)
+        used |= kv.second.composing.count(step) != 0;
       if (used) continue;
       UnloadEntry(&it->second);
       it->second.config_json.clear();
@@ -816,14 +485,14 @@ void ServerCore::UnloadUnusedSteps(const std::set<std::string>& steps) {
       it->second.composing.clear();
     }
   }
-  if (!next.empty()) UnloadUnusedSteps(next);
+  if (!next.empty()) UnloadUnusedSteps(engine, next);
 }
 
-void ServerCore::UnloadEnsemblesUsing(const std::string& name) {
+void UnloadEnsemblesUsing(Engine* engine, const std::string& name) {
   std::vector<std::string> users;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto& kv : models) {
+    std::lock_guard<std::mutex> lock(engine->mu);
+    for (auto& kv : engine->models) {
       if (kv.second.composing.count(name) == 0) continue;
       bool serving = false;
       for (auto& v : kv.second.versions) {
@@ -835,329 +504,41 @@ void ServerCore::UnloadEnsemblesUsing(const std::string& name) {
       users.push_back(kv.first);
     }
   }
-  for (const auto& user : users) UnloadEnsemblesUsing(user);
+  for (const auto& user : users) UnloadEnsemblesUsing(engine, user);
 }
 
-void ServerCore::UnloadAll() {
-  std::lock_guard<std::mutex> load_lock(load_mu);
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto& kv : models) {
+}  // namespace
+
+TRITONSERVER_Error* UnloadModel(Engine* engine, const std::string& name,
+                                bool dependents) {
+  std::lock_guard<std::mutex> load_lock(engine->load_mu);
+  if (engine->stopping) {
+    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
+  }
+  std::set<std::string> steps;
+  {
+    std::lock_guard<std::mutex> lock(engine->mu);
+    auto it = engine->models.find(name);
+    if (it == engine->models.end()) return nullptr;  // as Triton: success
+    UnloadEntry(&it->second);
+    RemoveTempDir(&it->second.temp_dir);
+    it->second.config_json.clear();
+    it->second.explicitly_loaded = false;
+    steps.swap(it->second.composing);  // out of the dependency graph
+  }
+  UnloadEnsemblesUsing(engine, name);
+  if (dependents) UnloadUnusedSteps(engine, steps);
+  return nullptr;
+}
+
+void UnloadAllModels(Engine* engine) {
+  std::lock_guard<std::mutex> load_lock(engine->load_mu);
+  std::lock_guard<std::mutex> lock(engine->mu);
+  for (auto& kv : engine->models) {
     UnloadEntry(&kv.second);
     RemoveTempDir(&kv.second.temp_dir);
     kv.second.config_json.clear();
   }
 }
 
-std::string ServerCore::IndexJson(bool ready_only) {
-  std::lock_guard<std::mutex> lock(mu);
-  std::string out = "[";
-  bool first = true;
-  auto sep = [&] {
-    if (!first) out += ",";
-    first = false;
-  };
-  for (auto& kv : models) {
-    if (kv.second.versions.empty()) {
-      if (ready_only) continue;
-      sep();
-      out += "{\"name\":";
-      JsonEscape(kv.first, &out);
-      out += "}";
-      continue;
-    }
-    for (auto& v : kv.second.versions) {
-      if (ready_only && v.second.state != VersionState::kReady) continue;
-      sep();
-      out += "{\"name\":";
-      JsonEscape(kv.first, &out);
-      out += ",\"version\":\"" + std::to_string(v.first) + "\",\"state\":\"" +
-             StateName(v.second.state) + "\"";
-      if (v.second.state == VersionState::kUnavailable) {
-        out += ",\"reason\":";
-        JsonEscape(v.second.reason, &out);
-      }
-      out += "}";
-    }
-  }
-  return out + "]";
-}
-
-bool ServerCore::AllModelsReady() {
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto& kv : models) {
-    // Scanned but never loaded: not in Triton's lifecycle map, not counted.
-    for (auto& v : kv.second.versions) {
-      if (v.second.state != VersionState::kReady &&
-          v.second.reason != "unloaded") {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
 }  // namespace fake
-
-using namespace fake;
-
-static TRITONSERVER_Error* NotReadyAfterStop(TRITONSERVER_Server* server) {
-  if (server->core->stopping) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  }
-  return nullptr;
-}
-
-static TRITONSERVER_Error* ModelControlAllowed(TRITONSERVER_Server* server) {
-  if (server->core->options.mode != TRITONSERVER_MODEL_CONTROL_EXPLICIT) {
-    return Err(TRITONSERVER_ERROR_UNAVAILABLE,
-               "explicit model load / unload is not allowed if polling is "
-               "enabled");
-  }
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
-    TRITONSERVER_Server* server, const char* model_name) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Load(model_name, nullptr);
-}
-
-namespace {
-
-// An in-memory model's parameters: every "file:<path>" one must be BYTES
-// (its path and bytes go to *files), and a STRING "config" must be among
-// them.
-TRITONSERVER_Error* CollectModelFiles(
-    const std::string& name, const TRITONSERVER_Parameter** parameters,
-    uint64_t parameter_count,
-    std::vector<std::pair<std::string, std::string>>* files) {
-  bool found_config = false;
-  for (uint64_t i = 0; i < parameter_count; ++i) {
-    const TRITONSERVER_Parameter* p = parameters[i];
-    if (p->name == "config") {
-      if (p->type != TRITONSERVER_PARAMETER_STRING) {
-        return PollFailure(
-            name,
-            "Config parameter 'config' must have string type for its value");
-      }
-      found_config = true;
-    } else if (p->name.rfind("file:", 0) == 0) {
-      if (p->type != TRITONSERVER_PARAMETER_BYTES) {
-        return PollFailure(name, "File parameter '" + p->name +
-                                     "' must have bytes type for its value");
-      }
-      files->emplace_back(p->name.substr(5), p->str);
-    }
-  }
-  if (!found_config) {
-    return PollFailure(name,
-                       "Load parameter 'config' must be specified for model "
-                       "file override");
-  }
-  return nullptr;
-}
-
-// The first STRING "config" parameter (null when none); every parameter
-// before it must be a "file:" one.
-TRITONSERVER_Error* FindConfigOverride(
-    const std::string& name, const TRITONSERVER_Parameter** parameters,
-    uint64_t parameter_count, const std::string** config) {
-  for (uint64_t i = 0; i < parameter_count; ++i) {
-    const TRITONSERVER_Parameter* p = parameters[i];
-    if (p->name == "config" && p->type == TRITONSERVER_PARAMETER_STRING) {
-      *config = &p->str;
-      return nullptr;
-    }
-    if (p->name.rfind("file:", 0) != 0) {
-      static const char* kTypes[] = {"STRING", "INT", "BOOL", "DOUBLE",
-                                     "BYTES"};
-      return PollFailure(name, "Unrecognized load parameter '" + p->name +
-                                   "' with type '" + kTypes[p->type % 5] + "'");
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
-    TRITONSERVER_Server* server, const char* model_name,
-    const TRITONSERVER_Parameter** parameters, const uint64_t parameter_count) {
-  // Checked before anything else, server included.
-  if (parameters == nullptr && parameter_count != 0) {
-    return ErrArg(
-        "load parameters are not provided while parameter count is "
-        "non-zero");
-  }
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  for (uint64_t i = 0; i < parameter_count; ++i) {
-    FAKE_LIVE(kParameter, parameters[i]);
-  }
-  FAKE_NOT_NULL(model_name);
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  if (auto* e = ModelControlAllowed(server)) return e;
-  // Triton's order: with any "file:" parameter (an in-memory model), the
-  // files are checked and written first and a string "config" is required;
-  // then the parameters up to the first string "config" must all be known.
-  // Every failure is a poll failure (reason in the log only).
-  std::vector<std::pair<std::string, std::string>> files;
-  bool file_override = false;
-  for (uint64_t i = 0; i < parameter_count; ++i) {
-    if (parameters[i]->name.rfind("file:", 0) == 0) file_override = true;
-  }
-  const std::string name = model_name;
-  if (file_override) {
-    if (auto* e =
-            CollectModelFiles(name, parameters, parameter_count, &files)) {
-      return e;
-    }
-  }
-  const std::string* config = nullptr;
-  if (auto* e =
-          FindConfigOverride(name, parameters, parameter_count, &config)) {
-    return e;
-  }
-  return server->core->Load(name, config, file_override ? &files : nullptr);
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModel(
-    TRITONSERVER_Server* server, const char* model_name) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name, false);
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerUnloadModelAndDependents(
-    TRITONSERVER_Server* server, const char* model_name) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  // The ensembles that use the model go with it in both calls (seen on
-  // real r25.07: a plain unload of a step's model unloads its ensembles);
-  // this one also unloads what an ensemble's steps brought in.
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  if (auto* e = ModelControlAllowed(server)) return e;
-  return server->core->Unload(model_name, true);
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIndex(
-    TRITONSERVER_Server* server, uint32_t flags,
-    TRITONSERVER_Message** model_index) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  FAKE_NOT_NULL(model_index);
-  auto* m = new TRITONSERVER_Message();
-  m->json =
-      server->core->IndexJson((flags & TRITONSERVER_INDEX_FLAG_READY) != 0);
-  *model_index = m;
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelIsReady(
-    TRITONSERVER_Server* server, const char* model_name,
-    const int64_t model_version, bool* ready) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  FAKE_NOT_NULL(ready);
-  *ready = false;
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  std::shared_ptr<Model> m;
-  TRITONSERVER_Error* e =
-      server->core->FindReady(model_name, model_version, &m);
-  *ready = e == nullptr;
-  delete e;
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelBatchProperties(
-    TRITONSERVER_Server* server, const char* model_name,
-    const int64_t model_version, uint32_t* flags, void** voidp) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  if (voidp != nullptr) *voidp = nullptr;
-  FAKE_NOT_NULL(model_name);
-  std::shared_ptr<Model> m;
-  if (auto* e = server->core->FindReady(model_name, model_version, &m))
-    return e;
-  FAKE_NOT_NULL(flags);
-  *flags = m->config.max_batch_size > 0 ? TRITONSERVER_BATCH_FIRST_DIM
-                                        : TRITONSERVER_BATCH_UNKNOWN;
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelTransactionProperties(
-    TRITONSERVER_Server* server, const char* model_name,
-    const int64_t model_version, uint32_t* txn_flags, void** voidp) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  if (voidp != nullptr) *voidp = nullptr;
-  // Triton writes 0 to it before looking the model up.
-  FAKE_NOT_NULL(txn_flags);
-  *txn_flags = 0;
-  FAKE_NOT_NULL(model_name);
-  std::shared_ptr<Model> m;
-  if (auto* e = server->core->FindReady(model_name, model_version, &m))
-    return e;
-  *txn_flags = m->config.decoupled ? TRITONSERVER_TXN_DECOUPLED
-                                   : TRITONSERVER_TXN_ONE_TO_ONE;
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelMetadata(
-    TRITONSERVER_Server* server, const char* model_name,
-    const int64_t model_version, TRITONSERVER_Message** model_metadata) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  std::shared_ptr<Model> m;
-  if (auto* e = server->core->FindReady(model_name, model_version, &m))
-    return e;
-  if (auto* e = NotReadyAfterStop(server)) return e;
-  std::vector<int64_t> ready;
-  {
-    std::lock_guard<std::mutex> lock(server->core->mu);
-    auto it = server->core->models.find(model_name);
-    if (it != server->core->models.end()) {
-      for (auto& kv : it->second.versions) {
-        if (kv.second.state == VersionState::kReady) ready.push_back(kv.first);
-      }
-    }
-  }
-  FAKE_NOT_NULL(model_metadata);
-  auto* msg = new TRITONSERVER_Message();
-  msg->json = ModelMetadataJson(m->config, ready, m->stand_in);
-  *model_metadata = msg;
-  return nullptr;
-}
-
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerModelConfig(
-    TRITONSERVER_Server* server, const char* model_name,
-    const int64_t model_version, const uint32_t config_version,
-    TRITONSERVER_Message** model_config) {
-  FAKE_LIVE(kServer, server);
-  FAKE_INITIALIZED(server);
-  FAKE_NOT_NULL(model_name);
-  std::shared_ptr<Model> m;
-  if (auto* e = server->core->FindReady(model_name, model_version, &m))
-    return e;
-  if (config_version != 1) {
-    return ErrArg("model configuration version " +
-                  std::to_string(config_version) +
-                  " not supported, supported versions are: 1");
-  }
-  FAKE_NOT_NULL(model_config);
-  auto* msg = new TRITONSERVER_Message();
-  msg->json = ModelConfigToJson(m->config);
-  *model_config = msg;
-  return nullptr;
-}

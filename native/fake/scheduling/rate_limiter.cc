@@ -3,11 +3,12 @@
 // rate_limiter names, and a load fails when the server was given explicit
 // resource counts that cannot cover what some instance needs. The fake runs
 // instances without waiting for resources; only this check is modelled.
+#include "rate_limiter.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
-
-#include "../internal.h"
+#include <vector>
 
 namespace fake {
 namespace {
@@ -57,13 +58,13 @@ size_t ExplicitCount(const ResourceMap& given, int device,
 
 }  // namespace
 
-std::string RateLimiterProblem(const ServerCore& core, const std::string& name,
+std::string RateLimiterProblem(const Engine& engine, const std::string& name,
                                const ModelConfig& cfg) {
-  if (core.options.rate_limit_mode != TRITONSERVER_RATE_LIMIT_EXEC_COUNT) {
+  if (engine.options.rate_limit_mode != TRITONSERVER_RATE_LIMIT_EXEC_COUNT) {
     return "";
   }
   ResourceMap max;
-  for (const auto& kv : core.models) {
+  for (const auto& kv : engine.models) {
     if (kv.first == name) continue;
     for (const auto& v : kv.second.versions) {
       if (v.second.state == VersionState::kReady && v.second.model) {
@@ -72,7 +73,7 @@ std::string RateLimiterProblem(const ServerCore& core, const std::string& name,
     }
   }
   AddNeeds(cfg, &max);
-  const ResourceMap& given = core.options.rate_limit_resources;
+  const ResourceMap& given = engine.options.rate_limit_resources;
   if (!given.empty()) {
     for (const auto& d : max) {
       for (const auto& r : d.second) {

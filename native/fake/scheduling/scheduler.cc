@@ -1,108 +1,22 @@
 // Per-model scheduling: one execution thread per instance (instance_group
 // count), a condition-variable queue, and the dynamic batcher that gathers
 // queued requests up to the preferred / max batch within the queue delay.
-#include <algorithm>
-#include <cstdio>
+#include "scheduler.h"
 
-#include "../internal.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "../core/error.h"
+#include "../core/process_state.h"
+#include "../core/response.h"
+#include "../support/clock.h"
+#include "ensemble_scheduler.h"
 
 namespace fake {
-
-Model::~Model() {
-  // Normally joined by the reaper; this is the fallback for a model that
-  // never reached it (its last owner is never one of its own threads).
-  JoinThreads();
-}
-
-void Model::Start() {
-  if (backend == BackendKind::kEnsemble) return;  // its steps' models run
-  size_t n = 0;
-  for (const auto& g : config.instance_group) n += g.count > 0 ? g.count : 0;
-  if (n == 0) n = 1;
-  for (size_t i = 0; i < n; ++i) {
-    threads.emplace_back([this, i] { InstanceLoop(i); });
-  }
-}
-
-void Model::JoinThreads() {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    stop_threads = true;
-  }
-  cv.notify_all();
-  for (auto& t : threads) {
-    if (!t.joinable()) continue;
-    if (t.get_id() == std::this_thread::get_id()) {
-      t.detach();
-    } else {
-      t.join();
-    }
-  }
-  threads.clear();
-}
-
-void Model::Release() {
-  // Sequentially consistent against UnloadEntry, which stores `unloading`
-  // and then reads `refs`: one of the two sees the other and finalizes.
-  if (refs.fetch_sub(1, std::memory_order_seq_cst) == 1 && unloading.load()) {
-    if (auto me = self.lock()) QueueFinalize(std::move(me));
-  }
-}
-
-TRITONSERVER_Error* Model::Enqueue(TRITONSERVER_InferenceRequest* r) {
-  if (backend == BackendKind::kEnsemble) {
-    EnsembleStart(r->model, r);
-    return nullptr;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (stop_threads) {
-      // No instance thread would ever take it: the fake's own bug (a
-      // request holds its model, so it cannot have been finalized).
-      std::fprintf(stderr,
-                   "triton fake: internal error: a request for '%s' queued "
-                   "after the model's instance threads stopped\n",
-                   name.c_str());
-      std::abort();
-    }
-    const auto& qp = config.dynamic_batching.default_queue_policy;
-    if (config.dynamic_batching.present && qp.max_queue_size > 0 &&
-        queue.size() >= qp.max_queue_size) {
-      return Err(TRITONSERVER_ERROR_UNAVAILABLE,
-                 r->Prefix() + "Exceeds maximum queue size");
-    }
-    const DynamicBatchingConfig& db = config.dynamic_batching;
-    if (db.present && db.priority_levels > 0) {
-      // Priority queues: level 1 first; 0 or beyond the levels means the
-      // default level; FIFO within a level.
-      auto level = [&db](const TRITONSERVER_InferenceRequest* q) {
-        uint64_t p = q->priority;
-        return (p == 0 || p > db.priority_levels) ? db.default_priority_level
-                                                  : p;
-      };
-      const uint64_t mine = level(r);
-      auto at = std::find_if(queue.begin(), queue.end(),
-                             [&](const TRITONSERVER_InferenceRequest* q) {
-                               return level(q) > mine;
-                             });
-      queue.insert(at, r);
-    } else {
-      queue.push_back(r);
-    }
-  }
-  cv.notify_one();
-  return nullptr;
-}
-
-void Model::ExecuteInline(TRITONSERVER_InferenceRequest* r) {
-  if (backend == BackendKind::kEnsemble) {
-    EnsembleStart(r->model, r);
-    return;
-  }
-  r->state.store(RequestState::kExecuting);
-  std::vector<TRITONSERVER_InferenceRequest*> batch{r};
-  Execute(batch, 0, true);
-}
 
 namespace {
 
@@ -238,53 +152,106 @@ void FailRejected(Model* m, const Rejected& rejected) {
   }
 }
 
-}  // namespace
+// Hands the batch to the model's backend (Triton's instance thread calls
+// the backend's execute function the same way).
+void Execute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& batch,
+             bool inline_mode) {
+  m->execute(m, batch, inline_mode);
+}
 
-void Model::InstanceLoop(size_t instance) {
-  const BatchPolicy bp = BatchPolicyOf(*this);
+// One instance thread: takes batches off the model's queue until it stops.
+void InstanceLoop(Model* m) {
+  const BatchPolicy bp = BatchPolicyOf(*m);
   std::vector<TRITONSERVER_InferenceRequest*> batch;
   Rejected rejected;
-  std::unique_lock<std::mutex> lock(mu);
+  std::unique_lock<std::mutex> lock(m->mu);
   while (true) {
-    cv.wait(lock, [this] { return stop_threads || !queue.empty(); });
-    if (queue.empty()) break;  // stopping and drained
+    m->cv.wait(lock, [m] { return m->stop_threads || !m->queue.empty(); });
+    if (m->queue.empty()) break;  // stopping and drained
     batch.clear();
     rejected.clear();
-    GatherBatch(this, bp, &lock, &batch, &rejected);
-    ++busy_instances;
+    GatherBatch(m, bp, &lock, &batch, &rejected);
+    ++m->busy_instances;
     for (auto* r : batch) r->state.store(RequestState::kExecuting);
     lock.unlock();
-    FailRejected(this, rejected);
+    FailRejected(m, rejected);
     if (!batch.empty()) {
       BackendWorkBegin();
-      Execute(batch, instance, false);
+      Execute(m, batch, false);
       BackendWorkEnd();
     }
     lock.lock();
-    --busy_instances;
+    --m->busy_instances;
   }
 }
 
-void Model::Execute(std::vector<TRITONSERVER_InferenceRequest*>& batch,
-                    size_t instance, bool inline_mode) {
-  switch (backend) {
-    case BackendKind::kIdentity:
-    case BackendKind::kStandIn:  // one execution per batch, as identity
-    case BackendKind::kOnnxRuntime:
-      IdentityExecute(this, batch, inline_mode);
-      break;
-    case BackendKind::kRepeat:
-      for (auto* r : batch) RepeatExecute(this, r, inline_mode);
-      break;
-    case BackendKind::kSquare:
-      for (auto* r : batch) SquareExecute(this, r, inline_mode);
-      break;
-    case BackendKind::kTextStream:
-      for (auto* r : batch) TextStreamExecute(this, r, inline_mode);
-      break;
-    case BackendKind::kEnsemble:  // never queued (Enqueue)
-      break;
+}  // namespace
+
+void StartInstances(Model* m) {
+  if (m->backend == BackendKind::kEnsemble) return;  // its steps' models run
+  size_t n = 0;
+  for (const auto& g : m->config.instance_group) {
+    n += g.count > 0 ? g.count : 0;
   }
+  if (n == 0) n = 1;
+  for (size_t i = 0; i < n; ++i) {
+    m->threads.emplace_back([m] { InstanceLoop(m); });
+  }
+}
+
+TRITONSERVER_Error* Enqueue(Model* m, TRITONSERVER_InferenceRequest* r) {
+  if (m->backend == BackendKind::kEnsemble) {
+    EnsembleStart(r->model, r);
+    return nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(m->mu);
+    if (m->stop_threads) {
+      // No instance thread would ever take it: the fake's own bug (a
+      // request holds its model, so it cannot have been finalized).
+      std::fprintf(stderr,
+                   "triton fake: internal error: a request for '%s' queued "
+                   "after the model's instance threads stopped\n",
+                   m->name.c_str());
+      std::abort();
+    }
+    const auto& qp = m->config.dynamic_batching.default_queue_policy;
+    if (m->config.dynamic_batching.present && qp.max_queue_size > 0 &&
+        m->queue.size() >= qp.max_queue_size) {
+      return Err(TRITONSERVER_ERROR_UNAVAILABLE,
+                 r->Prefix() + "Exceeds maximum queue size");
+    }
+    const DynamicBatchingConfig& db = m->config.dynamic_batching;
+    if (db.present && db.priority_levels > 0) {
+      // Priority queues: level 1 first; 0 or beyond the levels means the
+      // default level; FIFO within a level.
+      auto level = [&db](const TRITONSERVER_InferenceRequest* q) {
+        uint64_t p = q->priority;
+        return (p == 0 || p > db.priority_levels) ? db.default_priority_level
+                                                  : p;
+      };
+      const uint64_t mine = level(r);
+      auto at = std::find_if(m->queue.begin(), m->queue.end(),
+                             [&](const TRITONSERVER_InferenceRequest* q) {
+                               return level(q) > mine;
+                             });
+      m->queue.insert(at, r);
+    } else {
+      m->queue.push_back(r);
+    }
+  }
+  m->cv.notify_one();
+  return nullptr;
+}
+
+void ExecuteInline(Model* m, TRITONSERVER_InferenceRequest* r) {
+  if (m->backend == BackendKind::kEnsemble) {
+    EnsembleStart(r->model, r);
+    return;
+  }
+  r->state.store(RequestState::kExecuting);
+  std::vector<TRITONSERVER_InferenceRequest*> batch{r};
+  Execute(m, batch, true);
 }
 
 }  // namespace fake

@@ -7,10 +7,17 @@
 // the state outputs it writes, kept for the sequence's next request.
 // Not modelled: control inputs, the oldest strategy, slots (a sequence
 // never waits for one), data_file initial states.
+#include "sequence_batcher.h"
+
 #include <algorithm>
 #include <deque>
+#include <mutex>
 
-#include "../internal.h"
+#include "../config/data_types.h"
+#include "../core/error.h"
+#include "../core/response.h"
+#include "../support/clock.h"
+#include "scheduler.h"
 
 namespace fake {
 namespace {
@@ -178,7 +185,7 @@ void SequenceStepDone(Model* m, const std::string& key, bool end) {
     FailRequest(m, r, Err(TRITONSERVER_ERROR_CANCELLED, ""), true);
   }
   if (next == nullptr) return;
-  if (auto* e = m->Enqueue(next)) {
+  if (auto* e = Enqueue(m, next)) {
     // Only a full queue refuses, and sequence models have no queue limit.
     FailRequest(m, next, e, true);
   }

@@ -1,13 +1,13 @@
 // Copies between host, pinned and device memory. libcudart is opened with
 // dlopen the first time a GPU buffer is involved; without it, a GPU copy
 // fails with the message Triton's CPU-only build gives.
+#include "cuda_copy.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include "../internal.h"
 
 namespace fake {
 namespace {

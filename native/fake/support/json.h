@@ -1,7 +1,7 @@
 // A small JSON value for the fake engine: parse, build, serialize compactly.
 // Object keys keep insertion order (Triton's JSON output is order-sensitive).
-#ifndef TRITON_NODE_FAKE_JSON_H_
-#define TRITON_NODE_FAKE_JSON_H_
+#ifndef TRITON_NODE_FAKE_SUPPORT_JSON_H_
+#define TRITON_NODE_FAKE_SUPPORT_JSON_H_
 
 #include <cstdint>
 #include <string>
@@ -92,4 +92,4 @@ void JsonFormatDouble(double v, std::string* out);
 
 }  // namespace fake
 
-#endif  // TRITON_NODE_FAKE_JSON_H_
+#endif  // TRITON_NODE_FAKE_SUPPORT_JSON_H_

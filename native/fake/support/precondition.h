@@ -3,15 +3,15 @@
 // ownership, the fake checks the same precondition and, when it does not
 // hold, aborts with a message naming the entry point and the argument. A
 // test that passes on the fake then cannot crash the real library in the
-// same place. The table of every check is PRECONDITIONS.md next to this
-// file; it says where in Triton's core each one was read.
+// same place. The table of every check is native/fake/PRECONDITIONS.md; it
+// says where in Triton's core each one was read.
 //
 // Use inside an exported entry point (the name comes from __func__):
 //   FAKE_NOT_NULL(options);                      // the real one dereferences
 //   FAKE_EXPECT(handle != nullptr, "why ...");   // any other precondition
 //   FAKE_LIVE(kRequest, inference_request);      // not null, not deleted
-#ifndef TRITON_NODE_FAKE_PRECONDITION_H_
-#define TRITON_NODE_FAKE_PRECONDITION_H_
+#ifndef TRITON_NODE_FAKE_SUPPORT_PRECONDITION_H_
+#define TRITON_NODE_FAKE_SUPPORT_PRECONDITION_H_
 
 #include <string>
 
@@ -92,4 +92,4 @@ std::string NotLiveMessage(Handle kind, const char* what, bool is_null);
     if ((arg) != nullptr) FAKE_LIVE(kind, arg); \
   } while (0)
 
-#endif  // TRITON_NODE_FAKE_PRECONDITION_H_
+#endif  // TRITON_NODE_FAKE_SUPPORT_PRECONDITION_H_

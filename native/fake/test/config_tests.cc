@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../support/json.h"
+#include "../config/data_types.h"
 #include "../config/model_config.h"
 #include "harness.h"
 
