@@ -120,6 +120,7 @@
         "native/fake/support/cuda_copy.cc",
         "native/fake/support/json.cc",
         "native/fake/support/leak_counters.cc",
+        "native/fake/support/lexer.cc",
         "native/fake/support/log.cc",
         "native/fake/support/precondition.cc"
       ],
@@ -160,6 +161,7 @@
             "native/fake/config/text_tokenizer.cc",
             "native/fake/config/validate.cc",
             "native/fake/support/json.cc",
+            "native/fake/support/lexer.cc",
             "native/fake/test/config_tests.cc",
             "native/fake/test/engine_tests.cc",
             "native/fake/test/fake_engine_tests.cc",

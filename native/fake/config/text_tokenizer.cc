@@ -1,5 +1,6 @@
-// The tokenizer of the config.pbtxt reader (protobuf text format). Its
-// error messages are those of protobuf's own tokenizer.
+// The tokenizer of the config.pbtxt reader (protobuf text format), on the
+// engine's one lexer (support/lexer.h). Its error messages are those of
+// protobuf's own tokenizer.
 #include "text_tokenizer.h"
 
 namespace fake {
@@ -7,50 +8,39 @@ namespace config {
 
 bool TextTokenizer::Next(Token* tok, std::string* error) {
   SkipSpaceAndComments();
-  tok->line = line_;
-  tok->column = column_;
+  tok->line = lex_.line();
+  tok->column = lex_.column();
   tok->text.clear();
-  if (AtEnd()) {
+  if (lex_.AtEnd()) {
     tok->kind = Token::Kind::kEnd;
     return true;
   }
-  const char c = text_[pos_];
+  const char c = lex_.Peek();
   if (IsLetter(c)) {
     tok->kind = Token::Kind::kIdent;
-    while (!AtEnd() && (IsLetter(text_[pos_]) || IsDigit(text_[pos_]))) {
-      tok->text.push_back(Advance());
+    while (!lex_.AtEnd() &&
+           (IsLetter(lex_.Peek()) || Lexer::IsDigit(lex_.Peek()))) {
+      tok->text.push_back(lex_.Advance());
     }
     return true;
   }
-  if (IsDigit(c) ||
-      (c == '.' && pos_ + 1 < text_.size() && IsDigit(text_[pos_ + 1]))) {
+  if (Lexer::IsDigit(c) || (c == '.' && Lexer::IsDigit(lex_.Peek(1)))) {
     return ReadNumber(tok, error);
   }
   if (c == '"' || c == '\'') return ReadString(tok, error);
   tok->kind = Token::Kind::kSymbol;
-  tok->text.push_back(Advance());
+  tok->text.push_back(lex_.Advance());
   return true;
 }
 
-char TextTokenizer::Advance() {
-  const char c = text_[pos_++];
-  if (c == '\n') {
-    ++line_;
-    column_ = 1;
-  } else {
-    ++column_;
-  }
-  return c;
-}
-
 void TextTokenizer::SkipSpaceAndComments() {
-  while (!AtEnd()) {
-    const char c = text_[pos_];
+  while (!lex_.AtEnd()) {
+    const char c = lex_.Peek();
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
         c == '\f') {
-      Advance();
+      lex_.Advance();
     } else if (c == '#') {
-      while (!AtEnd() && text_[pos_] != '\n') Advance();
+      while (!lex_.AtEnd() && lex_.Peek() != '\n') lex_.Advance();
     } else {
       break;
     }
@@ -58,7 +48,8 @@ void TextTokenizer::SkipSpaceAndComments() {
 }
 
 bool TextTokenizer::Fail(const std::string& what, std::string* error) {
-  *error = std::to_string(line_) + ":" + std::to_string(column_) + ": " + what;
+  *error = std::to_string(lex_.line()) + ":" + std::to_string(lex_.column()) +
+           ": " + what;
   return false;
 }
 
@@ -67,57 +58,57 @@ bool TextTokenizer::Fail(const std::string& what, std::string* error) {
 
 bool TextTokenizer::ReadNumber(Token* tok, std::string* error) {
   tok->kind = Token::Kind::kInt;
-  const bool hex = text_[pos_] == '0' && pos_ + 1 < text_.size() &&
-                   (text_[pos_ + 1] == 'x' || text_[pos_ + 1] == 'X');
+  const bool hex =
+      lex_.Peek() == '0' && (lex_.Peek(1) == 'x' || lex_.Peek(1) == 'X');
   if (!(hex ? ReadHexNumber(tok, error) : ReadDecimalNumber(tok, error))) {
     return false;
   }
-  if (!AtEnd() && (IsLetter(text_[pos_]) || text_[pos_] == '.')) {
+  if (!lex_.AtEnd() && (IsLetter(lex_.Peek()) || lex_.Peek() == '.')) {
     return Fail("Need space between number and identifier.", error);
   }
   return true;
 }
 
 bool TextTokenizer::ReadHexNumber(Token* tok, std::string* error) {
-  tok->text.push_back(Advance());
-  tok->text.push_back(Advance());
-  if (AtEnd() || !IsHexDigit(text_[pos_])) {
+  tok->text.push_back(lex_.Advance());
+  tok->text.push_back(lex_.Advance());
+  if (lex_.AtEnd() || !Lexer::IsHexDigit(lex_.Peek())) {
     return Fail("\"0x\" must be followed by hex digits.", error);
   }
-  while (!AtEnd() && IsHexDigit(text_[pos_])) {
-    tok->text.push_back(Advance());
+  while (!lex_.AtEnd() && Lexer::IsHexDigit(lex_.Peek())) {
+    tok->text.push_back(lex_.Advance());
   }
   return true;
 }
 
 bool TextTokenizer::ReadDecimalNumber(Token* tok, std::string* error) {
   ReadDigits(tok);
-  if (!AtEnd() && text_[pos_] == '.') {
+  if (!lex_.AtEnd() && lex_.Peek() == '.') {
     tok->kind = Token::Kind::kFloat;
-    tok->text.push_back(Advance());
+    tok->text.push_back(lex_.Advance());
     ReadDigits(tok);
   }
-  if (!AtEnd() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+  if (!lex_.AtEnd() && (lex_.Peek() == 'e' || lex_.Peek() == 'E')) {
     tok->kind = Token::Kind::kFloat;
-    tok->text.push_back(Advance());
-    if (!AtEnd() && (text_[pos_] == '+' || text_[pos_] == '-')) {
-      tok->text.push_back(Advance());
+    tok->text.push_back(lex_.Advance());
+    if (!lex_.AtEnd() && (lex_.Peek() == '+' || lex_.Peek() == '-')) {
+      tok->text.push_back(lex_.Advance());
     }
-    if (AtEnd() || !IsDigit(text_[pos_])) {
+    if (lex_.AtEnd() || !Lexer::IsDigit(lex_.Peek())) {
       return Fail("\"e\" must be followed by exponent.", error);
     }
     ReadDigits(tok);
   }
-  if (!AtEnd() && (text_[pos_] == 'f' || text_[pos_] == 'F')) {
+  if (!lex_.AtEnd() && (lex_.Peek() == 'f' || lex_.Peek() == 'F')) {
     tok->kind = Token::Kind::kFloat;
-    tok->text.push_back(Advance());
+    tok->text.push_back(lex_.Advance());
   }
   return true;
 }
 
 void TextTokenizer::ReadDigits(Token* tok) {
-  while (!AtEnd() && IsDigit(text_[pos_])) {
-    tok->text.push_back(Advance());
+  while (!lex_.AtEnd() && Lexer::IsDigit(lex_.Peek())) {
+    tok->text.push_back(lex_.Advance());
   }
 }
 
@@ -126,24 +117,24 @@ void TextTokenizer::ReadDigits(Token* tok) {
 
 bool TextTokenizer::ReadString(Token* tok, std::string* error) {
   tok->kind = Token::Kind::kString;
-  const char quote = Advance();
+  const char quote = lex_.Advance();
   while (true) {
-    if (AtEnd()) return Fail("Unexpected end of string.", error);
-    const char c = text_[pos_];
+    if (lex_.AtEnd()) return Fail("Unexpected end of string.", error);
+    const char c = lex_.Peek();
     if (c == quote) {
-      Advance();
+      lex_.Advance();
       return true;
     }
     if (c == '\n') {
       return Fail("String literals cannot cross line boundaries.", error);
     }
     if (c != '\\') {
-      tok->text.push_back(Advance());
+      tok->text.push_back(lex_.Advance());
       continue;
     }
-    Advance();
-    if (AtEnd()) return Fail("Unexpected end of string.", error);
-    if (!ReadEscape(Advance(), &tok->text, error)) return false;
+    lex_.Advance();
+    if (lex_.AtEnd()) return Fail("Unexpected end of string.", error);
+    if (!ReadEscape(lex_.Advance(), &tok->text, error)) return false;
   }
 }
 
@@ -194,12 +185,13 @@ bool TextTokenizer::ReadEscape(char e, std::string* out, std::string* error) {
 
 // One or two hex digits, as protobuf reads them.
 bool TextTokenizer::ReadHexEscape(std::string* out, std::string* error) {
-  if (AtEnd() || !IsHexDigit(text_[pos_])) {
+  if (lex_.AtEnd() || !Lexer::IsHexDigit(lex_.Peek())) {
     return Fail("Expected hex digits for escape sequence.", error);
   }
   uint32_t v = 0;
-  for (int i = 0; i < 2 && !AtEnd() && IsHexDigit(text_[pos_]); ++i) {
-    v = v * 16 + HexValue(Advance());
+  for (int i = 0; i < 2 && !lex_.AtEnd() && Lexer::IsHexDigit(lex_.Peek());
+       ++i) {
+    v = v * 16 + Lexer::HexValue(lex_.Advance());
   }
   out->push_back(static_cast<char>(v));
   return true;
@@ -211,10 +203,9 @@ bool TextTokenizer::ReadUnicodeEscape(char e, std::string* out,
                                       std::string* error) {
   uint32_t cp = 0;
   if (!ReadHex(e == 'u' ? 4 : 8, &cp, error)) return false;
-  if (e == 'u' && cp >= 0xD800 && cp <= 0xDBFF &&
-      text_.compare(pos_, 2, "\\u") == 0) {
-    Advance();
-    Advance();
+  if (e == 'u' && cp >= 0xD800 && cp <= 0xDBFF && lex_.LookingAt("\\u")) {
+    lex_.Advance();
+    lex_.Advance();
     uint32_t low = 0;
     if (!ReadHex(4, &low, error)) return false;
     if (low < 0xDC00 || low > 0xDFFF) {
@@ -227,48 +218,26 @@ bool TextTokenizer::ReadUnicodeEscape(char e, std::string* out,
   if (cp > 0x10FFFF) {
     return Fail("Invalid code point in escape sequence.", error);
   }
-  AppendUtf8(cp, out);
+  Lexer::AppendUtf8(cp, out);
   return true;
 }
 
 // Up to three octal digits, the first already read.
 void TextTokenizer::ReadOctalEscape(char first, std::string* out) {
   uint32_t v = static_cast<uint32_t>(first - '0');
-  for (int i = 0; i < 2 && !AtEnd() && text_[pos_] >= '0' && text_[pos_] <= '7';
+  for (int i = 0;
+       i < 2 && !lex_.AtEnd() && lex_.Peek() >= '0' && lex_.Peek() <= '7';
        ++i) {
-    v = v * 8 + static_cast<uint32_t>(Advance() - '0');
+    v = v * 8 + static_cast<uint32_t>(lex_.Advance() - '0');
   }
   out->push_back(static_cast<char>(v & 0xFF));
 }
 
 bool TextTokenizer::ReadHex(int count, uint32_t* out, std::string* error) {
-  uint32_t v = 0;
-  for (int i = 0; i < count; ++i) {
-    if (AtEnd() || !IsHexDigit(text_[pos_])) {
-      return Fail("Expected hex digits for escape sequence.", error);
-    }
-    v = v * 16 + HexValue(Advance());
+  if (!lex_.ReadHex(count, out)) {
+    return Fail("Expected hex digits for escape sequence.", error);
   }
-  *out = v;
   return true;
-}
-
-void TextTokenizer::AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 }  // namespace config

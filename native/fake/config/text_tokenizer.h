@@ -1,12 +1,15 @@
 // Internal to the config.pbtxt reader: the tokens of protobuf text format
 // (identifiers, numbers, quoted strings with their escapes decoded, single
-// symbols), each with the line and column it starts at.
+// symbols), each with the line and column it starts at, read with the
+// engine's one lexer (support/lexer.h).
 #ifndef TRITON_NODE_FAKE_CONFIG_TEXT_TOKENIZER_H_
 #define TRITON_NODE_FAKE_CONFIG_TEXT_TOKENIZER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "../support/lexer.h"
 
 namespace fake {
 namespace config {
@@ -20,7 +23,7 @@ struct Token {
 
 class TextTokenizer {
  public:
-  explicit TextTokenizer(const std::string& text) : text_(text) {}
+  explicit TextTokenizer(const std::string& text) : lex_(text) {}
 
   // Reads the next token into *tok. False with *error on a lexical error.
   bool Next(Token* tok, std::string* error);
@@ -29,18 +32,7 @@ class TextTokenizer {
   static bool IsLetter(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   }
-  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-  static bool IsHexDigit(char c) {
-    return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  }
-  static uint32_t HexValue(char c) {
-    return static_cast<uint32_t>(
-        IsDigit(c) ? c - '0' : (c >= 'a' ? c - 'a' + 10 : c - 'A' + 10));
-  }
-  static void AppendUtf8(uint32_t cp, std::string* out);
 
-  bool AtEnd() const { return pos_ >= text_.size(); }
-  char Advance();
   void SkipSpaceAndComments();
   bool Fail(const std::string& what, std::string* error);
 
@@ -59,10 +51,7 @@ class TextTokenizer {
   void ReadOctalEscape(char first, std::string* out);
   bool ReadHex(int count, uint32_t* out, std::string* error);
 
-  const std::string& text_;
-  size_t pos_ = 0;
-  int line_ = 1;
-  int column_ = 1;
+  Lexer lex_;
 };
 
 }  // namespace config

@@ -1,4 +1,5 @@
-// JSON value, strict parser and compact writer for the fake engine. The
+// JSON value, strict parser (on the engine's one lexer, lexer.h) and
+// compact writer for the fake engine. The
 // writer follows Triton's JSON output byte for byte (compact, keys in
 // insertion order, the same string escapes and double formatting), because
 // callers compare the documents the fake returns with real Triton's.
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+
+#include "lexer.h"
 
 namespace fake {
 
@@ -388,7 +391,7 @@ long DecimalMagnitude(const std::string& token) {
 
 class JsonParser {
  public:
-  explicit JsonParser(const std::string& text) : text_(text) {}
+  explicit JsonParser(const std::string& text) : text_(text), lex_(text) {}
 
   bool ParseDocument(Json* out, std::string* error) {
     SkipWhitespace();
@@ -397,7 +400,7 @@ class JsonParser {
       return false;
     }
     SkipWhitespace();
-    if (pos_ != text_.size()) {
+    if (!lex_.AtEnd()) {
       Fail("unexpected text after the JSON value");
       *error = error_;
       return false;
@@ -408,46 +411,26 @@ class JsonParser {
  private:
   bool Fail(const std::string& what) {
     if (!error_.empty()) return false;  // keep the first (innermost) error
-    size_t line = 1;
-    size_t column = 1;
-    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    error_ = "invalid JSON at line " + std::to_string(line) + " column " +
-             std::to_string(column) + ": " + what;
+    error_ = "invalid JSON at line " + std::to_string(lex_.line()) +
+             " column " + std::to_string(lex_.column()) + ": " + what;
     return false;
   }
 
-  bool AtEnd() const { return pos_ >= text_.size(); }
-  char Peek() const { return AtEnd() ? '\0' : text_[pos_]; }
-
   void SkipWhitespace() {
-    while (!AtEnd()) {
-      const char c = text_[pos_];
+    while (!lex_.AtEnd()) {
+      const char c = lex_.Peek();
       if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-        ++pos_;
+        lex_.Advance();
       } else {
         break;
       }
     }
   }
 
-  bool ConsumeLiteral(const char* word) {
-    const size_t n = std::strlen(word);
-    if (text_.compare(pos_, n, word) != 0) return false;
-    pos_ += n;
-    return true;
-  }
-
   bool ParseValue(Json* out, int depth) {
     if (depth > Json::kMaxDepth) return Fail("nesting too deep");
-    if (AtEnd()) return Fail("unexpected end of input, expected a value");
-    const char c = Peek();
+    if (lex_.AtEnd()) return Fail("unexpected end of input, expected a value");
+    const char c = lex_.Peek();
     switch (c) {
       case '{':
         return ParseObject(out, depth);
@@ -460,19 +443,19 @@ class JsonParser {
         return true;
       }
       case 't':
-        if (ConsumeLiteral("true")) {
+        if (lex_.Consume("true")) {
           *out = Json::Bool(true);
           return true;
         }
         break;
       case 'f':
-        if (ConsumeLiteral("false")) {
+        if (lex_.Consume("false")) {
           *out = Json::Bool(false);
           return true;
         }
         break;
       case 'n':
-        if (ConsumeLiteral("null")) {
+        if (lex_.Consume("null")) {
           *out = Json();
           return true;
         }
@@ -485,32 +468,32 @@ class JsonParser {
   }
 
   bool ParseObject(Json* out, int depth) {
-    ++pos_;  // '{'
+    lex_.Advance();  // '{'
     *out = Json::Object();
     SkipWhitespace();
-    if (Peek() == '}') {
-      ++pos_;
+    if (lex_.Peek() == '}') {
+      lex_.Advance();
       return true;
     }
     while (true) {
       SkipWhitespace();
-      if (Peek() != '"') return Fail("expected a string key");
+      if (lex_.Peek() != '"') return Fail("expected a string key");
       std::string key;
       if (!ParseString(&key)) return false;
       SkipWhitespace();
-      if (Peek() != ':') return Fail("expected ':' after an object key");
-      ++pos_;
+      if (lex_.Peek() != ':') return Fail("expected ':' after an object key");
+      lex_.Advance();
       SkipWhitespace();
       Json value;
       if (!ParseValue(&value, depth + 1)) return false;
       out->set(key, std::move(value));
       SkipWhitespace();
-      if (Peek() == ',') {
-        ++pos_;
+      if (lex_.Peek() == ',') {
+        lex_.Advance();
         continue;
       }
-      if (Peek() == '}') {
-        ++pos_;
+      if (lex_.Peek() == '}') {
+        lex_.Advance();
         return true;
       }
       return Fail("expected ',' or '}' in an object");
@@ -518,11 +501,11 @@ class JsonParser {
   }
 
   bool ParseArray(Json* out, int depth) {
-    ++pos_;  // '['
+    lex_.Advance();  // '['
     *out = Json::Array();
     SkipWhitespace();
-    if (Peek() == ']') {
-      ++pos_;
+    if (lex_.Peek() == ']') {
+      lex_.Advance();
       return true;
     }
     while (true) {
@@ -531,12 +514,12 @@ class JsonParser {
       if (!ParseValue(&value, depth + 1)) return false;
       out->push(std::move(value));
       SkipWhitespace();
-      if (Peek() == ',') {
-        ++pos_;
+      if (lex_.Peek() == ',') {
+        lex_.Advance();
         continue;
       }
-      if (Peek() == ']') {
-        ++pos_;
+      if (lex_.Peek() == ']') {
+        lex_.Advance();
         return true;
       }
       return Fail("expected ',' or ']' in an array");
@@ -544,63 +527,29 @@ class JsonParser {
   }
 
   bool ParseHex4(uint32_t* v) {
-    if (pos_ + 4 > text_.size()) return Fail("truncated \\u escape");
-    uint32_t r = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = text_[pos_ + i];
-      r <<= 4;
-      if (c >= '0' && c <= '9') {
-        r |= static_cast<uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        r |= static_cast<uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        r |= static_cast<uint32_t>(c - 'A' + 10);
-      } else {
-        pos_ += i;
-        return Fail("invalid hex digit in \\u escape");
-      }
-    }
-    pos_ += 4;
-    *v = r;
+    if (lex_.left() < 4) return Fail("truncated \\u escape");
+    if (!lex_.ReadHex(4, v)) return Fail("invalid hex digit in \\u escape");
     return true;
   }
 
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
   bool ParseString(std::string* out) {
-    ++pos_;  // opening quote
+    lex_.Advance();  // opening quote
     while (true) {
-      if (AtEnd()) return Fail("unterminated string");
-      const unsigned char c = static_cast<unsigned char>(text_[pos_]);
+      if (lex_.AtEnd()) return Fail("unterminated string");
+      const unsigned char c = static_cast<unsigned char>(lex_.Peek());
       if (c == '"') {
-        ++pos_;
+        lex_.Advance();
         return true;
       }
       if (c < 0x20) return Fail("control character in a string");
       if (c != '\\') {
         out->push_back(static_cast<char>(c));
-        ++pos_;
+        lex_.Advance();
         continue;
       }
-      ++pos_;
-      if (AtEnd()) return Fail("unterminated string");
-      if (!ParseEscape(text_[pos_++], out)) return false;
+      lex_.Advance();
+      if (lex_.AtEnd()) return Fail("unterminated string");
+      if (!ParseEscape(lex_.Advance(), out)) return false;
     }
   }
 
@@ -634,7 +583,7 @@ class JsonParser {
       case 'u':
         return ParseUnicodeEscape(out);
       default:
-        --pos_;
+        lex_.Rewind(lex_.pos() - 1);
         return Fail(std::string("invalid escape '\\") + e + "'");
     }
   }
@@ -647,10 +596,11 @@ class JsonParser {
       return Fail("lone low surrogate in \\u escape");
     }
     if (cp >= 0xD800 && cp <= 0xDBFF) {
-      if (text_.compare(pos_, 2, "\\u") != 0) {
+      if (!lex_.LookingAt("\\u")) {
         return Fail("high surrogate not followed by a low surrogate");
       }
-      pos_ += 2;
+      lex_.Advance();
+      lex_.Advance();
       uint32_t low = 0;
       if (!ParseHex4(&low)) return false;
       if (low < 0xDC00 || low > 0xDFFF) {
@@ -658,18 +608,18 @@ class JsonParser {
       }
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
-    AppendUtf8(cp, out);
+    Lexer::AppendUtf8(cp, out);
     return true;
   }
 
-  bool IsDigitAhead() const { return Peek() >= '0' && Peek() <= '9'; }
+  bool IsDigitAhead() const { return Lexer::IsDigit(lex_.Peek()); }
 
   bool ParseNumber(Json* out) {
-    const size_t start = pos_;
+    const size_t start = lex_.pos();
     bool negative = false;
     bool is_float = false;
     if (!ScanNumber(&negative, &is_float)) return false;
-    const std::string token = text_.substr(start, pos_ - start);
+    const std::string token = text_.substr(start, lex_.pos() - start);
     // Out of 64-bit range, an integer is kept as a double like other JSON
     // readers do.
     if (!is_float && IntegerValue(token, negative, out)) return true;
@@ -679,36 +629,36 @@ class JsonParser {
   // Moves past a number's JSON syntax: sign, integer part (no leading
   // zeros), fraction, exponent.
   bool ScanNumber(bool* negative, bool* is_float) {
-    if (Peek() == '-') {
+    if (lex_.Peek() == '-') {
       *negative = true;
-      ++pos_;
+      lex_.Advance();
     }
-    if (Peek() == '0') {
-      ++pos_;
+    if (lex_.Peek() == '0') {
+      lex_.Advance();
       if (IsDigitAhead()) {
         return Fail("leading zeros are not allowed in numbers");
       }
-    } else if (Peek() >= '1' && Peek() <= '9') {
-      while (IsDigitAhead()) ++pos_;
+    } else if (lex_.Peek() >= '1' && lex_.Peek() <= '9') {
+      while (IsDigitAhead()) lex_.Advance();
     } else {
       return Fail("expected a digit");
     }
-    if (Peek() == '.') {
+    if (lex_.Peek() == '.') {
       *is_float = true;
-      ++pos_;
+      lex_.Advance();
       if (!IsDigitAhead()) {
         return Fail("expected a digit after the decimal point");
       }
-      while (IsDigitAhead()) ++pos_;
+      while (IsDigitAhead()) lex_.Advance();
     }
-    if (Peek() == 'e' || Peek() == 'E') {
+    if (lex_.Peek() == 'e' || lex_.Peek() == 'E') {
       *is_float = true;
-      ++pos_;
-      if (Peek() == '+' || Peek() == '-') ++pos_;
+      lex_.Advance();
+      if (lex_.Peek() == '+' || lex_.Peek() == '-') lex_.Advance();
       if (!IsDigitAhead()) {
         return Fail("expected a digit in the exponent");
       }
-      while (IsDigitAhead()) ++pos_;
+      while (IsDigitAhead()) lex_.Advance();
     }
     return true;
   }
@@ -753,7 +703,7 @@ class JsonParser {
     const bool overflow = errno == ERANGE && std::isinf(d);
 #endif
     if (overflow) {
-      pos_ = start;
+      lex_.Rewind(start);
       return Fail("number out of range: " + token);
     }
     *out = Json::Double(d);
@@ -761,7 +711,7 @@ class JsonParser {
   }
 
   const std::string& text_;
-  size_t pos_ = 0;
+  Lexer lex_;
   std::string error_;
 };
 
