@@ -9,33 +9,6 @@
 #include "error.h"
 #include "model.h"
 
-using namespace fake;
-
-TRITONSERVER_InferenceResponse::~TRITONSERVER_InferenceResponse() {
-  // The allocator's release runs here, on the deleting thread, once per
-  // buffer it handed out (never for a null buffer).
-  for (auto& o : outputs) {
-    if (!o.owned) continue;
-    if (allocator->release_fn == nullptr) {
-      Violation("TRITONSERVER_InferenceResponseDelete",
-                "the response allocator's release_fn is null; the real "
-                "library calls it for output '" +
-                    o.config->name + "' (crash)");
-    }
-    TRITONSERVER_Error* e =
-        allocator->release_fn(allocator, o.buffer, o.buffer_userp, o.byte_size,
-                              o.memory_type, o.memory_type_id);
-    delete e;
-    allocator->users.fetch_sub(1);
-    LiveAdd(kLiveOutputBuffer, -1);
-  }
-  if (trace != nullptr) trace->Release();
-  delete error;
-  // Last: the response no longer holds its model up (it may finish
-  // unloading, and a waiting ServerStop may return).
-  if (model != nullptr) model->Release();
-}
-
 namespace fake {
 namespace {
 
@@ -164,3 +137,30 @@ void FailRequest(Model* m, TRITONSERVER_InferenceRequest* r,
 }
 
 }  // namespace fake
+
+using namespace fake;
+
+TRITONSERVER_InferenceResponse::~TRITONSERVER_InferenceResponse() {
+  // The allocator's release runs here, on the deleting thread, once per
+  // buffer it handed out (never for a null buffer).
+  for (auto& o : outputs) {
+    if (!o.owned) continue;
+    if (allocator->release_fn == nullptr) {
+      Violation("TRITONSERVER_InferenceResponseDelete",
+                "the response allocator's release_fn is null; the real "
+                "library calls it for output '" +
+                    o.config->name + "' (crash)");
+    }
+    TRITONSERVER_Error* e =
+        allocator->release_fn(allocator, o.buffer, o.buffer_userp, o.byte_size,
+                              o.memory_type, o.memory_type_id);
+    delete e;
+    allocator->users.fetch_sub(1);
+    LiveAdd(kLiveOutputBuffer, -1);
+  }
+  if (trace != nullptr) trace->Release();
+  delete error;
+  // Last: the response no longer holds its model up (it may finish
+  // unloading, and a waiting ServerStop may return).
+  if (model != nullptr) model->Release();
+}
