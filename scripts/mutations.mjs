@@ -362,7 +362,7 @@ const CORE = [
   {
     name: 'fake-lookup-unheld',
     why: "no hung Promise: the fake takes a request's reference on its model after the lookup's lock (a preemption there lets an unload finalize the model under the new request, which then never runs)",
-    file: 'native/fake/model_repository.cc',
+    file: 'native/fake/core/engine.cc',
     search:
       '  std::lock_guard<std::mutex> lock(mu);\n' +
       '  TRITONSERVER_Error* e = FindReadyLocked(name, version, out);\n' +
@@ -380,7 +380,7 @@ const CORE = [
   {
     name: 'fake-rate-limiter-unchecked',
     why: 'the fake as strict as Triton: a model needing more of a rate-limiter resource than the server has loads anyway',
-    file: 'native/fake/rate_limiter.cc',
+    file: 'native/fake/scheduling/rate_limiter.cc',
     search: '        if (count < r.second) {\n',
     replace: '        if (false) {\n',
     tests: ['test/api/scheduling-options.test.ts'],
@@ -426,7 +426,7 @@ const CORE = [
     tests: ['test/lint/lint.test.ts'],
     name: 'ensemble-wrong-tensor',
     why: "ensembles: a step reads the tensor its input map names (here: always the ensemble's first input)",
-    file: 'native/fake/ensemble_scheduler.cc',
+    file: 'native/fake/scheduling/ensemble_plan.cc',
     search: '      step.input_to_tensor.emplace(m.first, m.second);\n',
     replace: '      step.input_to_tensor.emplace(m.first, cfg.input.front().name);\n',
     tests: ['test/backends/ensemble.test.ts'],
@@ -434,7 +434,7 @@ const CORE = [
   {
     name: 'ensemble-error-unprefixed',
     why: "ensembles: a failing step's error reaches the caller prefixed \"in ensemble '<name>', \" as Triton words it",
-    file: 'native/fake/ensemble_scheduler.cc',
+    file: 'native/fake/scheduling/ensemble_outputs.cc',
     search: '    status_.message = "in ensemble \'" + plan_.name + "\', " + status_.message;\n',
     replace: '\n',
     tests: ['test/backends/ensemble.test.ts'],
@@ -450,7 +450,7 @@ const CORE = [
   {
     name: 'stand-in-unmarked',
     why: 'stand-ins say so: every response of a stand-in backend carries the parameter triton_node_stand_in',
-    file: 'native/fake/stand_ins.cc',
+    file: 'native/fake/backends/stand_ins.cc',
     search: '  resp->extra_params.emplace_back(marker);\n',
     replace: '  delete marker;\n',
     tests: ['test/backends/stand-ins.test.ts'],
@@ -458,7 +458,7 @@ const CORE = [
   {
     name: 'stand-in-uninvited',
     why: 'stand-ins are opt-in: without fakeEngine.standIns() a model of a missing backend fails to load as on Triton',
-    file: 'native/fake/stand_ins.cc',
+    file: 'native/fake/backends/stand_ins.cc',
     search: '  if (it == g_stand_ins->end()) return false;\n',
     replace: '  if (it == g_stand_ins->end()) {\n    *mode = "zeros";\n    return true;\n  }\n',
     tests: ['test/backends/stand-ins.test.ts'],

@@ -132,9 +132,9 @@ export const MUTATIONS = [
   {
     name: 'fake-queue-admits-one-more',
     why: 'the fake at least as strict as Triton: a dynamic batcher with max_queue_size N queues an (N+1)-th request',
-    file: 'native/fake/scheduler.cc',
-    search: '        queue.size() >= qp.max_queue_size) {\n',
-    replace: '        queue.size() > qp.max_queue_size) {\n',
+    file: 'native/fake/scheduling/scheduler.cc',
+    search: '        m->queue.size() >= qp.max_queue_size) {\n',
+    replace: '        m->queue.size() > qp.max_queue_size) {\n',
     tests: [HOSTILE],
   },
 ];

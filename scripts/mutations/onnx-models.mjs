@@ -6,7 +6,7 @@ export const MUTATIONS = [
   {
     name: 'onnx-batch-not-split',
     why: "batched requests each get their own rows of the batch's output",
-    file: 'native/fake/onnxruntime_backend.cc',
+    file: 'native/fake/backends/onnxruntime_backend.cc',
     search: '    offset += my_bytes;\n',
     replace: '',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -14,7 +14,7 @@ export const MUTATIONS = [
   {
     name: 'onnx-output-dims-not-exact',
     why: "a config output's dims must equal the model's (-1 only where the model has one), as the real backend checks",
-    file: 'native/fake/onnxruntime_backend.cc',
+    file: 'native/fake/backends/onnxruntime_backend.cc',
     search: '    if (exact || model_shape[i] != -1) ok = model_shape[i] == full[i];\n',
     replace: '    if (model_shape[i] != -1) ok = model_shape[i] == full[i];\n',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -22,7 +22,7 @@ export const MUTATIONS = [
   {
     name: 'onnx-autocomplete-no-dynamic-batching',
     why: 'auto-complete turns dynamic batching on for a model that batches, as r25.07 does',
-    file: 'native/fake/onnxruntime_backend.cc',
+    file: 'native/fake/backends/onnxruntime_backend.cc',
     search: '    cfg->dynamic_batching.present = true;\n',
     replace: '',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -30,7 +30,7 @@ export const MUTATIONS = [
   {
     name: 'onnx-backend-restarts',
     why: 'after a failed onnxruntime load, later servers of the process cannot start the backend (r25.07)',
-    file: 'native/fake/onnxruntime_backend.cc',
+    file: 'native/fake/backends/onnxruntime_backend.cc',
     search: '  if (first != nullptr && !first->stopping.load()) return "";\n',
     replace: '  return "";\n',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -38,7 +38,7 @@ export const MUTATIONS = [
   {
     name: 'sequence-runs-concurrently',
     why: 'requests of one sequence run one after the other, each on the state the one before left',
-    file: 'native/fake/sequence_batcher.cc',
+    file: 'native/fake/scheduling/sequence_batcher.cc',
     search: '  if (seq.running) {\n',
     replace: '  if (false) {\n',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -46,7 +46,7 @@ export const MUTATIONS = [
   {
     name: 'sequence-state-not-reset-on-start',
     why: 'a request with sequenceStart begins from the initial (zero) state',
-    file: 'native/fake/sequence_batcher.cc',
+    file: 'native/fake/scheduling/sequence_batcher.cc',
     search: '  if ((reading && start) || seq.states.size() != states.size()) {\n',
     replace: '  if (seq.states.size() != states.size()) {\n',
     tests: ['test/backends/fake-onnxruntime.test.ts', 'test/backends/onnx-vad.test.ts'],
@@ -54,7 +54,7 @@ export const MUTATIONS = [
   {
     name: 'sequence-never-idle',
     why: 'a sequence idle past max_sequence_idle_microseconds is released (its next request needs START)',
-    file: 'native/fake/sequence_batcher.cc',
+    file: 'native/fake/scheduling/sequence_batcher.cc',
     search: '      it->second.waiting.empty() && now - it->second.last_us > idle) {\n',
     replace: '      it->second.waiting.empty() && false) {\n',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
@@ -62,7 +62,7 @@ export const MUTATIONS = [
   {
     name: 'sequence-cancel-ignored',
     why: 'a request cancelled while it waits in its sequence ends the sequence: it and those behind it are CANCELLED (as Triton)',
-    file: 'native/fake/sequence_batcher.cc',
+    file: 'native/fake/scheduling/sequence_batcher.cc',
     search: '    if (!seq.waiting.empty() && seq.waiting.front()->cancelled->load()) {\n',
     replace: '    if (false) {\n',
     tests: ['test/backends/onnx-vad.test.ts'],

@@ -3,7 +3,7 @@
 // register their own exit handlers later (server start, a backend's first
 // model) and libc runs the latest first, so the addon's handler must be
 // registered again after them (native/server/exit_registry.cc). The fake
-// imitates that order (native/fake/server.cc: a stop after its singletons'
+// imitates that order (native/fake/core/process_state.cc: a stop after its singletons'
 // handler aborts); the real Python backend crashed here (SIGSEGV/SIGABRT).
 import { spawnSync } from 'node:child_process';
 import {

@@ -12,18 +12,45 @@ const NATIVE = fileURLToPath(new URL('../../native/', import.meta.url));
 /**
  * The addon's layers, top to bottom (docs/architecture.md). A file may
  * include files of its own layer or of a layer below it. The fake engine is
- * a library of its own (native/fake/), which may use only the C API header.
+ * a library of its own (native/fake/), which may use only the C API header
+ * of the addon's layers.
  */
 const LAYERS = ['entry', 'objects', 'server', 'request', 'memory', 'env', 'triton', 'include'] as const;
-type Layer = (typeof LAYERS)[number] | 'fake';
+
+/**
+ * The fake engine's rooms, top to bottom (native/fake/<room>/): a file of the
+ * fake may include files of its own room or of a room below it. `test` is the
+ * fake's C++ tests, on top of everything.
+ */
+const FAKE_ROOMS = [
+  'test',
+  'api',
+  'repository',
+  'backends',
+  'scheduling',
+  'core',
+  'config',
+  'support',
+] as const;
+type FakeRoom = (typeof FAKE_ROOMS)[number];
+type Layer = (typeof LAYERS)[number] | `fake/${FakeRoom}`;
+
+const isFake = (layer: Layer): layer is `fake/${FakeRoom}` => layer.startsWith('fake/');
+const fakeRank = (layer: `fake/${FakeRoom}`) => FAKE_ROOMS.indexOf(layer.slice('fake/'.length) as FakeRoom);
 
 /** The longest function body allowed, in lines. */
 const MAX_FUNCTION_LINES = 80;
 
 function layerOf(file: string): Layer {
   if (file === 'addon.cc') return 'entry';
-  const top = file.split('/')[0]!;
-  if (top === 'fake') return 'fake';
+  const parts = file.split('/');
+  const top = parts[0]!;
+  if (top === 'fake') {
+    const room = parts[1]!;
+    if (parts.length > 2 && (FAKE_ROOMS as readonly string[]).includes(room))
+      return `fake/${room as FakeRoom}`;
+    throw new Error(`native/${file} is in no room of the fake: put it in one of ${FAKE_ROOMS.join(', ')}`);
+  }
   if ((LAYERS as readonly string[]).includes(top)) return top as Layer;
   throw new Error(`native/${file} is in no layer: put it in one of ${LAYERS.join(', ')}`);
 }
@@ -44,7 +71,7 @@ function includesOf(file: string, text: string): string[] {
   for (const m of text.matchAll(/^\s*#\s*include\s+"([^"]+)"/gm)) {
     const name = m[1]!;
     if (name === 'triton_capi.h') out.push('include/triton_capi.h');
-    else if (layerOf(file) === 'fake') out.push(path.posix.join(path.posix.dirname(file), name));
+    else if (isFake(layerOf(file))) out.push(path.posix.join(path.posix.dirname(file), name));
     else out.push(name);
   }
   return out;
@@ -53,7 +80,7 @@ function includesOf(file: string, text: string): string[] {
 /** What is wrong with an include graph: missing files, upward includes, cycles. */
 function includeProblems(graph: Map<string, string[]>): string[] {
   const problems: string[] = [];
-  const rank = (layer: Layer) => (layer === 'fake' ? -1 : LAYERS.indexOf(layer));
+  const rank = (layer: (typeof LAYERS)[number]) => LAYERS.indexOf(layer);
   for (const [file, includes] of graph) {
     const from = layerOf(file);
     for (const target of includes) {
@@ -62,8 +89,9 @@ function includeProblems(graph: Map<string, string[]>): string[] {
         continue;
       }
       const to = layerOf(target);
-      const allowed =
-        from === 'fake' ? to === 'fake' || to === 'include' : to !== 'fake' && rank(to) >= rank(from);
+      const allowed = isFake(from)
+        ? to === 'include' || (isFake(to) && fakeRank(to) >= fakeRank(from))
+        : !isFake(to) && rank(to) >= rank(from);
       if (!allowed) problems.push(`${file} (${from}) includes ${target} (${to}): layers only point down`);
     }
   }
@@ -188,6 +216,39 @@ describe('the checks themselves', () => {
         ]),
       ),
     ).toEqual([]);
+  });
+
+  it("find an upward include between the fake's rooms, a circular one, and the fake and the addon using each other", () => {
+    const graph = new Map([
+      ['fake/core/a.h', ['fake/scheduling/b.h']],
+      ['fake/scheduling/b.h', []],
+      ['fake/config/c.h', ['fake/config/d.h']],
+      ['fake/config/d.h', ['fake/config/c.h']],
+      ['fake/support/e.h', ['memory/f.h']],
+      ['memory/f.h', []],
+      ['server/g.h', ['fake/api/h.h']],
+      ['fake/api/h.h', []],
+    ]);
+    const problems = includeProblems(graph);
+    const found = (start: string) => problems.some((p) => p.startsWith(start));
+    expect(found('fake/core/a.h (fake/core) includes fake/scheduling/b.h (fake/scheduling)')).toBe(true);
+    expect(found('circular include: fake/config/c.h -> fake/config/d.h')).toBe(true);
+    expect(found('fake/support/e.h (fake/support) includes memory/f.h (memory)')).toBe(true);
+    expect(found('server/g.h (server) includes fake/api/h.h (fake/api)')).toBe(true);
+    expect(
+      includeProblems(
+        new Map([
+          ['fake/api/x.cc', ['fake/core/y.h', 'fake/api/z.h', 'include/triton_capi.h']],
+          ['fake/api/z.h', []],
+          ['fake/core/y.h', ['fake/support/w.h']],
+          ['fake/support/w.h', ['include/triton_capi.h']],
+          ['fake/test/t.cc', ['fake/config/v.h']],
+          ['fake/config/v.h', []],
+          ['include/triton_capi.h', []],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(() => layerOf('fake/loose.cc')).toThrow(/in no room of the fake/);
   });
 
   it('find a long function and leave tables and short functions alone', () => {

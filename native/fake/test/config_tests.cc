@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "../json.h"
-#include "../model_config.h"
+#include "../support/json.h"
+#include "../config/data_types.h"
+#include "../config/model_config.h"
 #include "harness.h"
 
 namespace {

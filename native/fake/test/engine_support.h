@@ -162,14 +162,14 @@ inline std::string MakeRepo() {
 }
 
 // A model is not unloaded within 50 ms of its load (the fake aborts, as
-// Triton r25.07 can crash then: server.cc, QueueFinalize): wait that out.
+// Triton r25.07 can crash then: core/engine.cc, QueueFinalize): wait that out.
 inline void WaitLoadTail() {
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
 }
 
 // After a stop that timed out, a server may be deleted only once Triton has
 // destroyed every one of its models (the fake aborts otherwise, as Triton
-// crashes: server.cc, ServerDelete). Nothing in the C API tells when; the
+// crashes: api/server.cc, ServerDelete). Nothing in the C API tells when; the
 // fake's reaper takes microseconds once the last holder of a model is gone.
 inline void WaitModelsDestroyed() {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

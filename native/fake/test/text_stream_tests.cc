@@ -1,5 +1,5 @@
-// The fake's own text backend, fake_text_stream (text_stream.cc): words
-// streamed one response each, the whole text in one response, max_tokens
+// The fake's own text backend, fake_text_stream (backends/text_stream.cc):
+// words streamed one response each, the whole text in one response, max_tokens
 // and stop from sampling_parameters or request parameters, bad requests
 // and configs, and cancellation stopping the stream early.
 #include "engine_support.h"

@@ -1,0 +1,35 @@
+// The fake's own exports (TRITONFAKE_*, no Triton has them): live-object
+// counts for leak tests, synchronous callbacks, and stand-in backends.
+#include <cstdint>
+#include <string>
+
+#include "../backends/stand_ins.h"
+#include "../core/error.h"
+#include "../scheduling/submission.h"
+#include "../support/leak_counters.h"
+#include "export.h"
+
+using namespace fake;
+
+FAKE_EXPORT uint32_t TRITONFAKE_LiveObjects(uint64_t* counts,
+                                            uint32_t capacity) {
+  if (counts == nullptr) return 0;
+  uint32_t n = capacity < static_cast<uint32_t>(kLiveKindCount)
+                   ? capacity
+                   : static_cast<uint32_t>(kLiveKindCount);
+  for (uint32_t i = 0; i < n; ++i) {
+    counts[i] = LiveCount(static_cast<LiveKind>(i));
+  }
+  return n;
+}
+
+FAKE_EXPORT void TRITONFAKE_SetSyncCallbacks(bool enabled) {
+  SetSyncCallbacks(enabled);
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONFAKE_SetStandIns(const char* spec) {
+  FAKE_NOT_NULL(spec);
+  std::string error;
+  if (!SetStandIns(spec, &error)) return ErrArg(error);
+  return nullptr;
+}

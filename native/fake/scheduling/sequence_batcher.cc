@@ -1,0 +1,194 @@
+// Triton's sequence batcher as far as the fake models it: sequences by
+// correlation id, each request of a sequence run after the one before it,
+// START and END flags, the idle timeout (max_sequence_idle_microseconds),
+// cancellation of a waiting request (it ends the sequence), and implicit
+// state (sequence_batching.state): the state inputs a backend
+// reads, zeros (or the zero_data initial state) when a sequence starts, and
+// the state outputs it writes, kept for the sequence's next request.
+// Not modelled: control inputs, the oldest strategy, slots (a sequence
+// never waits for one), data_file initial states.
+#include "sequence_batcher.h"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+
+#include "../config/data_types.h"
+#include "../core/error.h"
+#include "../core/response.h"
+#include "../support/clock.h"
+#include "scheduler.h"
+
+namespace fake {
+namespace {
+
+uint64_t NowUs() { return SteadyNs() / 1000; }
+
+std::string SequenceIdText(const TRITONSERVER_InferenceRequest* r) {
+  return r->corr_is_string ? r->corr_str : std::to_string(r->corr_id);
+}
+
+size_t StateBytes(const SequenceStateConfig& s) {
+  int64_t n = 1;
+  for (int64_t d : s.dims) n *= d < 0 ? 1 : d;
+  return static_cast<size_t>(n) * DataTypeSize(s.datatype);
+}
+
+}  // namespace
+
+std::string SequenceKey(const TRITONSERVER_InferenceRequest* r) {
+  return (r->corr_is_string ? "s:" : "u:") + SequenceIdText(r);
+}
+
+std::string SequenceConfigProblem(const ModelConfig& cfg,
+                                  TRITONSERVER_Error_Code* code) {
+  *code = TRITONSERVER_ERROR_UNSUPPORTED;
+  for (const auto& f : cfg.ignored_fields) {
+    if (f == "sequence_batching.control_input" ||
+        f == "sequence_batching.oldest") {
+      return "the fake engine's sequence batcher does not support " +
+             f.substr(18);
+    }
+  }
+  *code = TRITONSERVER_ERROR_INVALID_ARG;
+  // Triton's checks of each state's initial state (when the scheduler is
+  // made, after the backend created the model).
+  for (const auto& s : cfg.sequence_batching.state) {
+    for (const auto& init : s.initial_state) {
+      const std::string& in = s.input_name;
+      if (init.data_type != s.data_type) {
+        return "The data type used for 'initial_state' field of state '" + in +
+               "' does not match the state data type.";
+      }
+      if (init.name.empty()) {
+        return "Field 'name' must be set when using initial_state for state "
+               "input '" +
+               in + "'.";
+      }
+      if (init.dims.size() != s.dims.size()) {
+        return "Number of dimensions in 'initial_state' doesn't match the "
+               "size of 'state' dimensions for state input '" +
+               in + "'. " + std::to_string(init.dims.size()) +
+               " != " + std::to_string(s.dims.size());
+      }
+      for (size_t i = 0; i < init.dims.size(); ++i) {
+        if (init.dims[i] == -1) {
+          return "'initial_state' field for state input name '" + in +
+                 "' contains variable dimensions.";
+        }
+        if (s.dims[i] != -1 && init.dims[i] != s.dims[i]) {
+          return "'initial_state' dim for input name '" + in +
+                 "' doesn't match 'state' dim description. " +
+                 std::to_string(init.dims[i]) +
+                 " != " + std::to_string(s.dims[i]);
+        }
+      }
+      if (!init.data_file.empty()) {
+        *code = TRITONSERVER_ERROR_UNSUPPORTED;
+        return "the fake engine's sequence batcher does not support "
+               "initial_state data_file (state '" +
+               in + "')";
+      }
+    }
+  }
+  return "";
+}
+
+TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
+                                  bool* run_now) {
+  *run_now = true;
+  if (m->config.max_batch_size > 0 && r->request_batch > 1) {
+    return ErrArg("inference request to model '" + m->name +
+                  "' must specify batch-size 1 due to requirements of "
+                  "sequence batcher");
+  }
+  const bool start = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0;
+  const std::string key = SequenceKey(r);
+  const uint64_t now = NowUs();
+  const uint64_t idle =
+      m->config.sequence_batching.max_sequence_idle_microseconds;
+  std::lock_guard<std::mutex> lock(m->sequences.mu);
+  auto it = m->sequences.by_key.find(key);
+  // An idle sequence was released by Triton's reaper in the meantime.
+  if (it != m->sequences.by_key.end() && !it->second.running &&
+      it->second.waiting.empty() && now - it->second.last_us > idle) {
+    m->sequences.by_key.erase(it);
+    it = m->sequences.by_key.end();
+  }
+  if (!start && it == m->sequences.by_key.end()) {
+    return ErrArg("inference request for sequence " + SequenceIdText(r) +
+                  " to model '" + m->name +
+                  "' must specify the START flag on the first request of the "
+                  "sequence");
+  }
+  Sequence& seq = m->sequences.by_key[key];
+  seq.last_us = now;
+  if (seq.running) {
+    seq.waiting.push_back(r);
+    *run_now = false;
+    return nullptr;
+  }
+  seq.running = true;
+  return nullptr;
+}
+
+std::vector<std::vector<char>>* SequenceStates(
+    Model* m, const TRITONSERVER_InferenceRequest* r, bool reading) {
+  const auto& states = m->config.sequence_batching.state;
+  std::lock_guard<std::mutex> lock(m->sequences.mu);
+  Sequence& seq = m->sequences.by_key[SequenceKey(r)];
+  const bool start = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0;
+  if ((reading && start) || seq.states.size() != states.size()) {
+    seq.states.clear();
+    for (const auto& s : states) seq.states.emplace_back(StateBytes(s), 0);
+  }
+  // The value stays in place until this request's step is done: only the
+  // sequence's running request touches it.
+  return &seq.states;
+}
+
+void SequenceStepDone(Model* m, const std::string& key, bool end) {
+  TRITONSERVER_InferenceRequest* next = nullptr;
+  std::deque<TRITONSERVER_InferenceRequest*> cancelled;
+  {
+    std::lock_guard<std::mutex> lock(m->sequences.mu);
+    auto it = m->sequences.by_key.find(key);
+    if (it == m->sequences.by_key.end()) return;
+    Sequence& seq = it->second;
+    seq.last_us = NowUs();
+    if (end) seq.states.clear();
+    if (!seq.waiting.empty() && seq.waiting.front()->cancelled->load()) {
+      // As Triton's sequence batcher: the next request of the sequence was
+      // cancelled while it waited, which ends the sequence; it and every
+      // request queued behind it are CANCELLED (with an empty message), and
+      // a later request of that id needs the START flag again.
+      cancelled.swap(seq.waiting);
+      m->sequences.by_key.erase(it);
+    } else if (seq.waiting.empty()) {
+      if (end) {
+        m->sequences.by_key.erase(it);
+      } else {
+        seq.running = false;
+      }
+      return;
+    } else {
+      next = seq.waiting.front();
+      seq.waiting.pop_front();
+    }
+  }
+  for (TRITONSERVER_InferenceRequest* r : cancelled) {
+    {
+      std::lock_guard<std::mutex> slock(m->stats.mu);
+      m->stats.fail.Add(SteadyNs() - r->queue_start_ns);
+      ++m->stats.fail_canceled;
+    }
+    FailRequest(m, r, Err(TRITONSERVER_ERROR_CANCELLED, ""), true);
+  }
+  if (next == nullptr) return;
+  if (auto* e = Enqueue(m, next)) {
+    // Only a full queue refuses, and sequence models have no queue limit.
+    FailRequest(m, next, e, true);
+  }
+}
+
+}  // namespace fake
