@@ -322,8 +322,8 @@ const CORE = [
   {
     name: 'parameters-stale-names',
     why: "a result's parameters are its own: the decoder reuses the object maker of an earlier list of names",
-    file: 'native/request/event_encoder.cc',
-    search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
+    file: 'lib/addon/events.ts',
+    search: '    for (let k = 0; same && k < count; k++) same = this.lastNames[k] === names[k];\n',
     replace: '\n',
     tests: ['test/promises.test.ts'],
   },
