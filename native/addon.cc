@@ -28,6 +28,7 @@ struct AddonFunction {
 constexpr AddonFunction kFunctions[] = {
     {"loadLibrary", LoadLibrary},
     {"libraryInfo", LibraryInfo},
+    {"setEventDecoder", ServerWrap::SetEventDecoder},
     {"createServer", ServerWrap::CreateServer},
     {"fakeLiveObjects", FakeLiveObjects},
     {"fakeSetSyncCallbacks", FakeSetSyncCallbacks},

@@ -68,8 +68,8 @@ const CORE = [
   {
     name: 'context-never-recycled',
     why: 'no leak: the JS side never sees FINAL for a response, so the request context is never recycled',
-    file: 'native/server/drain.cc',
-    search: '  if (final) ctx->js_final = true;\n',
+    file: 'native/request/delivery.cc',
+    search: '  if (final) ctx->lifecycle.JsSaw(Ending::kFinal);\n',
     replace: '',
     tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts'],
   },
@@ -77,8 +77,8 @@ const CORE = [
     name: 'request-never-deleted',
     why: 'ownership: a released and final request is never deleted',
     file: 'native/request/ledger.cc',
-    search: '      to_delete = ctx->request;\n',
-    replace: '      to_delete = nullptr;\n',
+    search: '    if (ended.delete_request) to_delete = ctx->request;\n',
+    replace: '    (void)ended.delete_request;\n',
     tests: ['test/request/infer.test.ts'],
   },
   {
@@ -322,8 +322,8 @@ const CORE = [
   {
     name: 'parameters-stale-names',
     why: "a result's parameters are its own: the decoder reuses the object maker of an earlier list of names",
-    file: 'native/request/event_encoder.cc',
-    search: '    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];\n',
+    file: 'lib/addon/events.ts',
+    search: '    for (let k = 0; same && k < count; k++) same = this.lastNames[k] === names[k];\n',
     replace: '\n',
     tests: ['test/request/request-fields.test.ts'],
   },

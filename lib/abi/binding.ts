@@ -304,6 +304,66 @@ export interface NativeEvent {
   timing?: NativeTiming;
 }
 
+/**
+ * The bits of an encoded event's `flags`: which parts follow it (see
+ * NativeEventDecoder). The addon exports its own copy
+ * (`constants.eventEncoding.flags`).
+ */
+export const EVENT_FLAGS = { outputs: 1, error: 2, parameters: 4, model: 8, id: 16 } as const;
+
+/**
+ * A response parameter's type in the event encoding: Triton's
+ * TRITONSERVER_ParameterType values (not NATIVE_PARAMETER_CODES, which are
+ * submit()'s). The addon exports its own copy
+ * (`constants.eventEncoding.parameterTypes`).
+ */
+export const EVENT_PARAMETER_TYPES = { string: 0, int: 1, bool: 2, double: 3 } as const;
+
+/**
+ * Turns the addon's flat encoding of a drain's events into NativeEvents and
+ * hands them to `onEvents` in one call (or, without `onEvents`, returns them).
+ * lib/addon/events.ts makes it; the addon asks `setEventDecoder`'s factory for
+ * one per server and calls it once per drain. Building objects property by
+ * property through Node-API costs far more per property than an object
+ * literal in JS, so the addon writes numbers and the values that must be JS
+ * values, and the decoder builds the objects.
+ *
+ * Arguments: the numbers are `nums`' first `end` (the array is kept from call
+ * to call and may be longer); `strings` holds the server's interned names
+ * (model and output names), indexed from `nums`; `slab` is an ArrayBuffer
+ * holding the drain's small outputs (copied), from byte `base` on; the values
+ * come in `list` when there are many, else as the arguments after it.
+ *
+ * Layout in `nums`, per event:
+ * - `0`: an event decoded already: the next value.
+ * - `1 token final flags ...`: final is 1 or 0; flags are EVENT_FLAGS bits;
+ *   then, in this order, for each bit set:
+ *   - error: the next value (a NativeErrorInfo);
+ *   - outputs: their count, then per output: name (string index, or -1: the
+ *     next value), datatype code (TRITONSERVER_DataType, 0 for an unknown
+ *     type), memory code (NATIVE_MEMORY_CODES), memory type id, byteLength,
+ *     inSlab (1: data is the slab and the byte offset counts from `base`;
+ *     0: data is the next value), byte offset, rank, then the shape's dims;
+ *   - parameters: their count, then per parameter: name (string index or -1:
+ *     the next value), type (EVENT_PARAMETER_TYPES), value (string: the next
+ *     value; int, double: the number; bool: 1 or 0; any other type: nothing,
+ *     and the parameter is undefined);
+ *   - model: name (string index or -1: the next value), version;
+ *   - id: the next value.
+ *
+ * The addon sets `timing` itself, on an event decoded already.
+ */
+export type NativeEventDecoder = (
+  onEvents: ((events: NativeEvent[]) => void) | undefined,
+  nums: Float64Array,
+  end: number,
+  strings: readonly string[],
+  slab: ArrayBuffer | undefined,
+  base: number,
+  list: readonly unknown[] | undefined,
+  ...rest: unknown[]
+) => NativeEvent[] | undefined;
+
 export interface NativeServer {
   isLive(): Promise<boolean>;
   isReady(): Promise<boolean>;
@@ -456,6 +516,10 @@ export interface NativeAddon {
    * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: LoadAttempt[]`. */
   loadLibrary(candidates: string[]): LibraryInfo;
   libraryInfo(): LibraryInfo | null;
+  /** Per environment, before any createServer(): what makes each server's
+   * event decoder (lib/addon/load.ts passes lib/addon/events.ts's). */
+  setEventDecoder(create: () => NativeEventDecoder): void;
+  /** Throws INTERNAL when no event decoder was set in this environment. */
   createServer(
     options: NativeServerOptions,
     onEvents: (events: NativeEvent[]) => void,
@@ -505,6 +569,11 @@ export interface NativeAddon {
     liveObjectKinds: string[];
     /** The Triton C API the loader accepts (TRITON_NODE_API_* in native/include/triton_capi.h). */
     tritonApi: { major: number; minMinor: number; minor: number };
+    /** The event encoding's flags and parameter types (NativeEventDecoder). */
+    eventEncoding: {
+      flags: Record<keyof typeof EVENT_FLAGS, number>;
+      parameterTypes: Record<keyof typeof EVENT_PARAMETER_TYPES, number>;
+    };
     /** The Node-API version the addon was built for (NAPI_VERSION in binding.gyp). */
     napiVersion: number;
   };

@@ -22,6 +22,7 @@ import {
   TRITON_API,
 } from '../abi/binding.js';
 import { type LoadAttempt, TritonError } from '../base/errors.js';
+import { createEventDecoder } from './events.js';
 
 /** Where Triton's container images install the library. */
 export const DEFAULT_LIBRARY_PATH = '/opt/tritonserver/lib/libtritonserver.so';
@@ -66,6 +67,9 @@ export function addon(): NativeAddon {
   try {
     const load = require('node-gyp-build') as (dir: string) => unknown;
     addonCache = load(root) as NativeAddon;
+    // Each server's responses reach JS through a decoder made here (one per
+    // server); the addon keeps the factory for this thread's environment.
+    addonCache.setEventDecoder(createEventDecoder);
     if (isMainThread) {
       // The addon ends the process itself when exit() would otherwise crash
       // in Triton's static destructors (a stop that timed out with requests

@@ -32,6 +32,7 @@ void EnvData::ForgetReferences() {
   cuda_buffer_ctor.SuppressDestruct();
   metric_family_ctor.SuppressDestruct();
   metric_ctor.SuppressDestruct();
+  event_decoder_factory.SuppressDestruct();
 }
 
 EnvData* InstallEnvData(Napi::Env env) {

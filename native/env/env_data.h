@@ -38,6 +38,9 @@ struct EnvData {
   Napi::FunctionReference cuda_buffer_ctor;
   Napi::FunctionReference metric_family_ctor;
   Napi::FunctionReference metric_ctor;
+  // setEventDecoder(): makes each server's event decoder
+  // (request/event_encoder.h).
+  Napi::FunctionReference event_decoder_factory;
   BufferViewFn host_buffer_view = nullptr;
   BufferViewFn cuda_buffer_view = nullptr;
   // TRITON_NODE_COPY_OUTPUTS=1 or setCopyOutputs(true).

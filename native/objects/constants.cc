@@ -5,6 +5,7 @@
 
 #include "memory/mem_kind.h"
 #include "objects/fake_functions.h"
+#include "request/event_encoder.h"
 #include "request/submit_layout.h"
 #include "triton/datatypes.h"
 #include "triton/errors.h"
@@ -66,6 +67,19 @@ Napi::Object ConstantsObject(Napi::Env env) {
   c.Set("tritonApi", NumberTable(env, {{"major", TRITON_NODE_API_MAJOR},
                                        {"minMinor", TRITON_NODE_API_MIN_MINOR},
                                        {"minor", TRITON_NODE_API_MINOR}}));
+  Napi::Object encoding = Napi::Object::New(env);
+  encoding.Set("flags",
+               NumberTable(env, {{"outputs", EventEncoder::kHasOutputs},
+                                 {"error", EventEncoder::kHasError},
+                                 {"parameters", EventEncoder::kHasParameters},
+                                 {"model", EventEncoder::kHasModel},
+                                 {"id", EventEncoder::kHasId}}));
+  encoding.Set("parameterTypes",
+               NumberTable(env, {{"string", TRITONSERVER_PARAMETER_STRING},
+                                 {"int", TRITONSERVER_PARAMETER_INT},
+                                 {"bool", TRITONSERVER_PARAMETER_BOOL},
+                                 {"double", TRITONSERVER_PARAMETER_DOUBLE}}));
+  c.Set("eventEncoding", encoding);
   // The Node-API version the addon was compiled against (binding.gyp).
   c.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return c;

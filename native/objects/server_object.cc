@@ -138,6 +138,16 @@ ServerWrap::~ServerWrap() {
   }
 }
 
+Napi::Value ServerWrap::SetEventDecoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsFunction()) {
+    ThrowTypeError(env, "setEventDecoder(create) expects a function");
+  }
+  GetEnvData(env)->event_decoder_factory =
+      Napi::Persistent(info[0].As<Napi::Function>());
+  return env.Undefined();
+}
+
 Napi::Value ServerWrap::CreateServer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (LoadedApi() == nullptr) {

@@ -18,6 +18,9 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
   explicit ServerWrap(const Napi::CallbackInfo& info);
   ~ServerWrap() override;
 
+  // addon.setEventDecoder(create): the factory of each server's event
+  // decoder, kept for this environment.
+  static Napi::Value SetEventDecoder(const Napi::CallbackInfo& info);
   // addon.createServer(options, onEvents)
   static Napi::Value CreateServer(const Napi::CallbackInfo& info);
 

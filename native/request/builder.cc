@@ -142,7 +142,6 @@ void ResetForBuild(RequestContext* ctx) {
   ctx->placements.default_kind = kMemCpu;
   ctx->placements.default_device = 0;
   ctx->refs.clear();
-  ctx->timing = false;
   std::memset(ctx->timestamps, 0, sizeof(ctx->timestamps));
 }
 
@@ -373,7 +372,7 @@ void SetCallbacks(Napi::Env env, const SubmitNumbers& nums,
     Check(env, api.TRITONSERVER_InferenceTraceNew(
                    &ctx->trace, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0,
                    OnTraceActivity, OnTraceRelease, ctx));
-    ctx->timing = true;
+    ctx->lifecycle.Traced();
   }
 }
 

@@ -125,7 +125,7 @@ void OnResponseComplete(TRITONSERVER_InferenceResponse* response,
   c->parameter_count = 0;
   if (response != nullptr) ReadResponse(response, c);
   if ((flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0) {
-    ctx->ledger->Settle(ctx, SettleEvent::kFinal);
+    ctx->ledger->Settle(ctx, Ending::kFinal);
   }
   ctx->queue->Push(c);
 }
@@ -136,7 +136,7 @@ void OnRequestRelease(TRITONSERVER_InferenceRequest*, const uint32_t flags,
   if ((flags & TRITONSERVER_REQUEST_RELEASE_ALL) == 0) return;
   SettleScope scope;
   auto* ctx = static_cast<RequestContext*>(userp);
-  ctx->ledger->Settle(ctx, SettleEvent::kRelease);
+  ctx->ledger->Settle(ctx, Ending::kRelease);
   PushBare(ctx, Completion::kReleased);
 }
 
@@ -155,7 +155,7 @@ void OnTraceRelease(TRITONSERVER_InferenceTrace* trace, void* userp) {
   auto* ctx = static_cast<RequestContext*>(userp);
   // It may come after FINAL and RELEASE_ALL (a decoupled backend deletes its
   // response factory, which holds the trace, after sending FINAL).
-  ctx->ledger->Settle(ctx, SettleEvent::kTrace);
+  ctx->ledger->Settle(ctx, Ending::kTrace);
   PushBare(ctx, Completion::kTraceReleased);
 }
 

@@ -34,7 +34,7 @@ ContextPool::~ContextPool() {
       if (attrs == nullptr || LoadedApi() == nullptr) continue;
       DropError(Api().TRITONSERVER_BufferAttributesDelete(attrs));
     }
-    if (ctx->Settled()) delete ctx;
+    if (ctx->lifecycle.TritonDone()) delete ctx;
   }
 }
 
@@ -57,21 +57,18 @@ RequestContext* ContextPool::Acquire(Napi::Env env) {
   }
   ++ctx->generation;
   ctx->token = (ctx->generation << kTokenIndexBits) | ctx->index;
+  ctx->lifecycle.Acquired();
   return ctx;
 }
 
 void ContextPool::Activate(RequestContext* ctx) {
-  ctx->active = true;
-  ctx->js_final = false;
-  ctx->js_released = false;
-  ctx->js_trace_done = false;
+  ctx->lifecycle.Activated();
   ++active_;
 }
 
 void ContextPool::Recycle(napi_env env, RequestContext* ctx) {
-  if (ctx->active) {
+  if (ctx->lifecycle.Recycled(env)) {
     // Finished: the ledger deleted the request, the trace released itself.
-    ctx->active = false;
     --active_;
   } else {
     DeleteUnsubmitted(ctx);
@@ -82,10 +79,6 @@ void ContextPool::Recycle(napi_env env, RequestContext* ctx) {
   for (napi_ref ref : ctx->refs) napi_delete_reference(env, ref);
   ctx->refs.clear();
   ctx->holds.clear();  // may free memory the caller detached meanwhile
-  if (ctx->held_final_event != nullptr) {
-    napi_delete_reference(env, ctx->held_final_event);
-    ctx->held_final_event = nullptr;
-  }
   ctx->placements.ClearDestinations();
   ctx->placements.count = 0;
   free_.push_back(ctx);

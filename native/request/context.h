@@ -10,6 +10,7 @@
 
 #include "memory/buffer_use.h"
 #include "memory/placements.h"
+#include "request/lifecycle.h"
 #include "triton_capi.h"
 
 namespace triton_node {
@@ -20,9 +21,8 @@ class InflightLedger;
 // Pooled per server and reused, so steady-state submission allocates
 // nothing here. Created and recycled on the JS thread; between submit and
 // recycle, Triton's callbacks read the placements (never written while
-// submitted) and write the ledger fields (under the ledger's lock) and the
-// trace timestamps (read on the JS thread after the trace release was
-// queued).
+// submitted) and write Triton's half of the lifecycle (under the ledger's
+// lock) and the trace timestamps.
 struct RequestContext {
   // The server's; both outlive every context (the ledger keeps the server
   // alive while a request is in flight).
@@ -54,34 +54,14 @@ struct RequestContext {
   TRITONSERVER_BufferAttributes* attributes = nullptr;
   TRITONSERVER_BufferAttributes* ipc_attributes = nullptr;
 
-  // Timing.
-  bool timing = false;
+  // The trace of a request that asked for timing; its timestamps are
+  // written by the trace's activity callback and read on the JS thread
+  // after the trace release was queued.
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t timestamps[7] = {0, 0, 0, 0, 0, 0, 0};
 
-  // Guarded by the ledger's lock (request/ledger.h).
-  bool submitted = false;
-  bool released = false;
-  bool final_seen = false;
-  bool trace_pending = false;
-  int cancel_inflight = 0;
-  bool delete_deferred = false;
-
-  // JS thread only.
-  bool active = false;  // between submit and recycle
-  bool js_final = false;
-  bool js_released = false;
-  bool js_trace_done = false;
-  napi_ref held_final_event = nullptr;  // FINAL waiting for the trace
-
-  // Every event of the request reached the JS thread.
-  bool JsDone() const {
-    return js_final && js_released && (!timing || js_trace_done);
-  }
-  // Triton is done with the request (no callback can come).
-  bool Settled() const {
-    return !submitted || (released && final_seen && !trace_pending);
-  }
+  // Where the request is in its life (each half's threads: there).
+  RequestLifecycle lifecycle;
 };
 
 // The contexts of one server. JS thread only, except that callbacks use the

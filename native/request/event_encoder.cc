@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "env/env_data.h"
 #include "env/js_call.h"
 #include "memory/mem_kind.h"
 #include "request/context.h"
@@ -23,132 +24,6 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
   }
   return t;
 }
-
-// Turns the flat encoding into NativeEvents (lib/abi/binding.ts) and hands them
-// to onEvents (or returns them, without onEvents). The numbers are `n`'s first
-// `end` (the array is kept from call to call, and may be longer); the values
-// come as the arguments after `list`, or in `list` when there are many. Layout
-// per event in `n`:
-//   0                         an event decoded already: vals[next]
-//   1 token final flags ...   flags: EventFlag bits; then, in this order:
-//     error: vals; count, per output: name (string index or -1: vals),
-//     datatype code, memory kind, memory type id, byteLength,
-//     inSlab (1: data = slab and byteOffset is from `base`, else vals),
-//     byteOffset, dims, shape...;
-//     parameters: count, per parameter: name (string index or -1: vals),
-//     type (TRITONSERVER_ParameterType), value (STRING: vals; INT, DOUBLE:
-//     the number; BOOL: 1 or 0; other types: none);
-//     model (string index or -1: vals), version; id: vals.
-// Every event has the same keys (absent ones undefined) so that V8 gives
-// them one shape.
-constexpr const char kDecoderSource[] = R"JS(
-(function (dtNames, memNames) {
-  'use strict';
-  // Response parameters are made by a function compiled for the last list of
-  // names (a model answers with the same names every time): an object
-  // literal, not a property added by a computed name per parameter. A list
-  // with '__proto__', or where code cannot be generated, is set one by one.
-  const names = [];
-  const values = [];
-  let lastNames = [];
-  let make = null;
-  function compile(list) {
-    if (list.length > 32 || list.includes('__proto__')) return null;
-    const fields = list.map((s, k) => JSON.stringify(s) + ': v[' + k + ']');
-    try {
-      return new Function('v', 'return { ' + fields.join(', ') + ' };');
-    } catch {
-      return null;
-    }
-  }
-  function parametersOf(count) {
-    let same = count === lastNames.length;
-    for (let k = 0; same && k < count; k++) same = lastNames[k] === names[k];
-    if (!same) {
-      lastNames = names.slice(0, count);
-      make = compile(lastNames);
-    }
-    if (make !== null) return make(values);
-    const p = {};
-    for (let k = 0; k < count; k++) {
-      Object.defineProperty(p, names[k], { value: values[k], enumerable: true, writable: true, configurable: true });
-    }
-    return p;
-  }
-  return function decode(onEvents, n, end, strings, slab, base, list, ...rest) {
-    const vals = list === undefined ? rest : list;
-    const events = [];
-    let i = 0;
-    let v = 0;
-    while (i < end) {
-      if (n[i++] === 0) {
-        events.push(vals[v++]);
-        continue;
-      }
-      const token = n[i++];
-      const final = n[i++] === 1;
-      const flags = n[i++];
-      let error, outputs, parameters, model, version, id;
-      if (flags & 2) error = vals[v++];
-      if (flags & 1) {
-        const count = n[i++];
-        outputs = [];
-        for (let k = 0; k < count; k++) {
-          const ni = n[i++];
-          const name = ni >= 0 ? strings[ni] : vals[v++];
-          const datatype = dtNames[n[i++]];
-          const memoryType = memNames[n[i++]];
-          const memoryTypeId = n[i++];
-          const byteLength = n[i++];
-          let data, byteOffset;
-          if (n[i++] === 1) {
-            data = slab;
-            byteOffset = base + n[i++];
-          } else {
-            data = vals[v++];
-            byteOffset = n[i++];
-          }
-          const dims = n[i++];
-          let shape;
-          // Array literals for the usual ranks (cheaper than growing by push).
-          if (dims === 1) shape = [n[i]];
-          else if (dims === 2) shape = [n[i], n[i + 1]];
-          else if (dims === 3) shape = [n[i], n[i + 1], n[i + 2]];
-          else {
-            shape = [];
-            for (let d = 0; d < dims; d++) shape.push(n[i + d]);
-          }
-          i += dims;
-          outputs.push({ name, datatype, shape, memoryType, memoryTypeId, byteLength, data, byteOffset });
-        }
-      }
-      if (flags & 4) {
-        const count = n[i++];
-        for (let k = 0; k < count; k++) {
-          const pi = n[i++];
-          names[k] = pi >= 0 ? strings[pi] : vals[v++];
-          const ptype = n[i++];
-          let value;
-          if (ptype === 0) value = vals[v++];
-          else if (ptype === 2) value = n[i++] === 1;
-          else if (ptype === 1 || ptype === 3) value = n[i++];
-          values[k] = value;
-        }
-        parameters = parametersOf(count);
-      }
-      if (flags & 8) {
-        const mi = n[i++];
-        model = mi >= 0 ? strings[mi] : vals[v++];
-        version = n[i++];
-      }
-      if (flags & 16) id = vals[v++];
-      events.push({ token, final, error, outputs, parameters, model, version, id, timing: undefined });
-    }
-    if (onEvents === undefined) return events;
-    onEvents(events);
-  };
-})
-)JS";
 
 constexpr size_t kMaxInterned = 256;
 constexpr size_t kSlabAlignment = 16;
@@ -182,28 +57,16 @@ void NumberList::Grow() {
 
 void EventEncoder::Init(napi_env env) {
   Napi::Env e(env);
-  Napi::Array dt_names = Napi::Array::New(e);
-  for (int t = 0; t <= kLastDataType; ++t) {
-    dt_names.Set(static_cast<uint32_t>(t),
-                 Napi::String::New(
-                     e, DataTypeName(static_cast<TRITONSERVER_DataType>(t))));
+  Napi::FunctionReference& factory = GetEnvData(e)->event_decoder_factory;
+  if (factory.IsEmpty()) {
+    throw MakeError(e, "INTERNAL",
+                    "no event decoder: setEventDecoder() was not called in "
+                    "this environment (lib/addon/load.ts calls it)");
   }
-  Napi::Array mem_names = Napi::Array::New(e);
-  for (int k = 0; k < kMemKindCount; ++k) {
-    mem_names.Set(static_cast<uint32_t>(k),
-                  Napi::String::New(e, MemKindName(k)));
-  }
-  napi_value script = nullptr;
-  napi_value factory = nullptr;
-  napi_create_string_utf8(env, kDecoderSource, NAPI_AUTO_LENGTH, &script);
-  if (napi_run_script(env, script, &factory) != napi_ok) {
-    throw Napi::Error::New(e);
-  }
-  napi_value argv[2] = {dt_names, mem_names};
-  napi_value decoder = nullptr;
-  if (napi_call_function(env, e.Undefined(), factory, 2, argv, &decoder) !=
-      napi_ok) {
-    throw Napi::Error::New(e);
+  Napi::Value decoder = factory.Call({});
+  if (!decoder.IsFunction()) {
+    throw MakeError(e, "INTERNAL",
+                    "the event decoder factory returned no function");
   }
   napi_create_reference(env, decoder, 1, &decoder_);
   napi_value strings = nullptr;

@@ -1,11 +1,13 @@
 // Events of a server's requests, encoded for the JS thread in a flat form:
-// a Float64Array of numbers, the values that must be JS objects, and an
+// a Float64Array of numbers, the values that must be JS values, and an
 // ArrayBuffer (the slab) holding the drain's small outputs. A JS function
-// compiled once per server turns them into NativeEvent objects: building
-// objects property by property through Node-API costs far more per property
-// than a JS object literal. The Float64Array and the slab are kept from one
-// drain to the next: a new ArrayBuffer per drain costs more than the rest of
-// the encoding.
+// (lib/addon/events.ts, one per server, made by the factory JS gave the
+// addon through setEventDecoder) turns them into NativeEvent objects:
+// building objects property by property through Node-API costs far more per
+// property than a JS object literal. The layout is documented once, at
+// NativeEventDecoder in lib/abi/binding.ts. The Float64Array and the slab
+// are kept from one drain to the next: a new ArrayBuffer per drain costs
+// more than the rest of the encoding.
 #ifndef TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 #define TRITON_NODE_REQUEST_EVENT_ENCODER_H_
 
@@ -65,7 +67,8 @@ class NumberList {
 // gone just forgets them.
 class EventEncoder {
  public:
-  // The bits of an event's `flags` (what follows in the encoding).
+  // The bits of an event's `flags` (what follows in the encoding):
+  // EVENT_FLAGS in lib/abi/binding.ts (constants.eventEncoding).
   enum EventFlag : int {
     kHasOutputs = 1,
     kHasError = 2,
@@ -74,6 +77,8 @@ class EventEncoder {
     kHasId = 16,
   };
 
+  // Makes the server's decoder with the environment's factory; throws when
+  // there is none.
   void Init(napi_env env);
   void Release(napi_env env);
 

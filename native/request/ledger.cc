@@ -16,15 +16,6 @@ int64_t InflightLedger::PendingRequests() {
   return g_pending_requests.load(std::memory_order_relaxed);
 }
 
-void InflightLedger::MarkSubmitted(RequestContext* ctx) {
-  ctx->submitted = true;
-  ctx->released = false;
-  ctx->final_seen = false;
-  ctx->trace_pending = ctx->trace != nullptr;
-  ctx->cancel_inflight = 0;
-  ctx->delete_deferred = false;
-}
-
 void InflightLedger::CountPending(int delta) {
   g_pending_requests.fetch_add(delta, std::memory_order_relaxed);
 }
@@ -33,52 +24,23 @@ void InflightLedger::Abort(RequestContext* ctx) {
   std::shared_ptr<void> drop;  // released outside the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ctx->submitted = false;
-    ctx->trace_pending = false;
+    ctx->lifecycle.Aborted();
     if (--inflight_ == 0) drop = std::move(keepalive_);
   }
   CountPending(-1);
 }
 
-TRITONSERVER_InferenceRequest* InflightLedger::Record(RequestContext* ctx,
-                                                      SettleEvent what,
-                                                      bool* now_settled) {
-  bool was_done = ctx->released && ctx->final_seen;
-  bool was_settled = was_done && !ctx->trace_pending;
-  *now_settled = false;
-  bool* flag = what == SettleEvent::kFinal     ? &ctx->final_seen
-               : what == SettleEvent::kRelease ? &ctx->released
-                                               : nullptr;
-  if (flag != nullptr) {
-    if (*flag) return nullptr;  // seen already
-    *flag = true;
-  } else {
-    if (!ctx->trace_pending) return nullptr;
-    ctx->trace_pending = false;
-  }
-  TRITONSERVER_InferenceRequest* to_delete = nullptr;
-  if (!was_done && ctx->released && ctx->final_seen) {
-    if (ctx->cancel_inflight == 0) {
-      to_delete = ctx->request;
-    } else {
-      ctx->delete_deferred = true;
-    }
-  }
-  *now_settled = !was_settled && ctx->Settled();
-  return to_delete;
-}
-
-void InflightLedger::Settle(RequestContext* ctx, SettleEvent what) {
-  if (what == SettleEvent::kRelease) {
+void InflightLedger::Settle(RequestContext* ctx, Ending what) {
+  if (what == Ending::kRelease) {
     CountPending(-1);
   }
-  TRITONSERVER_InferenceRequest* to_delete;
+  TRITONSERVER_InferenceRequest* to_delete = nullptr;
   std::shared_ptr<void> drop;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    bool now_settled = false;
-    to_delete = Record(ctx, what, &now_settled);
-    if (now_settled && --inflight_ == 0) {
+    const RequestLifecycle::Ended ended = ctx->lifecycle.End(what);
+    if (ended.delete_request) to_delete = ctx->request;
+    if (ended.settled && --inflight_ == 0) {
       drop = std::move(keepalive_);
       settled_cv_.notify_all();  // a deferred server delete waits
     }
@@ -93,25 +55,17 @@ void InflightLedger::Cancel(RequestContext* ctx, const uint64_t* token) {
   TRITONSERVER_InferenceRequest* request;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Once released and final, the request is deleted (or about to be).
-    if ((token != nullptr && ctx->token != *token) || !ctx->submitted ||
-        (ctx->released && ctx->final_seen)) {
-      return;
-    }
-    ++ctx->cancel_inflight;
+    if (token != nullptr && ctx->token != *token) return;
+    if (!ctx->lifecycle.CancelBegins()) return;
     request = ctx->request;
   }
-  // No lock across the Triton call: Settle defers the delete to us while a
+  // No lock across the Triton call: Settle leaves the delete to us while a
   // cancel is in flight.
   DropError(Api().TRITONSERVER_InferenceRequestCancel(request));
   bool delete_now = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    --ctx->cancel_inflight;
-    if (ctx->cancel_inflight == 0 && ctx->delete_deferred) {
-      ctx->delete_deferred = false;
-      delete_now = true;
-    }
+    delete_now = ctx->lifecycle.CancelEnds();
   }
   if (delete_now) {
     DropError(Api().TRITONSERVER_InferenceRequestDelete(request));

@@ -15,8 +15,6 @@
 
 namespace triton_node {
 
-enum class SettleEvent { kRelease, kFinal, kTrace };
-
 // A request counts as in flight from submit until Triton released it, sent
 // its FINAL response and, when traced, released the trace: the last of these
 // may come from a backend thread after stop() and even after ServerDelete.
@@ -31,18 +29,18 @@ class InflightLedger {
   void Begin(RequestContext* ctx, OwnerFn owner) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      MarkSubmitted(ctx);
+      ctx->lifecycle.Submitted(ctx->trace != nullptr);
       if (inflight_++ == 0) keepalive_ = owner();
     }
     CountPending(+1);
   }
   // ServerInferAsync failed: no callback will come.
   void Abort(RequestContext* ctx);
-  // Triton threads: records one event. The request is deleted once released
-  // and final, unless a cancel is using it (the canceller deletes it then).
-  // The last event of the last request in flight hands the keep-alive to
-  // the SettleScope.
-  void Settle(RequestContext* ctx, SettleEvent what);
+  // Triton threads: records one ending. The request is deleted once
+  // released and final, unless a cancel is using it (the canceller deletes
+  // it then). The last ending of the last request in flight hands the
+  // keep-alive to the SettleScope.
+  void Settle(RequestContext* ctx, Ending what);
   // Any thread: cancels ctx's request if it is in flight (and, with
   // `token`, still that request).
   void Cancel(RequestContext* ctx, const uint64_t* token);
@@ -54,12 +52,7 @@ class InflightLedger {
   static int64_t PendingRequests();
 
  private:
-  // Under mu_: the ledger fields of a request just submitted.
-  static void MarkSubmitted(RequestContext* ctx);
   static void CountPending(int delta);
-  // Runs under mu_: updates the flags; returns the request to delete.
-  TRITONSERVER_InferenceRequest* Record(RequestContext* ctx, SettleEvent what,
-                                        bool* now_settled);
 
   std::mutex mu_;
   int64_t inflight_ = 0;

@@ -37,8 +37,8 @@ ServerCore::~ServerCore() {
 }
 
 void ServerCore::Init(Napi::Env env) {
+  encoder_.Init(env);  // first: it throws when JS gave no decoder
   waker_.Init(env, shared_from_this(), &ServerCore::OnWake, this);
-  encoder_.Init(env);
 }
 
 void ServerCore::UpdateKeepAlive(napi_env env) {

@@ -101,11 +101,6 @@ class ServerCore : public EnvServer,
 
   // drain.cc: completions → events.
   void Drain(Napi::Env env);
-  void HandleCompletion(Napi::Env env, Completion* c);
-  void HandleResponse(Napi::Env env, Completion* c);
-  void HoldTimedFinal(Napi::Env env, Completion* c);
-  void HandleTraceRelease(Napi::Env env, RequestContext* ctx);
-  void MarkSeenAfterFailure(Completion* c);
 
   // stop.cc: the stop sequence.
   void StopOnThread();

@@ -8,6 +8,7 @@
 
 #include "env/env_data.h"
 #include "env/js_call.h"
+#include "request/delivery.h"
 #include "server/core.h"
 #include "server/exit_registry.h"
 #include "triton/api.h"
@@ -165,20 +166,7 @@ void ServerCore::FinishStopOnJsThread(Napi::Env env) {
 void ServerCore::DeliverUnfinished(Napi::Env env) {
   encoder_.BeginDrain();
   for (RequestContext* ctx : contexts_.all()) {
-    if (!ctx->active) continue;
-    if (ctx->held_final_event != nullptr) {
-      napi_value held;
-      napi_get_reference_value(env, ctx->held_final_event, &held);
-      napi_delete_reference(env, ctx->held_final_event);
-      ctx->held_final_event = nullptr;
-      encoder_.AddDecoded(held);
-      continue;
-    }
-    if (ctx->js_final) continue;
-    ctx->js_final = true;
-    encoder_.AddError(env, ctx->token, true,
-                      ErrorInfo{TRITONSERVER_ERROR_UNAVAILABLE,
-                                "server stopped before the request completed"});
+    if (ctx->lifecycle.active()) DeliverStoppedRequest(env, &encoder_, ctx);
   }
   if (on_events_.IsEmpty()) {
     encoder_.BeginDrain();

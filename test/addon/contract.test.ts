@@ -1,12 +1,14 @@
 // The numbers and names lib/abi/binding.ts and the addon share (submit()'s
-// layout, memory, parameter and datatype codes, the fake engine's live-object
-// kinds) are defined on both sides; the addon exports its own, and they must
+// layout, memory, parameter and datatype codes, the event encoding's flags,
+// the fake engine's live-object kinds) are defined on both sides; the addon exports its own, and they must
 // match exactly. lib/abi/binding.ts builds its codes from one `as const` list per
 // set, so the lists' order is checked here too.
 import { describe, expect, it } from 'vitest';
 import {
   DATATYPE_NAMES,
   ERROR_CODES,
+  EVENT_FLAGS,
+  EVENT_PARAMETER_TYPES,
   FAKE_LIVE_OBJECT_KINDS,
   MEMORY_TYPES,
   NATIVE_DATATYPE_CODES,
@@ -44,6 +46,11 @@ describe('the TypeScript and C++ sides of the binding agree', () => {
     expect(byCode(native.memoryCodes)).toEqual([...MEMORY_TYPES]);
     expect(byCode(native.parameterCodes)).toEqual([...PARAMETER_TYPES]);
     expect(byCode(native.datatypeCodes)).toEqual([...DATATYPE_NAMES]);
+  });
+
+  it("on the event encoding's flags and parameter types", () => {
+    expect(native.eventEncoding.flags).toEqual(EVENT_FLAGS);
+    expect(native.eventEncoding.parameterTypes).toEqual(EVENT_PARAMETER_TYPES);
   });
 
   it("on error codes and the fake engine's live-object kinds, in order", () => {
