@@ -116,11 +116,12 @@ export default defineConfig([
   {
     ...common,
     // The entry of an isolated group's server process (forked by the
-    // isolating front from next to gateway.js/gateway.cjs): ESM only.
+    // isolating front from next to gateway.js/gateway.cjs): ESM only. It
+    // imports the gateway by the package's name, as an application does.
     entry: { 'gateway-worker': 'lib/gateway/isolation/worker.ts' },
     format: ['esm'],
     dts: false,
-    external: ['triton-node'],
+    external: ['triton-node', 'triton-node/gateway'],
     esbuildPlugins: [fromCore()],
   },
   {

@@ -34,7 +34,7 @@ function onTheBuiltPackage(): Plugin {
     'lib/index.ts': 'index.js',
     'lib/testing.ts': 'testing.js',
     'lib/gateway/index.ts': 'gateway.js',
-    'lib/gateway/errors.ts': 'gateway.js',
+    'lib/gateway/kserve/errors.ts': 'gateway.js',
   };
   return {
     name: 'triton-node-dist',

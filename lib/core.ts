@@ -20,3 +20,4 @@ export * from './lint/index.js';
 export * from './addon/load.js';
 export * from './tensor/tensor.js';
 export * from './tune/report.js';
+export * from './internal.js';

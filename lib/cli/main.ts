@@ -130,8 +130,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'lint') return lintCommand(repositoryArgs(command, rest));
   if (command === 'tune')
     return tuneCommand(repositoryArgs(command, rest), { createServer: (o) => Server.create(o), tune });
-  if (command === 'serve') return (await import('../gateway/serve-command.js')).serveCommand(rest);
-  if (command === 'revoke') return (await import('../gateway/guard/revoke-command.js')).revokeCommand(rest);
+  if (command === 'serve') return (await import('./commands/serve.js')).serveCommand(rest);
+  if (command === 'revoke') return (await import('./commands/revoke.js')).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {

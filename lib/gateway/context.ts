@@ -1,12 +1,14 @@
 /**
  * What every part of the gateway shares: the server, the options, the
- * logger, and the ledger of requests in flight that a graceful shutdown
- * drains.
+ * logger, the guard and the metrics, and the ledger of requests in flight
+ * that a graceful shutdown drains. A request's own state is its Exchange
+ * (exchange.ts), never kept here.
  */
-import type { InferRequest, InferResult, Server } from 'triton-node';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server } from 'triton-node';
+import type { Exchange } from './exchange.js';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
-import type { OpenAIRoutes } from './openai/routes.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
 export interface GatewayLogger {
@@ -24,16 +26,18 @@ export interface ResolvedGatewayOptions {
   metrics: boolean;
 }
 
+/** Routes served beside the KServe ones, by path family (the OpenAI routes under `/v1/`). */
+export interface ExtraRoutes {
+  /** Serves one request; answers every error itself (never rejects). */
+  handle(exchange: Exchange, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
 export class GatewayContext {
   readonly server: Server;
   readonly options: ResolvedGatewayOptions;
   readonly logger: GatewayLogger;
   /** The gateway's own metrics (undefined when turned off). */
   readonly metrics: GatewayMetrics | undefined;
-  /** Per response: how long its inference took in the library, µs (for the overhead metric). */
-  readonly inferTimes = new WeakMap<object, number>();
-  /** Per response: Triton's queue and compute time of its inference, µs (for the audit line; with a guard). */
-  readonly inferSplits = new WeakMap<object, { queueUs: number; computeUs: number }>();
   /** Authentication, tenants, limits and audit (undefined: no auth, every model open to all). */
   guard?: Guard;
   /** Requests being served now (HTTP requests, gRPC calls, streams). */
@@ -42,8 +46,10 @@ export class GatewayContext {
   draining = false;
   /** Cancels each open stream (a shutdown past its deadline calls them). */
   readonly cancels = new Set<() => void>();
+  /** Sockets with an HTTP request being served: a client error on one is that request's (the guard's clientError). */
+  readonly serving = new WeakSet<object>();
   /** The OpenAI-compatible routes under `/v1/` (undefined when `options.openai` is not set). */
-  openai: OpenAIRoutes | undefined;
+  openai: ExtraRoutes | undefined;
   #idle: Array<() => void> = [];
 
   constructor(
@@ -56,30 +62,6 @@ export class GatewayContext {
     this.options = options;
     this.logger = logger;
     this.metrics = metrics;
-  }
-
-  /**
-   * With a guard, inferences ask Triton for their timing (a timestamps
-   * trace), so that the audit line has the queue and compute time.
-   */
-  wantTiming(request: InferRequest): void {
-    if (this.guard !== undefined && request.timing === undefined) request.timing = true;
-  }
-
-  /** Keeps a result's queue and compute time for `key`'s audit line. */
-  keepTiming(key: object, result: InferResult): void {
-    const t = result.timing;
-    if (t === undefined) return;
-    const computeUs = t.computeInputUs + t.computeInferUs + t.computeOutputUs;
-    this.inferSplits.set(key, { queueUs: Math.round(t.queueUs), computeUs: Math.round(computeUs) });
-  }
-
-  /** What the audit line says of an inference's time: Triton's split when known, else its time in the library. */
-  auditTiming(key: object): { queueUs?: number; computeUs?: number } {
-    const split = this.inferSplits.get(key);
-    if (split !== undefined) return split;
-    const us = this.inferTimes.get(key);
-    return us === undefined ? {} : { computeUs: Math.round(us) };
   }
 
   /** Counts a request in flight; the returned function (call it once) counts it out. */

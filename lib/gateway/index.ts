@@ -14,20 +14,20 @@
  * @packageDocumentation
  */
 import type { Server } from 'triton-node';
-import { optionError } from '../base/errors.js';
+import { optionError } from '../internal.js';
 import { GatewayContext, type GatewayLogger } from './context.js';
-import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './fastify.js';
-import { type GrpcServerLike, addGrpcService } from './grpc.js';
+import { type GrpcServerLike, addGrpcService } from './grpc/service.js';
 import { GatewayGuard, type GuardOptions } from './guard/index.js';
-import { type HttpHandler, createHttpHandler } from './http.js';
+import { type FastifyLike, type FastifyPlugin, fastifyPlugin } from './http/fastify.js';
+import { type HttpHandler, createHttpHandler } from './http/server.js';
+import { SharedMemoryRegistry } from './kserve/shared-memory.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenAIRoutes, resolveOpenAIOptions } from './openai/index.js';
 import type { ChatTemplate, OpenAIModelOptions } from './openai/index.js';
-import { SharedMemoryRegistry } from './shared-memory.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
 export type { ChatTemplate, OpenAIModelOptions };
-export { GatewayError } from './errors.js';
+export { GatewayError } from './kserve/errors.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {
   AuditRecord,
@@ -113,6 +113,18 @@ export interface Gateway {
   close(): void;
   /** The guard when `options.guard` was given: `update(options)` changes keys, tenants and limits at run time. */
   readonly guard: GatewayGuard | undefined;
+  /**
+   * The same routes over the same server, ledger and guard, served as by a
+   * gateway without shared memory (an isolated group's process serves these
+   * to any request but the front's own).
+   * @internal
+   */
+  readonly _withoutSharedMemory: {
+    readonly handler: HttpHandler;
+    addToGrpcServer(grpcServer: GrpcServerLike): Promise<void>;
+  };
+  /** Cancels every open stream now (a second SIGTERM to `triton-node serve`). @internal */
+  _cancelStreams(): void;
   /** @internal */
   readonly _context: GatewayContext;
 }
@@ -160,7 +172,11 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
   const guard =
     options.guard === undefined
       ? undefined
-      : new GatewayGuard(options.guard, { logger, onStoreState: (up) => ctx.metrics?.storeUp(up) });
+      : new GatewayGuard(options.guard, {
+          logger,
+          onStoreState: (up) => ctx.metrics?.storeUp(up),
+          isServing: (socket) => ctx.serving.has(socket),
+        });
   ctx.guard = guard;
   const shm = resolved.sharedMemory ? new SharedMemoryRegistry() : undefined;
   if (options.openai !== undefined) ctx.openai = new OpenAIRoutes(ctx, resolveOpenAIOptions(options.openai));
@@ -196,6 +212,13 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
       guard?.close();
     },
     guard,
+    _withoutSharedMemory: {
+      handler: createHttpHandler(ctx, undefined),
+      addToGrpcServer: (grpcServer) => addGrpcService(ctx, undefined, grpcServer),
+    },
+    _cancelStreams() {
+      for (const cancel of [...ctx.cancels]) cancel();
+    },
     _context: ctx,
   };
 }

@@ -14,6 +14,7 @@
  *   store (Redis) answers, 0 while its fallback applies (gauge; only with a store).
  */
 import type { Metric, Server } from 'triton-node';
+import type { Protocol } from './routes.js';
 
 /** Microsecond buckets from 50 µs to 10 s. */
 const BUCKETS_US = [
@@ -27,8 +28,6 @@ export const GATEWAY_METRICS = [
   'triton_node_gateway_in_flight',
   'triton_node_gateway_limits_store_up',
 ] as const;
-
-export type Protocol = 'http' | 'grpc';
 
 /** Series in Triton's registry by key, each made on first use; none once the registry refused one (a stopped server). */
 export class MetricSeries {

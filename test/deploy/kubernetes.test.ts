@@ -17,8 +17,8 @@ import { ConfigMap, Container, PersistentVolumeClaim, Secret, Service } from 'ku
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parseServeArgs } from '../../lib/cli/commands/serve.js';
 import { resolveGuard } from '../../lib/gateway/guard/config.js';
-import { parseServeArgs } from '../../lib/gateway/serve-command.js';
 import { useGateway } from '../gateway/helpers.js';
 import { useServer } from '../helpers.js';
 

@@ -9,7 +9,7 @@
  */
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { GENERATE_ONE_RESPONSE } from '../../lib/gateway/streaming.js';
+import { GENERATE_ONE_RESPONSE } from '../../lib/gateway/http/generate.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
 import { eventually, skipIf, useServer } from '../helpers.js';
 import { sampleValue } from '../metrics/prometheus.js';

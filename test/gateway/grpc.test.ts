@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeGrpcRequest } from '../../lib/gateway/grpc.js';
+import { decodeGrpcRequest } from '../../lib/gateway/grpc/codec.js';
 import { createGateway } from '../../lib/gateway/index.js';
 import { encodeBytes } from '../../lib/index.js';
 import { useServer } from '../helpers.js';

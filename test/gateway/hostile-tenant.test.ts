@@ -28,7 +28,7 @@ import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grpcMessageBytes } from '../../lib/gateway/guard/routes.js';
+import { grpcMessageBytes } from '../../lib/gateway/grpc/codec.js';
 import {
   GatewayGuard,
   type GuardOptions,

@@ -18,10 +18,10 @@ import Fastify from 'fastify';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/gateway/errors.js';
 import type { Admission, Guard, GuardRequest } from '../../lib/gateway/guard/types.js';
 import { hashApiKey } from '../../lib/gateway/index.js';
 import { createGateway } from '../../lib/gateway/index.js';
+import { GatewayError } from '../../lib/gateway/kserve/errors.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
 import {
   BACKEND_DIR,

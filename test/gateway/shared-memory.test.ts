@@ -11,8 +11,8 @@ import { closeSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeGrpcRequest, encodeGrpcResponse } from '../../lib/gateway/grpc.js';
-import { SharedMemoryRegistry } from '../../lib/gateway/shared-memory.js';
+import { decodeGrpcRequest, encodeGrpcResponse } from '../../lib/gateway/grpc/codec.js';
+import { SharedMemoryRegistry } from '../../lib/gateway/kserve/shared-memory.js';
 import { FIXTURES, useServer } from '../helpers.js';
 import { useGateway } from './helpers.js';
 

@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type ResolvedStore, resolveGuard } from './config.js';
-import { type Revocation, revokeInStore } from './store.js';
+// The gateway by the package's name, as an application uses it.
+import { GatewayGuard, type GuardOptions, type GuardRevocation } from 'triton-node/gateway';
 
 export const REVOKE_USAGE = `usage: triton-node revoke (--jti <id> | --key-id <id> | --key-sha256 <hex>) (--config <file> | --redis-url <url>)
   --jti <id>             a JWT's id (its "jti" claim)
@@ -24,34 +24,35 @@ Every gateway replica sharing that store refuses the credential within its revoc
 
 class UsageError extends Error {}
 
-function storeFrom(values: Record<string, string | boolean | undefined>): ResolvedStore {
+/** The guard options that name the store: from --redis-url, or the --config file's `gateway.guard`. */
+function storeFrom(values: Record<string, string | boolean | undefined>): GuardOptions {
   if ((values.config === undefined) === (values['redis-url'] === undefined))
     throw new UsageError('give exactly one of --config and --redis-url');
   if (typeof values['redis-url'] === 'string') {
-    const limits = {
-      store: {
-        redis: { url: values['redis-url'] },
-        ...(typeof values['key-prefix'] === 'string' ? { keyPrefix: values['key-prefix'] } : {}),
-      },
+    const store = {
+      redis: { url: values['redis-url'] },
+      ...(typeof values['key-prefix'] === 'string' ? { keyPrefix: values['key-prefix'] } : {}),
     };
-    return resolveGuard({ limits }).store!;
+    return { limits: { store } };
   }
   const file = values.config as string;
-  let config: { gateway?: { guard?: unknown } };
+  let config: { gateway?: { guard?: GuardOptions } };
   try {
     config = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     throw new UsageError(`--config: cannot read '${file}': ${(err as Error).message}`);
   }
-  const store = resolveGuard(config?.gateway?.guard ?? {}).store;
-  if (store === undefined)
+  const guard = config?.gateway?.guard ?? {};
+  if ((guard as { limits?: { store?: unknown } }).limits?.store === undefined)
     throw new UsageError(
       `--config: '${file}' has no gateway.guard.limits.store (without one each process keeps its own deny list: call gateway.guard.revoke())`,
     );
-  return store;
+  return guard;
 }
 
-function revocationFrom(values: Record<string, string | boolean | undefined>): Revocation {
+function revocationFrom(values: Record<string, string | boolean | undefined>): GuardRevocation & {
+  expiresAt?: number;
+} {
   const given = (['jti', 'key-id', 'key-sha256'] as const).filter((k) => values[k] !== undefined);
   if (given.length !== 1) throw new UsageError('give exactly one of --jti, --key-id and --key-sha256');
   const sha = values['key-sha256'];
@@ -73,8 +74,8 @@ function revocationFrom(values: Record<string, string | boolean | undefined>): R
 
 /** Runs `triton-node revoke`; resolves with the exit code. */
 export async function revokeCommand(args: string[]): Promise<number> {
-  let store: ResolvedStore;
-  let revocation: Revocation;
+  let store: GuardOptions;
+  let revocation: GuardRevocation;
   try {
     const { values } = parseArgs({
       args,
@@ -103,8 +104,13 @@ export async function revokeCommand(args: string[]): Promise<number> {
     return 2;
   }
   try {
-    await revokeInStore(store, revocation);
+    await GatewayGuard.revokeInStore(store, revocation);
   } catch (err) {
+    // The options' mistakes are found before Redis is asked anything.
+    if (err instanceof TypeError) {
+      process.stderr.write(`triton-node revoke: ${err.message}\n${REVOKE_USAGE}`);
+      return 2;
+    }
     process.stderr.write(`triton-node revoke: ${(err as Error).message}\n`);
     return 1;
   }

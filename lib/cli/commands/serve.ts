@@ -12,19 +12,22 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server, type ServerOptions } from 'triton-node';
+// The gateway by the package's name, as an application uses it: in the CLI
+// bundle it stays the package's dist/gateway.js (one copy of its classes).
 import {
+  type Gateway,
   GatewayGuard,
   type GatewayLogger,
   type GatewayOptions,
   type GrpcServerLike,
+  type IsolatedGateway,
+  type IsolatedGatewayOptions,
   createGateway,
+  createIsolatedGateway,
 } from 'triton-node/gateway';
-import type { IsolatedGatewayOptions } from 'triton-node/gateway';
 import { fakeEngine } from 'triton-node/testing';
-import { exampleModels } from '../cli/commands/demo.js';
-import { serveIsolated } from './isolation/serve.js';
-import { importPeers } from './peer.js';
-import { type GrpcShutdownLike, type ShutdownTargets, shutdown } from './shutdown.js';
+import { importPeers } from '../../internal.js';
+import { exampleModels } from './demo.js';
 
 export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <dir>...] [options]
   <dir>, --repository <dir>, -r <dir>   a model repository (repeatable)
@@ -341,7 +344,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       return s;
     };
     try {
-      return await serveIsolated({ ...config, isolation: config.isolation }, logger, listen, onGrpc, guard);
+      return await serveIsolated(
+        { ...config, isolation: config.isolation },
+        { logger, listen, listenGrpc: onGrpc, guard },
+      );
     } finally {
       guard?.close();
     }
@@ -447,7 +453,7 @@ function untilSignal(targets: ShutdownTargets): Promise<number> {
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
         targets.logger.warn?.({ signal }, 'second signal: cancelling what is left now');
-        for (const cancel of [...targets.gateway._context.cancels]) cancel();
+        targets.gateway._cancelStreams();
         return;
       }
       stopping = true;
@@ -509,4 +515,150 @@ function watchParent(stop: () => void, logger: GatewayLogger): void {
     stop();
   }, 500);
   timer.unref();
+}
+
+// ---- shutdown ------------------------------------------------------------------
+
+/**
+ * Graceful shutdown of a serving process: stop accepting connections, turn
+ * readiness false, let the requests in flight finish (up to a deadline, then
+ * cancel what still streams), stop Triton. Every request that was accepted
+ * gets a response; the caller exits 0 afterwards.
+ */
+/** The part of a `@grpc/grpc-js` Server a shutdown uses. */
+interface GrpcShutdownLike {
+  tryShutdown(callback: (err?: Error) => void): void;
+  forceShutdown(): void;
+}
+
+interface ShutdownTargets {
+  gateway: Gateway;
+  server: Server;
+  http?: http.Server;
+  grpc?: GrpcShutdownLike;
+  logger: GatewayLogger;
+  /** How long in-flight requests may take before they are cancelled. */
+  timeoutMs: number;
+}
+
+/** Runs the shutdown; resolves once Triton has stopped. */
+async function shutdown(targets: ShutdownTargets, reason: string): Promise<void> {
+  const { gateway, server, http: web, grpc, logger, timeoutMs } = targets;
+  logger.info?.({ reason, inFlight: gateway.inFlight, timeoutMs }, 'shutting down: draining');
+  // No new connections; idle keep-alive connections go now, busy ones after
+  // their response (the gateway answers with Connection: close meanwhile).
+  web?.close();
+  web?.closeIdleConnections();
+  const grpcDone = new Promise<void>((resolve) => {
+    if (grpc === undefined) return resolve();
+    grpc.tryShutdown(() => resolve());
+  });
+  const finished = await gateway.drain({ timeoutMs });
+  if (!finished) {
+    logger.warn?.({ inFlight: gateway.inFlight }, 'shutdown deadline passed: open streams were cancelled');
+    grpc?.forceShutdown();
+  }
+  web?.closeIdleConnections();
+  await Promise.race([grpcDone, new Promise((r) => setTimeout(r, 1000).unref())]);
+  grpc?.forceShutdown();
+  web?.closeAllConnections();
+  gateway.close();
+  await server.stop();
+  logger.info?.({ finished }, 'stopped');
+}
+
+// ---- an isolating front ----------------------------------------------------------
+
+/**
+ * With an "isolation" section in --config: the isolating front on HTTP and
+ * gRPC (no Triton in this process), each group's server in a supervised
+ * process of its own, and a graceful shutdown on SIGTERM and SIGINT that
+ * stops the group processes too.
+ */
+interface IsolatedServeConfig {
+  isolation: IsolatedGatewayOptions;
+  host: string;
+  httpPort: number;
+  grpcPort: number | null;
+  drainTimeoutMs: number;
+}
+
+/** How the front listens: HTTP, gRPC when served, and the guard that admits its requests. */
+interface FrontListeners {
+  logger: GatewayLogger;
+  listen: (handler: http.RequestListener, host: string, port: number) => Promise<http.Server>;
+  /** Serves what `add` adds on the configured gRPC port. */
+  listenGrpc:
+    | ((
+        add: (server: GrpcServerLike) => Promise<void>,
+      ) => Promise<{ server: GrpcShutdownLike; port: number }>)
+    | undefined;
+  guard: GatewayGuard | undefined;
+}
+
+/** Runs the isolating front until a signal; resolves with the exit code. */
+async function serveIsolated(config: IsolatedServeConfig, how: FrontListeners): Promise<number> {
+  const { logger, listen, listenGrpc, guard } = how;
+  let front: IsolatedGateway;
+  try {
+    front = createIsolatedGateway({
+      ...config.isolation,
+      logger: config.isolation.logger ?? logger,
+      ...(guard === undefined ? {} : { guard }),
+    });
+    await front.start();
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'the isolated groups did not start');
+    return 1;
+  }
+  let web: http.Server | undefined;
+  let grpc: { server: GrpcShutdownLike; port: number } | undefined;
+  try {
+    web = await listen(front.handler, config.host, config.httpPort);
+    grpc = await listenGrpc?.((s) => front.addToGrpcServer(s));
+  } catch (err) {
+    logger.error?.({ err: (err as Error).message }, 'could not listen');
+    web?.close();
+    await front.drain({ timeoutMs: 0 });
+    return 1;
+  }
+  const groups = front.groups().map((g) => ({ name: g.name, pid: g.pid, models: g.models }));
+  const httpPort = (web.address() as AddressInfo).port;
+  logger.info?.({ httpPort, grpcPort: grpc?.port, host: config.host, groups }, 'serving');
+  return frontUntilSignal(front, web, grpc?.server, logger, config.drainTimeoutMs);
+}
+
+/** Drains the front on SIGTERM or SIGINT; resolves with the exit code. */
+function frontUntilSignal(
+  front: IsolatedGateway,
+  web: http.Server,
+  grpc: GrpcShutdownLike | undefined,
+  logger: GatewayLogger,
+  drainTimeoutMs: number,
+): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info?.({ reason: signal, inFlight: front.inFlight }, 'shutting down: draining');
+      web.close();
+      web.closeIdleConnections();
+      grpc?.tryShutdown(() => {});
+      front.drain({ timeoutMs: drainTimeoutMs }).then(
+        (finished) => {
+          web.closeAllConnections();
+          grpc?.forceShutdown();
+          logger.info?.({ finished }, 'stopped');
+          resolve(0);
+        },
+        (err) => {
+          logger.error?.({ err: (err as Error).message }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
 }

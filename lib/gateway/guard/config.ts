@@ -5,7 +5,7 @@
  * naming the option, what it expected and what it received.
  */
 import type { Writable } from 'node:stream';
-import { describe } from '../../base/errors.js';
+import { describe } from '../../internal.js';
 
 /** Rates and caps of a tenant (or of one model of a tenant). Omitted: unlimited. */
 export interface GuardLimitOptions {

@@ -8,9 +8,8 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ErrorHint, hintText } from 'triton-node';
 import type { GatewayLogger } from '../context.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, ModelHiddenError } from '../kserve/errors.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import {
   type GuardOptions,
@@ -21,9 +20,15 @@ import {
 } from './config.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
-import { isServing } from './routes.js';
-import { RedisStore, type StoreBucket, StoreUnavailable, revocationMember } from './store.js';
-import type { Admission, Guard, GuardRequest } from './types.js';
+import {
+  RedisStore,
+  type Revocation,
+  type StoreBucket,
+  StoreUnavailable,
+  revocationMember,
+  revokeInStore,
+} from './store.js';
+import type { Admission, AuditOutcome, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
 const UNAUTHENTICATED = 16;
@@ -62,41 +67,6 @@ export function invalidModelName(name: string): string | undefined {
   return undefined;
 }
 
-/** The message Triton gives for a model it does not have. */
-export function unknownModelMessage(model: string): string {
-  return `Request for unknown model: '${model}' is not found`;
-}
-
-const hidden = new WeakSet<Error>();
-
-/** True for the guard's answer to a model the tenant may not see (gRPC ModelReady turns it into `ready: false`). */
-export function isHiddenModel(err: unknown): boolean {
-  return err instanceof Error && hidden.has(err);
-}
-
-/**
- * A forbidden model's answer: exactly what the same route answers for a
- * model the server does not have (status, code and message), so a tenant
- * cannot tell another tenant's model from none.
- */
-function hiddenModel(route: string, model: string, version: string | undefined): GatewayError {
-  let err: GatewayError;
-  if (route === 'model_ready') err = new GatewayError(400, 'Model version not ready', 'INVALID_ARG');
-  else if (route === 'model_stats')
-    err = new GatewayError(400, `requested model '${model}' is not available`, 'INVALID_ARG');
-  else if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
-    // The library's inference adds a hint to Triton's message (errorMessage words it per protocol).
-    const hint: ErrorHint = {
-      kind: 'load',
-      model,
-      ...(version === undefined || version === '-1' ? {} : { version: Number(version) }),
-    };
-    err = new GatewayError(404, `${unknownModelMessage(model)} (${hintText(hint)})`, 'NOT_FOUND', { hint });
-  } else err = new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
-  hidden.add(err);
-  return err;
-}
-
 function header(headers: GuardRequest['headers'], name: string): string | undefined {
   const v = headers[name];
   if (Array.isArray(v)) return v[0];
@@ -130,6 +100,8 @@ export interface GuardHooks {
   logger?: GatewayLogger;
   /** Called when the limits store becomes reachable (true) or not (false). */
   onStoreState?(up: boolean): void;
+  /** Whether a request is being served on `socket` (a client error on it is that request's, audited by it). */
+  isServing?(socket: object): boolean;
 }
 
 /** A credential to refuse from now on: a token's `jti` or an API key's id (its `id`, else its SHA-256). */
@@ -138,6 +110,25 @@ export interface GuardRevocation {
   keyId?: string;
   /** When the entry may be forgotten (a token's `exp`): a Date or ms since the epoch; default never. */
   expiresAt?: Date | number;
+}
+
+/** A revocation checked, as the store takes it (`what` names the caller in errors). */
+function revocationEntry(revocation: GuardRevocation, what: string): Revocation {
+  const r = revocation as Record<string, unknown>;
+  if (typeof r !== 'object' || r === null || (r.jti === undefined) === (r.keyId === undefined))
+    throw new TypeError(`${what}: give exactly one of jti and keyId`);
+  for (const k of ['jti', 'keyId'] as const)
+    if (r[k] !== undefined && (typeof r[k] !== 'string' || r[k] === ''))
+      throw new TypeError(`Expected a non-empty string for ${what} ${k} but received ${typeof r[k]}`);
+  const at = revocation.expiresAt;
+  const expiresAt = at instanceof Date ? at.getTime() : at;
+  if (expiresAt !== undefined && !Number.isFinite(expiresAt))
+    throw new TypeError(`${what} expiresAt: expected a Date or ms since the epoch`);
+  return {
+    ...(revocation.jti === undefined ? {} : { jti: revocation.jti }),
+    ...(revocation.keyId === undefined ? {} : { keyId: revocation.keyId }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  };
 }
 
 /** The bucket list of one set of limits, as the store takes them (`prefix` names the keys). */
@@ -200,23 +191,23 @@ export class GatewayGuard implements Guard {
    * refuses it within `revocationPollMs`; without one, this process only.
    */
   async revoke(revocation: GuardRevocation): Promise<void> {
-    const r = revocation as Record<string, unknown>;
-    if (typeof r !== 'object' || r === null || (r.jti === undefined) === (r.keyId === undefined))
-      throw new TypeError('guard.revoke: give exactly one of jti and keyId');
-    for (const k of ['jti', 'keyId'] as const)
-      if (r[k] !== undefined && (typeof r[k] !== 'string' || r[k] === ''))
-        throw new TypeError(`Expected a non-empty string for guard.revoke ${k} but received ${typeof r[k]}`);
-    const at = revocation.expiresAt;
-    const expiresAt = at instanceof Date ? at.getTime() : at;
-    if (expiresAt !== undefined && !Number.isFinite(expiresAt))
-      throw new TypeError('guard.revoke expiresAt: expected a Date or ms since the epoch');
-    const entry = {
-      ...(revocation.jti === undefined ? {} : { jti: revocation.jti }),
-      ...(revocation.keyId === undefined ? {} : { keyId: revocation.keyId }),
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-    };
+    const entry = revocationEntry(revocation, 'guard.revoke');
     this.#revoked.add(revocationMember(entry));
     await this.#store?.revoke(entry);
+  }
+
+  /**
+   * Puts a credential on the deny list of the store that
+   * `options.limits.store` names, from any process (what `triton-node
+   * revoke` does): every replica sharing the store refuses it within its
+   * `revocationPollMs`. Throws a TypeError for options that are not valid
+   * or name no store; rejects when Redis does not take it.
+   */
+  static async revokeInStore(options: GuardOptions, revocation: GuardRevocation): Promise<void> {
+    const store = resolveGuard({ ...options, audit: undefined }).store;
+    if (store === undefined)
+      throw new TypeError('GatewayGuard.revokeInStore: options.limits.store is not set');
+    await revokeInStore(store, revocationEntry(revocation, 'GatewayGuard.revokeInStore'));
   }
 
   /**
@@ -266,7 +257,7 @@ export class GatewayGuard implements Guard {
    */
   readonly clientError = (err: NodeJS.ErrnoException, socket: Duplex): void => {
     // A request being served (its body cut short) is audited by its own line.
-    if (err.code === 'ECONNRESET' || !socket.writable || isServing(socket)) {
+    if (err.code === 'ECONNRESET' || !socket.writable || this.#hooks.isServing?.(socket) === true) {
       socket.destroy();
       return;
     }
@@ -399,7 +390,7 @@ export class GatewayGuard implements Guard {
       return;
     }
     if (request.model !== undefined && !tenant.models.some((p) => p.test(request.model!))) {
-      throw hiddenModel(request.route, request.model, request.version);
+      throw new ModelHiddenError(request.model, request.version, tenant.name);
     }
   }
 
@@ -622,7 +613,7 @@ export class GatewayGuard implements Guard {
     request: GuardRequest,
     identity: Identity | undefined,
     started: number,
-    outcome: Parameters<Admission['done']>[0],
+    outcome: AuditOutcome,
   ): void {
     if (this.#audit === undefined) return;
     const record: Omit<AuditRecord, 'time'> = {

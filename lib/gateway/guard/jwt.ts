@@ -7,7 +7,7 @@
  */
 import { type KeyObject, createPublicKey, createSecretKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { importPeers } from '../peer.js';
+import { importGatewayPeers } from '../peers.js';
 import type { GuardJwtOptions } from './config.js';
 
 /** Why a token was refused (the guard answers 401 with it). */
@@ -123,7 +123,7 @@ let jose: Promise<Jose> | undefined;
 
 /** Loads `jose` (once); rejects naming the install command when it is missing. */
 export function loadJose(): Promise<Jose> {
-  jose ??= importPeers(['jose'], 'JWT authentication (guard.jwt)').then(([m]) => m as Jose);
+  jose ??= importGatewayPeers(['jose'], 'JWT authentication (guard.jwt)').then(([m]) => m as Jose);
   return jose;
 }
 

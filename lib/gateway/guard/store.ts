@@ -15,7 +15,7 @@
  * that interval, even while Redis is down for credentials revoked before.
  */
 import { randomUUID } from 'node:crypto';
-import { importPeers } from '../peer.js';
+import { importGatewayPeers } from '../peers.js';
 import type { ResolvedStore } from './config.js';
 
 /** The part of an ioredis client used here. */
@@ -47,7 +47,7 @@ let ioredis: Promise<IORedisModule> | undefined;
 
 /** Loads `ioredis` (once); rejects naming the install command when it is missing. */
 export function loadRedis(): Promise<IORedisModule> {
-  ioredis ??= importPeers(['ioredis'], 'shared limits (guard.limits.store.redis)').then(
+  ioredis ??= importGatewayPeers(['ioredis'], 'shared limits (guard.limits.store.redis)').then(
     ([m]) => m as IORedisModule,
   );
   return ioredis;

@@ -17,23 +17,26 @@ export interface GuardRequest {
   remoteAddress?: string;
   requestId: string;
 }
+/** How an admitted request ended, for its audit line. */
+export interface AuditOutcome {
+  status: number;
+  bytesOut?: number;
+  queueUs?: number;
+  computeUs?: number;
+  tokens?: number;
+  version?: string;
+  error?: string;
+}
 export interface Admission {
   /** the tenant the caller authenticated as ('anonymous' when auth is off) */
   tenant: string;
   /** call exactly once when the request ends; records the audit line */
-  done(outcome: {
-    status: number;
-    bytesOut?: number;
-    queueUs?: number;
-    computeUs?: number;
-    tokens?: number;
-    version?: string;
-    error?: string;
-  }): void;
+  done(outcome: AuditOutcome): void;
   /**
    * names the model of a request admitted before its body was read (the
    * OpenAI routes): throws the GatewayError admit would have (400 for a bad
-   * name, 404 as for an unknown model, 429 for the model's own limits);
+   * name, a 404 ModelHiddenError for a model the tenant may not use, 429
+   * for the model's own limits);
    * nothing is audited then, the caller's `done()` records the outcome
    */
   forModel?(model: string, bytesIn?: number): void | Promise<void>;
@@ -53,6 +56,11 @@ export interface Admission {
   tokensRetryAfterSeconds(n: number, model: string): number;
 }
 export interface Guard {
-  /** rejects with a GatewayError (401/403/404/429 with retryAfterSeconds, 431, 400) when denied; denied requests are audited by admit itself */
+  /**
+   * rejects with a GatewayError (401/403/429 with retryAfterSeconds, 431,
+   * 400; a ModelHiddenError, 404, for a model the tenant may not use, which
+   * the routes answer as for a model the server does not have) when denied;
+   * denied requests are audited by admit itself
+   */
   admit(request: GuardRequest): Promise<Admission>;
 }

@@ -3,31 +3,9 @@
  * then handed to Triton as views), never past a size limit.
  */
 import type { IncomingMessage } from 'node:http';
-import { parseJsonHeader } from './codec.js';
-import { GatewayError } from './errors.js';
-
-/** Who pays for the bytes of a body read without a Content-Length (the guard's bytes buckets). */
-type Payer = (bytes: number, force?: boolean) => void | Promise<void>;
-const payers = new WeakMap<IncomingMessage, Payer>();
-
-/**
- * Makes `pay` charge the bytes of `req`'s body once read, when it has no
- * Content-Length (a declared length is charged at admission). `pay` throws
- * the error to answer instead (a 429), before anything else uses the body.
- */
-export function payForBody(req: IncomingMessage, pay: Payer): void {
-  if (req.headers['content-length'] === undefined) payers.set(req, pay);
-}
-
-/**
- * The payer of a body set by `payForBody`, for a body passed on as it comes
- * rather than read by `readBody` (call it with `force`: the bytes are gone).
- */
-export function payerOf(req: IncomingMessage): Payer | undefined {
-  const pay = payers.get(req);
-  payers.delete(req);
-  return pay;
-}
+import type { BodyCharge } from '../exchange.js';
+import { parseJsonHeader } from '../kserve/codec.js';
+import { GatewayError } from '../kserve/errors.js';
 
 /** A body over the limit: 413, and the connection is not read any further. */
 function tooLarge(limit: number, size: number | string): GatewayError {
@@ -41,9 +19,11 @@ function tooLarge(limit: number, size: number | string): GatewayError {
 /**
  * Reads the body of `req`. With a Content-Length the Buffer is allocated once
  * and filled in place; a chunked body is joined at the end. Rejects with a
- * GatewayError 413 past `limit`, 400 when the client ends early.
+ * GatewayError 413 past `limit`, 400 when the client ends early. `charge`
+ * (the request's, when the guard could not charge the body at admission)
+ * pays for the bytes once read, and may reject with a 429 instead.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, charge?: BodyCharge): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   if (length !== undefined && length > limit) return Promise.reject(tooLarge(limit, length));
@@ -84,9 +64,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       let paid: void | Promise<void>;
       try {
-        const pay = payers.get(req);
-        payers.delete(req);
-        paid = pay?.(received);
+        paid = charge?.(received);
       } catch (err) {
         fail(err as GatewayError);
         return;
@@ -113,8 +91,9 @@ export async function readJsonBody(
   limit: number,
   what: string,
   optional = false,
+  charge?: BodyCharge,
 ): Promise<Record<string, unknown>> {
-  const body = await readBody(req, limit);
+  const body = await readBody(req, limit, charge);
   if (optional && body.length === 0) return {};
   return parseJsonHeader(body.toString('utf8'), what);
 }

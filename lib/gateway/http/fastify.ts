@@ -6,7 +6,7 @@
  * dependency: the plugin only calls `addHook` and `hijack`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HttpHandler } from './http.js';
+import type { HttpHandler } from './server.js';
 
 /** The parts of a Fastify instance the plugin uses. */
 export interface FastifyLike {

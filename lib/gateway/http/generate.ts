@@ -12,17 +12,19 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
-import { readBody, readJsonBody } from './body.js';
+import type { GatewayContext } from '../context.js';
+import type { Exchange } from '../exchange.js';
 import {
   decodeInferRequest,
   encodeInferResponse,
   flatten,
   parseJsonHeader,
   tensorJsonData,
-} from './codec.js';
-import type { GatewayContext } from './context.js';
-import { badRequest, errorMessage, httpStatus, wordingOf } from './errors.js';
-import { modelMetadata } from './protocol.js';
+} from '../kserve/codec.js';
+import { badRequest, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
+import { modelMetadata } from '../kserve/protocol.js';
+import { readBody, readJsonBody } from './body.js';
+import { drained } from './respond.js';
 
 /** The tensors of a generate-form body, shaped by the model's metadata. */
 async function generateRequest(
@@ -102,19 +104,6 @@ function scalarOrArray(tensor: Tensor): string {
   return tensor.size === 1 && text.startsWith('[') ? text.slice(1, -1) : text;
 }
 
-/** Waits until `res` can take more (or is gone). */
-export function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
-}
-
 /** What Triton's generate endpoint answers when a model sent other than one response. */
 export const GENERATE_ONE_RESPONSE =
   'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
@@ -163,12 +152,19 @@ function watchClient(
  */
 export async function handleGenerate(
   ctx: GatewayContext,
+  ex: Exchange,
   req: IncomingMessage,
   res: ServerResponse,
   name: string,
   version: number,
 ): Promise<void> {
-  const body = await readJsonBody(req, ctx.options.maxBodyBytes, 'the generate request');
+  const body = await readJsonBody(
+    req,
+    ctx.options.maxBodyBytes,
+    'the generate request',
+    false,
+    ex.bodyCharge,
+  );
   const request = await generateRequest(ctx, name, version, body);
   const stream: InferStream = ctx.server.model(name, version).stream(request);
   const watch = watchClient(ctx, res, stream);
@@ -203,12 +199,13 @@ export async function handleGenerate(
 
 export async function handleGenerateStream(
   ctx: GatewayContext,
+  ex: Exchange,
   req: IncomingMessage,
   res: ServerResponse,
   name: string,
   version: number,
 ): Promise<void> {
-  const raw = await readBody(req, ctx.options.maxBodyBytes);
+  const raw = await readBody(req, ctx.options.maxBodyBytes, ex.bodyCharge);
   const body = parseJsonHeader(raw.toString('utf8'), 'the generate_stream request');
   const v2 = Array.isArray(body.inputs);
   const decoded = v2 ? decodeInferRequest(raw, undefined) : undefined;

@@ -13,10 +13,10 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../kserve/errors.js';
+import { CONTROL_HEADER, type WorkerMessage, type WorkerStart } from './messages.js';
 import { type ResolvedGroup, type ResolvedIsolation, exitDescription } from './options.js';
-import { CONTROL_HEADER, ShmPool } from './shm-pool.js';
-import type { WorkerMessage, WorkerStart } from './worker.js';
+import { ShmPool } from './shm-pool.js';
 
 export type GroupState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 

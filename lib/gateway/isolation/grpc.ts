@@ -12,15 +12,24 @@
  * process knows only the front's region, and a client must never reach it.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError, type Wording, errorMessage, grpcStatus, httpStatus } from '../errors.js';
-import { type GrpcServerLike, serviceDefinition } from '../grpc.js';
-import { grpcMessageBytes } from '../guard/routes.js';
+import { guardRequest as guardRequestOf } from '../exchange.js';
+import { grpcMessageBytes } from '../grpc/codec.js';
+import { type GrpcServerLike, serviceDefinition } from '../grpc/service.js';
 import type { Admission, GuardRequest } from '../guard/types.js';
-import { importPeers } from '../peer.js';
+import {
+  GatewayError,
+  type Wording,
+  asAnswered,
+  errorMessage,
+  grpcStatus,
+  httpStatus,
+} from '../kserve/errors.js';
+import { importGatewayPeers } from '../peers.js';
+import { type RouteMatch, matchRpc } from '../routes.js';
+import type { Front } from './front.js';
 import type { GroupProcess, Lease } from './group.js';
-import type { Front, Target } from './index.js';
+import { CONTROL_HEADER } from './messages.js';
 import { visibleOnly } from './server-wide.js';
-import { CONTROL_HEADER } from './shm-pool.js';
 
 type Msg = Record<string, unknown>;
 type Callback = (err: { code: number; details: string } | null, value?: unknown) => void;
@@ -51,54 +60,34 @@ const UNAVAILABLE = 14;
 /** HTTP status per gRPC code, for the audit line of a call. */
 const STATUS_OF_CODE: Record<number, number> = { 0: 200, 1: 499, 3: 400, 5: 404, 12: 501, 14: 503, 8: 429 };
 
-/** The guard's route label of each RPC. */
-const ROUTES: Record<string, string> = {
-  ServerLive: 'health',
-  ServerReady: 'health',
-  ModelReady: 'model_ready',
-  ServerMetadata: 'server',
-  ModelMetadata: 'model_metadata',
-  ModelInfer: 'infer',
-  ModelStreamInfer: 'infer',
-  ModelConfig: 'model_config',
-  ModelStatistics: 'model_stats',
-  RepositoryIndex: 'repository_index',
-  RepositoryModelLoad: 'repository_load',
-  RepositoryModelUnload: 'repository_unload',
-};
-
 function metadataHeaders(call: Pick<Call, 'metadata'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.metadata.getMap())) out[k.toLowerCase()] = String(v);
   return out;
 }
 
-function targetOf(rpc: string, request: Msg): Target {
-  const model = (request.model_name ?? request.name) as string | undefined;
-  const version = (request.model_version ?? request.version) as string | undefined;
-  return {
-    route: ROUTES[rpc] ?? 'shared_memory',
-    ...(model ? { model } : {}),
-    ...(version ? { version } : {}),
-  };
-}
-
 /** What the guard is told of one call (or one message of a stream): its tensor bytes included. */
 function guardRequest(
   call: { getPeer?(): string },
   headers: Record<string, string>,
-  target: Target,
+  target: RouteMatch,
   msg: Msg,
 ): GuardRequest {
   const bytesIn = grpcMessageBytes(msg);
-  return {
-    protocol: 'grpc',
-    ...target,
+  return guardRequestOf('grpc', target, headers['x-request-id'] ?? randomUUID(), {
     headers,
     ...(bytesIn === 0 ? {} : { bytesIn }),
     ...(call.getPeer === undefined ? {} : { remoteAddress: call.getPeer() }),
-    requestId: headers['x-request-id'] ?? randomUUID(),
-  };
+  });
+}
+
+/** The guard's admission of a call (a model the tenant may not use refused as an absent one). */
+async function admit(env: Env, request: GuardRequest): Promise<Admission | undefined> {
+  try {
+    return await env.front.options.guard?.admit(request);
+  } catch (err) {
+    throw asAnswered(err, request.route);
+  }
 }
 
 /** Clients of each process, by its lease's agent (one per process), closed when it exits. */
@@ -249,12 +238,12 @@ function unary(env: Env, rpc: string) {
     };
     (async () => {
       const headers = metadataHeaders(call);
-      const target = targetOf(rpc, call.request);
-      admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, call.request));
-      if (env.front.draining && target.route !== 'health') {
+      const target = matchRpc(rpc, call.request);
+      admission = await admit(env, guardRequest(call, headers, target, call.request));
+      if (env.front.draining && target.route.name !== 'health') {
         throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       }
-      if (ROUTES[rpc] === undefined) {
+      if (target.route.name === 'shared_memory') {
         throw new GatewayError(501, `${rpc} is not served by an isolating front`, 'UNSUPPORTED');
       }
       const group = env.front.choose(headers, admission, target);
@@ -289,8 +278,8 @@ interface ClientDuplex {
 /** The group process's stream for a ModelStreamInfer call, chosen by its first message. */
 async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Admission) => void) {
   const headers = metadataHeaders(call);
-  const target = targetOf('ModelStreamInfer', first);
-  const admission = await env.front.options.guard?.admit(guardRequest(call, headers, target, first));
+  const target = matchRpc('ModelStreamInfer', first);
+  const admission = await admit(env, guardRequest(call, headers, target, first));
   if (admission !== undefined) admitted(admission);
   if (env.front.draining) throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   const group = env.front.choose(headers, admission, target);
@@ -311,8 +300,8 @@ async function openUpstream(env: Env, call: Duplex, first: Msg, admitted: (a: Ad
 async function admitFollowing(env: Env, call: Duplex, msg: Msg, streamGroup: GroupProcess | undefined) {
   refuseClientRegions(msg);
   const headers = metadataHeaders(call);
-  const target = targetOf('ModelStreamInfer', msg);
-  const a = await env.front.options.guard?.admit(guardRequest(call, headers, target, msg));
+  const target = matchRpc('ModelStreamInfer', msg);
+  const a = await admit(env, guardRequest(call, headers, target, msg));
   try {
     const group = env.front.choose(headers, a, target);
     if (group !== streamGroup) {
@@ -419,7 +408,7 @@ function streamForward(env: Env, call: Duplex): void {
 /** Adds the front's GRPCInferenceService to a `@grpc/grpc-js` Server. */
 export async function addIsolatedGrpcService(front: Front, grpcServer: GrpcServerLike): Promise<void> {
   const service = await serviceDefinition();
-  const [grpc] = (await importPeers(['@grpc/grpc-js'], 'the gRPC gateway')) as [GrpcModule];
+  const [grpc] = (await importGatewayPeers(['@grpc/grpc-js'], 'the gRPC gateway')) as [GrpcModule];
   const env: Env = { front, grpc, service };
   const impl: Record<string, unknown> = {};
   for (const rpc of Object.keys(service as object)) {

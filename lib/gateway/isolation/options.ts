@@ -4,7 +4,7 @@ import type { ServerOptions } from 'triton-node';
  * each served by a server process of its own, and how they are supervised.
  * Validated once here; the rest of the module reads the resolved shapes.
  */
-import { optionError } from '../../base/errors.js';
+import { optionError } from '../../internal.js';
 import type { GatewayLogger } from '../context.js';
 import type { Guard } from '../guard/types.js';
 

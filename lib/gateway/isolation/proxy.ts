@@ -10,11 +10,13 @@
  * response already under way is cut, as a stream from a dead server is.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { payerOf, readBody } from '../body.js';
-import { inferenceHeaderLength, parseJsonHeader } from '../codec.js';
-import { GatewayError, badRequest } from '../errors.js';
+import type { BodyCharge } from '../exchange.js';
+import { readBody } from '../http/body.js';
+import { inferenceHeaderLength, parseJsonHeader } from '../kserve/codec.js';
+import { GatewayError, badRequest } from '../kserve/errors.js';
 import type { GroupProcess, Lease } from './group.js';
-import { CONTROL_HEADER, type Slot } from './shm-pool.js';
+import { CONTROL_HEADER } from './messages.js';
+import type { Slot } from './shm-pool.js';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
@@ -100,12 +102,13 @@ async function inferBody(
   lease: Lease,
   req: IncomingMessage,
   maxBodyBytes: number,
+  charge: BodyCharge | undefined,
 ): Promise<Outgoing> {
   // Parsed as the group's gateway parses it, and a malformed one answered
   // here: the front must read the JSON header exactly as the process will,
   // or it could not vouch for what the header names.
   const headerLength = inferenceHeaderLength(req);
-  const body = await readBody(req, maxBodyBytes);
+  const body = await readBody(req, maxBodyBytes, charge);
   if (headerLength !== undefined && headerLength > body.length) {
     throw badRequest(
       `Inference-Header-Content-Length ${headerLength} is larger than the request body (${body.length} bytes)`,
@@ -164,33 +167,35 @@ async function upstreamFailure(group: GroupProcess, lease: Lease, err: Error): P
 
 /**
  * Sends `req` to the group's process and streams its answer into `res`.
- * Resolves once the exchange is over; rejects (nothing sent yet) with the
- * GatewayError to answer.
+ * Resolves once the answer is through; rejects (nothing sent yet) with the
+ * GatewayError to answer. `charge` pays for a body the guard could not size
+ * at admission (the request's Exchange's).
  */
 export async function forward(
   group: GroupProcess,
   req: IncomingMessage,
   res: ServerResponse,
-  options: { infer: boolean; maxBodyBytes: number; path: string },
+  options: { infer: boolean; maxBodyBytes: number; path: string; charge: BodyCharge | undefined },
 ): Promise<void> {
   const lease = group.lease();
   const out: Outgoing = options.infer
-    ? await inferBody(group, lease, req, options.maxBodyBytes)
+    ? await inferBody(group, lease, req, options.maxBodyBytes, options.charge)
     : { body: undefined, headerLength: undefined, slot: undefined };
   try {
-    await exchange(group, lease, req, res, out, options.path);
+    await relay(group, lease, req, res, out, options.path, options.charge);
   } finally {
     if (out.slot !== undefined) lease.pool?.release(out.slot);
   }
 }
 
-function exchange(
+function relay(
   group: GroupProcess,
   lease: Lease,
   req: IncomingMessage,
   res: ServerResponse,
   out: Outgoing,
   path: string,
+  pay: BodyCharge | undefined,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const upstream = http.request({
@@ -236,7 +241,6 @@ function exchange(
       upstream.end(out.body);
     } else {
       // A chunked body passes on as it comes: its bytes are charged once it ended.
-      const pay = payerOf(req);
       let bytes = 0;
       req.on('data', (c: Buffer) => {
         bytes += c.length;

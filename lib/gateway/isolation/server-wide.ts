@@ -5,9 +5,10 @@
  * metrics with a `group` label).
  */
 import type { IncomingMessage } from 'node:http';
-import { readBody } from '../body.js';
-import { parseJsonHeader } from '../codec.js';
+import type { BodyCharge } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
+import { readBody } from '../http/body.js';
+import { parseJsonHeader } from '../kserve/codec.js';
 import type { GroupProcess } from './group.js';
 import { requestOverSocket } from './group.js';
 
@@ -36,11 +37,12 @@ export async function mergedDocument(
   req: IncomingMessage,
   path: string,
   maxBodyBytes: number,
+  charge: BodyCharge | undefined,
 ): Promise<unknown> {
   const index = path === '/v2/repository/index';
   let body: string | undefined;
   if (index) {
-    const raw = await readBody(req, maxBodyBytes);
+    const raw = await readBody(req, maxBodyBytes, charge);
     body =
       raw.length === 0 ? '{}' : JSON.stringify(parseJsonHeader(raw.toString('utf8'), 'the index request'));
   }

@@ -15,13 +15,6 @@ import { closeSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:
 /** Region names the front reserves in each group's process; clients may not name them. */
 export const RESERVED_REGION_PREFIX = 'triton-node-isolation';
 
-/**
- * The header that carries a process's control token (`WorkerStart.controlToken`)
- * on the front's own shared memory register request; the front never forwards
- * a client's.
- */
-export const CONTROL_HEADER = 'x-triton-node-isolation-control';
-
 export interface Slot {
   index: number;
   offset: number;

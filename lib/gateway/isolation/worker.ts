@@ -5,6 +5,10 @@
  * can reach. It tells the front over the IPC channel when it is ready or why
  * it could not start, stops cleanly on SIGTERM, and exits when the IPC
  * channel closes (the front is gone): no orphan server processes.
+ *
+ * An entry point of its own (dist/gateway-worker.js): it uses the gateway as
+ * an application does, by the package's name, so that the process holds one
+ * copy of the gateway and of the library (the package's, next to this file).
  * @internal
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -12,27 +16,9 @@ import { rmdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { Server, type ServerOptions } from 'triton-node';
-import { addGrpcService } from '../grpc.js';
-import { createHttpHandler } from '../http.js';
-import { type Gateway, createGateway } from '../index.js';
-import { importPeers } from '../peer.js';
-import { CONTROL_HEADER } from './shm-pool.js';
-
-/** The front's first message: what to serve and where. */
-export interface WorkerStart {
-  type: 'start';
-  group: string;
-  socketPath: string;
-  server: Partial<ServerOptions>;
-  maxBodyBytes: number;
-  /** The front's secret for the shared memory control routes (register, unregister) of this process. */
-  controlToken: string;
-}
-
-/** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
-export type WorkerMessage =
-  | { type: 'ready'; models: string[]; grpc: boolean }
-  | { type: 'failed'; error: string };
+import { type Gateway, createGateway } from 'triton-node/gateway';
+import { importPeers } from '../../internal.js';
+import { CONTROL_HEADER, type WorkerMessage, type WorkerStart } from './messages.js';
 
 interface GrpcModule {
   Server: new (
@@ -118,7 +104,7 @@ async function addTrustedGrpcService(
   const trusted: Record<string, GrpcHandler> = {};
   const untrusted: Record<string, GrpcHandler> = {};
   await gateway!.addToGrpcServer(capture(trusted));
-  await addGrpcService(gateway!._context, undefined, capture(untrusted));
+  await gateway!._withoutSharedMemory.addToGrpcServer(capture(untrusted));
   const impl: Record<string, GrpcHandler> = {};
   for (const rpc of Object.keys(trusted)) {
     impl[rpc] = (call, callback) => {
@@ -152,7 +138,7 @@ async function start(message: WorkerStart): Promise<void> {
   // it; any other is served as by a gateway without shared memory, so a
   // region named by a client is refused here too, whatever the front let by.
   const trusted = gateway.handler;
-  const untrusted = createHttpHandler(gateway._context, undefined);
+  const untrusted = gateway._withoutSharedMemory.handler;
   listener = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     const fromFront = sameToken(req.headers[CONTROL_HEADER], token);
     if (isControl(req.url ?? '/') && !fromFront) {

@@ -21,8 +21,7 @@ import {
   elementSize,
   isDataType,
 } from 'triton-node';
-import { describe } from '../base/errors.js';
-import { bfloat16ToNumber, halfToNumber } from '../tensor/tensor.js';
+import { bfloat16ToNumber, describe, halfToNumber } from '../../internal.js';
 import { GatewayError, badRequest } from './errors.js';
 
 /** A shared-memory reference of an input or output (`shared_memory_*` parameters). */
@@ -48,8 +47,10 @@ export interface DecodedInfer {
   binaryByDefault: boolean;
 }
 
-/** Resolves a shared-memory input to its data: bytes, or CUDA memory (the gateway's region registry). */
-export type ShmResolver = (ref: ShmReference, what: string) => Uint8Array | CudaBuffer;
+/** Reads a shared-memory input: its bytes, or CUDA memory (the gateway's region registry). */
+export interface ShmReader {
+  read(ref: ShmReference, what: string): Uint8Array | CudaBuffer;
+}
 
 type Json = unknown;
 
@@ -312,7 +313,7 @@ function decodeInput(
   input: Json,
   i: number,
   cursor: BinaryCursor,
-  resolveShm: ShmResolver | undefined,
+  reader: ShmReader | undefined,
 ): [string, TensorInput] {
   if (!isObject(input))
     throw badRequest(`Expected an object for inputs[${i}] but received ${describe(input)}`);
@@ -363,10 +364,10 @@ function decodeInput(
   }
   if (shm !== undefined) {
     if (input.data !== undefined) throw badRequest(`${what}: 'data' and 'shared_memory_region' together`);
-    if (resolveShm === undefined)
+    if (reader === undefined)
       throw new GatewayError(400, `${what}: shared memory is not enabled`, 'UNSUPPORTED');
     checkSize(shm.byteSize, "'shared_memory_byte_size'");
-    const data = resolveShm(shm, what);
+    const data = reader.read(shm, what);
     return tensor(data instanceof CudaBuffer ? data : binaryData(data, datatype));
   }
   if (!Array.isArray(input.data)) {
@@ -391,7 +392,7 @@ function decodeInput(
 export function decodeInferRequest(
   body: Buffer,
   headerLength: number | undefined,
-  resolveShm?: ShmResolver,
+  shm?: ShmReader,
 ): DecodedInfer {
   if (headerLength !== undefined && headerLength > body.length) {
     throw badRequest(
@@ -412,7 +413,7 @@ export function decodeInferRequest(
   }
   const cursor: BinaryCursor = { body, headerLength, pos: end };
   for (const [i, input] of json.inputs.entries()) {
-    const [name, tensor] = decodeInput(input, i, cursor, resolveShm);
+    const [name, tensor] = decodeInput(input, i, cursor, shm);
     if (Object.hasOwn(request.inputs, name)) throw badRequest(`input '${name}' is given twice`);
     request.inputs[name] = tensor;
   }
@@ -534,7 +535,9 @@ export interface EncodedResponse {
 }
 
 /** Writes an output into its shared-memory region (the gateway's registry). */
-export type ShmWriter = (ref: ShmReference, bytes: Uint8Array, what: string) => void;
+export interface ShmWriter {
+  write(ref: ShmReference, bytes: Uint8Array, what: string): void;
+}
 
 /**
  * Encodes a result: outputs in the order requested (or the result's), each as
@@ -544,7 +547,7 @@ export type ShmWriter = (ref: ShmReference, bytes: Uint8Array, what: string) => 
 export function encodeInferResponse(
   result: InferResult,
   decoded: Pick<DecodedInfer, 'outputs' | 'binaryByDefault'>,
-  writeShm?: ShmWriter,
+  shm?: ShmWriter,
 ): EncodedResponse {
   const plans: OutputPlan[] =
     decoded.outputs ?? Object.keys(result.outputs).map((name) => ({ name, binary: decoded.binaryByDefault }));
@@ -556,7 +559,7 @@ export function encodeInferResponse(
     const head = `{"name":${JSON.stringify(tensor.name)},"datatype":"${tensor.datatype}","shape":${JSON.stringify(tensor.shape)}`;
     if (plan.shm !== undefined) {
       const bytes = tensorBytes(tensor);
-      writeShm!(plan.shm, bytes, `output '${plan.name}'`);
+      shm!.write(plan.shm, bytes, `output '${plan.name}'`);
       outputs.push(
         `${head},"parameters":{"shared_memory_region":${JSON.stringify(plan.shm.region)},"shared_memory_byte_size":${bytes.byteLength}}}`,
       );

@@ -47,6 +47,56 @@ export interface GatewayErrorExtra {
   hint?: ErrorHint;
 }
 
+/**
+ * The guard's refusal of a model the tenant may not use. It never reaches a
+ * client as it is: the protocol layer answers it as the route answers for a
+ * model the server does not have (`absentModel`), so that a tenant cannot
+ * tell another tenant's model from none. Its message is for the audit log.
+ */
+export class ModelHiddenError extends GatewayError {
+  readonly model: string;
+  /** The version the request named, as given. */
+  readonly version: string | undefined;
+
+  constructor(model: string, version: string | undefined, tenant: string) {
+    super(404, `model '${model}' is not one of the models of tenant '${tenant}'`, 'NOT_FOUND');
+    this.name = 'ModelHiddenError';
+    this.model = model;
+    this.version = version;
+  }
+}
+
+/** Triton's message for a model it does not have. */
+export function unknownModelMessage(model: string): string {
+  return `Request for unknown model: '${model}' is not found`;
+}
+
+/**
+ * What route `route` (a route's name, routes.ts) answers for a model the
+ * server does not have, as Triton's servers and the library answer it: the
+ * inference routes with the library's hint to load it (said in the
+ * protocol's words by `errorMessage`), readiness and statistics in their own
+ * terms, the others with Triton's NOT_FOUND.
+ */
+export function absentModel(route: string, model: string, version: string | undefined): GatewayError {
+  if (route === 'model_ready') return badRequest('Model version not ready');
+  if (route === 'model_stats') return badRequest(`requested model '${model}' is not available`);
+  if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
+    const hint: ErrorHint = {
+      kind: 'load',
+      model,
+      ...(version === undefined || version === '-1' ? {} : { version: Number(version) }),
+    };
+    return new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND', { hint });
+  }
+  return new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
+}
+
+/** `err` as the protocol answers it: a hidden model as an absent one (`absentModel`), anything else as it is. */
+export function asAnswered(err: unknown, route: string): unknown {
+  return err instanceof ModelHiddenError ? absentModel(route, err.model, err.version) : err;
+}
+
 /** A malformed request (400, INVALID_ARG). */
 export function badRequest(message: string): GatewayError {
   return new GatewayError(400, message, 'INVALID_ARG');
@@ -149,13 +199,16 @@ export function protocolHint(hint: ErrorHint, wording: Wording): string | undefi
 /**
  * The message a client is shown: Triton's text as it is, with the hint the
  * library added for JS callers said in the protocol's words (`wording`), or
- * dropped when no wording is given or the protocol has no words for it.
+ * dropped when no wording is given or the protocol has no words for it. A
+ * GatewayError's hint is data only (its message has no JS words): its
+ * protocol words are added at the end.
  */
 export function errorMessage(err: unknown, wording?: Wording): string {
   if (!(err instanceof Error)) return String(err);
   const hint = (err as { hint?: ErrorHint }).hint;
   if (hint === undefined) return err.message;
-  const js = ` (${hintText(hint)})`;
   const words = wording === undefined ? undefined : protocolHint(hint, wording);
-  return err.message.replace(js, words === undefined ? '' : ` (${words})`);
+  const said = words === undefined ? '' : ` (${words})`;
+  if (err instanceof GatewayError) return `${err.message}${said}`;
+  return err.message.replace(` (${hintText(hint)})`, said);
 }

@@ -1,3 +1,10 @@
+/**
+ * The protocol's documents other than inference, in the shapes KServe v2 and
+ * Triton's extensions give them (snake_case keys, versions as strings), built
+ * from the library's typed results, and what the protocol does where the
+ * library answers otherwise (an unload of a model that is not loaded).
+ * Shared by the HTTP routes and the gRPC service.
+ */
 import {
   type ModelIndexEntry,
   type ModelMetadata,
@@ -6,12 +13,6 @@ import {
   type StatisticsDuration,
   cuda,
 } from 'triton-node';
-/**
- * The protocol's documents other than inference, in the shapes KServe v2 and
- * Triton's extensions give them (snake_case keys, versions as strings), built
- * from the library's typed results. Shared by the HTTP routes and the gRPC
- * service.
- */
 import { badRequest } from './errors.js';
 
 /** The protocol extensions this gateway serves (server metadata lists them). */
@@ -163,4 +164,19 @@ export async function modelStatistics(
     ),
   );
   return all.flat();
+}
+
+/**
+ * Unloads a model. Triton answers success for a model of its repository that
+ * is not loaded; the library's NOT_FOUND for that case becomes success here
+ * too, while a name no repository has stays an error.
+ */
+export async function unload(server: Server, name: string, dependents: boolean): Promise<void> {
+  try {
+    await server.unloadModel(name, { unloadDependents: dependents });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'NOT_FOUND') throw err;
+    const index = await server.modelIndex();
+    if (!index.some((e) => e.name === name)) throw err;
+  }
 }

@@ -23,8 +23,8 @@
  */
 import { constants, closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from 'triton-node';
-import { describe } from '../base/errors.js';
-import type { ShmReference, ShmResolver, ShmWriter } from './codec.js';
+import { describe } from '../../internal.js';
+import type { ShmReader, ShmReference, ShmWriter } from './codec.js';
 import { GatewayError, badRequest } from './errors.js';
 
 /** Where POSIX shared memory objects live on Linux. */
@@ -98,7 +98,7 @@ function nonNegative(v: unknown, what: string): number {
   return v;
 }
 
-export class SharedMemoryRegistry {
+export class SharedMemoryRegistry implements ShmReader, ShmWriter {
   readonly #regions = new Map<string, Region>();
   readonly #cudaRegions = new Map<string, CudaRegion>();
 
@@ -258,14 +258,6 @@ export class SharedMemoryRegistry {
     const cudaRegion = this.#cudaRegions.get(ref.region);
     if (cudaRegion === undefined) this.#locate(ref);
     else if (ref.offset + ref.byteSize > cudaRegion.byteSize) throw outOfBounds(ref, cudaRegion.byteSize);
-  }
-
-  resolver(): ShmResolver {
-    return (ref) => this.read(ref);
-  }
-
-  writer(): ShmWriter {
-    return (ref, bytes, what) => this.write(ref, bytes, what);
   }
 
   /** The CUDA endpoints: status, register (`{ raw_handle: { b64 }, device_id, byte_size }`) and unregister. */

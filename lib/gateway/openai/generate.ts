@@ -4,8 +4,7 @@
  * `exclude_input_in_output` where the model has them; the sampling
  * parameters also as request parameters), and the text of each response.
  */
-import type { InferResult } from '../../request/result.js';
-import type { InferRequest, ParameterValue } from '../../request/types.js';
+import type { InferRequest, InferResult, ParameterValue } from 'triton-node';
 import type { GatewayContext } from '../context.js';
 import type { ResolvedOpenAIModel } from './options.js';
 import { OpenAIError } from './protocol.js';

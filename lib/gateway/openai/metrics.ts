@@ -1,4 +1,3 @@
-import type { Server } from '../../api/server.js';
 /**
  * The OpenAI routes' metrics, kept in Triton's registry beside the
  * gateway's (so `/metrics` serves them), labelled by OpenAI model id (the
@@ -13,7 +12,7 @@ import type { Server } from '../../api/server.js';
  *   `triton_node_openai_prompt_tokens_total{model}`: tokens generated and
  *   read (counters, counted as the model's `tokenCount` says).
  */
-import type { Metric } from '../../metrics/metrics.js';
+import type { Metric, Server } from 'triton-node';
 import { MetricSeries } from '../metrics.js';
 
 /** 1 ms to 60 s. */

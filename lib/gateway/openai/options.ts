@@ -2,7 +2,7 @@
  * The OpenAI routes' settings: which OpenAI model id maps to which Triton
  * model, how a chat turns into a prompt, and how tokens are counted.
  */
-import { optionError } from '../../base/errors.js';
+import { optionError } from '../../internal.js';
 
 /**
  * How chat messages become one prompt: each message is `message` with

@@ -3,8 +3,8 @@
  * param, code } }` with the status OpenAI gives it), and the checks of the
  * completion and chat requests, read into one `Generation`.
  */
-import { TritonError } from '../../base/errors.js';
-import { GatewayError, errorMessage, httpStatus } from '../errors.js';
+import { TritonError } from 'triton-node';
+import { GatewayError, errorMessage, httpStatus } from '../kserve/errors.js';
 import type { ResolvedOpenAIModel } from './options.js';
 
 /** An error answered in OpenAI's shape. */

@@ -10,12 +10,14 @@
  * request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InferStream } from '../../request/stream.js';
-import { readBody } from '../body.js';
-import type { GatewayContext } from '../context.js';
-import { requestIdOf } from '../guard/routes.js';
+import type { InferStream } from 'triton-node';
+import type { ExtraRoutes, GatewayContext } from '../context.js';
+import type { Exchange } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
-import { drained } from '../streaming.js';
+import { readBody } from '../http/body.js';
+import { drained } from '../http/respond.js';
+import { httpGuardContext } from '../http/server.js';
+import { ROUTES } from '../routes.js';
 import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
 import { OpenAIMetrics } from './metrics.js';
 import type { ResolvedOpenAIModel } from './options.js';
@@ -31,17 +33,12 @@ import {
 
 type Kind = 'completions' | 'chat';
 
-/** One request being served: what the audit line and the metrics get at its end. */
+/** One request being served: its exchange (admission, tokens, audit outcome) and the node:http pair. */
 interface Call {
+  ex: Exchange;
   req: IncomingMessage;
   res: ServerResponse;
-  arrived: number;
-  requestId: string;
   created: number;
-  admission?: Admission;
-  tokens: number;
-  version?: string;
-  error?: string;
 }
 
 async function write(res: ServerResponse, value: unknown): Promise<void> {
@@ -61,7 +58,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
   res.end(body);
 }
 
-export class OpenAIRoutes {
+export class OpenAIRoutes implements ExtraRoutes {
   readonly #ctx: GatewayContext;
   readonly #models: Map<string, ResolvedOpenAIModel>;
   readonly #inputs: ModelInputs;
@@ -76,21 +73,15 @@ export class OpenAIRoutes {
   }
 
   /** Serves one request under `/v1/`; answers every error itself (never rejects). */
-  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const call: Call = {
-      req,
-      res,
-      arrived: performance.now(),
-      requestId: requestIdOf(req.headers['x-request-id']),
-      created: Math.floor(Date.now() / 1000),
-      tokens: 0,
-    };
-    res.setHeader('X-Request-Id', call.requestId);
+  async handle(ex: Exchange, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const call: Call = { ex, req, res, created: Math.floor(Date.now() / 1000) };
+    const path = ex.match.path ?? '/';
+    res.setHeader('X-Request-Id', ex.requestId);
     try {
       await this.#route(call, path);
     } catch (err) {
       const e = toOpenAIError(err);
-      call.error = e.message;
+      ex.error = e.message;
       this.#ctx.log(
         e.status >= 500 ? 'error' : 'info',
         { status: e.status, err: e.message, path },
@@ -105,56 +96,35 @@ export class OpenAIRoutes {
           e.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(e.retryAfterSeconds) },
         );
     } finally {
-      call.admission?.done({
+      ex.end({
         status: res.headersSent ? res.statusCode : 499,
-        tokens: call.tokens,
-        ...(call.version === undefined ? {} : { version: call.version }),
-        ...(call.error === undefined ? {} : { error: call.error }),
+        tokens: ex.tokens,
+        ...(ex.modelVersion === undefined ? {} : { version: ex.modelVersion }),
+        ...(ex.error === undefined ? {} : { error: ex.error }),
       });
     }
   }
 
   /** Admits the request (its credentials and the tenant's limits) before anything of its body is read. */
-  async #admit(call: Call, route: string): Promise<Admission | undefined> {
+  async #admit(call: Call): Promise<void> {
     const guard = this.#ctx.guard;
-    if (guard === undefined) return undefined;
-    const length = Number(call.req.headers['content-length']);
-    call.admission = await guard.admit({
-      protocol: 'http',
-      route,
-      headers: call.req.headers,
-      ...(Number.isSafeInteger(length) && length >= 0 ? { bytesIn: length } : {}),
-      ...(call.req.socket.remoteAddress === undefined
-        ? {}
-        : { remoteAddress: call.req.socket.remoteAddress }),
-      requestId: call.requestId,
-    });
-    return call.admission;
+    if (guard === undefined) return;
+    await call.ex.admit(guard, httpGuardContext(call.req), () => ({ status: 499 }));
   }
 
   async #route(call: Call, path: string): Promise<void> {
     const method = call.req.method;
     const clean = path.length > 4 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const route = call.ex.route;
     const kind: Kind | undefined =
-      clean === '/v1/completions' ? 'completions' : clean === '/v1/chat/completions' ? 'chat' : undefined;
-    const models = clean === '/v1/models' || clean.startsWith('/v1/models/');
-    const route = models
-      ? 'openai_models'
-      : kind === 'chat'
-        ? 'openai_chat'
-        : kind === 'completions'
-          ? 'openai_completions'
-          : 'other';
-    const admission = await this.#admit(call, route);
-    if (models) {
+      route === ROUTES.completions ? 'completions' : route === ROUTES.chat ? 'chat' : undefined;
+    await this.#admit(call);
+    const admission = call.ex.admission;
+    if (route === ROUTES.openaiModels || route === ROUTES.openaiModel) {
       if (method !== 'GET') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
-      if (clean === '/v1/models') return this.#list(call, admission);
-      let id: string;
-      try {
-        id = decodeURIComponent(clean.slice('/v1/models/'.length));
-      } catch {
-        throw invalid(`malformed percent-encoding in the path: '${clean}'`, null);
-      }
+      if (route === ROUTES.openaiModels) return this.#list(call, admission);
+      const id = call.ex.match.id;
+      if (id === undefined) throw invalid(`malformed percent-encoding in the path: '${clean}'`, null);
       return this.#retrieve(call, admission, id);
     }
     if (kind === undefined)
@@ -196,7 +166,7 @@ export class OpenAIRoutes {
     if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
     const entry = this.#models.get(id);
     // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
-    const admission = call.admission;
+    const admission = call.ex.admission;
     if (admission !== undefined) {
       const model = entry?.model ?? id;
       try {
@@ -224,7 +194,7 @@ export class OpenAIRoutes {
     call.res.once('close', cancel);
     // The client may have left while the body was read and the request built.
     if (call.res.destroyed) cancel();
-    const timing = { first: undefined as number | undefined, last: call.arrived };
+    const timing = { first: undefined as number | undefined, last: call.ex.arrived };
     try {
       if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);
       else await this.#whole(call, kind, entry, g, stream, timing);
@@ -232,7 +202,7 @@ export class OpenAIRoutes {
       this.#ctx.cancels.delete(cancel);
       call.res.off('close', cancel);
       stream.cancel();
-      this.#metrics?.record(entry.id, call.arrived, timing.first, timing.last, call.tokens);
+      this.#metrics?.record(entry.id, call.ex.arrived, timing.first, timing.last, call.ex.tokens);
     }
   }
 
@@ -246,7 +216,7 @@ export class OpenAIRoutes {
     const next = await stream.next();
     if (next.done) return undefined;
     const result = next.value;
-    call.version = String(result.version);
+    call.ex.modelVersion = String(result.version);
     let text: string;
     try {
       text = responseText(result);
@@ -256,17 +226,17 @@ export class OpenAIRoutes {
     const tokens = countTokens(entry, text, text === '' ? 0 : 1);
     if (
       tokens > 0 &&
-      call.admission !== undefined &&
-      !(await call.admission.spendTokens(tokens, entry.model))
+      call.ex.admission !== undefined &&
+      !(await call.ex.admission.spendTokens(tokens, entry.model))
     )
       throw new OpenAIError(
         429,
         'generated tokens over the rate limit of this tenant',
         null,
         'rate_limit_exceeded',
-        call.admission.tokensRetryAfterSeconds(tokens, entry.model),
+        call.ex.admission.tokensRetryAfterSeconds(tokens, entry.model),
       );
-    call.tokens += tokens;
+    call.ex.tokens += tokens;
     const now = performance.now();
     if (timing.first === undefined && text !== '') timing.first = now;
     timing.last = now;
@@ -274,12 +244,16 @@ export class OpenAIRoutes {
   }
 
   #finishReason(g: Generation, call: Call): 'length' | 'stop' {
-    return g.maxTokens !== undefined && call.tokens >= g.maxTokens ? 'length' : 'stop';
+    return g.maxTokens !== undefined && call.ex.tokens >= g.maxTokens ? 'length' : 'stop';
   }
 
   #usage(call: Call, entry: ResolvedOpenAIModel, g: Generation) {
     const prompt = countTokens(entry, g.prompt);
-    return { prompt_tokens: prompt, completion_tokens: call.tokens, total_tokens: prompt + call.tokens };
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: call.ex.tokens,
+      total_tokens: prompt + call.ex.tokens,
+    };
   }
 
   async #whole(
@@ -296,7 +270,10 @@ export class OpenAIRoutes {
       piece = await this.#next(call, entry, stream, timing);
     }
     const finish_reason = this.#finishReason(g, call);
-    const head = { id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.requestId}`, created: call.created };
+    const head = {
+      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.ex.requestId}`,
+      created: call.created,
+    };
     const choice =
       kind === 'chat'
         ? {
@@ -325,7 +302,7 @@ export class OpenAIRoutes {
   ): Promise<void> {
     const res = call.res;
     const chunk = (choice: Record<string, unknown> | undefined, extra: object = {}) => ({
-      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.requestId}`,
+      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.ex.requestId}`,
       object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',
       created: call.created,
       model: entry.id,
@@ -356,7 +333,7 @@ export class OpenAIRoutes {
     } catch (err) {
       // Mid-stream: the error is the last event (the client raises it).
       const e = toOpenAIError(err);
-      call.error = e.message;
+      call.ex.error = e.message;
       await write(res, e.body());
       res.end();
       return;

@@ -1,9 +1,19 @@
 /**
- * The gateway's optional peer dependencies (`@grpc/grpc-js`,
- * `@grpc/proto-loader`, `pino`): imported when a feature first needs them,
- * from wherever the application installed them, so that triton-node itself
- * carries none of them and `import 'triton-node'` never loads them.
+ * What the package's other entry points (triton-node/gateway, the gateway's
+ * worker, the CLI) use of the library beyond its public API, in one place:
+ * they import the library through lib/index.ts and this file only (a test
+ * keeps the gateway so: test/package/structure-gateway.test.ts). Not part of
+ * the public API; lib/core.ts re-exports it, so the bundles take it from
+ * dist/core.js with the rest of the library (one copy).
+ *
+ * `importPeers` is here because two entry points load optional peers (the
+ * gateway its own, `triton-node serve` pino and the gateway's) and each must
+ * say the same thing when one is missing.
+ * @internal
+ * @packageDocumentation
  */
+export { describe, optionError } from './base/errors.js';
+export { bfloat16ToNumber, halfToNumber } from './tensor/tensor.js';
 
 /** Whether `err` says that the package `name` itself is not installed (not one of its own imports). */
 function isMissing(err: unknown, name: string): boolean {
@@ -15,19 +25,20 @@ function isMissing(err: unknown, name: string): boolean {
   );
 }
 
-function list(names: string[]): string {
+function list(names: readonly string[]): string {
   const quoted = names.map((n) => `'${n}'`);
   return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}`;
 }
 
 /**
- * Imports the packages `names`, in order; when any is missing, rejects with
- * one error naming every missing one and the npm command that installs them.
- * `feature` says what needs them ("the gRPC gateway"); `hint`, given the
- * missing names, what else may be done.
+ * Imports the optional peer dependencies `names`, in order, from wherever
+ * the application installed them (triton-node carries none of them); when
+ * any is missing, rejects with one error naming every missing one and the
+ * npm command that installs them. `feature` says what needs them ("the gRPC
+ * gateway"); `hint`, given the missing names, what else may be done.
  */
 export async function importPeers(
-  names: string[],
+  names: readonly string[],
   feature: string,
   hint: (missing: string[]) => string = () => '',
 ): Promise<unknown[]> {
