@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'triton-node';
-import type { Exchange } from './exchange.js';
+import { type Exchange, InFlight } from './exchange.js';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
 
@@ -40,8 +40,8 @@ export class GatewayContext {
   readonly metrics: GatewayMetrics | undefined;
   /** Authentication, tenants, limits and audit (undefined: no auth, every model open to all). */
   guard?: Guard;
-  /** Requests being served now (HTTP requests, gRPC calls, streams). */
-  inFlight = 0;
+  /** The requests being served now (HTTP requests, gRPC calls, streams): what a drain waits for. */
+  readonly ledger: InFlight;
   /** Set by drain(): readiness answers false and new inference is refused. */
   draining = false;
   /** Cancels each open stream (a shutdown past its deadline calls them). */
@@ -50,7 +50,6 @@ export class GatewayContext {
   readonly serving = new WeakSet<object>();
   /** The OpenAI-compatible routes under `/v1/` (undefined when `options.openai` is not set). */
   openai: ExtraRoutes | undefined;
-  #idle: Array<() => void> = [];
 
   constructor(
     server: Server,
@@ -62,30 +61,12 @@ export class GatewayContext {
     this.options = options;
     this.logger = logger;
     this.metrics = metrics;
+    this.ledger = new InFlight(metrics);
   }
 
-  /** Counts a request in flight; the returned function (call it once) counts it out. */
-  begin(): () => void {
-    this.inFlight++;
-    this.metrics?.inFlight(this.inFlight);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      this.inFlight--;
-      this.metrics?.inFlight(this.inFlight);
-      if (this.inFlight === 0) {
-        const waiting = this.#idle;
-        this.#idle = [];
-        for (const wake of waiting) wake();
-      }
-    };
-  }
-
-  /** Resolves once nothing is in flight. */
-  idle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
+  /** Requests being served now (HTTP requests, gRPC calls, streams). */
+  get inFlight(): number {
+    return this.ledger.count;
   }
 
   log(level: keyof GatewayLogger, obj: object, msg: string): void {

@@ -182,3 +182,40 @@ function chargeOf(admission: Admission): BodyCharge | undefined {
     return typeof wait === 'number' ? check(wait) : wait.then(check);
   };
 }
+
+/**
+ * The requests in flight of a gateway (or of an isolating front): what a
+ * graceful shutdown waits for. `gauge` hears the count (the gateway's
+ * in-flight metric).
+ */
+export class InFlight {
+  #count = 0;
+  #idle: Array<() => void> = [];
+  readonly #gauge: { inFlight(count: number): void } | undefined;
+
+  constructor(gauge?: { inFlight(count: number): void }) {
+    this.#gauge = gauge;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Counts a request in; the returned function (call it once) counts it out. */
+  begin(): () => void {
+    this.#gauge?.inFlight(++this.#count);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#gauge?.inFlight(--this.#count);
+      if (this.#count === 0) for (const wake of this.#idle.splice(0)) wake();
+    };
+  }
+
+  /** Resolves once nothing is in flight. */
+  idle(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+}

@@ -201,7 +201,7 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
       const expired = new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), timeoutMs);
       });
-      const finished = await Promise.race([ctx.idle().then(() => true as const), expired]);
+      const finished = await Promise.race([ctx.ledger.idle().then(() => true as const), expired]);
       clearTimeout(timer);
       if (!finished) for (const cancel of [...ctx.cancels]) cancel();
       guard?.flush();

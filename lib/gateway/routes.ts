@@ -6,6 +6,7 @@
  * all read routes from this table; a request's path is matched against it
  * once, and what the match found travels with the request (its Exchange).
  */
+import { badRequest } from './kserve/errors.js';
 
 /** How a request reached the gateway. */
 export type Protocol = 'http' | 'grpc';
@@ -237,4 +238,17 @@ export function matchRpc(rpc: string, msg: Record<string, unknown>): RouteMatch 
 export function metricLabel(route: Route, protocol: Protocol): string {
   if (protocol === 'http' || route === ROUTES.infer) return route.metric;
   return route.rpc ?? route.name;
+}
+
+/**
+ * A version from a path or a message: empty (or none) means the server's
+ * choice (-1), as Triton reads it. Parsed by the route, after admission
+ * (the guard sees the version as given).
+ */
+export function parseVersion(text: string | undefined): number {
+  if (text === undefined || text === '') return -1;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw badRequest(`failed to get model version from specified version string '${text}'`);
+  }
+  return Number(text);
 }

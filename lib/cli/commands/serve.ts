@@ -283,6 +283,13 @@ async function listenGrpc(
 }
 
 /**
+ * The optional peer dependencies this command loads for itself; it also
+ * loads the gateway's (lib/gateway/peers.ts) up front, so that a missing one
+ * stops the start with the npm command rather than failing a request later.
+ */
+export const SERVE_PEERS = { pino: 'the structured logs of triton-node serve' } as const;
+
+/**
  * pino, unless --no-grpc @grpc/grpc-js and @grpc/proto-loader, and jose when
  * the guard verifies tokens; undefined, said on stderr with the npm command,
  * when any is missing.

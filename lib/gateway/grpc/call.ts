@@ -100,7 +100,7 @@ export function unary(
   fn: (req: Record<string, Json>, call: UnaryCall, ex: Exchange) => Promise<object>,
 ) {
   return (call: UnaryCall, callback: Callback) => {
-    const done = ctx.begin();
+    const done = ctx.ledger.begin();
     const headers = metadataHeaders(call);
     const ex = grpcExchange(ctx, rpc, call.request, headers);
     const denied = (err: unknown) => {

@@ -27,8 +27,8 @@ import {
   tensorBytes,
 } from '../kserve/codec.js';
 import { GatewayError, badRequest } from '../kserve/errors.js';
-import { parseVersion } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
+import { parseVersion } from '../routes.js';
 
 export type Json = unknown;
 export type Params = Record<string, Record<string, Json>>;

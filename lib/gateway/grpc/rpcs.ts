@@ -11,12 +11,12 @@ import {
   indexDocument,
   modelMetadata,
   modelStatistics,
-  parseVersion,
   serverMetadata,
   statisticsDocument,
   unload,
 } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
+import { parseVersion } from '../routes.js';
 import { unary } from './call.js';
 import { type Json, type Params, decodeGrpcRequest, encodeGrpcResponse } from './codec.js';
 

@@ -18,7 +18,7 @@ export function streamInfer(
   shm: SharedMemoryRegistry | undefined,
   call: DuplexCall,
 ): void {
-  const done = ctx.begin();
+  const done = ctx.ledger.begin();
   const open = new Set<InferStream>();
   let clientEnded = false;
   let finished = false;

@@ -168,6 +168,13 @@ export interface ResolvedApiKey {
   hash: Buffer;
   tenant: string;
   id?: string;
+  /** Its entry on the deny list (`revocationMember` of its id, else of its SHA-256 hex). */
+  member: string;
+}
+
+/** The member of the deny list for a credential. */
+export function revocationMember(r: { jti?: string; keyId?: string }): string {
+  return r.jti !== undefined ? `jti:${r.jti}` : `key:${r.keyId}`;
 }
 
 export interface ResolvedStore {
@@ -300,10 +307,12 @@ function resolveApiKeys(v: unknown, tenants: Map<string, ResolvedTenant>): Resol
       );
     if (o.id !== undefined && typeof o.id !== 'string')
       throw new TypeError(expected(`${what}.id`, 'a string', o.id));
+    const hash = Buffer.from(o.sha256, 'hex');
     return {
-      hash: Buffer.from(o.sha256, 'hex'),
+      hash,
       tenant: o.tenant,
       ...(o.id === undefined ? {} : { id: o.id }),
+      member: revocationMember({ keyId: o.id ?? hash.toString('hex') }),
     };
   });
 }

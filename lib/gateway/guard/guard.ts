@@ -9,7 +9,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayLogger } from '../context.js';
-import { GatewayError, ModelHiddenError } from '../kserve/errors.js';
+import { GatewayError, ModelHiddenError, absentModel } from '../kserve/errors.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import {
   type GuardOptions,
@@ -17,17 +17,11 @@ import {
   type ResolvedLimits,
   type ResolvedTenant,
   resolveGuard,
+  revocationMember,
 } from './config.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
-import {
-  RedisStore,
-  type Revocation,
-  type StoreBucket,
-  StoreUnavailable,
-  revocationMember,
-  revokeInStore,
-} from './store.js';
+import { RedisStore, type Revocation, type StoreBucket, StoreUnavailable, revokeInStore } from './store.js';
 import type { Admission, AuditOutcome, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
@@ -301,7 +295,10 @@ export class GatewayGuard implements Guard {
       return this.#admission(request, identity, state, started, release);
     } catch (err) {
       const e = err instanceof GatewayError ? err : new GatewayError(500, (err as Error).message);
-      this.#record(request, identity, started, { status: e.status, error: e.message });
+      // A hidden model's line has the status the client gets: its route's for an absent model.
+      const status =
+        e instanceof ModelHiddenError ? absentModel(request.route, e.model, e.version).status : e.status;
+      this.#record(request, identity, started, { status, error: e.message });
       throw e;
     }
   }
@@ -339,7 +336,7 @@ export class GatewayGuard implements Guard {
         found = {
           tenant: entry.tenant,
           ...(entry.id === undefined ? {} : { keyId: entry.id }),
-          credential: revocationMember({ keyId: entry.id ?? entry.hash.toString('hex') }),
+          credential: entry.member,
         };
       }
     }

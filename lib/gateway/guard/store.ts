@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { importGatewayPeers } from '../peers.js';
-import type { ResolvedStore } from './config.js';
+import { type ResolvedStore, revocationMember } from './config.js';
 
 /** The part of an ioredis client used here. */
 interface RedisClient {
@@ -124,11 +124,6 @@ export interface Revocation {
   keyId?: string;
   /** When the entry may be forgotten, ms since the epoch (a token's `exp`); default never. */
   expiresAt?: number;
-}
-
-/** The member of the deny list for a credential. */
-export function revocationMember(r: { jti?: string; keyId?: string }): string {
-  return r.jti !== undefined ? `jti:${r.jti}` : `key:${r.keyId}`;
 }
 
 /** Thrown by the store when Redis cannot answer: the guard applies the fallback. */

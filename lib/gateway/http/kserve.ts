@@ -16,13 +16,12 @@ import {
   indexDocument,
   modelMetadata,
   modelStatistics,
-  parseVersion,
   serverMetadata,
   statisticsDocument,
   unload,
 } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
-import { ROUTES, type Route, methodOf } from '../routes.js';
+import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
 import { readBody, readJsonBody } from './body.js';
 import { handleGenerate, handleGenerateStream } from './generate.js';
 import { sendEmpty, sendJson } from './respond.js';

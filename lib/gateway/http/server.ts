@@ -77,7 +77,7 @@ async function serveKServe(call: HttpCall): Promise<void> {
 /** The request listener: counts the request in flight until its response is done, and answers every error. */
 export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry | undefined): HttpHandler {
   return (req, res) => {
-    const done = ctx.begin();
+    const done = ctx.ledger.begin();
     const socket = req.socket;
     ctx.serving.add(socket);
     const path = pathOf(req.url);

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InFlight } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
 import { GatewayError, badRequest, errorMessage, unknownModelMessage } from '../kserve/errors.js';
 import type { RouteMatch } from '../routes.js';
@@ -18,9 +19,9 @@ export class Front {
   readonly #byTenant = new Map<string, GroupProcess>();
   readonly #socketDir: string;
   #lastRefresh = 0;
-  inFlight = 0;
+  /** The requests being served now: what a drain waits for. */
+  readonly ledger = new InFlight();
   draining = false;
-  #idle: Array<() => void> = [];
 
   constructor(options: ResolvedIsolation) {
     this.options = options;
@@ -50,21 +51,6 @@ export class Front {
   async stop(): Promise<void> {
     await Promise.all(this.groups.map((g) => g.stop(this.options.stopTimeoutMs)));
     rmSync(this.#socketDir, { recursive: true, force: true });
-  }
-
-  begin(): () => void {
-    this.inFlight++;
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      if (--this.inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
-    };
-  }
-
-  idle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   /** The group a request goes to; undefined for a server-wide route with nothing to choose by. */

@@ -225,7 +225,7 @@ function codeOf(err: unknown): number {
 /** One unary RPC of the front: admit, choose the group, pass the call on, audit. */
 function unary(env: Env, rpc: string) {
   return (call: Call, callback: Callback) => {
-    const done = env.front.begin();
+    const done = env.front.ledger.begin();
     let admission: Admission | undefined;
     const finish = (err: unknown, value?: unknown) => {
       done();
@@ -324,7 +324,7 @@ async function admitFollowing(env: Env, call: Duplex, msg: Msg, streamGroup: Gro
  * Tensors go through the socket (no shared memory on streams).
  */
 function streamForward(env: Env, call: Duplex): void {
-  const done = env.front.begin();
+  const done = env.front.ledger.begin();
   let admission: Admission | undefined;
   let upstream: ClientDuplex | undefined;
   let finished = false;

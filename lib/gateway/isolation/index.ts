@@ -212,7 +212,7 @@ async function serve(front: Front, ex: Exchange, url: string, req: IncomingMessa
 
 function handlerOf(front: Front): HttpHandler {
   return (req, res) => {
-    const done = front.begin();
+    const done = front.ledger.begin();
     let target: { match: RouteMatch; url: string } | undefined;
     let failure: unknown;
     try {
@@ -264,7 +264,7 @@ export function createIsolatedGateway(options: IsolatedGatewayOptions): Isolated
     addToGrpcServer: (grpcServer) => addIsolatedGrpcService(front, grpcServer),
     groups: () => front.groups.map((g) => g.status()),
     get inFlight() {
-      return front.inFlight;
+      return front.ledger.count;
     },
     get draining() {
       return front.draining;
@@ -277,7 +277,7 @@ export function createIsolatedGateway(options: IsolatedGatewayOptions): Isolated
       front.draining = true;
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
-        front.idle().then(() => true),
+        front.ledger.idle().then(() => true),
         new Promise<boolean>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
         }),

@@ -13,7 +13,6 @@ import {
   type StatisticsDuration,
   cuda,
 } from 'triton-node';
-import { badRequest } from './errors.js';
 
 /** The protocol extensions this gateway serves (server metadata lists them). */
 export const EXTENSIONS = [
@@ -27,15 +26,6 @@ export const EXTENSIONS = [
   'system_shared_memory',
   'generate',
 ] as const;
-
-/** A version from a URL or message: empty means the server's choice (-1), as Triton reads it. */
-export function parseVersion(text: string | undefined): number {
-  if (text === undefined || text === '') return -1;
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw badRequest(`failed to get model version from specified version string '${text}'`);
-  }
-  return Number(text);
-}
 
 export interface ServerMetadataDocument {
   name: string;
