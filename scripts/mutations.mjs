@@ -495,7 +495,7 @@ const CORE = [
       "    call.res.once('close', cancel);\n" +
       '    // The client may have left while the body was read and the request built.\n' +
       '    if (call.res.destroyed) cancel();\n' +
-      '    const timing = { first: undefined as number | undefined, last: call.arrived };\n' +
+      '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
       '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
       '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
@@ -504,7 +504,7 @@ const CORE = [
       "      call.res.off('close', cancel);\n" +
       '      stream.cancel();\n',
     replace:
-      '    const timing = { first: undefined as number | undefined, last: call.arrived };\n' +
+      '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
       '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
       '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
@@ -516,7 +516,7 @@ const CORE = [
     name: 'openai-tokens-unlimited',
     why: "rate limits: generated tokens are no longer spent against the tenant's bucket",
     file: 'lib/gateway/openai/routes.ts',
-    search: '!(await call.admission.spendTokens(tokens, entry.model))',
+    search: '!(await call.ex.admission.spendTokens(tokens, entry.model))',
     replace: 'false',
     tests: ['test/gateway/openai.test.ts'],
   },

@@ -71,7 +71,7 @@ export const MUTATIONS = [
   {
     name: 'shm-follows-symlink',
     why: 'system shared memory: registration follows a link planted in /dev/shm to any file the gateway can open',
-    file: 'lib/gateway/shared-memory.ts',
+    file: 'lib/gateway/kserve/shared-memory.ts',
     search: 'constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK',
     replace: 'constants.O_RDWR | constants.O_NONBLOCK',
     tests: ['test/deploy/hostile-files.test.ts'],
@@ -79,7 +79,7 @@ export const MUTATIONS = [
   {
     name: 'shm-key-nul-unchecked',
     why: 'system shared memory: a key with NUL reaches open() and answers 500 instead of 400',
-    file: 'lib/gateway/shared-memory.ts',
+    file: 'lib/gateway/kserve/shared-memory.ts',
     search: "        : file.includes('\\0')\n",
     replace: '        : false\n',
     tests: ['test/deploy/hostile-files.test.ts'],

@@ -75,7 +75,7 @@ export const MUTATIONS = [
     file: 'lib/gateway/guard/store.ts',
     search: 'let ioredis: Promise<IORedisModule> | undefined;\n',
     replace:
-      "let ioredis: Promise<IORedisModule> | undefined = importPeers(['ioredis'], 'shared limits').then(\n" +
+      "let ioredis: Promise<IORedisModule> | undefined = importGatewayPeers(['ioredis'], 'shared limits').then(\n" +
       '  ([m]) => m as IORedisModule,\n' +
       ');\n',
     tests: [REDIS],

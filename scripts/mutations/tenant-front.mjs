@@ -8,7 +8,7 @@ export const MUTATIONS = [
   {
     name: 'front-forwards-malformed-header',
     why: 'isolation: a malformed Inference-Header-Content-Length is dropped and the request forwarded, not answered 400 at the front',
-    file: 'lib/gateway/codec.ts',
+    file: 'lib/gateway/kserve/codec.ts',
     search: "    throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);\n",
     replace: '    return undefined;\n',
     tests: [HOSTILE],
@@ -73,15 +73,15 @@ export const MUTATIONS = [
   {
     name: 'bytes-chunked-uncharged',
     why: 'bytesPerSecond: an HTTP body without a Content-Length (chunked) is charged nothing',
-    file: 'lib/gateway/http.ts',
-    search: '        if (request.bytesIn === undefined) chargeBody(req, admitted);\n',
+    file: 'lib/gateway/exchange.ts',
+    search: '    if (context.bytesIn === undefined) this.bodyCharge = chargeOf(admission);\n',
     replace: '',
     tests: [HOSTILE],
   },
   {
     name: 'bytes-typed-uncharged',
     why: 'bytesPerSecond: typed gRPC contents are not counted, only raw_input_contents',
-    file: 'lib/gateway/guard/routes.ts',
+    file: 'lib/gateway/grpc/codec.ts',
     search: '  if (!Array.isArray(msg.inputs)) return bytes;\n',
     replace: '  return bytes;\n',
     tests: [HOSTILE],
@@ -106,10 +106,10 @@ export const MUTATIONS = [
   {
     name: 'grpc-stats-unfiltered',
     why: "tenants: gRPC ModelStatistics lists every model, not the tenant's (HTTP filters)",
-    file: 'lib/gateway/grpc.ts',
+    file: 'lib/gateway/grpc/rpcs.ts',
     search:
       "      const stats = (await modelStatistics(server, (req.name as string) ?? '', version(req))).filter((s) =>\n" +
-      '        visibleTo(call, s.name),\n' +
+      '        ex.canSee(s.name),\n' +
       '      );\n',
     replace: "      const stats = await modelStatistics(server, (req.name as string) ?? '', version(req));\n",
     tests: [HOSTILE],
@@ -118,9 +118,8 @@ export const MUTATIONS = [
     name: 'front-index-unfiltered',
     why: "isolation: the front's HTTP repository index and statistics list every model of the tenant's group, not the tenant's",
     file: 'lib/gateway/isolation/index.ts',
-    search:
-      '    const doc = visibleOnly(await mergedDocument(groups, req, path, front.options.maxBodyBytes), admission);\n',
-    replace: '    const doc = await mergedDocument(groups, req, path, front.options.maxBodyBytes);\n',
+    search: '    const doc = visibleOnly(merged, ex.admission);\n',
+    replace: '    const doc = merged;\n',
     tests: [HOSTILE],
   },
   {
@@ -168,7 +167,7 @@ export const MUTATIONS = [
   {
     name: 'shm-output-offset-ignored',
     why: "shared memory: an output is written at the reference's offset in the object, ignoring the region's registered offset",
-    file: 'lib/gateway/shared-memory.ts',
+    file: 'lib/gateway/kserve/shared-memory.ts',
     search:
       '      done += writeSync(region!.fd, bytes, done, bytes.byteLength - done, region!.offset + ref.offset + done);\n',
     replace:
@@ -178,7 +177,7 @@ export const MUTATIONS = [
   {
     name: 'chunked-limit-checked-late',
     why: 'body limit: a chunked body is buffered whole and only then found over the limit (413 after the client sent it all)',
-    file: 'lib/gateway/body.ts',
+    file: 'lib/gateway/http/body.ts',
     search:
       '      if (received + chunk.length > (target?.length ?? limit)) {\n' +
       '        fail(\n' +
@@ -200,9 +199,9 @@ export const MUTATIONS = [
   {
     name: 'front-server-route-misnamed',
     why: "the front names GET /v2 as the guard does ('server'), so a guard's open: ['server'] opens it at the front too",
-    file: 'lib/gateway/isolation/index.ts',
-    search: "  if (path === '/v2' || path === '/v2/') return { route: 'server' };\n",
-    replace: "  if (path === '/v2' || path === '/v2/') return { route: 'server_metadata' };\n",
+    file: 'lib/gateway/routes.ts',
+    search: "  server: kserve('server', 'server', 'GET /v2[/]', 'ServerMetadata'),\n",
+    replace: "  server: kserve('server_metadata', 'server', 'GET /v2[/]', 'ServerMetadata'),\n",
     tests: ['test/gateway/hostile-tenant.test.ts'],
   },
 ];
