@@ -7,11 +7,11 @@
 export const MUTATIONS = [
   {
     name: 'gateway-bundles-library',
-    why: 'one copy of the library: the gateway bundle inlines the library modules it imports by path (its own TritonError), so the OpenAI routes answer a library NOT_FOUND with code internal',
+    why: "one copy of the library: the gateway bundle takes in the library it imports (by the package's name, resolved to lib/, and lib/internal.ts by path) instead of importing it (its own TritonError), so the OpenAI routes answer a library NOT_FOUND with code internal",
     file: 'tsup.config.ts',
     search:
       "    external: ['triton-node'],\n    esbuildPlugins: [fromCore()],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
-    replace: "    external: ['triton-node'],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
+    replace: '  },\n  {\n    ...common,\n    // The entry of an isolated',
     tests: ['test/package/shipped.test.ts'],
   },
   {
@@ -56,5 +56,32 @@ export const MUTATIONS = [
       '    "./gateway": {\n      "import": {\n        "types": "./dist/gateway.d.ts",\n        "default": "./dist/gateway.js"\n      },\n      "require": {\n        "types": "./dist/gateway.d.cts",\n        "default": "./dist/gateway.cjs"\n      }\n    },\n',
     replace: '',
     tests: ['test/package/shipped.test.ts'],
+  },
+  // The gateway behind one seam (test/package/structure-gateway.test.ts).
+  {
+    name: 'gateway-imports-library-file',
+    why: "one seam: the gateway imports TritonError from a library file by path instead of the package's public entry (how its bundle once came to hold a second TritonError)",
+    file: 'lib/gateway/kserve/errors.ts',
+    search: "import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from 'triton-node';\n",
+    replace:
+      "import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from '../../base/errors.js';\n",
+    tests: ['test/package/structure-gateway.test.ts'],
+  },
+  {
+    name: 'gateway-context-openai-cycle',
+    why: 'no cycles in the gateway: the shared context names the OpenAI routes, which import it (a type-only import is a cycle too)',
+    file: 'lib/gateway/context.ts',
+    search: "import type { GatewayMetrics } from './metrics.js';\n",
+    replace:
+      "import type { GatewayMetrics } from './metrics.js';\nimport type { OpenAIRoutes } from './openai/routes.js';\nexport type Routes = OpenAIRoutes;\n",
+    tests: ['test/package/structure-gateway.test.ts'],
+  },
+  {
+    name: 'gateway-peer-undeclared',
+    why: 'peers declared where used: the gateway loads jose without declaring it, so package.json lists a peer nobody declares',
+    file: 'lib/gateway/peers.ts',
+    search: "  jose: 'guard.jwt: verifying JWTs',\n",
+    replace: '',
+    tests: ['test/package/structure-gateway.test.ts'],
   },
 ];

@@ -98,9 +98,8 @@ export const MUTATIONS = [
     name: 'metrics-open-to-tenants',
     why: "/metrics (every tenant's model names and counters) is served to every authenticated tenant, not admins only",
     file: 'lib/gateway/guard/guard.ts',
-    search:
-      "const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory', 'metrics']);\n",
-    replace: "const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory']);\n",
+    search: '  ROUTES.systemStatus.name,\n  ROUTES.metrics.name,\n]);\n',
+    replace: '  ROUTES.systemStatus.name,\n]);\n',
     tests: [HOSTILE],
   },
   {

@@ -5,14 +5,8 @@
  */
 import type { GatewayContext } from '../context.js';
 import { Exchange, type GuardContext, requestIdOf } from '../exchange.js';
-import {
-  ModelHiddenError,
-  asAnswered,
-  errorMessage,
-  grpcStatus,
-  httpStatus,
-  wordingOf,
-} from '../kserve/errors.js';
+import { asAnswered } from '../kserve/absent.js';
+import { ModelHiddenError, errorMessage, grpcStatus, httpStatus, wordingOf } from '../kserve/errors.js';
 import { ROUTES, matchRpc } from '../routes.js';
 import { type Json, grpcMessageBytes } from './codec.js';
 

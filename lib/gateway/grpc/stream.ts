@@ -8,7 +8,8 @@
  */
 import type { InferStream } from 'triton-node';
 import type { GatewayContext } from '../context.js';
-import { GatewayError, asAnswered, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
+import { asAnswered } from '../kserve/absent.js';
+import { GatewayError, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { type DuplexCall, grpcExchange, grpcGuardContext, metadataHeaders } from './call.js';
 import { type Json, decodeGrpcRequest, encodeGrpcResponse } from './codec.js';

@@ -6,6 +6,7 @@
  */
 import type { Writable } from 'node:stream';
 import { describe } from '../../internal.js';
+import { ROUTES } from '../routes.js';
 
 /** Rates and caps of a tenant (or of one model of a tenant). Omitted: unlimited. */
 export interface GuardLimitOptions {
@@ -201,7 +202,8 @@ export interface ResolvedGuard {
   store?: ResolvedStore;
 }
 
-export const OPEN_ROUTES = ['health', 'metrics', 'server'] as const;
+/** The routes `guard.open` may name (every one is read-only and names no model). */
+export const OPEN_ROUTES: readonly string[] = [ROUTES.live.name, ROUTES.metrics.name, ROUTES.server.name];
 
 function plainObject(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v))
@@ -448,9 +450,9 @@ export function resolveGuard(options: unknown, env: NodeJS.ProcessEnv = process.
   for (const [name, t] of Object.entries(plainObject(o.tenants ?? {}, 'guard.tenants'))) {
     tenants.set(name, resolveTenant(name, t));
   }
-  const open = stringList(o.open ?? ['health'], 'guard.open');
+  const open = stringList(o.open ?? [ROUTES.live.name], 'guard.open');
   for (const r of open) {
-    if (!(OPEN_ROUTES as readonly string[]).includes(r))
+    if (!OPEN_ROUTES.includes(r))
       throw new TypeError(expected('guard.open[]', `one of ${OPEN_ROUTES.join(', ')}`, r));
   }
   const apiKeys = resolveApiKeys(o.apiKeys, tenants);

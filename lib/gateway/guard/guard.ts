@@ -9,7 +9,9 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayLogger } from '../context.js';
-import { GatewayError, ModelHiddenError, absentModel } from '../kserve/errors.js';
+import { absentModel } from '../kserve/absent.js';
+import { GatewayError, ModelHiddenError } from '../kserve/errors.js';
+import { ROUTES } from '../routes.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import {
   type GuardOptions,
@@ -34,7 +36,12 @@ const UNAVAILABLE = 14;
  * Routes only admin tenants may call (unless listed in `open`). `/metrics`
  * is one: its series name every model of every tenant, with their counters.
  */
-const ADMIN_ROUTES = new Set(['repository_load', 'repository_unload', 'shared_memory', 'metrics']);
+const ADMIN_ROUTES = new Set([
+  ROUTES.load.name,
+  ROUTES.unload.name,
+  ROUTES.systemStatus.name,
+  ROUTES.metrics.name,
+]);
 
 /** The tenant of everyone when authentication is off and no `anonymous` tenant is configured. */
 const UNRESTRICTED: ResolvedTenant = {

@@ -7,10 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InFlight } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
-import { GatewayError, badRequest, errorMessage, unknownModelMessage } from '../kserve/errors.js';
-import type { RouteMatch } from '../routes.js';
+import { unknownModelMessage } from '../kserve/absent.js';
+import { GatewayError, badRequest, errorMessage } from '../kserve/errors.js';
+import { ROUTES, type RouteMatch } from '../routes.js';
 import { GroupProcess } from './group.js';
 import type { ResolvedIsolation } from './options.js';
+
+/**
+ * Routes that may be open to callers of no group (health, metrics, server
+ * metadata): they see the whole front (server metadata: any group's, one library).
+ */
+const SERVER_WIDE: ReadonlySet<string> = new Set([ROUTES.live.name, ROUTES.metrics.name, ROUTES.server.name]);
 
 /** The front's state: its groups, routing and the requests in flight. @internal */
 export class Front {
@@ -63,8 +70,7 @@ export class Front {
       const group = this.#byTenant.get(admission.tenant);
       // Health, metrics and server metadata may be open to callers of no group:
       // they see the whole front (server metadata: any group's, one library).
-      const route = target.route.name;
-      const serverWide = route === 'health' || route === 'metrics' || route === 'server';
+      const serverWide = SERVER_WIDE.has(target.route.name);
       if (group === undefined && serverWide) return undefined;
       if (group === undefined) {
         throw new GatewayError(403, `tenant '${admission.tenant}' is in no isolated group`, 'UNAVAILABLE');

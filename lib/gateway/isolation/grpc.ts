@@ -16,16 +16,10 @@ import { guardRequest as guardRequestOf } from '../exchange.js';
 import { grpcMessageBytes } from '../grpc/codec.js';
 import { type GrpcServerLike, serviceDefinition } from '../grpc/service.js';
 import type { Admission, GuardRequest } from '../guard/types.js';
-import {
-  GatewayError,
-  type Wording,
-  asAnswered,
-  errorMessage,
-  grpcStatus,
-  httpStatus,
-} from '../kserve/errors.js';
+import { asAnswered } from '../kserve/absent.js';
+import { GatewayError, type Wording, errorMessage, grpcStatus, httpStatus } from '../kserve/errors.js';
 import { importGatewayPeers } from '../peers.js';
-import { type RouteMatch, matchRpc } from '../routes.js';
+import { ROUTES, type RouteMatch, matchRpc } from '../routes.js';
 import type { Front } from './front.js';
 import type { GroupProcess, Lease } from './group.js';
 import { CONTROL_HEADER } from './messages.js';
@@ -240,10 +234,10 @@ function unary(env: Env, rpc: string) {
       const headers = metadataHeaders(call);
       const target = matchRpc(rpc, call.request);
       admission = await admit(env, guardRequest(call, headers, target, call.request));
-      if (env.front.draining && target.route.name !== 'health') {
+      if (env.front.draining && target.route.name !== ROUTES.live.name) {
         throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
       }
-      if (target.route.name === 'shared_memory') {
+      if (target.route.name === ROUTES.systemStatus.name) {
         throw new GatewayError(501, `${rpc} is not served by an isolating front`, 'UNSUPPORTED');
       }
       const group = env.front.choose(headers, admission, target);

@@ -12,14 +12,8 @@ import { Exchange } from '../exchange.js';
 import type { GrpcServerLike } from '../grpc/service.js';
 import type { AuditOutcome } from '../guard/types.js';
 import type { HttpHandler } from '../http/server.js';
-import {
-  GatewayError,
-  type Wording,
-  asAnswered,
-  badRequest,
-  errorMessage,
-  httpStatus,
-} from '../kserve/errors.js';
+import { asAnswered } from '../kserve/absent.js';
+import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../kserve/errors.js';
 import { OTHER, ROUTES, type RouteMatch, matchHttp } from '../routes.js';
 import { Front } from './front.js';
 import type { GroupProcess, GroupStatus } from './group.js';
@@ -193,7 +187,7 @@ async function serve(front: Front, ex: Exchange, url: string, req: IncomingMessa
     // The client left while its credentials were checked: ended (and audited) there.
     if (!admitted) return;
   }
-  if (front.draining && ex.route.name !== 'health') {
+  if (front.draining && ex.route.name !== ROUTES.live.name) {
     throw new GatewayError(503, 'the server is shutting down', 'UNAVAILABLE');
   }
   let group = front.choose(req.headers, ex.admission, ex.match);

@@ -66,37 +66,6 @@ export class ModelHiddenError extends GatewayError {
   }
 }
 
-/** Triton's message for a model it does not have. */
-export function unknownModelMessage(model: string): string {
-  return `Request for unknown model: '${model}' is not found`;
-}
-
-/**
- * What route `route` (a route's name, routes.ts) answers for a model the
- * server does not have, as Triton's servers and the library answer it: the
- * inference routes with the library's hint to load it (said in the
- * protocol's words by `errorMessage`), readiness and statistics in their own
- * terms, the others with Triton's NOT_FOUND.
- */
-export function absentModel(route: string, model: string, version: string | undefined): GatewayError {
-  if (route === 'model_ready') return badRequest('Model version not ready');
-  if (route === 'model_stats') return badRequest(`requested model '${model}' is not available`);
-  if (route === 'infer' || route === 'generate_stream' || route === 'stream_infer') {
-    const hint: ErrorHint = {
-      kind: 'load',
-      model,
-      ...(version === undefined || version === '-1' ? {} : { version: Number(version) }),
-    };
-    return new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND', { hint });
-  }
-  return new GatewayError(404, unknownModelMessage(model), 'NOT_FOUND');
-}
-
-/** `err` as the protocol answers it: a hidden model as an absent one (`absentModel`), anything else as it is. */
-export function asAnswered(err: unknown, route: string): unknown {
-  return err instanceof ModelHiddenError ? absentModel(route, err.model, err.version) : err;
-}
-
 /** A malformed request (400, INVALID_ARG). */
 export function badRequest(message: string): GatewayError {
   return new GatewayError(400, message, 'INVALID_ARG');
