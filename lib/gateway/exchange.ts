@@ -71,7 +71,7 @@ export class Exchange {
   tokens = 0;
   /** The model version that answered, when the audit line names it (the OpenAI routes). */
   modelVersion: string | undefined;
-  /** Why it failed, for the audit line (the OpenAI routes). */
+  /** Why it failed, for the audit line (the OpenAI routes, the isolating front). */
   error: string | undefined;
   readonly #metrics: GatewayMetrics | undefined;
   #ended = false;
@@ -85,11 +85,6 @@ export class Exchange {
 
   get route(): Route {
     return this.match.route;
-  }
-
-  /** True once `end()` was called: the request's audit line is written (or it had none). */
-  get ended(): boolean {
-    return this.#ended;
   }
 
   /**
