@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { type Dispatcher, request } from 'undici';
 import { afterAll, beforeAll } from 'vitest';
 import { type Gateway, type GatewayOptions, createGateway } from '../../lib/gateway/index.js';
 import type { Server } from '../../lib/index.js';
@@ -96,4 +97,41 @@ export function kserveClient<C>(): new (
     inference: { GRPCInferenceService: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & C };
   };
   return pkg.inference.GRPCInferenceService;
+}
+
+/** What an HTTP call to the gateway answered: the status, headers and body, and the body as JSON when it is JSON. */
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  bytes: Buffer;
+  text: string;
+  json: unknown;
+}
+
+/**
+ * One HTTP request with undici: GET without a body, POST with one (`json`
+ * is sent stringified), unless `method` says otherwise.
+ */
+export async function httpCall(
+  base: string,
+  path: string,
+  options: { method?: string; json?: unknown; body?: Buffer | string; headers?: Record<string, string> } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed body's shape is the test's to check
+): Promise<HttpAnswer & { json: any }> {
+  const body = options.json !== undefined ? JSON.stringify(options.json) : options.body;
+  const res = await request(`${base}${path}`, {
+    method: (options.method ?? (body === undefined ? 'GET' : 'POST')) as Dispatcher.HttpMethod,
+    body,
+    headers: options.headers,
+  });
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  const text = bytes.toString('utf8');
+  const type = String(res.headers['content-type'] ?? '');
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    bytes,
+    text,
+    json: type.startsWith('application/json') && text !== '' ? JSON.parse(text) : undefined,
+  };
 }

@@ -9,13 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../lib/gateway/index.js';
 import { protocolHint } from '../../lib/gateway/kserve/errors.js';
 import { type ErrorHint, TritonError, hintText } from '../../lib/index.js';
 import { useServer } from '../helpers.js';
-import { kserveClient, useGateway } from './helpers.js';
+import { httpCall, kserveClient, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32', 'repeat_int32']);
 const gw = useGateway(server);
@@ -61,13 +60,8 @@ const HTTP_ROUTES: Array<[string, string, unknown]> = [
   ['GET', '/v2/nothing', undefined],
 ];
 
-async function call(base: string, method: string, path: string, json: unknown) {
-  const res = await request(`${base}${path}`, {
-    method: method as 'GET',
-    body: json === undefined ? undefined : JSON.stringify(json),
-  });
-  return { status: res.statusCode, text: await res.body.text() };
-}
+const call = (base: string, method: string, path: string, json: unknown) =>
+  httpCall(base, path, { method, json });
 
 describe('HTTP', () => {
   it.each(HTTP_ROUTES)('%s %s: an error without a JS call in it', async (method, path, json) => {

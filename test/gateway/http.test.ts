@@ -4,11 +4,10 @@
  * every datatype, the model repository, /metrics, and the protocol's errors
  * with their status codes.
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { encodeBytes } from '../../lib/index.js';
 import { useServer } from '../helpers.js';
-import { binaryBody, bytesOf, parseBinaryResponse, useGateway } from './helpers.js';
+import { binaryBody, bytesOf, httpCall, parseBinaryResponse, useGateway } from './helpers.js';
 
 const server = useServer([
   'identity_fp32',
@@ -20,7 +19,7 @@ const server = useServer([
 const gw = useGateway(server);
 const small = useGateway(server, { maxBodyBytes: 1024, repositoryControl: false });
 
-async function call(
+const call = (
   path: string,
   options: {
     method?: 'GET' | 'POST';
@@ -29,24 +28,7 @@ async function call(
     headers?: Record<string, string>;
   } = {},
   base = gw().url,
-) {
-  const body = options.json !== undefined ? JSON.stringify(options.json) : options.body;
-  const res = await request(`${base}${path}`, {
-    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
-    body,
-    headers: options.headers,
-  });
-  const bytes = Buffer.from(await res.body.arrayBuffer());
-  const text = bytes.toString('utf8');
-  const type = String(res.headers['content-type'] ?? '');
-  return {
-    status: res.statusCode,
-    headers: res.headers,
-    bytes,
-    text,
-    json: type.startsWith('application/json') && text !== '' ? JSON.parse(text) : undefined,
-  };
-}
+) => httpCall(base, path, options);
 
 /** One input of identity_all_types per datatype: the JSON values and the same data as bytes. */
 const CASES: Array<{ datatype: string; json: unknown[]; bytes: Buffer; expected?: string }> = [

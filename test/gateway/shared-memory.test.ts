@@ -9,25 +9,17 @@
 import { execFile } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeGrpcRequest, encodeGrpcResponse } from '../../lib/gateway/grpc/codec.js';
 import { SharedMemoryRegistry } from '../../lib/gateway/kserve/shared-memory.js';
 import { FIXTURES, useServer } from '../helpers.js';
-import { useGateway } from './helpers.js';
+import { httpCall, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32']);
 const gw = useGateway(server);
 const KEY = `triton-node-test-${process.pid}`;
 
-async function call(path: string, body?: unknown) {
-  const res = await request(`${gw().url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, json: text === '' ? undefined : JSON.parse(text) };
-}
+const call = (path: string, body?: unknown) => httpCall(gw().url, path, { json: body });
 
 describe('system shared memory from a second process', () => {
   it('registers a region, infers through it, reads the output from it, unregisters', async () => {
