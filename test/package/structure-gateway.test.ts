@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { findCycles } from './graph.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LIB = join(ROOT, 'lib');
@@ -108,25 +109,7 @@ function seamProblems(graph: Graph): string[] {
 
 /** Import cycles within the gateway (type-only imports count), each reported once by its path. */
 function cycles(graph: Graph): string[] {
-  const found: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const { target } of graph.get(file) ?? []) {
-      if (!graph.has(target)) continue;
-      if (state.get(target) === 'open') {
-        found.push([...stack.slice(stack.indexOf(target)), target].join(' -> '));
-      } else if (!state.has(target)) {
-        visit(target);
-      }
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const file of graph.keys()) if (!state.has(file)) visit(file);
-  return found;
+  return findCycles(new Map([...graph].map(([file, edges]) => [file, edges.map((e) => e.target)])));
 }
 
 function gatewayFiles(dir = join(LIB, 'gateway')): Record<string, string> {

@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { findCycles } from './graph.js';
 
 const NATIVE = fileURLToPath(new URL('../../native/', import.meta.url));
 
@@ -95,24 +96,7 @@ function includeProblems(graph: Map<string, string[]>): string[] {
       if (!allowed) problems.push(`${file} (${from}) includes ${target} (${to}): layers only point down`);
     }
   }
-  // Cycles: depth-first search, reporting each cycle's path once.
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const next of graph.get(file) ?? []) {
-      if (!graph.has(next)) continue;
-      if (state.get(next) === 'open') {
-        problems.push(`circular include: ${[...stack.slice(stack.indexOf(next)), next].join(' -> ')}`);
-      } else if (!state.has(next)) {
-        visit(next);
-      }
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  for (const cycle of findCycles(graph)) problems.push(`circular include: ${cycle}`);
   return problems;
 }
 

@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { findCycles } from './graph.js';
 
 const MAX_LINES = 80;
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -207,24 +208,7 @@ function layerProblems(graph: Map<string, string[]>): string[] {
       }
     }
   }
-  // Cycles: depth-first search, reporting each cycle's path once.
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const next of graph.get(file) ?? []) {
-      if (!graph.has(next)) continue;
-      if (state.get(next) === 'open') {
-        problems.push(`import cycle: ${[...stack.slice(stack.indexOf(next)), next].join(' -> ')}`);
-      } else if (!state.has(next)) {
-        visit(next);
-      }
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  for (const cycle of findCycles(graph)) problems.push(`import cycle: ${cycle}`);
   return problems;
 }
 
