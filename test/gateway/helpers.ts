@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { type Dispatcher, request } from 'undici';
+import { type Dispatcher, Pool, request } from 'undici';
 import { afterAll, beforeAll } from 'vitest';
 import { type Gateway, type GatewayOptions, createGateway } from '../../lib/gateway/index.js';
 import type { Server } from '../../lib/index.js';
@@ -134,4 +134,50 @@ export async function httpCall(
     text,
     json: type.startsWith('application/json') && text !== '' ? JSON.parse(text) : undefined,
   };
+}
+
+/** What `offer()` saw: answers by status, failed requests, and how long it ran. */
+export interface Offered {
+  sent: number;
+  byStatus: Map<number, number>;
+  errors: string[];
+  seconds: number;
+}
+
+/**
+ * Offers load for a time rather than an amount: `connections` undici
+ * connections each send their next POST as soon as the last is answered,
+ * until `seconds` have passed. Every request started is awaited, so none is
+ * cut off mid-flight and `sent` is exact however fast the machine is (a fixed
+ * amount ends sooner on a faster one, and a rate measured over it gets less
+ * precise).
+ */
+export async function offer(
+  url: string,
+  call: { path: string; body: string; headers: Record<string, string> },
+  connections: number,
+  seconds: number,
+): Promise<Offered> {
+  const { origin } = new URL(url);
+  const pool = new Pool(origin, { connections, pipelining: 1 });
+  const byStatus = new Map<number, number>();
+  const errors: string[] = [];
+  let sent = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const connection = async () => {
+    while (performance.now() < deadline) {
+      sent++;
+      try {
+        const res = await pool.request({ method: 'POST', ...call });
+        await res.body.dump();
+        byStatus.set(res.statusCode, (byStatus.get(res.statusCode) ?? 0) + 1);
+      } catch (err) {
+        errors.push(String(err));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, connection));
+  await pool.close();
+  return { sent, byStatus, errors, seconds: (performance.now() - started) / 1000 };
 }
