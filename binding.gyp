@@ -51,6 +51,7 @@
         "native/server/operations.cc",
         "native/server/options.cc",
         "native/server/stop.cc",
+        "native/server/share.cc",
         "native/server/submit.cc",
         "native/triton/api.cc",
         "native/triton/datatypes.cc",

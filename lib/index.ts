@@ -10,7 +10,7 @@
  * ```
  * @packageDocumentation
  */
-export { Server, type ServerMetadata } from './api/server.js';
+export { Server, type ServerMetadata, type SharedServer } from './api/server.js';
 export type { StartupFailure } from './api/startup-causes.js';
 export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './api/health.js';
 export type {

@@ -30,6 +30,7 @@ constexpr AddonFunction kFunctions[] = {
     {"libraryInfo", LibraryInfo},
     {"setEventDecoder", ServerWrap::SetEventDecoder},
     {"createServer", ServerWrap::CreateServer},
+    {"attachServer", ServerWrap::AttachServer},
     {"fakeLiveObjects", FakeLiveObjects},
     {"fakeSetSyncCallbacks", FakeSetSyncCallbacks},
     {"fakeSetStandIns", FakeSetStandIns},

@@ -411,6 +411,11 @@ export interface NativeServer {
   /** Stops and deletes the server off the JS thread; idempotent. In-flight
    * requests finish or fail; their events are still delivered. */
   stop(): Promise<void>;
+  /** The id `attachServer` takes (one per owner server, for its life); the
+   * owner's for an attached server. Throws UNAVAILABLE once stopping. */
+  share(): string;
+  /** True for a server made by `attachServer`. */
+  attached(): boolean;
   createMetricFamily(kind: MetricKind, name: string, description: string): NativeMetricFamily;
 }
 
@@ -524,6 +529,10 @@ export interface NativeAddon {
     options: NativeServerOptions,
     onEvents: (events: NativeEvent[]) => void,
   ): Promise<NativeServer>;
+  /** A server of this environment (a worker thread) over the one another
+   * environment shared; its events reach `onEvents` on this thread. Throws
+   * NOT_FOUND for an unknown id, UNAVAILABLE once the owner is stopping. */
+  attachServer(id: string, onEvents: (events: NativeEvent[]) => void): NativeServer;
   /** Fake engine only (null on a real Triton): live object counts. */
   fakeLiveObjects(): FakeLiveObjects | null;
   /** Fake engine only: run inferences synchronously inside ServerInferAsync.

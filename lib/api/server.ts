@@ -56,6 +56,7 @@ import {
   type ModelVersionState,
 } from './model.js';
 import {
+  LINT_MODES,
   type LintMode,
   type LoadModelOptions,
   type ServerOptions,
@@ -82,6 +83,64 @@ export interface ServerMetadata {
   standIns?: Record<string, string>;
 }
 
+/**
+ * What `server.share()` returns: a plain object for `postMessage` or
+ * `workerData`, which `Server.attach()` takes in a worker thread of the same
+ * process. It carries no tensors and no handles, only the server's id and
+ * what the worker needs to behave like the owner (repositories, lint, pins).
+ */
+export interface SharedServer {
+  readonly kind: 'triton-node/shared-server';
+  readonly id: string;
+  readonly library: string;
+  readonly repositories: readonly string[];
+  readonly lint: LintMode;
+  readonly modelConfigName: string | null;
+  /** Pinned versions when shared; later changes follow over a BroadcastChannel. */
+  readonly pins: readonly (readonly [string, number])[];
+}
+
+const SHARED_KIND = 'triton-node/shared-server';
+
+/** Checks a value for `Server.attach`: a TypeError naming the first field that is wrong. */
+function parseSharedServer(value: unknown): SharedServer {
+  const where = 'Server.attach(shared)';
+  if (!is.object(value) || (value as { kind?: unknown }).kind !== SHARED_KIND) {
+    throw new TypeError(
+      `${where}: expects the value server.share() returned (an object with kind '${SHARED_KIND}')`,
+    );
+  }
+  const v = value as Record<string, unknown>;
+  if (typeof v.id !== 'string' || !/^[0-9a-f]{32}$/.test(v.id)) {
+    throw new TypeError(`${where}: shared.id must be the 32 hex digits share() gave`);
+  }
+  if (typeof v.library !== 'string') throw new TypeError(`${where}: shared.library must be a string`);
+  if (!Array.isArray(v.repositories) || !v.repositories.every((r) => typeof r === 'string')) {
+    throw new TypeError(`${where}: shared.repositories must be an array of strings`);
+  }
+  if (!LINT_MODES.includes(v.lint as LintMode)) {
+    throw new TypeError(`${where}: shared.lint must be one of ${LINT_MODES.join(', ')}`);
+  }
+  if (v.modelConfigName !== null && typeof v.modelConfigName !== 'string') {
+    throw new TypeError(`${where}: shared.modelConfigName must be a string or null`);
+  }
+  const pins = v.pins;
+  if (
+    !Array.isArray(pins) ||
+    !pins.every(
+      (p) =>
+        Array.isArray(p) &&
+        p.length === 2 &&
+        typeof p[0] === 'string' &&
+        Number.isSafeInteger(p[1]) &&
+        p[1] >= 0,
+    )
+  ) {
+    throw new TypeError(`${where}: shared.pins must be [model, version] pairs`);
+  }
+  return value as unknown as SharedServer;
+}
+
 export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
   readonly #repositories: string[];
@@ -98,6 +157,8 @@ export class Server implements AsyncDisposable {
   #lint: LintMode = 'off';
   #modelConfigName: string | undefined;
   #startupFailures: readonly StartupFailure[] = [];
+  /** Made by Server.attach (another thread owns the Triton server). */
+  #attached = false;
 
   private constructor(
     native: NativeServer,
@@ -158,6 +219,82 @@ export class Server implements AsyncDisposable {
     server.#modelConfigName = native.modelConfigName;
     server.#startupFailures = failures;
     return server;
+  }
+
+  /**
+   * A value to post to a worker thread (`postMessage`, `workerData`) whose
+   * `Server.attach(value)` gives a server over this same Triton: the same
+   * models, pools and metrics, with completions delivered on the worker's
+   * own thread and no copy of tensors between threads. The value can be
+   * attached any number of times, by any threads of this process, while
+   * this server runs. Throws a TritonError (UNAVAILABLE) once it stops.
+   */
+  share(): SharedServer {
+    const holder = captureStack();
+    let id: string;
+    try {
+      id = this.#native.share();
+    } catch (err) {
+      throw fromNativeError(err, {}, holder);
+    }
+    const channel = `triton-node/shared-server/${id}`;
+    if (!this.#attached) this.#deployments.publishPins(channel);
+    return {
+      kind: SHARED_KIND,
+      id,
+      library: this.#library.path,
+      repositories: [...this.#repositories],
+      lint: this.#lint,
+      modelConfigName: this.#modelConfigName ?? null,
+      pins: this.#deployments.pinList(),
+    };
+  }
+
+  /**
+   * In a worker thread: a Server over the Triton server another thread
+   * shared (`server.share()`). It infers, streams, reads metadata and
+   * statistics, loads and unloads models, and allocates pinned and CUDA
+   * buffers in this thread. It does not deploy or roll back (the owner
+   * keeps the deployment history and canaries; its pins reach this thread),
+   * and `stop()` detaches it (its requests settle first) without stopping
+   * the owner's server. When the owner stops, this server's calls reject
+   * with UNAVAILABLE naming the owner and its requests in flight settle.
+   * Rejects with a TypeError for a value that is not share()'s, NOT_FOUND
+   * when no server of this process has its id, and UNAVAILABLE when the
+   * owner is stopping or stopped.
+   */
+  static async attach(shared: SharedServer): Promise<Server> {
+    const holder = captureStack();
+    const value = parseSharedServer(shared);
+    const library = loadLibrary();
+    if (library.path !== value.library) {
+      throw tritonError(
+        'NOT_FOUND',
+        `Server.attach: the shared server runs on ${value.library}, but this process loaded ${library.path} (a shared server is attached in the process that shared it)`,
+        {},
+        holder,
+      );
+    }
+    const route: { to?: Inference } = {};
+    let handle: NativeServer;
+    try {
+      handle = addon().attachServer(value.id, (events) => route.to?.dispatch(events));
+    } catch (err) {
+      throw fromNativeError(err, {}, holder);
+    }
+    const inference = new Inference(handle, undefined);
+    route.to = inference;
+    const server = new Server(handle, inference, [...value.repositories], library);
+    server.#attached = true;
+    server.#lint = value.lint;
+    server.#modelConfigName = value.modelConfigName ?? undefined;
+    server.#deployments.followPins(`triton-node/shared-server/${value.id}`, value.pins as [string, number][]);
+    return server;
+  }
+
+  /** True for a server made by `Server.attach` (another thread owns Triton). */
+  get attached(): boolean {
+    return this.#attached;
   }
 
   /**
@@ -243,7 +380,11 @@ export class Server implements AsyncDisposable {
   stop(): Promise<void> {
     if (this.#stopping === undefined) {
       const holder = captureStack();
-      this.#inference.beginStop();
+      this.#inference.beginStop(
+        this.#attached
+          ? "the server is detached: stop() on an attached server ended this thread's use of it (the owner's server keeps running)"
+          : undefined,
+      );
       this.#deployments.close();
       this.#stopping = (async () => {
         let failure: unknown;
@@ -395,6 +536,7 @@ export class Server implements AsyncDisposable {
     try {
       modelName(name);
       if (this.#stopping !== undefined) throw stoppedError(captureStack(), { model: name });
+      this.#ownerOnly('deploy', name);
       return this.#deployments.deploy(name, options);
     } catch (err) {
       return Promise.reject(err);
@@ -406,10 +548,21 @@ export class Server implements AsyncDisposable {
     try {
       modelName(name);
       if (this.#stopping !== undefined) throw stoppedError(captureStack(), { model: name });
+      this.#ownerOnly('rollback', name);
       return this.#deployments.rollback(name, options);
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  #ownerOnly(what: string, name: string): void {
+    if (!this.#attached) return;
+    throw tritonError(
+      'UNSUPPORTED',
+      `${what}('${name}') on an attached server: deploy and roll back on the thread that created the server (its pins reach attached servers)`,
+      { model: name },
+      captureStack(),
+    );
   }
 
   /** The deploys and rollbacks of `name`, oldest first, from its `deployments.jsonl`. */

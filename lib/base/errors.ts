@@ -203,8 +203,9 @@ export function tritonError(
 export function stoppedError(
   holder?: Error,
   context: { model?: string; version?: number } = {},
+  message = 'the server was stopped',
 ): TritonError {
-  return tritonError('UNAVAILABLE', 'the server was stopped', context, holder);
+  return tritonError('UNAVAILABLE', message, context, holder);
 }
 
 function requestOf(context: ErrorContext): string {

@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { constants, existsSync, readdirSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 /**
  * Safe rollouts of model versions: `server.deploy()`, `server.rollback()`,
  * `server.deployments()`.
@@ -11,11 +16,7 @@
  * kept as JSON lines in the model's folder (`deployments.jsonl`), so a new
  * Server reads it back and `loadModel(name)` serves the deployed version.
  */
-import { randomBytes } from 'node:crypto';
-import { constants, existsSync, readdirSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { BroadcastChannel } from 'node:worker_threads';
 import { type TritonError, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
@@ -315,9 +316,38 @@ export class Deployments {
   readonly #gauges = new Map<string, Metric>();
   readonly #counters = new Map<string, Metric>();
   readonly #warned = new Set<string>();
+  /** A shared server's channel: the owner posts each pin change, attached servers follow. */
+  #channel: BroadcastChannel | undefined;
 
   constructor(host: DeployHost) {
     this.#host = host;
+  }
+
+  /** The pins as [name, version] pairs: what a shared server's value carries. */
+  pinList(): [string, number][] {
+    return [...this.#pins];
+  }
+
+  /** Owner of a shared server: every pin change from now on is posted on `name`'s channel. */
+  publishPins(name: string): void {
+    if (this.#channel !== undefined) return;
+    this.#channel = new BroadcastChannel(name);
+    this.#channel.unref();
+  }
+
+  /**
+   * Attached server: the owner's pins, now (`pins`) and as they change. Pins
+   * arrive a message later than on the owner's thread; canaries stay there.
+   */
+  followPins(name: string, pins: readonly [string, number][]): void {
+    for (const [model, version] of pins) this.#pins.set(model, version);
+    this.#channel = new BroadcastChannel(name);
+    this.#channel.unref();
+    this.#channel.onmessage = (event: unknown) => {
+      const [model, version] = (event as { data: [string, number | null] }).data;
+      if (version === null) this.#pins.delete(model);
+      else this.#pins.set(model, version);
+    };
   }
 
   /** True while no model has a pin or a canary: requests go to Triton's choice. */
@@ -374,6 +404,7 @@ export class Deployments {
   close(): void {
     for (const c of this.#canaries.values()) c.drained?.();
     this.#canaries.clear();
+    this.#channel?.close();
   }
 
   /** The folder of `name` in the first repository that has it. */
@@ -471,6 +502,7 @@ export class Deployments {
   #setPin(name: string, version: number | null): void {
     if (version === null) this.#pins.delete(name);
     else this.#pins.set(name, version);
+    this.#channel?.postMessage([name, version]);
     if (this.#host.stopped) return;
     try {
       let gauge = this.#gauges.get(name);

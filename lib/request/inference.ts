@@ -65,6 +65,8 @@ export class Inference {
   /** Model specs by name, then version (no key string made per request). */
   readonly #specs = new Map<string, Map<number, ModelIo | Promise<ModelIo>>>();
   #stopping = false;
+  /** What a request after the stop is told (the default: the server was stopped). */
+  #stoppedMessage: string | undefined;
 
   constructor(native: NativeServer, streamMetrics: StreamMetrics | undefined) {
     this.#native = native;
@@ -75,8 +77,9 @@ export class Inference {
    * The server is stopping: no new request is accepted, open streams end at
    * once (single inferences run to completion).
    */
-  beginStop(): void {
+  beginStop(message?: string): void {
     this.#stopping = true;
+    this.#stoppedMessage = message;
     this.#streamMetrics?.dispose();
     for (const p of [...this.#pending.values()]) p.stopping?.();
   }
@@ -217,7 +220,7 @@ export class Inference {
 
   /** Throws when the server is stopping or the request's signal was aborted. */
   #checkOpen(ctx: RequestContext, signal: AbortSignal | undefined, holder?: Error): void {
-    if (this.#stopping) throw stoppedError(holder, ctx);
+    if (this.#stopping) throw stoppedError(holder, ctx, this.#stoppedMessage);
     if (signal?.aborted) throw abortError(ctx, signal.reason, holder);
   }
 

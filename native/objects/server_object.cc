@@ -113,6 +113,8 @@ Napi::Function ServerWrap::Init(Napi::Env env) {
        InstanceMethod<&ServerWrap::Cancel>("cancel"),
        InstanceMethod<&ServerWrap::Inflight>("inflight"),
        InstanceMethod<&ServerWrap::Stop>("stop"),
+       InstanceMethod<&ServerWrap::Share>("share"),
+       InstanceMethod<&ServerWrap::Attached>("attached"),
        InstanceMethod<&ServerWrap::CreateMetricFamily>("createMetricFamily")});
   GetEnvData(env)->server_ctor = Napi::Persistent(ctor);
   return ctor;
@@ -168,6 +170,23 @@ Napi::Value ServerWrap::CreateServer(const Napi::CallbackInfo& info) {
   RegisterCore(core);
   return core->Run(
       env, std::make_unique<CreateServerOp>(core, std::move(options)), true);
+}
+
+Napi::Value ServerWrap::AttachServer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (LoadedApi() == nullptr) {
+    throw MakeError(env, "UNAVAILABLE",
+                    "the Triton library is not loaded; call loadLibrary() "
+                    "first");
+  }
+  if (info.Length() < 2 || !info[1].IsFunction()) {
+    ThrowTypeError(env, "attachServer(id, onEvents) expects an id and a function");
+  }
+  std::string id = GetString(env, info[0], "shared server id");
+  std::shared_ptr<ServerCore> core =
+      ServerCore::Attach(env, id, info[1].As<Napi::Function>());
+  return GetEnvData(env)->server_ctor.New(
+      {Napi::External<std::shared_ptr<ServerCore>>::New(env, &core)});
 }
 
 Napi::Value ServerWrap::IsLive(const Napi::CallbackInfo& info) {
@@ -260,6 +279,14 @@ Napi::Value ServerWrap::Stop(const Napi::CallbackInfo& info) {
   Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
   core_->Stop(env, &deferred);
   return deferred.Promise();
+}
+
+Napi::Value ServerWrap::Share(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), core_->Share(info.Env()));
+}
+
+Napi::Value ServerWrap::Attached(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), core_->attached());
 }
 
 Napi::Value ServerWrap::CreateMetricFamily(const Napi::CallbackInfo& info) {

@@ -23,6 +23,9 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
   static Napi::Value SetEventDecoder(const Napi::CallbackInfo& info);
   // addon.createServer(options, onEvents)
   static Napi::Value CreateServer(const Napi::CallbackInfo& info);
+  // addon.attachServer(id, onEvents): a NativeServer of this environment
+  // over the server another environment shared (server/share.cc).
+  static Napi::Value AttachServer(const Napi::CallbackInfo& info);
 
  private:
   Napi::Value IsLive(const Napi::CallbackInfo& info);
@@ -41,6 +44,8 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
   void Cancel(const Napi::CallbackInfo& info);
   Napi::Value Inflight(const Napi::CallbackInfo& info);
   Napi::Value Stop(const Napi::CallbackInfo& info);
+  Napi::Value Share(const Napi::CallbackInfo& info);
+  Napi::Value Attached(const Napi::CallbackInfo& info);
   Napi::Value CreateMetricFamily(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ServerCore> core_;

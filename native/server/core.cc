@@ -61,12 +61,13 @@ bool ServerCore::IsStopped() {
 }
 
 bool ServerCore::ServerDeleted() {
+  if (owner_) return true;  // an attached core deletes no server
   std::lock_guard<std::mutex> lock(state_mu_);
   return phase_ == Phase::kStopped;
 }
 
 void ServerCore::ThrowStopped(Napi::Env env) {
-  throw MakeError(env, "UNAVAILABLE", kStoppedMessage);
+  throw MakeError(env, "UNAVAILABLE", stopped_message_.load());
 }
 
 void ServerCore::MarkCreated(TRITONSERVER_Server* server) {
@@ -94,7 +95,7 @@ Napi::Promise ServerCore::Run(Napi::Env env, std::unique_ptr<Operation> work,
                    (phase_ == Phase::kCreating && allow_when_creating);
     if (!allowed || waker_.released()) {
       op->deferred.Reject(
-          MakeError(env, "UNAVAILABLE", kStoppedMessage).Value());
+          MakeError(env, "UNAVAILABLE", stopped_message_.load()).Value());
       delete op;
       return promise;
     }

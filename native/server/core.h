@@ -7,11 +7,13 @@
 
 #include <napi.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "env/env_data.h"
@@ -74,8 +76,47 @@ class ServerCore : public EnvServer,
 
   ResponseAllocator& allocator() { return allocator_; }
 
+  // Sharing (server/share.cc). The owner core created the Triton server; an
+  // attached core belongs to another environment (a worker thread) and
+  // submits to the owner's server through a queue, waker, allocator and
+  // request pool of its own, so completions reach the submitting thread.
+  // Owner or attached, JS thread: the id that Attach() takes (one per owner,
+  // for its life). Throws UNAVAILABLE once the server is stopping.
+  std::string Share(Napi::Env env);
+  // JS thread of the attaching environment: a running core over the shared
+  // server. Throws NOT_FOUND (unknown id, or the owner is gone) or
+  // UNAVAILABLE (the owner is stopping or stopped).
+  static std::shared_ptr<ServerCore> Attach(Napi::Env env,
+                                            const std::string& id,
+                                            Napi::Function on_events);
+  bool attached() const { return owner_ != nullptr; }
+
  private:
   static constexpr const char* kStoppedMessage = "server is stopped";
+  static constexpr const char* kOwnerStoppedMessage =
+      "server is stopped: the thread that created it stopped it (an "
+      "attached server ends with its owner)";
+  static constexpr const char* kDetachedMessage =
+      "server is detached: stop() on an attached server ended this thread's "
+      "use of it (the owner's server keeps running)";
+
+  // share.cc: the owner's side, on its stop sequence's thread.
+  // New work from every attachment is refused and its op threads and
+  // submits still inside Triton are waited out.
+  void StopAttachments();
+  bool AttachmentsInflight();
+  void CancelAttachments();
+  void WaitAttachmentsSettled();
+  // The owner is stopped (deleted, left undeleted, or deleting late): each
+  // attachment counts as stopped for JS and settles what is left.
+  void AttachmentsStopped();
+  // share.cc: the attached side.
+  void OwnerStopping();
+  void OwnerStopped();
+  // The attached core's part of DeleteServerOnce: no Triton call, its
+  // requests settle, then it leaves the owner.
+  void DetachOnce();
+  void RemoveAttachment(const ServerCore* core);
   // How long an unload or a stop keeps off a model load that just returned.
   static constexpr std::chrono::milliseconds kLoadSettle{100};
 
@@ -122,6 +163,10 @@ class ServerCore : public EnvServer,
 
   napi_env env_;
   TRITONSERVER_Server* server_ = nullptr;
+  // Attached cores only: the owner (kept alive while this core is).
+  std::shared_ptr<ServerCore> owner_;
+  // What a refused call says (under state_mu_ once running).
+  std::atomic<const char*> stopped_message_{kStoppedMessage};
   ResponseAllocator allocator_;
   CompletionQueue queue_;
   InflightLedger ledger_;
@@ -135,6 +180,9 @@ class ServerCore : public EnvServer,
   Phase phase_ = Phase::kCreating;
   int active_threads_ = 0;  // operation threads inside Triton calls
   std::chrono::steady_clock::time_point loads_settle_at_{};
+  // Owner only: the attached cores and the id they attach with.
+  std::vector<std::weak_ptr<ServerCore>> attachments_;
+  std::string share_id_;
   ErrorInfo stop_error_;
   bool stop_failed_ = false;
 

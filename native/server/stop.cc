@@ -53,6 +53,12 @@ bool ServerCore::DeleteServerOnce() {
     if (phase_ > Phase::kDeleting) return false;
     phase_ = Phase::kDeleting;
   }
+  if (owner_) {
+    DetachOnce();
+    return false;
+  }
+  // From here on no attachment starts anything in Triton.
+  StopAttachments();
   ErrorInfo error;
   bool failed = false;
   bool deferred = false;
@@ -64,11 +70,14 @@ bool ServerCore::DeleteServerOnce() {
       error = TakeError(err);
       failed = true;
     }
-    deferred = ledger_.Inflight() > 0;
+    deferred = ledger_.Inflight() > 0 || AttachmentsInflight();
     // The exit timeout passed with requests still in flight: cancel them, so
     // that backends which honour cancellation end them now rather than run
     // the queue out after stop() has returned.
-    if (deferred) CancelInflight();
+    if (deferred) {
+      CancelInflight();
+      CancelAttachments();
+    }
     if (failed) {
       // A stop that timed out is never followed by ServerDelete. Triton's
       // stop unloads the models only once no inference is in flight, and
@@ -97,18 +106,22 @@ bool ServerCore::DeleteServerOnce() {
   // still allocate for a request after ServerDelete returned, and responses
   // not yet deleted call its release function. The core's destructor
   // deletes it (the ledger holds the core until the last request settles).
-  std::lock_guard<std::mutex> lock(state_mu_);
-  stop_error_ = error;
-  stop_failed_ = failed;
-  phase_ = left       ? Phase::kUndeleted
-           : deferred ? Phase::kDeletePending
-                      : Phase::kStopped;
-  state_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    stop_error_ = error;
+    stop_failed_ = failed;
+    phase_ = left       ? Phase::kUndeleted
+             : deferred ? Phase::kDeletePending
+                        : Phase::kStopped;
+    state_cv_.notify_all();
+  }
+  AttachmentsStopped();
   return deferred && !left;
 }
 
 void ServerCore::DeleteServerWhenSettled() {
   ledger_.WaitSettled();
+  WaitAttachmentsSettled();
   // The stop succeeded, so Triton has destroyed every model; what was left
   // in flight were callbacks of ours (a trace released after FINAL). A
   // second of margin, as Triton's own stop polls once a second.
@@ -125,11 +138,14 @@ void ServerCore::DeleteServerWhenSettled() {
 }
 
 void ServerCore::NoteModelsLoaded() {
+  // Loads and unloads of attached cores reach the owner's models.
+  if (owner_) return owner_->NoteModelsLoaded();
   std::lock_guard<std::mutex> lock(state_mu_);
   loads_settle_at_ = std::chrono::steady_clock::now() + kLoadSettle;
 }
 
 void ServerCore::WaitLoadsSettled() {
+  if (owner_) return owner_->WaitLoadsSettled();
   std::chrono::steady_clock::time_point until;
   {
     std::lock_guard<std::mutex> lock(state_mu_);
@@ -236,13 +252,34 @@ void ServerCore::SettleOpsAtStop(Napi::Env env) {
     --pending_ops_;
     try {
       op->deferred.Reject(
-          MakeError(env, "UNAVAILABLE", kStoppedMessage).Value());
+          MakeError(env, "UNAVAILABLE", stopped_message_.load()).Value());
     } catch (...) {  // JS cannot run: nothing to settle
     }
   }
 }
 
 void ServerCore::Teardown(bool env_alive) {
+  if (owner_) {
+    // An attached core's environment goes (a worker terminates): its
+    // requests are cancelled and settle natively (the ledger keeps this core
+    // until their last callback); the owner's server keeps serving.
+    CloseQueue();
+    {
+      std::unique_lock<std::mutex> lock(state_mu_);
+      if (phase_ <= Phase::kRunning) phase_ = Phase::kStopping;
+      state_cv_.wait(lock, [this] { return active_threads_ == 0; });
+    }
+    CancelInflight();
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      phase_ = Phase::kStopped;
+      state_cv_.notify_all();
+    }
+    if (!env_alive) return;
+    js_stop_done_ = true;
+    waker_.Abort();
+    return;
+  }
   // Responses not yet handed to JS hold their model: delete them BEFORE the
   // server stops (else ServerStop waits the whole exit timeout and they
   // would be deleted after ServerDelete, under Triton's backend threads).

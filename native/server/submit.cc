@@ -5,12 +5,40 @@
 
 namespace triton_node {
 
+namespace {
+
+// An attached core's submit counts as a thread inside Triton: the owner's
+// stop (another thread) waits it out before it stops and deletes the server.
+class SubmitScope {
+ public:
+  SubmitScope(std::mutex* mu, std::condition_variable* cv, int* active)
+      : mu_(mu), cv_(cv), active_(active) {}
+  ~SubmitScope() {
+    if (active_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(*mu_);
+    --*active_;
+    cv_->notify_all();
+  }
+  SubmitScope(const SubmitScope&) = delete;
+  SubmitScope& operator=(const SubmitScope&) = delete;
+
+ private:
+  std::mutex* mu_;
+  std::condition_variable* cv_;
+  int* active_;
+};
+
+}  // namespace
+
 uint64_t ServerCore::Submit(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     if (phase_ != Phase::kRunning) ThrowStopped(env);
+    if (owner_) ++active_threads_;
   }
+  SubmitScope scope(&state_mu_, &state_cv_,
+                    owner_ ? &active_threads_ : nullptr);
   RequestContext* ctx = contexts_.Acquire(env);
   try {
     BuildRequest(info, server_, allocator_.handle(), ctx);
