@@ -180,7 +180,8 @@ Napi::Value ServerWrap::AttachServer(const Napi::CallbackInfo& info) {
                     "first");
   }
   if (info.Length() < 2 || !info[1].IsFunction()) {
-    ThrowTypeError(env, "attachServer(id, onEvents) expects an id and a function");
+    ThrowTypeError(env,
+                   "attachServer(id, onEvents) expects an id and a function");
   }
   std::string id = GetString(env, info[0], "shared server id");
   std::shared_ptr<ServerCore> core =

@@ -27,8 +27,8 @@ auto* g_shares =
 std::string NewShareId() {
   std::random_device random;
   char id[33];
-  std::snprintf(id, sizeof id, "%08x%08x%08x%08x", random(), random(),
-                random(), random());
+  std::snprintf(id, sizeof id, "%08x%08x%08x%08x", random(), random(), random(),
+                random());
   return id;
 }
 
@@ -92,9 +92,9 @@ std::shared_ptr<ServerCore> ServerCore::Attach(Napi::Env env,
     core->waker_.Release(env);
     core->on_events_.Reset();
     core->encoder_.Release(env);
-    throw MakeError(env, "UNAVAILABLE",
-                    std::string(kOwnerStoppedMessage) +
-                        ": cannot attach to it");
+    throw MakeError(
+        env, "UNAVAILABLE",
+        std::string(kOwnerStoppedMessage) + ": cannot attach to it");
   }
   GetEnvData(env)->servers.push_back(core);
   RegisterCore(core);
@@ -103,13 +103,12 @@ std::shared_ptr<ServerCore> ServerCore::Attach(Napi::Env env,
 
 void ServerCore::RemoveAttachment(const ServerCore* core) {
   std::lock_guard<std::mutex> lock(state_mu_);
-  attachments_.erase(
-      std::remove_if(attachments_.begin(), attachments_.end(),
-                     [core](const std::weak_ptr<ServerCore>& w) {
-                       auto p = w.lock();
-                       return !p || p.get() == core;
-                     }),
-      attachments_.end());
+  attachments_.erase(std::remove_if(attachments_.begin(), attachments_.end(),
+                                    [core](const std::weak_ptr<ServerCore>& w) {
+                                      auto p = w.lock();
+                                      return !p || p.get() == core;
+                                    }),
+                     attachments_.end());
 }
 
 // ---- the owner's stop sequence -------------------------------------------
@@ -196,8 +195,7 @@ void ServerCore::OwnerStopped() {
     std::lock_guard<std::mutex> lock(state_mu_);
     // Not while its own detach (or teardown) decides the phase.
     if (phase_ == Phase::kStopping) {
-      phase_ = ledger_.Inflight() > 0 ? Phase::kDeletePending
-                                      : Phase::kStopped;
+      phase_ = ledger_.Inflight() > 0 ? Phase::kDeletePending : Phase::kStopped;
     }
     state_cv_.notify_all();
   }
