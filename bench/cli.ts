@@ -25,6 +25,7 @@ import { type DriverSettings, runDriver } from './driver-side.js';
 import { type LibraryFacts, NodeSide } from './node-side.js';
 import { type CaseSummary, formatTable, libraryLabel, ratiosOf, renderChart } from './report.js';
 import { type RunResult, type Side, medianRun } from './results.js';
+import { benchThreads } from './threads.js';
 
 /** The package root: dist/cli.js and bench/cli.ts both sit one level down. */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,6 +56,7 @@ interface BenchOptions {
   maxQueueDelay: number;
   detSize: number;
   kind: 'cpu' | 'gpu';
+  threads?: number[];
 }
 
 interface SoakCliOptions {
@@ -370,6 +372,31 @@ async function bench(opts: BenchOptions): Promise<number> {
   return outcome.failures > 0 || nodeProblem !== undefined ? 1 : 0;
 }
 
+/** `--threads`: worker threads sharing one server, against the C++ in-callback driver. */
+async function benchThreadsCommand(opts: BenchOptions): Promise<number> {
+  const cases = benchCases(opts);
+  const settings = benchSettings(opts);
+  const node = await NodeSide.start(settings, [...new Set(cases.map((c) => c.model))]);
+  const title = `triton-node bench --threads: ${libraryLabel(node.facts, settings.library)} (${os.cpus().length} CPUs, median of ${opts.rounds})`;
+  process.stdout.write(`\n${title}\n`);
+  let outcome: Awaited<ReturnType<typeof benchThreads>>;
+  try {
+    outcome = await benchThreads(node.shareable, cases, opts.threads!, settings, opts.rounds, (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+  } finally {
+    await node.stop();
+  }
+  await mkdir(opts.out, { recursive: true });
+  const file = path.join(opts.out, `bench-threads-${timestamp()}.json`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ title, facts: node.facts, cppCallback: outcome.cppCallback, runs: outcome.runs }, null, 2)}\n`,
+  );
+  process.stdout.write(`\nresults: ${file}\n`);
+  return outcome.failed ? 1 : 0;
+}
+
 /** The options of `--vs onnxruntime-node` (bench/onnx.ts). */
 function anchorOptions(benchCmd: Command): Command {
   return benchCmd
@@ -476,6 +503,11 @@ function benchCommand(cmd: Command): void {
     )
     .option('--cases <list>', 'only the cases whose names start with these, e.g. identity-16B,square')
     .option(
+      '--threads <list>',
+      'the small-request cases with N worker threads attached to one server, e.g. 1,2,4,8',
+      arg((v) => parsePositiveList(v, '--threads')),
+    )
+    .option(
       '--sides <list>',
       'node, cpp (driver hopping to a consumer thread), cpp-callback (resubmitting inside the callback)',
       arg(parseSides),
@@ -485,7 +517,12 @@ function benchCommand(cmd: Command): void {
     .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'build/Release/bench_driver'))
     .option('--no-progress', 'no progress bar');
   anchorOptions(benchCmd).action(async (opts: BenchOptions, command: Command) => {
-    process.exitCode = opts.vs === undefined ? await bench(opts) : await benchVsAnchor(opts, command);
+    process.exitCode =
+      opts.vs !== undefined
+        ? await benchVsAnchor(opts, command)
+        : opts.threads !== undefined
+          ? await benchThreadsCommand(opts)
+          : await bench(opts);
   });
 }
 

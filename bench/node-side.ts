@@ -29,6 +29,7 @@ interface BenchServer {
   metadata(): Promise<{ name: string; version: string }>;
   model(name: string): BenchModel;
   stop(): Promise<void>;
+  share(): unknown;
 }
 
 interface PublicApi {
@@ -111,6 +112,11 @@ export class NodeSide {
 
   async stop(): Promise<void> {
     await this.server.stop();
+  }
+
+  /** The server, for worker threads to attach to (bench --threads). */
+  get shareable(): { share(): unknown } {
+    return this.server;
   }
 
   /** One input per payload shape, allocated and touched once (page faults

@@ -1,0 +1,34 @@
+// One worker of `bench --threads`: attaches to the bench's server and keeps
+// `concurrency` identity requests in flight until the window ends; reports
+// the completions inside the window. Runs the library's sources (as the
+// bench does) through tsx.
+import { parentPort, workerData } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+register();
+const { Server } = await import('../lib/index.ts');
+const { shared, model: name, shape, concurrency, windowStart, windowEnd } = workerData;
+const now = () => performance.timeOrigin + performance.now();
+const server = await Server.attach(shared);
+const model = server.model(name);
+const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+const request = { inputs: { INPUT0: { data, shape, datatype: 'FP32' } } };
+let completed = 0;
+let errors = 0;
+let firstError;
+const loop = async () => {
+  while (now() < windowEnd) {
+    try {
+      await model.infer(request);
+      const t = now();
+      if (t >= windowStart && t < windowEnd) completed++;
+    } catch (err) {
+      errors++;
+      firstError ??= String(err?.message ?? err);
+    }
+  }
+};
+parentPort.postMessage({ ready: true });
+await Promise.all(Array.from({ length: concurrency }, loop));
+await server.stop();
+parentPort.postMessage({ completed, errors, firstError });
