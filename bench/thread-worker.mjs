@@ -1,5 +1,6 @@
 // One worker of `bench --threads`: attaches to the bench's server and keeps
-// `concurrency` identity requests in flight until the window ends; reports
+// `concurrency` identity requests in flight until the window ends (the
+// warm-up included); reports
 // the completions inside the window. Runs the library's sources (as the
 // bench does) through tsx.
 import { parentPort, workerData } from 'node:worker_threads';
@@ -7,7 +8,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { Server } = await import('../lib/index.ts');
-const { shared, model: name, shape, concurrency, windowStart, windowEnd } = workerData;
+const { shared, model: name, shape, concurrency } = workerData;
 const now = () => performance.timeOrigin + performance.now();
 const server = await Server.attach(shared);
 const model = server.model(name);
@@ -16,7 +17,7 @@ const request = { inputs: { INPUT0: { data, shape, datatype: 'FP32' } } };
 let completed = 0;
 let errors = 0;
 let firstError;
-const loop = async () => {
+const loop = async (windowStart, windowEnd) => {
   while (now() < windowEnd) {
     try {
       await model.infer(request);
@@ -28,7 +29,12 @@ const loop = async () => {
     }
   }
 };
-parentPort.postMessage({ ready: true });
-await Promise.all(Array.from({ length: concurrency }, loop));
+// The clock starts once every worker is attached and warm: the bench posts
+// the window then.
+const { windowStart, windowEnd } = await new Promise((resolve) => {
+  parentPort.once('message', resolve);
+  parentPort.postMessage({ ready: true });
+});
+await Promise.all(Array.from({ length: concurrency }, () => loop(windowStart, windowEnd)));
 await server.stop();
 parentPort.postMessage({ completed, errors, firstError });

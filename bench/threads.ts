@@ -33,31 +33,32 @@ async function runThreads(
   durationS: number,
 ): Promise<ThreadsRun> {
   const shared = server.share();
-  // Workers start (and tsx compiles) before the clock does.
-  const startup = 3000 + 300 * threads;
-  const windowStart = performance.timeOrigin + performance.now() + startup + warmupS * 1000;
-  const windowEnd = windowStart + durationS * 1000;
   const per = Array.from(
     { length: threads },
     (_, i) => Math.floor(c.concurrency / threads) + (i < c.concurrency % threads ? 1 : 0),
   ).filter((n) => n > 0);
-  const reports = await Promise.all(
-    per.map(
-      (concurrency) =>
-        new Promise<{ completed: number; errors: number; firstError?: string }>((resolve, reject) => {
-          const worker = new Worker(WORKER, {
-            workerData: { shared, model: c.model, shape: c.shape, concurrency, windowStart, windowEnd },
-          });
-          worker.on('message', (m: { ready?: boolean; completed?: number }) => {
-            if (m.ready !== true) resolve(m as { completed: number; errors: number });
-          });
-          worker.once('error', reject);
-          worker.once('exit', (code) => {
-            if (code !== 0) reject(new Error(`bench worker exited with code ${code}`));
-          });
-        }),
-    ),
-  );
+  type Report = { completed: number; errors: number; firstError?: string };
+  const workers = per.map((concurrency) => {
+    const worker = new Worker(WORKER, {
+      workerData: { shared, model: c.model, shape: c.shape, concurrency },
+    });
+    const failed = new Promise<never>((_, reject) => {
+      worker.once('error', reject);
+      worker.once('exit', (code) =>
+        reject(new Error(`bench worker exited with code ${code} before reporting`)),
+      );
+    });
+    const message = () =>
+      Promise.race([new Promise<Report & { ready?: boolean }>((r) => worker.once('message', r)), failed]);
+    return { worker, message };
+  });
+  // Every worker attached (and its code compiled) before the clock starts.
+  await Promise.all(workers.map((w) => w.message()));
+  const windowStart = performance.timeOrigin + performance.now() + warmupS * 1000;
+  const windowEnd = windowStart + durationS * 1000;
+  const done = workers.map((w) => w.message());
+  for (const w of workers) w.worker.postMessage({ windowStart, windowEnd });
+  const reports = await Promise.all(done);
   const completed = reports.reduce((n, r) => n + r.completed, 0);
   const errors = reports.reduce((n, r) => n + r.errors, 0);
   const firstError = reports.find((r) => r.firstError !== undefined)?.firstError;
