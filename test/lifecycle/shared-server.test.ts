@@ -5,6 +5,8 @@
  * what happens when the owner stops, a worker terminates mid-request, a value
  * is attached twice or after the owner stopped, or is forged.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
@@ -12,13 +14,17 @@ import { Server, type SharedServer, cuda } from '../../lib/index.js';
 import { FIXTURES, eventually, rejection, serverOptions, useServer } from '../helpers.js';
 
 const WORKER = `${FIXTURES}/shared-worker.mjs`;
+// The workers run the built package (npm test builds it first); a copy
+// without dist/ (npm run mutate's) runs the sources.
+const BUILT = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+const ENTRY = existsSync(BUILT) ? BUILT : fileURLToPath(new URL('../../lib/index.ts', import.meta.url));
 const server = useServer(['identity_fp32', 'identity_delay', 'repeat_int32']);
 
 // biome-ignore lint/suspicious/noExplicitAny: each mode reports its own fields
 type Report = Record<string, any>;
 
 function start(shared: SharedServer, mode: string, extra: object = {}) {
-  const worker = new Worker(WORKER, { workerData: { shared, mode, ...extra } });
+  const worker = new Worker(WORKER, { workerData: { shared, mode, entry: ENTRY, ...extra } });
   const reports: Report[] = [];
   const waiters: Array<() => void> = [];
   worker.on('message', (m: Report) => {
