@@ -77,14 +77,11 @@ function median(values: number[]): number {
   return s[Math.floor(s.length / 2)] ?? 0;
 }
 
-function format(n: number): string {
-  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(1);
-}
-
 /**
  * Every small case (identity, infer) for each thread count: the median of
- * `rounds` runs. Lines: `identity-16B-c64 threads=4 node 181.2k req/s
- * ratio-to-1 2.61x ratio-to-cpp-callback 1.05x`. Returns the runs and
+ * `rounds` runs. Lines: `identity-16B-c64 threads=4 node 181234.5
+ * ratio-to-1 2.61x ratio-to-cpp-callback 1.05x` (requests per second of
+ * all threads together). Returns the runs and
  * whether any failed.
  */
 export async function benchThreads(
@@ -114,7 +111,7 @@ export async function benchThreads(
       runs.push(mid);
       one ??= mid.requestsPerSec;
       write(
-        `${c.name} threads=${mid.threads} node ${format(mid.requestsPerSec)} req/s ratio-to-1 ${(mid.requestsPerSec / one).toFixed(2)}x ratio-to-cpp-callback ${(mid.requestsPerSec / cppCallback[c.name]!).toFixed(2)}x` +
+        `${c.name} threads=${mid.threads} node ${mid.requestsPerSec.toFixed(1)} ratio-to-1 ${(mid.requestsPerSec / one).toFixed(2)}x ratio-to-cpp-callback ${(mid.requestsPerSec / cppCallback[c.name]!).toFixed(2)}x` +
           (mid.errors > 0 ? ` (${mid.errors} errors: ${mid.firstError})` : ''),
       );
     }
