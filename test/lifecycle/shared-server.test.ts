@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server, type SharedServer, cuda } from '../../lib/index.js';
-import { FIXTURES, eventually, rejection, serverOptions, useServer } from '../helpers.js';
+import { FIXTURES, collectGarbage, eventually, rejection, serverOptions, useServer } from '../helpers.js';
 
 const WORKER = `${FIXTURES}/shared-worker.mjs`;
 // The workers run the built package (npm test builds it first); a copy
@@ -103,6 +103,17 @@ describe('server.share() and Server.attach() in worker threads', () => {
     expect(await calm.exited).toBe(0);
     const r = await server().infer('identity_fp32', { inputs: { INPUT0: new Float32Array([5]) } });
     expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([5]);
+  });
+
+  it('an input transferred away from a worker mid-request (and collected) still reaches Triton whole', async () => {
+    const w = start(server().share(), 'detach');
+    const moved = await w.next();
+    expect(moved.moved).toBeInstanceOf(ArrayBuffer);
+    moved.moved = undefined;
+    await collectGarbage();
+    const outcome = await w.next();
+    expect(outcome, JSON.stringify(outcome)).toEqual({ ok: true, detached: true });
+    expect(await w.exited).toBe(0);
   });
 
   it('a forged or foreign value is refused with a typed error naming what is wrong', async () => {
