@@ -3,6 +3,7 @@
  * TRITON_SERVER_LIB + TRITON_BACKEND_DIR, else the fake engine), the test
  * model repository, and one server per test file.
  */
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { addon } from '../lib/addon/load.js';
@@ -143,4 +144,26 @@ export async function rejection<E = TritonError>(
   );
   expect(err).toBeInstanceOf(kind);
   return err as E;
+}
+
+/** What a child `node` process printed, and how it ended. */
+export interface NodeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node <args>` in `cwd` to its end, collecting both outputs. */
+export async function runNode(args: string[], cwd: string): Promise<NodeRun> {
+  const proc = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d) => {
+    stdout += String(d);
+  });
+  proc.stderr!.on('data', (d) => {
+    stderr += String(d);
+  });
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  return { code, stdout, stderr };
 }

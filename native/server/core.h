@@ -104,6 +104,9 @@ class ServerCore : public EnvServer,
   // New work from every attachment is refused and its op threads and
   // submits still inside Triton are waited out.
   void StopAttachments();
+  // The attachments still alive, taken under state_mu_ (then released: each
+  // step below locks the attachment's own state).
+  std::vector<std::shared_ptr<ServerCore>> LiveAttachments();
   bool AttachmentsInflight();
   void CancelAttachments();
   void WaitAttachmentsSettled();

@@ -113,66 +113,37 @@ void ServerCore::RemoveAttachment(const ServerCore* core) {
 
 // ---- the owner's stop sequence -------------------------------------------
 
-namespace {
-
-std::vector<std::shared_ptr<ServerCore>> Live(
-    const std::vector<std::weak_ptr<ServerCore>>& list) {
+std::vector<std::shared_ptr<ServerCore>> ServerCore::LiveAttachments() {
+  std::lock_guard<std::mutex> lock(state_mu_);
   std::vector<std::shared_ptr<ServerCore>> live;
-  for (const auto& w : list) {
+  for (const auto& w : attachments_) {
     if (auto p = w.lock()) live.push_back(std::move(p));
   }
   return live;
 }
 
-}  // namespace
-
 void ServerCore::StopAttachments() {
-  std::vector<std::shared_ptr<ServerCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    live = Live(attachments_);
-  }
-  for (auto& a : live) a->OwnerStopping();
+  for (auto& a : LiveAttachments()) a->OwnerStopping();
 }
 
 bool ServerCore::AttachmentsInflight() {
-  std::vector<std::shared_ptr<ServerCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    live = Live(attachments_);
-  }
-  for (auto& a : live) {
+  for (auto& a : LiveAttachments()) {
     if (a->ledger_.Inflight() > 0) return true;
   }
   return false;
 }
 
 void ServerCore::CancelAttachments() {
-  std::vector<std::shared_ptr<ServerCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    live = Live(attachments_);
-  }
   // Their pools no longer grow: OwnerStopping waited out their submits.
-  for (auto& a : live) a->CancelInflight();
+  for (auto& a : LiveAttachments()) a->CancelInflight();
 }
 
 void ServerCore::WaitAttachmentsSettled() {
-  std::vector<std::shared_ptr<ServerCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    live = Live(attachments_);
-  }
-  for (auto& a : live) a->ledger_.WaitSettled();
+  for (auto& a : LiveAttachments()) a->ledger_.WaitSettled();
 }
 
 void ServerCore::AttachmentsStopped() {
-  std::vector<std::shared_ptr<ServerCore>> live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    live = Live(attachments_);
-  }
-  for (auto& a : live) a->OwnerStopped();
+  for (auto& a : LiveAttachments()) a->OwnerStopped();
 }
 
 // ---- the attached side -----------------------------------------------------

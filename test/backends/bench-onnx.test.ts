@@ -3,14 +3,13 @@
 // prints one per concurrency with measured numbers on both sides and writes
 // its JSON and chart. The numbers themselves are never asserted (they are the
 // benchmark's output, docs/benchmarks.md).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type OnnxCase, type OnnxRun, formatCase } from '../../bench/onnx.js';
-import { BACKEND_DIR, LIBRARY_PATH } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, runNode } from '../helpers.js';
 import { realModelFiles } from './real-models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -60,16 +59,7 @@ describe('bench --vs onnxruntime-node', () => {
     args.push('--models', 'ocr_cls', '--concurrency', '1,4', '--duration', '0.5s', '--warmup', '0.2s');
     args.push('--instances', '1', '--no-progress', '--library', LIBRARY_PATH, '--out', out);
     if (BACKEND_DIR !== undefined) args.push('--backend-dir', BACKEND_DIR);
-    const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.on('data', (d) => {
-      stdout += String(d);
-    });
-    proc.stderr!.on('data', (d) => {
-      stderr += String(d);
-    });
-    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    const { code, stdout, stderr } = await runNode(args, ROOT);
     if (/unable to find backend library for backend 'onnxruntime'/.test(stderr)) {
       ctx.skip('the library has no onnxruntime backend');
     }

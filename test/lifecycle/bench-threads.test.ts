@@ -3,13 +3,12 @@
 // agreed form, with measured numbers and ratios that follow from them, and
 // writes its JSON. The numbers themselves are never asserted (they are the
 // benchmark's output, docs/benchmarks.md).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BACKEND_DIR, LIBRARY_PATH } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, runNode } from '../helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LINE =
@@ -32,16 +31,7 @@ describe('bench --threads', () => {
     args.push('--rounds', '1', '--duration', '0.5s', '--warmup', '0.2s', '--no-progress');
     args.push('--library', LIBRARY_PATH, '--out', out);
     if (BACKEND_DIR !== undefined) args.push('--backend-dir', BACKEND_DIR);
-    const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.on('data', (d) => {
-      stdout += String(d);
-    });
-    proc.stderr!.on('data', (d) => {
-      stderr += String(d);
-    });
-    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    const { code, stdout, stderr } = await runNode(args, ROOT);
     expect(code, stderr).toBe(0);
     const lines = [...stdout.matchAll(LINE)];
     expect(lines.map((m) => [m[1], m[2]])).toEqual([
