@@ -104,9 +104,17 @@ export const fakeEngine = {
   /**
    * Objects the fake engine holds right now, by kind; null unless the loaded
    * library is the fake engine. Leak tests compare these before and after.
+   * `requests` leaves out the released requests that triton-node keeps for
+   * the next request of the same model and input shapes (they are reused,
+   * and deleted when models are loaded or unloaded and when the server
+   * stops); `keptRequests` counts those.
    */
-  liveObjects(): FakeLiveObjects | null {
-    return addon().fakeLiveObjects();
+  liveObjects(): (FakeLiveObjects & { keptRequests: number }) | null {
+    const a = addon();
+    const live = a.fakeLiveObjects();
+    if (live === null) return null;
+    const kept = a.addonStats().keptRequests;
+    return { ...live, requests: live.requests - kept, keptRequests: kept };
   },
 
   /**

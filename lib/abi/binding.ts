@@ -557,6 +557,10 @@ export interface NativeAddon {
     pooledBytes: number;
     pendingRequests: number;
     inflightRequests: number;
+    /** Released Triton requests kept for the next request of their model and
+     * input shapes (all environments); deleted when models change or the
+     * server stops. */
+    keptRequests: number;
     parkedServers: number;
   };
   /** Records the code the process exits with (main thread, from its exit event). */

@@ -319,6 +319,8 @@ typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
     (TRITONSERVER_InferenceRequest * inference_request, const char* name))     \
   X(TRITONSERVER_Error*, TRITONSERVER_InferenceRequestRemoveAllInputs,         \
     (TRITONSERVER_InferenceRequest * inference_request))                       \
+  X(TRITONSERVER_Error*, TRITONSERVER_InferenceRequestRemoveAllInputData,      \
+    (TRITONSERVER_InferenceRequest * inference_request, const char* name))     \
   X(TRITONSERVER_Error*, TRITONSERVER_InferenceRequestAppendInputData,         \
     (TRITONSERVER_InferenceRequest * inference_request, const char* name,      \
      const void* base, size_t byte_size, TRITONSERVER_MemoryType memory_type,  \

@@ -4,6 +4,7 @@
 #include "memory/buffer_pool.h"
 #include "memory/external_outputs.h"
 #include "request/ledger.h"
+#include "request/spares.h"
 #include "triton/errors.h"
 #include "triton/server_handles.h"
 
@@ -46,6 +47,9 @@ Napi::Value AddonStats(const Napi::CallbackInfo& info) {
     inflight += server->Inflight();
   }
   out.Set("inflightRequests", number(inflight));
+  // Released Triton requests kept for reuse (request/spares.h), all
+  // environments: Triton objects that are alive by design.
+  out.Set("keptRequests", number(KeptRequests()));
   // Stopped servers not yet deleted (triton/server_handles.h), all
   // environments.
   out.Set("parkedServers", number(ParkedServerCount()));

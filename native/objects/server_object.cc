@@ -78,6 +78,10 @@ class CreateServerOp : public Operation {
   ModelEffect effect() const override { return ModelEffect::kLoads; }
   void Execute(TRITONSERVER_Server*) override {
     ErrorInfo error;
+    // In POLL mode Triton loads and unloads models on its own: a kept
+    // request could hold a version it is unloading.
+    core_->SetRequestReuse(options_.control_mode !=
+                           TRITONSERVER_MODEL_CONTROL_POLL);
     TRITONSERVER_Server* server = NewTritonServer(options_, &error);
     core_->MarkCreated(server);
     if (server == nullptr) Fail(error);

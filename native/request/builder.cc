@@ -9,6 +9,7 @@
 #include "memory/js_memory.h"
 #include "memory/mem_view.h"
 #include "request/callbacks.h"
+#include "request/spares.h"
 #include "request/submit_args.h"
 #include "request/submit_layout.h"
 #include "triton/api.h"
@@ -137,6 +138,7 @@ Counts ReadCounts(const Napi::CallbackInfo& info, const SubmitNumbers& nums) {
 
 void ResetForBuild(RequestContext* ctx) {
   ctx->request = nullptr;
+  ctx->spare = nullptr;
   ctx->trace = nullptr;
   ctx->placements.count = 0;
   ctx->placements.default_kind = kMemCpu;
@@ -300,9 +302,9 @@ void SetDestination(Napi::Env env, napi_value into, uint32_t index,
   p.into_ref = ctx->refs.back();
 }
 
-// One requested output and its placement.
-void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
-               SubmitNumbers& nums, RequestContext* ctx) {
+// One requested output's placement (its name in ctx->placements).
+void ReadOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
+                SubmitNumbers& nums, RequestContext* ctx) {
   Napi::Env env = info.Env();
   Utf8 name(env, info[arg], "output name");
   const Subject what("output", name.c_str());
@@ -323,8 +325,14 @@ void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
   if (!IsNullish(env, info[arg + 1])) {
     SetDestination(env, info[arg + 1], index, what, ctx);
   }
-  Check(env, Api().TRITONSERVER_InferenceRequestAddRequestedOutput(
-                 ctx->request, name.c_str()));
+}
+
+// One requested output and its placement.
+void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
+               SubmitNumbers& nums, RequestContext* ctx) {
+  ReadOutput(info, arg, index, nums, ctx);
+  Check(info.Env(), Api().TRITONSERVER_InferenceRequestAddRequestedOutput(
+                        ctx->request, ctx->placements.items[index].name.c_str()));
 }
 
 // One parameter: name and value, typed by the TS layer.
@@ -376,6 +384,219 @@ void SetCallbacks(Napi::Env env, const SubmitNumbers& nums,
   }
 }
 
+// ---- Plain requests, built on a kept request when one fits ---------------
+
+// Bytes per element of the fixed-size datatypes (0: BYTES or unknown).
+size_t ElementSize(int code) {
+  switch (code) {
+    case TRITONSERVER_TYPE_BOOL:
+    case TRITONSERVER_TYPE_UINT8:
+    case TRITONSERVER_TYPE_INT8:
+      return 1;
+    case TRITONSERVER_TYPE_UINT16:
+    case TRITONSERVER_TYPE_INT16:
+    case TRITONSERVER_TYPE_FP16:
+    case TRITONSERVER_TYPE_BF16:
+      return 2;
+    case TRITONSERVER_TYPE_UINT32:
+    case TRITONSERVER_TYPE_INT32:
+    case TRITONSERVER_TYPE_FP32:
+      return 4;
+    case TRITONSERVER_TYPE_UINT64:
+    case TRITONSERVER_TYPE_INT64:
+    case TRITONSERVER_TYPE_FP64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// An input read before Triton sees any of it.
+struct PlainInput {
+  std::string name;
+  int datatype = 0;
+  std::vector<int64_t> dims;
+  MemView view;
+  size_t byte_length = 0;
+};
+
+// No id, correlation id, priority, timeout, flags, parameters or trace:
+// nothing that stays on a Triton request object besides its model, inputs
+// and requested outputs.
+bool IsPlain(const Napi::CallbackInfo& info, const SubmitNumbers& nums,
+             const Counts& counts) {
+  Napi::Env env = info.Env();
+  return counts.parameters == 0 && nums.At(kSlotPriority) == -1 &&
+         nums.At(kSlotTimeout) == -1 && nums.At(kSlotFlags) == -1 &&
+         nums.At(kSlotTiming) == 0 && IsNullish(env, info[2]) &&
+         IsNullish(env, info[3]);
+}
+
+// Reads input `arg` as AddInput does, without touching Triton.
+void ReadPlainInput(const Napi::CallbackInfo& info, size_t arg,
+                    SubmitNumbers& nums, PlainInput* in) {
+  Napi::Env env = info.Env();
+  Utf8 name(env, info[arg], "input name");
+  const Subject what("input", name.c_str());
+  int code = nums.Enum(nums.Next(), kLastDataType, "datatype");
+  if (code <= static_cast<int>(TRITONSERVER_TYPE_INVALID)) {
+    ThrowTypeError(
+        env, what.str() + ": unknown datatype code " + std::to_string(code));
+  }
+  int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
+  Shape shape(env, nums, what);
+  in->view = MemView();
+  if (!ResolveMemView(env, info[arg + 1], what, &in->view)) {
+    ThrowTypeError(env, what.str() +
+                            ": data must be an ArrayBufferView, HostBuffer "
+                            "or CudaBuffer");
+  }
+  in->byte_length = InputByteLength(env, byte_length_arg, in->view, what);
+  in->name.assign(name.c_str(), name.size());
+  in->datatype = code;
+  in->dims.assign(shape.dims(), shape.dims() + shape.rank());
+}
+
+// Whether the kept request's inputs are these, each with exactly the bytes
+// its shape needs: then only the data is swapped and Triton skips its
+// checks, which is safe only because this one holds.
+bool SameInputs(const SpareRequest* s, const std::vector<PlainInput>& inputs,
+                uint32_t count) {
+  if (s->input_count != count) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    const PlainInput& in = inputs[i];
+    const SpareInput& k = s->inputs[i];
+    if (k.datatype != in.datatype || k.name != in.name || k.dims != in.dims) {
+      return false;
+    }
+    const size_t element = ElementSize(in.datatype);
+    if (element == 0) return false;
+    uint64_t elements = 1;
+    for (int64_t d : in.dims) {
+      if (d < 0) return false;
+      elements *= static_cast<uint64_t>(d);
+    }
+    if (elements * element != in.byte_length) return false;
+  }
+  return true;
+}
+
+bool SameOutputs(const SpareRequest* s, const OutputPlacements& placements,
+                 uint32_t count) {
+  if (s->output_count != count) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (s->outputs[i] != placements.items[i].name) return false;
+  }
+  return true;
+}
+
+void AppendPlainInput(Napi::Env env, RequestContext* ctx, PlainInput* in) {
+  KeepInput(env, ctx, &in->view);
+  if (in->view.kind == kMemGpu) {
+    AppendDeviceInput(env, ctx, in->name.c_str(), in->view, in->byte_length);
+  } else {
+    Check(env, Api().TRITONSERVER_InferenceRequestAppendInputData(
+                   ctx->request, in->name.c_str(), in->view.ptr,
+                   in->byte_length,
+                   static_cast<TRITONSERVER_MemoryType>(in->view.kind), 0));
+  }
+}
+
+// A plain request: on a kept request of the same model and version when
+// there is one (its inputs and outputs redone only where they differ),
+// else on a new one that is kept at its release.
+void BuildPlain(const Napi::CallbackInfo& info, SubmitNumbers& nums,
+                const Counts& counts, TRITONSERVER_Server* server,
+                RequestContext* ctx) {
+  const TritonApi& api = Api();
+  Napi::Env env = info.Env();
+  Utf8 model(env, info[1], "model");
+  const int64_t version = nums.Optional(kSlotVersion, "version");
+  // JS thread only, and per thread: its strings keep their capacity.
+  thread_local std::vector<PlainInput> inputs;
+  if (inputs.size() < counts.inputs) inputs.resize(counts.inputs);
+  size_t arg = kSubmitFixedArgs;
+  for (uint32_t i = 0; i < counts.inputs; ++i, arg += 2) {
+    ReadPlainInput(info, arg, nums, &inputs[i]);
+  }
+  if (ctx->placements.items.size() < counts.outputs) {
+    ctx->placements.items.resize(counts.outputs);
+  }
+  for (uint32_t i = 0; i < counts.outputs; ++i, arg += 2) {
+    ReadOutput(info, arg, i, nums, ctx);
+  }
+
+  SparePool* pool = ctx->spares;
+  SpareRequest* s = pool->Take(model.c_str(), model.size(), version);
+  if (s != nullptr && !SameInputs(s, inputs, counts.inputs)) {
+    // Other inputs: a new request. (Triton keeps a request's inputs in an
+    // unordered_map, whose order, seen in its error messages, depends on
+    // the map's history: a cleared one differs from a new one.)
+    DropError(api.TRITONSERVER_InferenceRequestDelete(s->request));
+    pool->Discard(s);
+    s = nullptr;
+  }
+  bool same_inputs = false;
+  bool same_outputs = false;
+  if (s != nullptr) {
+    // Ours from here: a failed build deletes it with the context's request.
+    ctx->request = s->request;
+    ctx->spare = s;
+    same_inputs = true;
+    same_outputs = SameOutputs(s, ctx->placements, counts.outputs);
+    for (uint32_t i = 0; i < counts.inputs; ++i) {
+      Check(env, api.TRITONSERVER_InferenceRequestRemoveAllInputData(
+                     ctx->request, inputs[i].name.c_str()));
+    }
+    if (!same_outputs) {
+      s->output_count = 0;
+      Check(env, api.TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
+                     ctx->request));
+    }
+  } else {
+    s = pool->NewRecord();
+    ctx->spare = s;
+    s->epoch = ModelEpoch();  // before the request: a later change is seen
+    s->model.assign(model.c_str(), model.size());
+    s->version = version;
+    s->input_count = 0;
+    s->output_count = 0;
+    Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
+                                                    model.c_str(), version));
+    s->request = ctx->request;
+  }
+  if (!same_inputs) {
+    if (s->inputs.size() < counts.inputs) s->inputs.resize(counts.inputs);
+    for (uint32_t i = 0; i < counts.inputs; ++i) {
+      const PlainInput& in = inputs[i];
+      Check(env, api.TRITONSERVER_InferenceRequestAddInput(
+                     ctx->request, in.name.c_str(),
+                     static_cast<TRITONSERVER_DataType>(in.datatype),
+                     in.dims.data(), in.dims.size()));
+      SpareInput& k = s->inputs[i];
+      k.name = in.name;
+      k.datatype = in.datatype;
+      k.dims = in.dims;
+      s->input_count = i + 1;
+    }
+  }
+  for (uint32_t i = 0; i < counts.inputs; ++i) {
+    AppendPlainInput(env, ctx, &inputs[i]);
+  }
+  if (!same_outputs) {
+    if (s->outputs.size() < counts.outputs) s->outputs.resize(counts.outputs);
+    for (uint32_t i = 0; i < counts.outputs; ++i) {
+      const std::string& name = ctx->placements.items[i].name;
+      Check(env, api.TRITONSERVER_InferenceRequestAddRequestedOutput(
+                     ctx->request, name.c_str()));
+      s->outputs[i] = name;
+      s->output_count = i + 1;
+    }
+  }
+  // Their memory is the caller's: no view outlives this call here.
+  for (uint32_t i = 0; i < counts.inputs; ++i) inputs[i].view = MemView();
+}
+
 }  // namespace
 
 void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
@@ -386,6 +607,12 @@ void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
   SubmitNumbers nums(env, info);
   const Counts counts = ReadCounts(info, nums);
   ReadPlacementDefaults(env, nums, ctx);
+  if (ctx->spares != nullptr && ctx->spares->enabled() &&
+      IsPlain(info, nums, counts)) {
+    BuildPlain(info, nums, counts, server, ctx);
+    SetCallbacks(env, nums, allocator, ctx);
+    return;
+  }
   CreateRequest(info, nums, server, ctx);
   size_t arg = kSubmitFixedArgs;
   for (uint32_t i = 0; i < counts.inputs; ++i, arg += 2) {

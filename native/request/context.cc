@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "request/spares.h"
 #include "triton/api.h"
 #include "triton/errors.h"
 
@@ -52,6 +53,7 @@ RequestContext* ContextPool::Acquire(Napi::Env env) {
     ctx = new RequestContext();
     ctx->ledger = ledger_;
     ctx->queue = queue_;
+    ctx->spares = spares_;
     ctx->index = static_cast<uint32_t>(contexts_.size());
     contexts_.push_back(ctx);
   }
@@ -72,6 +74,12 @@ void ContextPool::Recycle(napi_env env, RequestContext* ctx) {
     --active_;
   } else {
     DeleteUnsubmitted(ctx);
+  }
+  // A record the ledger did not park: its request is gone (deleted at the
+  // release, by a cancel, or just now).
+  if (ctx->spare != nullptr) {
+    spares_->Discard(ctx->spare);
+    ctx->spare = nullptr;
   }
   ctx->request = nullptr;
   ctx->trace = nullptr;

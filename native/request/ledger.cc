@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "request/context.h"
+#include "request/spares.h"
 #include "triton/api.h"
 #include "triton/errors.h"
 
@@ -44,6 +46,12 @@ void InflightLedger::Settle(RequestContext* ctx, Ending what) {
       drop = std::move(keepalive_);
       settled_cv_.notify_all();  // a deferred server delete waits
     }
+  }
+  if (to_delete != nullptr && ctx->spare != nullptr &&
+      ctx->spares->Park(ctx->spare)) {
+    // Kept for the next request of its shape: the pool's now.
+    ctx->spare = nullptr;
+    to_delete = nullptr;
   }
   if (to_delete != nullptr) {
     DropError(Api().TRITONSERVER_InferenceRequestDelete(to_delete));

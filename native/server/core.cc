@@ -101,6 +101,12 @@ Napi::Promise ServerCore::Run(Napi::Env env, std::unique_ptr<Operation> work,
     }
     ++active_threads_;
   }
+  if (work->effect() != ModelEffect::kNone) {
+    // A kept request holds the version it was made for: none may outlive
+    // a change of the models (one in flight is deleted at its release).
+    ModelChangeBegins();  // ended by the op's thread
+    PurgeSharedSpares();
+  }
   op->op = std::move(work);
   {
     std::lock_guard<std::mutex> lock(ops_mu_);
@@ -127,6 +133,7 @@ void ServerCore::StartOpThread(Napi::Env env, PendingOp* op) {
         self->NoteModelsLoaded();
         RenewExitHandler();
       }
+      if (effect != ModelEffect::kNone) ModelChangeEnds();
       // Queue the op before leaving the count of active threads: the stop
       // thread waits for that count to reach zero before it deletes the
       // server and lets the JS thread close the queue, so every op is queued
@@ -137,6 +144,7 @@ void ServerCore::StartOpThread(Napi::Env env, PendingOp* op) {
       self->state_cv_.notify_all();
     }).detach();
   } catch (const std::system_error& e) {
+    if (op->op->effect() != ModelEffect::kNone) ModelChangeEnds();
     {
       std::lock_guard<std::mutex> lock(ops_mu_);
       live_ops_.pop_back();

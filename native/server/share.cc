@@ -73,6 +73,7 @@ std::shared_ptr<ServerCore> ServerCore::Attach(Napi::Env env,
   ThrowIfError(env, core->allocator().Create(), "response allocator");
   core->Init(env);
   core->owner_ = owner;
+  core->spares_.set_enabled(owner->spares_.enabled());
   bool running;
   {
     // The owner's lock orders this against its stop sequence: either the
@@ -109,6 +110,17 @@ void ServerCore::RemoveAttachment(const ServerCore* core) {
                                       return !p || p.get() == core;
                                     }),
                      attachments_.end());
+}
+
+void ServerCore::PurgeSharedSpares() {
+  ServerCore* root = owner_ ? owner_.get() : this;
+  root->spares_.Purge();
+  for (auto& a : root->LiveAttachments()) a->spares_.Purge();
+}
+
+void ServerCore::CloseSharedSpares() {
+  spares_.Close();
+  for (auto& a : LiveAttachments()) a->spares_.Close();
 }
 
 // ---- the owner's stop sequence -------------------------------------------
@@ -185,6 +197,7 @@ void ServerCore::DetachOnce() {
     phase_ = Phase::kStopped;
     state_cv_.notify_all();
   }
+  spares_.Close();  // while the owner's server exists
   owner_->RemoveAttachment(this);
 }
 

@@ -204,6 +204,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddInput(
   in.name = name;
   in.datatype = datatype;
   if (dim_count > 0) in.shape.assign(shape, shape + dim_count);
+  r->needs_normalization = true;
   if (!r->inputs.emplace(name, std::move(in)).second) {
     return ErrArg(r->Prefix() + "input '" + name +
                   "' already exists in request");
@@ -224,6 +225,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRawInput(
   in.name = name;
   r->inputs.emplace(name, std::move(in));
   r->raw_input_name = name;
+  r->needs_normalization = true;
   return nullptr;
 }
 
@@ -232,6 +234,21 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestRemoveAllInputs(
   REQUEST_SETTER_CHECKS(inference_request);
   inference_request->inputs.clear();
   inference_request->raw_input_name.clear();
+  inference_request->needs_normalization = true;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestRemoveAllInputData(
+    TRITONSERVER_InferenceRequest* inference_request, const char* name) {
+  REQUEST_SETTER_CHECKS(inference_request);
+  FAKE_NOT_NULL(name);
+  RequestInput* in = inference_request->FindInput(name);
+  if (in == nullptr) {
+    return ErrArg(inference_request->Prefix() + "input '" + name +
+                  "' does not exist in request");
+  }
+  in->data.clear();
+  in->total = 0;
   return nullptr;
 }
 
@@ -298,6 +315,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRequestedOutput(
   REQUEST_SETTER_CHECKS(inference_request);
   FAKE_NOT_NULL(name);
   inference_request->requested_outputs.insert(name);
+  inference_request->needs_normalization = true;
   return nullptr;
 }
 
@@ -306,6 +324,7 @@ TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
     TRITONSERVER_InferenceRequest* inference_request) {
   REQUEST_SETTER_CHECKS(inference_request);
   inference_request->requested_outputs.clear();
+  inference_request->needs_normalization = true;
   return nullptr;
 }
 
@@ -412,7 +431,20 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerInferAsync(
                r->Prefix() + "Invalid request state transition from " +
                    RequestStateName(state) + " to INITIALIZED");
   }
-  if (auto* e = ValidateRequest(r, m)) return e;
+  if (auto* e = ValidateRequest(r, m)) {
+    // A request that passed once and since changed only its input data is
+    // not checked again by Triton: it would run as it is.
+    if (!r->needs_normalization) {
+      Violation(__func__,
+                "inference_request passed Triton's checks before and since "
+                "then only its input data changed, so the real library does "
+                "not check it again and runs it as it is (a backend reads "
+                "past the data); the fake's check says: " +
+                    e->msg);
+    }
+    return e;
+  }
+  r->needs_normalization = false;
   r->state.store(RequestState::kInitialized);
   if (trace != nullptr) {
     FAKE_LIVE(kTrace, trace);

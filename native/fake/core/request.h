@@ -89,6 +89,10 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest>,
   // same order.
   std::unordered_map<std::string, fake::RequestInput> inputs;
   std::string raw_input_name;               // set by AddRawInput
+  // Triton normalizes (and so checks) a request at ServerInferAsync only
+  // when its inputs or requested outputs changed since it last passed:
+  // appending or removing input data alone does not count.
+  bool needs_normalization = true;
   std::set<std::string> requested_outputs;  // a set in Triton too (sorted)
   std::vector<std::unique_ptr<TRITONSERVER_Parameter>> parameters;
   TRITONSERVER_InferenceRequestReleaseFn_t release_fn = nullptr;

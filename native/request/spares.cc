@@ -1,0 +1,160 @@
+#include "request/spares.h"
+
+#include <cstring>
+
+#include "triton/api.h"
+#include "triton/errors.h"
+
+namespace triton_node {
+namespace {
+
+std::atomic<uint64_t> g_model_epoch{1};
+std::atomic<int> g_model_changes{0};
+std::atomic<int64_t> g_kept{0};
+
+// How far back Take looks for a request of the model asked for: a server
+// serving many models keeps requests of each, and the newest match is
+// usually at the back.
+constexpr size_t kTakeScan = 16;
+
+bool SameModel(const SpareRequest* r, const char* model, size_t size,
+               int64_t version) {
+  return r->version == version && r->model.size() == size &&
+         std::memcmp(r->model.data(), model, size) == 0;
+}
+
+}  // namespace
+
+uint64_t ModelEpoch() { return g_model_epoch.load(std::memory_order_acquire); }
+
+void BumpModelEpoch() { g_model_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
+void ModelChangeBegins() {
+  g_model_changes.fetch_add(1, std::memory_order_acq_rel);
+  BumpModelEpoch();
+}
+
+void ModelChangeEnds() {
+  BumpModelEpoch();  // first: a request made during the change is stale
+  g_model_changes.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+int64_t KeptRequests() { return g_kept.load(std::memory_order_relaxed); }
+
+SparePool::~SparePool() {
+  // Every stop path closes the pool while the server exists; a request
+  // left here (none should be) is leaked rather than deleted after its
+  // server.
+  for (SpareRequest* r : parked_) delete r;
+  for (SpareRequest* r : free_) delete r;
+}
+
+SpareRequest* SparePool::Take(const char* model, size_t model_size,
+                              int64_t version) {
+  std::vector<SpareRequest*> stale;
+  SpareRequest* found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t epoch = ModelEpoch();
+    size_t scanned = 0;
+    for (size_t i = parked_.size(); i > 0 && scanned < kTakeScan; --i) {
+      SpareRequest* r = parked_[i - 1];
+      if (r->epoch != epoch) {
+        stale.push_back(r);
+        parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        continue;
+      }
+      ++scanned;
+      if (SameModel(r, model, model_size, version)) {
+        found = r;
+        parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        break;
+      }
+    }
+  }
+  if (found != nullptr) g_kept.fetch_sub(1, std::memory_order_relaxed);
+  if (!stale.empty()) {
+    g_kept.fetch_sub(static_cast<int64_t>(stale.size()),
+                     std::memory_order_relaxed);
+    DeleteAll(&stale);
+  }
+  return found;
+}
+
+SpareRequest* SparePool::NewRecord() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      SpareRequest* r = free_.back();
+      free_.pop_back();
+      return r;
+    }
+  }
+  return new SpareRequest();
+}
+
+void SparePool::Discard(SpareRequest* record) {
+  record->request = nullptr;
+  record->input_count = 0;
+  record->output_count = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(record);
+}
+
+bool SparePool::Park(SpareRequest* record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || g_model_changes.load(std::memory_order_acquire) != 0 ||
+      record->epoch != ModelEpoch()) {
+    return false;
+  }
+  parked_.push_back(record);
+  g_kept.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+// Purge and Close delete under the lock: whoever closes a pool on the way
+// to deleting the server must not pass while another thread still deletes
+// requests it took out of it.
+void SparePool::Purge() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DeleteLocked();
+}
+
+void SparePool::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  DeleteLocked();
+}
+
+void SparePool::DeleteLocked() {
+  g_kept.fetch_sub(static_cast<int64_t>(parked_.size()),
+                   std::memory_order_relaxed);
+  for (SpareRequest* r : parked_) {
+    if (r->request != nullptr && LoadedApi() != nullptr) {
+      DropError(Api().TRITONSERVER_InferenceRequestDelete(r->request));
+    }
+    r->request = nullptr;
+    r->input_count = 0;
+    r->output_count = 0;
+    free_.push_back(r);
+  }
+  parked_.clear();
+}
+
+size_t SparePool::parked() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return parked_.size();
+}
+
+void SparePool::DeleteAll(std::vector<SpareRequest*>* records) {
+  for (SpareRequest* r : *records) {
+    // Released requests: Triton has no more use of them.
+    if (r->request != nullptr && LoadedApi() != nullptr) {
+      DropError(Api().TRITONSERVER_InferenceRequestDelete(r->request));
+    }
+    Discard(r);
+  }
+  records->clear();
+}
+
+}  // namespace triton_node

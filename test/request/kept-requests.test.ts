@@ -1,0 +1,153 @@
+// Released Triton requests kept for the next request of the same model and
+// input shapes (native/request/spares.h): each reused request carries its
+// own data, a reused request with the wrong byte size is still refused, and
+// kept requests never hold a model that is unloaded or replaced, nor
+// outlive the server. Conformance: the same on the fake and on real Triton.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import { Server, TritonError } from '../../lib/index.js';
+import { fakeEngine } from '../../lib/testing.js';
+import { MODELS, fakeOnly, library, rejection, serverOptions, skipIf, useServer } from '../helpers.js';
+
+const kept = () => addon().addonStats().keptRequests;
+
+describe('kept requests', () => {
+  const server = useServer(['identity_fp32', 'identity_optional']);
+
+  it('a request after a request of the same shape reuses it, with its own data each time', async () => {
+    const model = server().model('identity_fp32');
+    for (let i = 0; i < 200; i++) {
+      const data = Float32Array.from({ length: 4 }, (_, j) => i * 10 + j);
+      const r = await model.infer({ inputs: { INPUT0: data } });
+      expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual(Array.from(data));
+    }
+    // One request in flight at a time: one kept request serves them all.
+    expect(kept()).toBe(1);
+    if (!fakeOnly()) {
+      // The engine holds that one request and no other.
+      expect(fakeEngine.liveObjects()).toMatchObject({ requests: 0, keptRequests: 1 });
+    }
+  });
+
+  it('concurrent requests with different data and shapes each get their own outputs', async () => {
+    const model = server().model('identity_fp32');
+    const shapes = [
+      [1, 4],
+      [2, 4],
+      [1, 4],
+      [3, 2],
+    ];
+    const runs = Array.from({ length: 400 }, async (_, i) => {
+      const shape = shapes[i % shapes.length]!;
+      const data = Float32Array.from({ length: shape[0]! * shape[1]! }, (_, j) => i * 100 + j);
+      const r = await model.infer({ inputs: { INPUT0: { data, shape } } });
+      expect(r.outputs.OUTPUT0!.shape).toEqual(shape);
+      expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual(Array.from(data));
+    });
+    await Promise.all(runs);
+    // Never more kept than were in flight at once.
+    expect(kept()).toBeGreaterThan(0);
+    expect(kept()).toBeLessThanOrEqual(400);
+  });
+
+  it('requested outputs and optional inputs that change between requests are the ones answered', async () => {
+    const model = server().model('identity_optional');
+    const both = { INPUT0: new Float32Array([1, 2]), INPUT1: new Float32Array([3, 4]) };
+    for (let round = 0; round < 3; round++) {
+      const a = await model.infer({ inputs: both, outputs: ['OUTPUT0'] });
+      expect(Object.keys(a.outputs)).toEqual(['OUTPUT0']);
+      const b = await model.infer({ inputs: both, outputs: ['OUTPUT1'] });
+      expect(Object.keys(b.outputs)).toEqual(['OUTPUT1']);
+      expect(Array.from(b.outputs.OUTPUT1!.data as Float32Array)).toEqual([3, 4]);
+      const c = await model.infer({ inputs: both });
+      expect(Object.keys(c.outputs).sort()).toEqual(['OUTPUT0', 'OUTPUT1']);
+      const d = await model.infer({ inputs: { INPUT0: new Float32Array([7]) }, outputs: ['OUTPUT0'] });
+      expect(Array.from(d.outputs.OUTPUT0!.data as Float32Array)).toEqual([7]);
+    }
+  });
+
+  it('a request whose data does not fill its shape is refused after a good one (Triton does not check a reused request again)', async () => {
+    const model = server().model('identity_fp32');
+    await model.infer({ inputs: { INPUT0: { data: new Float32Array(4), shape: [1, 4] } } });
+    expect(kept()).toBeGreaterThan(0);
+    for (const data of [new Float32Array(3), new Float32Array(5)]) {
+      const err = await rejection(model.infer({ inputs: { INPUT0: { data, shape: [1, 4] } } }));
+      expect(err.code).toBe('INVALID_ARG');
+      expect(err.message).toContain('INPUT0');
+    }
+    const ok = await model.infer({ inputs: { INPUT0: { data: new Float32Array([9, 8, 7, 6]), shape: [1, 4] } } });
+    expect(Array.from(ok.outputs.OUTPUT0!.data as Float32Array)).toEqual([9, 8, 7, 6]);
+  });
+
+  it('an unload deletes the kept requests of its model and completes; the model loads and serves again', async () => {
+    const model = server().model('identity_fp32');
+    await Promise.all(Array.from({ length: 8 }, () => model.infer({ inputs: { INPUT0: new Float32Array(4) } })));
+    expect(kept()).toBeGreaterThan(0);
+    await server().unloadModel('identity_fp32');
+    expect(await model.isReady()).toBe(false);
+    expect(kept()).toBe(0);
+    await server().loadModel('identity_fp32');
+    const r = await model.infer({ inputs: { INPUT0: new Float32Array([1, 2, 3, 4]) } });
+    expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('kept requests and versions', () => {
+  const server = useServer([]);
+
+  it('after a new version loads, the next request goes to it, not to the version its kept request was made for', async () => {
+    const s = server();
+    await s.loadModel('two_versions', { versions: [1] });
+    const model = s.model('two_versions');
+    const one = await model.infer({ inputs: { INPUT0: new Float32Array([1, 2]) } });
+    expect(one.version).toBe(1);
+    expect(kept()).toBeGreaterThan(0);
+    await s.loadModel('two_versions', { versions: [2] });
+    const two = await model.infer({ inputs: { INPUT0: new Float32Array([1, 2]) } });
+    expect(two.version).toBe(2);
+    await s.unloadModel('two_versions');
+  });
+});
+
+describe('kept requests and the server', () => {
+  it('stop() deletes them and resolves', async () => {
+    const s = await Server.create(serverOptions({}));
+    await s.loadModel('identity_fp32');
+    await Promise.all(
+      Array.from({ length: 4 }, () => s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } })),
+    );
+    expect(kept()).toBeGreaterThan(0);
+    await s.stop();
+    expect(kept()).toBe(0);
+  });
+
+  it('in POLL mode none are kept (Triton changes models on its own there)', async (ctx) => {
+    skipIf(ctx, library().isFake ? 'the fake engine has no POLL mode' : false);
+    const repo = mkdtempSync(path.join(os.tmpdir(), 'kept-poll-'));
+    cpSync(path.join(MODELS, 'identity_fp32'), path.join(repo, 'identity_fp32'), { recursive: true });
+    const poll = await Server.create(serverOptions({ modelRepository: repo, modelControlMode: 'poll' }));
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await poll.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array([5, 6, 7, i]) } });
+        expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([5, 6, 7, i]);
+      }
+      expect(kept()).toBe(0);
+    } finally {
+      await poll.stop();
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('a stopped server refuses a request with a typed error and keeps nothing', async () => {
+    const s = await Server.create(serverOptions({}));
+    await s.loadModel('identity_fp32');
+    await s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } });
+    await s.stop();
+    const err = await rejection(s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } }));
+    expect(err).toBeInstanceOf(TritonError);
+    expect(kept()).toBe(0);
+  });
+});
