@@ -65,6 +65,7 @@ interface SoakCliOptions {
   streams: number;
   responses: number;
   streamConcurrency: number;
+  workerRounds: number;
   samples: number;
   maxGrowth: number;
   stall: number;
@@ -530,8 +531,9 @@ function soakCommand(cmd: Command): void {
   cmd
     .command('soak')
     .description(
-      'A long run that must keep memory and live objects flat: 1,000,000 small identity requests\n' +
-        'then 200 streams of 1,000 responses (square), RSS and live objects sampled. Prints a table\n' +
+      'A long run that must keep memory and live objects flat: 1,000,000 small identity requests,\n' +
+        'then 200 streams of 1,000 responses (square), then 20 rounds of hostile worker threads\n' +
+        'attached to the server, RSS and live objects sampled. Prints a table\n' +
         'and one line, soak: PASS or soak: FAIL <reason> (exit code 0 or 1).',
     )
     .option('--requests <n>', 'identity requests', arg(count('--requests')), 1_000_000)
@@ -539,6 +541,12 @@ function soakCommand(cmd: Command): void {
     .option('--streams <n>', 'square streams', arg(count('--streams')), 200)
     .option('--responses <n>', 'responses per stream', arg(positive('--responses')), 1000)
     .option('--stream-concurrency <n>', 'streams at a time', arg(positive('--stream-concurrency')), 8)
+    .option(
+      '--worker-rounds <n>',
+      'rounds of hostile worker threads attached to the server (0: none)',
+      arg(count('--worker-rounds')),
+      20,
+    )
     .option('--samples <n>', 'samples per phase', arg(positive('--samples')), 40)
     .option(
       '--max-growth <MiB>',
@@ -570,6 +578,7 @@ function soakCommand(cmd: Command): void {
         streams: opts.streams,
         responses: opts.responses,
         streamConcurrency: opts.streamConcurrency,
+        workerRounds: opts.workerRounds,
         samples: opts.samples,
         maxGrowthMiB: opts.maxGrowth,
         stallSeconds: opts.stall,

@@ -1,10 +1,14 @@
 /**
  * `triton-node soak` (`npm run soak`): a long run that shows whether memory
  * and live objects stay flat. 1,000,000 small identity requests with 64 in
- * flight, then 200 streams of 1,000 responses (square), sampling RSS, the V8
- * heap, ArrayBuffer memory and the live-object counters (the addon's on any
- * library, the fake engine's too on the fake) as it goes. Ends with one line:
- * `soak: PASS ...` or `soak: FAIL <reason>` (exit code 0 or 1).
+ * flight, then 200 streams of 1,000 responses (square), then 20 rounds of
+ * hostile worker threads attached to the server (one terminated with 10,000
+ * requests in flight, one whose input is transferred away mid-request, one
+ * that attaches twice with the same value, one that checks its answers),
+ * sampling RSS, the V8 heap, ArrayBuffer memory and the live-object counters
+ * (the addon's on any library, the fake engine's too on the fake) as it goes;
+ * after stop(), attaching with the old value must be refused. Ends with one
+ * line: `soak: PASS ...` or `soak: FAIL <reason>` (exit code 0 or 1).
  *
  * PASS: every request and stream gave the right answer (zero errors), every
  * Promise settled, RSS levelled off (in each phase, the median RSS of the
@@ -13,6 +17,7 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { Worker } from 'node:worker_threads';
 
 export interface SoakOptions {
   requests: number;
@@ -20,6 +25,8 @@ export interface SoakOptions {
   streams: number;
   responses: number;
   streamConcurrency: number;
+  /** Rounds of hostile worker threads (0: none). */
+  workerRounds: number;
   /** Samples per phase (about). */
   samples: number;
   /** Most RSS growth allowed in a phase (median of the last quarter over the middle half's), MiB. */
@@ -32,7 +39,7 @@ export interface SoakOptions {
 }
 
 interface Sample {
-  phase: 'requests' | 'streams' | 'stopped';
+  phase: 'requests' | 'streams' | 'workers' | 'stopped';
   done: number;
   seconds: number;
   rate: number;
@@ -249,7 +256,102 @@ async function streamPhase(run: Run, square: SoakModel): Promise<number> {
   return done;
 }
 
-/** Phase 3: stop, wait for the addon to release every request, and sample what is left. */
+const SOAK_WORKER = new URL('./soak-worker.mjs', import.meta.url);
+
+type WorkerReport = { flooding?: number; done?: boolean; errors?: string[]; errorCount?: number };
+
+/** One worker of the hostile phase; its first message, or why it gave none. */
+function soakWorker(shared: unknown, role: string, requests: number) {
+  const worker = new Worker(SOAK_WORKER, { workerData: { shared, role, requests } });
+  const first = new Promise<WorkerReport>((resolve) => {
+    worker.once('message', resolve);
+    worker.once('error', (e) =>
+      resolve({ done: true, errors: [`${role} worker: ${e.message}`], errorCount: 1 }),
+    );
+    worker.once('exit', (code) =>
+      resolve({ done: true, errors: [`${role} worker exited (${code}) before reporting`], errorCount: 1 }),
+    );
+  });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  return { worker, first, exited };
+}
+
+/**
+ * Phase 3, hostile workers: each round posts one shared value to four
+ * workers. One floods 10,000 requests and is terminated with them in flight,
+ * one has an input transferred away mid-request, one attaches twice with the
+ * value, one checks its answers; then every request of the round must be
+ * released while this thread's server serves on. Returns the rounds done.
+ */
+async function workerPhase(
+  run: Run,
+  server: { share(): unknown },
+  identity: SoakModel,
+  native: Native,
+): Promise<number> {
+  const { options, progress, sampler } = run;
+  sampler.restart();
+  let done = 0;
+  const rounds = async () => {
+    for (let round = 0; round < options.workerRounds && run.failure === undefined; round++) {
+      const shared = server.share();
+      progress.issued++;
+      try {
+        const flood = soakWorker(shared, 'flood', 10_000);
+        const others = ['detach', 'twice', 'checked'].map((role) => soakWorker(shared, role, 500));
+        const flooding = await flood.first;
+        if (flooding.flooding !== 10_000) {
+          for (const e of flooding.errors ?? ['the flood worker did not flood']) recordError(run, e);
+        }
+        await flood.worker.terminate();
+        for (const w of others) {
+          const r = await w.first;
+          for (const e of r.errors ?? []) recordError(run, `round ${round}: ${e}`);
+          const code = await w.exited;
+          if (code !== 0) recordError(run, `round ${round}: a worker exited with code ${code}`);
+        }
+        // The terminated worker's requests are cancelled and released natively.
+        const end = performance.now() + 30_000;
+        while (native.addon().addonStats().pendingRequests > 0 && performance.now() < end) {
+          await new Promise((r) => setTimeout(r, 20));
+          progress.moved++;
+        }
+        const left = native.addon().addonStats().pendingRequests;
+        if (left > 0)
+          recordError(run, `round ${round}: ${left} request(s) still pending 30 s after the workers ended`);
+        // This thread's server serves on.
+        const input = new Float32Array([round, 1, 2, 3]);
+        const r = await identity.infer({ inputs: { INPUT0: input } });
+        const out = r.outputs.OUTPUT0?.data as Float32Array | undefined;
+        if (out?.[0] !== round) recordError(run, `round ${round}: the owner's request got a wrong answer`);
+      } catch (e) {
+        recordError(run, `round ${round}: ${(e as Error).name}: ${(e as Error).message}`);
+      } finally {
+        progress.settled++;
+        progress.moved++;
+      }
+      sampler.sample('workers', ++done);
+    }
+  };
+  if (run.failure !== undefined || options.workerRounds === 0) return done;
+  await watched(run, 'the worker phase', [rounds()]);
+  return done;
+}
+
+/** After stop(): a value shared before must be refused with a typed error. */
+async function attachAfterStop(run: Run, api: Api, shared: unknown): Promise<void> {
+  try {
+    const late = await api.Server.attach(shared as Parameters<Api['Server']['attach']>[0]);
+    await late.stop();
+    recordError(run, 'Server.attach() after stop() was not refused');
+  } catch (e) {
+    if (!(e instanceof api.TritonError)) {
+      recordError(run, `Server.attach() after stop(): not a TritonError: ${(e as Error).message}`);
+    }
+  }
+}
+
+/** Phase 4: stop, wait for the addon to release every request, and sample what is left. */
 async function stopPhase(
   run: Run,
   server: { stop(): Promise<void> },
@@ -272,10 +374,12 @@ async function stopPhase(
 interface Outcome {
   completed: number;
   streamsDone: number;
+  workerRounds: number;
   baseline: Sample;
   end: Sample;
   requestGrowth: number;
   streamGrowth: number;
+  workerGrowth: number;
 }
 
 /** Why the soak fails; empty when it passes. */
@@ -293,10 +397,14 @@ function verdict(run: Run, o: Outcome): string[] {
   if (run.failure === undefined && o.streamsDone !== options.streams) {
     reasons.push(`${o.streamsDone} of ${options.streams} streams completed`);
   }
+  if (run.failure === undefined && o.workerRounds !== options.workerRounds) {
+    reasons.push(`${o.workerRounds} of ${options.workerRounds} worker rounds completed`);
+  }
   const limit = options.maxGrowthMiB * MiB;
   for (const [what, growth] of [
     ['requests', o.requestGrowth],
     ['streams', o.streamGrowth],
+    ['worker rounds', o.workerGrowth],
   ] as const) {
     if (growth > limit) {
       reasons.push(
@@ -325,9 +433,9 @@ function summaryLine(run: Run, o: Outcome): string {
   const peak = Math.max(...sampler.samples.map((s) => s.rss));
   const seconds = ((performance.now() - sampler.start) / 1000).toFixed(1);
   return (
-    `requests=${o.completed} streams=${o.streamsDone}x${options.responses} errors=${run.errorCount} ` +
+    `requests=${o.completed} streams=${o.streamsDone}x${options.responses} workers=${o.workerRounds}x4 errors=${run.errorCount} ` +
     `rss=${mib(baseline.rss)}->${mib(end.rss)} MiB peak=${mib(peak)} MiB ` +
-    `last-quarter growth: requests ${mib(o.requestGrowth)} MiB, streams ${mib(o.streamGrowth)} MiB ` +
+    `last-quarter growth: requests ${mib(o.requestGrowth)} MiB, streams ${mib(o.streamGrowth)} MiB, workers ${mib(o.workerGrowth)} MiB ` +
     `live after stop: pending=${end.pendingRequests} outputBuffers=${end.liveOutputBuffers}` +
     (end.fake === null ? '' : ` fake=${end.fake.requests}/${end.fake.responses}/${end.fake.outputBuffers}`) +
     ` ${seconds} s`
@@ -364,7 +472,7 @@ async function run(options: SoakOptions): Promise<number> {
   process.stdout.write(
     `soak: ${info.isFake ? 'fake engine' : 'Triton'} ${info.path}, ${options.requests} requests ` +
       `(${options.concurrency} in flight), ${options.streams} streams of ${options.responses} responses ` +
-      `(${options.streamConcurrency} at a time)\n`,
+      `(${options.streamConcurrency} at a time), ${options.workerRounds} rounds of hostile workers\n`,
   );
 
   // Warm-up (JIT, pools, lazily created objects), then the baseline.
@@ -374,17 +482,22 @@ async function run(options: SoakOptions): Promise<number> {
   const r: Run = { options, progress: new Progress(), sampler, errorCount: 0, firstErrors: [] };
   const completed = await requestPhase(r, identity);
   const streamsDone = await streamPhase(r, square);
+  const workerRounds = await workerPhase(r, server, identity, native);
+  const shared = server.share();
   const end = await stopPhase(r, server, native, gc, streamsDone);
+  await attachAfterStop(r, api, shared);
   process.stdout.write(`\n${formatSamples(sampler.samples)}\n\n`);
 
   const phase = (p: Sample['phase']) => sampler.samples.filter((s) => s.phase === p);
   const outcome: Outcome = {
     completed,
     streamsDone,
+    workerRounds,
     baseline,
     end,
     requestGrowth: lastQuarterGrowth(phase('requests')),
     streamGrowth: lastQuarterGrowth(phase('streams')),
+    workerGrowth: lastQuarterGrowth(phase('workers')),
   };
   const reasons = verdict(r, outcome);
   const summary = summaryLine(r, outcome);

@@ -3,6 +3,7 @@
 // warm-up included); reports
 // the completions inside the window. Runs the library's sources (as the
 // bench does) through tsx.
+import { existsSync, readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
@@ -33,7 +34,11 @@ const loop = async (windowStart, windowEnd) => {
 // the window then.
 const { windowStart, windowEnd } = await new Promise((resolve) => {
   parentPort.once('message', resolve);
-  parentPort.postMessage({ ready: true });
+  // This thread's id (Linux), for the bench's per-thread CPU figures.
+  const tid = existsSync('/proc/thread-self')
+    ? Number(readlinkSync('/proc/thread-self').split('/').pop())
+    : -1;
+  parentPort.postMessage({ ready: true, tid });
 });
 await Promise.all(Array.from({ length: concurrency }, () => loop(windowStart, windowEnd)));
 await server.stop();

@@ -331,8 +331,9 @@ void ReadOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
 void AddOutput(const Napi::CallbackInfo& info, size_t arg, uint32_t index,
                SubmitNumbers& nums, RequestContext* ctx) {
   ReadOutput(info, arg, index, nums, ctx);
-  Check(info.Env(), Api().TRITONSERVER_InferenceRequestAddRequestedOutput(
-                        ctx->request, ctx->placements.items[index].name.c_str()));
+  Check(info.Env(),
+        Api().TRITONSERVER_InferenceRequestAddRequestedOutput(
+            ctx->request, ctx->placements.items[index].name.c_str()));
 }
 
 // One parameter: name and value, typed by the TS layer.
@@ -495,10 +496,10 @@ void AppendPlainInput(Napi::Env env, RequestContext* ctx, PlainInput* in) {
   if (in->view.kind == kMemGpu) {
     AppendDeviceInput(env, ctx, in->name.c_str(), in->view, in->byte_length);
   } else {
-    Check(env, Api().TRITONSERVER_InferenceRequestAppendInputData(
-                   ctx->request, in->name.c_str(), in->view.ptr,
-                   in->byte_length,
-                   static_cast<TRITONSERVER_MemoryType>(in->view.kind), 0));
+    Check(env,
+          Api().TRITONSERVER_InferenceRequestAppendInputData(
+              ctx->request, in->name.c_str(), in->view.ptr, in->byte_length,
+              static_cast<TRITONSERVER_MemoryType>(in->view.kind), 0));
   }
 }
 

@@ -76,8 +76,7 @@ struct RequestContext {
 // contexts they were given.
 class ContextPool {
  public:
-  ContextPool(InflightLedger* ledger, CompletionQueue* queue,
-              SparePool* spares)
+  ContextPool(InflightLedger* ledger, CompletionQueue* queue, SparePool* spares)
       : ledger_(ledger), queue_(queue), spares_(spares) {}
   // Deletes the contexts Triton is done with; one it may still call back
   // for belongs to Triton and is leaked (only the process-exit path gets

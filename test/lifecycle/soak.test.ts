@@ -1,5 +1,6 @@
 /**
- * `npm run soak` in small (2,000 requests, 4 streams): the command runs on
+ * `npm run soak` in small (2,000 requests, 4 streams, 2 rounds of hostile
+ * worker threads): the command runs on
  * the library under test, prints its table and ends with a PASS line and exit
  * code 0. The full soak (1,000,000 requests) is run by hand; its figures are
  * in docs/reliability.md.
@@ -22,23 +23,33 @@ function soak(...args: string[]) {
 
 describe('npm run soak', () => {
   it('a short soak passes: right answers, flat memory, nothing alive after stop', () => {
-    const child = soak('--requests', '2000', '--streams', '4', '--samples', '4');
+    const child = soak('--requests', '2000', '--streams', '4', '--samples', '4', '--worker-rounds', '2');
     expect(child.stderr).not.toMatch(/Segmentation|double free|terminate called/);
     const lines = child.stdout.trim().split('\n');
     const verdict = lines.at(-1) ?? '';
-    expect(verdict).toMatch(/^soak: PASS requests=2000 streams=4x1000 errors=0 /);
+    expect(verdict).toMatch(/^soak: PASS requests=2000 streams=4x1000 workers=2x4 errors=0 /);
     expect(verdict).toContain('live after stop: pending=0 outputBuffers=0');
     // The table: a header, and samples of both phases and after stop.
     expect(lines.some((l) => /^phase\s+done\s+s\s+per s\s+RSS MiB/.test(l))).toBe(true);
     expect(lines.some((l) => /^requests\s+2000\s/.test(l))).toBe(true);
     expect(lines.some((l) => /^streams\s+4\s/.test(l))).toBe(true);
+    expect(lines.some((l) => /^workers\s+2\s/.test(l))).toBe(true);
     expect(lines.some((l) => /^stopped\s/.test(l))).toBe(true);
     expect(child.signal).toBeNull();
     expect(child.status).toBe(0);
   });
 
   it('a run that cannot start is a FAIL line and exit code 1', () => {
-    const child = soak('--requests', '10', '--streams', '1', '--repository', FIXTURES);
+    const child = soak(
+      '--requests',
+      '10',
+      '--streams',
+      '1',
+      '--worker-rounds',
+      '0',
+      '--repository',
+      FIXTURES,
+    );
     expect(child.signal).toBeNull();
     const verdict = child.stdout.trim().split('\n').at(-1) ?? '';
     expect(verdict).toMatch(/^soak: FAIL .*identity_fp32/);

@@ -78,13 +78,17 @@ describe('kept requests', () => {
       expect(err.code).toBe('INVALID_ARG');
       expect(err.message).toContain('INPUT0');
     }
-    const ok = await model.infer({ inputs: { INPUT0: { data: new Float32Array([9, 8, 7, 6]), shape: [1, 4] } } });
+    const ok = await model.infer({
+      inputs: { INPUT0: { data: new Float32Array([9, 8, 7, 6]), shape: [1, 4] } },
+    });
     expect(Array.from(ok.outputs.OUTPUT0!.data as Float32Array)).toEqual([9, 8, 7, 6]);
   });
 
   it('an unload deletes the kept requests of its model and completes; the model loads and serves again', async () => {
     const model = server().model('identity_fp32');
-    await Promise.all(Array.from({ length: 8 }, () => model.infer({ inputs: { INPUT0: new Float32Array(4) } })));
+    await Promise.all(
+      Array.from({ length: 8 }, () => model.infer({ inputs: { INPUT0: new Float32Array(4) } })),
+    );
     expect(kept()).toBeGreaterThan(0);
     await server().unloadModel('identity_fp32');
     expect(await model.isReady()).toBe(false);
@@ -117,7 +121,9 @@ describe('kept requests and the server', () => {
     const s = await Server.create(serverOptions({}));
     await s.loadModel('identity_fp32');
     await Promise.all(
-      Array.from({ length: 4 }, () => s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } })),
+      Array.from({ length: 4 }, () =>
+        s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } }),
+      ),
     );
     expect(kept()).toBeGreaterThan(0);
     await s.stop();
@@ -131,7 +137,9 @@ describe('kept requests and the server', () => {
     const poll = await Server.create(serverOptions({ modelRepository: repo, modelControlMode: 'poll' }));
     try {
       for (let i = 0; i < 3; i++) {
-        const r = await poll.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array([5, 6, 7, i]) } });
+        const r = await poll
+          .model('identity_fp32')
+          .infer({ inputs: { INPUT0: new Float32Array([5, 6, 7, i]) } });
         expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([5, 6, 7, i]);
       }
       expect(kept()).toBe(0);

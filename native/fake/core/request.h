@@ -88,7 +88,7 @@ struct TRITONSERVER_InferenceRequest : fake::Counted<fake::kLiveRequest>,
   // bad inputs gets: the same container with the same operations gives the
   // same order.
   std::unordered_map<std::string, fake::RequestInput> inputs;
-  std::string raw_input_name;               // set by AddRawInput
+  std::string raw_input_name;  // set by AddRawInput
   // Triton normalizes (and so checks) a request at ServerInferAsync only
   // when its inputs or requested outputs changed since it last passed:
   // appending or removing input data alone does not count.
