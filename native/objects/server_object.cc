@@ -1,5 +1,7 @@
 #include "objects/server_object.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,9 +81,13 @@ class CreateServerOp : public Operation {
   void Execute(TRITONSERVER_Server*) override {
     ErrorInfo error;
     // In POLL mode Triton loads and unloads models on its own: a kept
-    // request could hold a version it is unloading.
+    // request could hold a version it is unloading. TRITON_NODE_KEEP_REQUESTS=0
+    // turns keeping off (a Python model that loads and unloads models by
+    // BLS changes them behind the addon's back too).
+    const char* keep = std::getenv("TRITON_NODE_KEEP_REQUESTS");
     core_->SetRequestReuse(options_.control_mode !=
-                           TRITONSERVER_MODEL_CONTROL_POLL);
+                               TRITONSERVER_MODEL_CONTROL_POLL &&
+                           !(keep != nullptr && std::strcmp(keep, "0") == 0));
     TRITONSERVER_Server* server = NewTritonServer(options_, &error);
     core_->MarkCreated(server);
     if (server == nullptr) Fail(error);
@@ -132,6 +138,28 @@ ServerWrap::ServerWrap(const Napi::CallbackInfo& info)
                    "createServer()");
   }
   core_ = *info[0].As<Napi::External<std::shared_ptr<ServerCore>>>().Data();
+  // submit() is an own function of each server that carries its core: no
+  // napi_unwrap of `this` per request (the prototype's method, which
+  // unwraps, stays for a caller that took it from there).
+  Napi::Env env = info.Env();
+  auto* holder = new std::shared_ptr<ServerCore>(core_);
+  Napi::Function submit;
+  try {
+    submit = Napi::Function::New(env, SubmitDirect, "submit", holder);
+    submit.AddFinalizer(
+        [](Napi::Env, std::shared_ptr<ServerCore>* p) { delete p; }, holder);
+  } catch (...) {
+    delete holder;
+    throw;
+  }
+  info.This().As<Napi::Object>().DefineProperty(
+      Napi::PropertyDescriptor::Value("submit", submit, napi_default));
+}
+
+Napi::Value ServerWrap::SubmitDirect(const Napi::CallbackInfo& info) {
+  auto* core = static_cast<std::shared_ptr<ServerCore>*>(info.Data());
+  uint64_t token = (*core)->Submit(info);
+  return Napi::Number::New(info.Env(), static_cast<double>(token));
 }
 
 ServerWrap::~ServerWrap() {

@@ -41,6 +41,8 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
   Napi::Value ModelStatistics(const Napi::CallbackInfo& info);
   Napi::Value Metrics(const Napi::CallbackInfo& info);
   Napi::Value Submit(const Napi::CallbackInfo& info);
+  // The per-server submit() (its data: the core's shared_ptr).
+  static Napi::Value SubmitDirect(const Napi::CallbackInfo& info);
   void Cancel(const Napi::CallbackInfo& info);
   Napi::Value Inflight(const Napi::CallbackInfo& info);
   Napi::Value Stop(const Napi::CallbackInfo& info);

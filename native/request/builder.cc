@@ -503,9 +503,61 @@ void AppendPlainInput(Napi::Env env, RequestContext* ctx, PlainInput* in) {
   }
 }
 
-// A plain request: on a kept request of the same model and version when
-// there is one (its inputs and outputs redone only where they differ),
-// else on a new one that is kept at its release.
+// The kept request `s` (taken, same inputs) made ready for new data; its
+// requested outputs cleared when they differ. Returns whether they match.
+bool ReuseKept(Napi::Env env, const std::vector<PlainInput>& inputs,
+               const Counts& counts, SpareRequest* s, RequestContext* ctx) {
+  const TritonApi& api = Api();
+  // Ours from here: a failed build deletes it with the context's request.
+  ctx->request = s->request;
+  ctx->spare = s;
+  for (uint32_t i = 0; i < counts.inputs; ++i) {
+    Check(env, api.TRITONSERVER_InferenceRequestRemoveAllInputData(
+                   ctx->request, inputs[i].name.c_str()));
+  }
+  if (SameOutputs(s, ctx->placements, counts.outputs)) return true;
+  s->output_count = 0;
+  Check(env, api.TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
+                 ctx->request));
+  return false;
+}
+
+// A new request of `model`/`version` with these inputs, and the record
+// that keeps it at its release.
+SpareRequest* NewKeptRequest(Napi::Env env, const Utf8& model, int64_t version,
+                             const std::vector<PlainInput>& inputs,
+                             const Counts& counts, TRITONSERVER_Server* server,
+                             RequestContext* ctx) {
+  const TritonApi& api = Api();
+  SpareRequest* s = ctx->spares->NewRecord();
+  ctx->spare = s;
+  s->epoch = ModelEpoch();  // before the request: a later change is seen
+  s->model.assign(model.c_str(), model.size());
+  s->version = version;
+  s->input_count = 0;
+  s->output_count = 0;
+  Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
+                                                  model.c_str(), version));
+  s->request = ctx->request;
+  if (s->inputs.size() < counts.inputs) s->inputs.resize(counts.inputs);
+  for (uint32_t i = 0; i < counts.inputs; ++i) {
+    const PlainInput& in = inputs[i];
+    Check(env, api.TRITONSERVER_InferenceRequestAddInput(
+                   ctx->request, in.name.c_str(),
+                   static_cast<TRITONSERVER_DataType>(in.datatype),
+                   in.dims.data(), in.dims.size()));
+    SpareInput& k = s->inputs[i];
+    k.name = in.name;
+    k.datatype = in.datatype;
+    k.dims = in.dims;
+    s->input_count = i + 1;
+  }
+  return s;
+}
+
+// A plain request: on a kept request of the same model, version and inputs
+// when there is one (its requested outputs redone if they differ), else on
+// a new one that is kept at its release.
 void BuildPlain(const Napi::CallbackInfo& info, SubmitNumbers& nums,
                 const Counts& counts, TRITONSERVER_Server* server,
                 RequestContext* ctx) {
@@ -526,7 +578,6 @@ void BuildPlain(const Napi::CallbackInfo& info, SubmitNumbers& nums,
   for (uint32_t i = 0; i < counts.outputs; ++i, arg += 2) {
     ReadOutput(info, arg, i, nums, ctx);
   }
-
   SparePool* pool = ctx->spares;
   SpareRequest* s = pool->Take(model.c_str(), model.size(), version);
   if (s != nullptr && !SameInputs(s, inputs, counts.inputs)) {
@@ -537,49 +588,11 @@ void BuildPlain(const Napi::CallbackInfo& info, SubmitNumbers& nums,
     pool->Discard(s);
     s = nullptr;
   }
-  bool same_inputs = false;
   bool same_outputs = false;
   if (s != nullptr) {
-    // Ours from here: a failed build deletes it with the context's request.
-    ctx->request = s->request;
-    ctx->spare = s;
-    same_inputs = true;
-    same_outputs = SameOutputs(s, ctx->placements, counts.outputs);
-    for (uint32_t i = 0; i < counts.inputs; ++i) {
-      Check(env, api.TRITONSERVER_InferenceRequestRemoveAllInputData(
-                     ctx->request, inputs[i].name.c_str()));
-    }
-    if (!same_outputs) {
-      s->output_count = 0;
-      Check(env, api.TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
-                     ctx->request));
-    }
+    same_outputs = ReuseKept(env, inputs, counts, s, ctx);
   } else {
-    s = pool->NewRecord();
-    ctx->spare = s;
-    s->epoch = ModelEpoch();  // before the request: a later change is seen
-    s->model.assign(model.c_str(), model.size());
-    s->version = version;
-    s->input_count = 0;
-    s->output_count = 0;
-    Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
-                                                    model.c_str(), version));
-    s->request = ctx->request;
-  }
-  if (!same_inputs) {
-    if (s->inputs.size() < counts.inputs) s->inputs.resize(counts.inputs);
-    for (uint32_t i = 0; i < counts.inputs; ++i) {
-      const PlainInput& in = inputs[i];
-      Check(env, api.TRITONSERVER_InferenceRequestAddInput(
-                     ctx->request, in.name.c_str(),
-                     static_cast<TRITONSERVER_DataType>(in.datatype),
-                     in.dims.data(), in.dims.size()));
-      SpareInput& k = s->inputs[i];
-      k.name = in.name;
-      k.datatype = in.datatype;
-      k.dims = in.dims;
-      s->input_count = i + 1;
-    }
+    s = NewKeptRequest(env, model, version, inputs, counts, server, ctx);
   }
   for (uint32_t i = 0; i < counts.inputs; ++i) {
     AppendPlainInput(env, ctx, &inputs[i]);

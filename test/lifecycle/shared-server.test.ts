@@ -116,6 +116,21 @@ describe('server.share() and Server.attach() in worker threads', () => {
     expect(await w.exited).toBe(0);
   });
 
+  it("the owner's unload deletes a worker's kept requests and completes; the worker serves again after the reload", async () => {
+    const w = start(server().share(), 'kept');
+    expect((await w.next()).ok).toBe(8);
+    expect(addon().addonStats().keptRequests).toBeGreaterThan(0);
+    await server().unloadModel('identity_fp32');
+    expect(await server().model('identity_fp32').isReady()).toBe(false);
+    expect(addon().addonStats().keptRequests).toBe(0);
+    await server().loadModel('identity_fp32');
+    w.worker.postMessage('again');
+    expect((await w.next()).ok).toBe(8);
+    w.worker.postMessage('stop');
+    expect((await w.next()).stopped).toBe(true);
+    await w.worker.terminate();
+  });
+
   it('a forged or foreign value is refused with a typed error naming what is wrong', async () => {
     const shared = server().share();
     await expect(Server.attach({} as SharedServer)).rejects.toThrow(TypeError);

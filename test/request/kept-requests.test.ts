@@ -3,6 +3,7 @@
 // own data, a reused request with the wrong byte size is still refused, and
 // kept requests never hold a model that is unloaded or replaced, nor
 // outlive the server. Conformance: the same on the fake and on real Triton.
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,8 @@ import { fakeEngine } from '../../lib/testing.js';
 import { MODELS, fakeOnly, library, rejection, serverOptions, skipIf, useServer } from '../helpers.js';
 
 const kept = () => addon().addonStats().keptRequests;
+const without = (env: NodeJS.ProcessEnv, name: string) =>
+  Object.fromEntries(Object.entries(env).filter(([k]) => k !== name));
 
 describe('kept requests', () => {
   const server = useServer(['identity_fp32', 'identity_optional']);
@@ -157,5 +160,33 @@ describe('kept requests and the server', () => {
     const err = await rejection(s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array(4) } }));
     expect(err).toBeInstanceOf(TritonError);
     expect(kept()).toBe(0);
+  });
+
+  it('TRITON_NODE_KEEP_REQUESTS=0 keeps none', () => {
+    const script = `
+      import { Server } from './lib/index.ts';
+      import { addon } from './lib/addon/load.ts';
+      const s = await Server.create(${JSON.stringify(serverOptions({}))});
+      await s.loadModel('identity_fp32');
+      for (let i = 0; i < 20; i++) await s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array([i, 1, 2, 3]) } });
+      const kept = addon().addonStats().keptRequests;
+      await s.stop();
+      console.log(JSON.stringify({ kept }));`;
+    const run = (keep: string | undefined) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: path.join(MODELS, '../..'),
+        encoding: 'utf8',
+        env:
+          keep === undefined
+            ? without(process.env, 'TRITON_NODE_KEEP_REQUESTS')
+            : { ...process.env, TRITON_NODE_KEEP_REQUESTS: keep },
+        timeout: 60_000,
+      });
+    const off = run('0');
+    expect(off.status, off.stderr).toBe(0);
+    expect(JSON.parse(off.stdout.trim().split('\n').at(-1)!)).toEqual({ kept: 0 });
+    const on = run(undefined);
+    expect(on.status, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout.trim().split('\n').at(-1)!)).toEqual({ kept: 1 });
   });
 });
