@@ -5,13 +5,24 @@
  * what happens when the owner stops, a worker terminates mid-request, a value
  * is attached twice or after the owner stopped, or is forged.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server, type SharedServer, cuda } from '../../lib/index.js';
-import { FIXTURES, collectGarbage, eventually, rejection, serverOptions, useServer } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  collectGarbage,
+  eventually,
+  rejection,
+  serverOptions,
+  skipIf,
+  useServer,
+} from '../helpers.js';
 
 const WORKER = `${FIXTURES}/shared-worker.mjs`;
 // The workers run the built package (npm test builds it first); a copy
@@ -129,6 +140,22 @@ describe('server.share() and Server.attach() in worker threads', () => {
     w.worker.postMessage('stop');
     expect((await w.next()).stopped).toBe(true);
     await w.worker.terminate();
+  });
+
+  it('examples/workers.mjs (the built package) runs: every thread gets its own answers', async (ctx) => {
+    skipIf(ctx, existsSync(BUILT) ? false : 'needs the built package (dist/)');
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const env = { ...process.env, TRITON_SERVER_LIB: LIBRARY_PATH, TRITON_BACKEND_DIR: BACKEND_DIR ?? '' };
+    const child = spawnSync(process.execPath, ['examples/workers.mjs', '3', '300'], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.status, child.stderr).toBe(0);
+    const lines = child.stdout.trim().split('\n');
+    expect(lines.filter((l) => /^thread \d: 300 requests in [\d.]+ s, 0 wrong$/.test(l))).toHaveLength(3);
+    expect(lines.at(-1)).toMatch(/^3 threads, one server: 900 requests, \d+ per second$/);
   });
 
   it('a forged or foreign value is refused with a typed error naming what is wrong', async () => {
