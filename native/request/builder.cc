@@ -247,10 +247,19 @@ size_t InputByteLength(Napi::Env env, int64_t asked, const MemView& view,
   return static_cast<size_t>(asked);
 }
 
-// One input, appended as it is (borrowed until RELEASE_ALL).
-void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
-              RequestContext* ctx) {
-  const TritonApi& api = Api();
+// An input read before Triton sees any of it.
+struct PlainInput {
+  std::string name;
+  int datatype = 0;
+  std::vector<int64_t> dims;
+  MemView view;
+  size_t byte_length = 0;
+};
+
+// Reads input `arg` (name, datatype, byteLength, shape, data), checked,
+// without touching Triton.
+void ReadPlainInput(const Napi::CallbackInfo& info, size_t arg,
+                    SubmitNumbers& nums, PlainInput* in) {
   Napi::Env env = info.Env();
   Utf8 name(env, info[arg], "input name");
   const Subject what("input", name.c_str());
@@ -261,25 +270,43 @@ void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
   }
   int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
   Shape shape(env, nums, what);
-  MemView view;
-  if (!ResolveMemView(env, info[arg + 1], what, &view)) {
+  in->view = MemView();
+  if (!ResolveMemView(env, info[arg + 1], what, &in->view)) {
     ThrowTypeError(env, what.str() +
                             ": data must be an ArrayBufferView, HostBuffer "
                             "or CudaBuffer");
   }
-  size_t byte_length = InputByteLength(env, byte_length_arg, view, what);
-  Check(env, api.TRITONSERVER_InferenceRequestAddInput(
-                 ctx->request, name.c_str(),
-                 static_cast<TRITONSERVER_DataType>(code), shape.dims(),
-                 shape.rank()));
-  KeepInput(env, ctx, &view);
-  if (view.kind == kMemGpu) {
-    AppendDeviceInput(env, ctx, name.c_str(), view, byte_length);
+  in->byte_length = InputByteLength(env, byte_length_arg, in->view, what);
+  in->name.assign(name.c_str(), name.size());
+  in->datatype = code;
+  in->dims.assign(shape.dims(), shape.dims() + shape.rank());
+}
+
+// Lends an input's memory to the request (held until RELEASE_ALL).
+void AppendPlainInput(Napi::Env env, RequestContext* ctx, PlainInput* in) {
+  KeepInput(env, ctx, &in->view);
+  if (in->view.kind == kMemGpu) {
+    AppendDeviceInput(env, ctx, in->name.c_str(), in->view, in->byte_length);
   } else {
-    Check(env, api.TRITONSERVER_InferenceRequestAppendInputData(
-                   ctx->request, name.c_str(), view.ptr, byte_length,
-                   static_cast<TRITONSERVER_MemoryType>(view.kind), 0));
+    Check(env,
+          Api().TRITONSERVER_InferenceRequestAppendInputData(
+              ctx->request, in->name.c_str(), in->view.ptr, in->byte_length,
+              static_cast<TRITONSERVER_MemoryType>(in->view.kind), 0));
   }
+}
+
+// One input, added and appended as it is (borrowed until RELEASE_ALL).
+void AddInput(const Napi::CallbackInfo& info, size_t arg, SubmitNumbers& nums,
+              RequestContext* ctx) {
+  Napi::Env env = info.Env();
+  thread_local PlainInput in;  // JS thread only; keeps its capacity
+  ReadPlainInput(info, arg, nums, &in);
+  Check(env, Api().TRITONSERVER_InferenceRequestAddInput(
+                 ctx->request, in.name.c_str(),
+                 static_cast<TRITONSERVER_DataType>(in.datatype),
+                 in.dims.data(), in.dims.size()));
+  AppendPlainInput(env, ctx, &in);
+  in.view = MemView();
 }
 
 // An `into` destination for output `index`.
@@ -387,40 +414,6 @@ void SetCallbacks(Napi::Env env, const SubmitNumbers& nums,
 
 // ---- Plain requests, built on a kept request when one fits ---------------
 
-// Bytes per element of the fixed-size datatypes (0: BYTES or unknown).
-size_t ElementSize(int code) {
-  switch (code) {
-    case TRITONSERVER_TYPE_BOOL:
-    case TRITONSERVER_TYPE_UINT8:
-    case TRITONSERVER_TYPE_INT8:
-      return 1;
-    case TRITONSERVER_TYPE_UINT16:
-    case TRITONSERVER_TYPE_INT16:
-    case TRITONSERVER_TYPE_FP16:
-    case TRITONSERVER_TYPE_BF16:
-      return 2;
-    case TRITONSERVER_TYPE_UINT32:
-    case TRITONSERVER_TYPE_INT32:
-    case TRITONSERVER_TYPE_FP32:
-      return 4;
-    case TRITONSERVER_TYPE_UINT64:
-    case TRITONSERVER_TYPE_INT64:
-    case TRITONSERVER_TYPE_FP64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-// An input read before Triton sees any of it.
-struct PlainInput {
-  std::string name;
-  int datatype = 0;
-  std::vector<int64_t> dims;
-  MemView view;
-  size_t byte_length = 0;
-};
-
 // No id, correlation id, priority, timeout, flags, parameters or trace:
 // nothing that stays on a Triton request object besides its model, inputs
 // and requested outputs.
@@ -431,31 +424,6 @@ bool IsPlain(const Napi::CallbackInfo& info, const SubmitNumbers& nums,
          nums.At(kSlotTimeout) == -1 && nums.At(kSlotFlags) == -1 &&
          nums.At(kSlotTiming) == 0 && IsNullish(env, info[2]) &&
          IsNullish(env, info[3]);
-}
-
-// Reads input `arg` as AddInput does, without touching Triton.
-void ReadPlainInput(const Napi::CallbackInfo& info, size_t arg,
-                    SubmitNumbers& nums, PlainInput* in) {
-  Napi::Env env = info.Env();
-  Utf8 name(env, info[arg], "input name");
-  const Subject what("input", name.c_str());
-  int code = nums.Enum(nums.Next(), kLastDataType, "datatype");
-  if (code <= static_cast<int>(TRITONSERVER_TYPE_INVALID)) {
-    ThrowTypeError(
-        env, what.str() + ": unknown datatype code " + std::to_string(code));
-  }
-  int64_t byte_length_arg = nums.Optional(nums.Next(), "byteLength");
-  Shape shape(env, nums, what);
-  in->view = MemView();
-  if (!ResolveMemView(env, info[arg + 1], what, &in->view)) {
-    ThrowTypeError(env, what.str() +
-                            ": data must be an ArrayBufferView, HostBuffer "
-                            "or CudaBuffer");
-  }
-  in->byte_length = InputByteLength(env, byte_length_arg, in->view, what);
-  in->name.assign(name.c_str(), name.size());
-  in->datatype = code;
-  in->dims.assign(shape.dims(), shape.dims() + shape.rank());
 }
 
 // Whether the kept request's inputs are these, each with exactly the bytes
@@ -470,7 +438,9 @@ bool SameInputs(const SpareRequest* s, const std::vector<PlainInput>& inputs,
     if (k.datatype != in.datatype || k.name != in.name || k.dims != in.dims) {
       return false;
     }
-    const size_t element = ElementSize(in.datatype);
+    // Triton's own size; 0 for BYTES, whose bytes have no fixed size.
+    const size_t element = Api().TRITONSERVER_DataTypeByteSize(
+        static_cast<TRITONSERVER_DataType>(in.datatype));
     if (element == 0) return false;
     uint64_t elements = 1;
     for (int64_t d : in.dims) {
@@ -489,18 +459,6 @@ bool SameOutputs(const SpareRequest* s, const OutputPlacements& placements,
     if (s->outputs[i] != placements.items[i].name) return false;
   }
   return true;
-}
-
-void AppendPlainInput(Napi::Env env, RequestContext* ctx, PlainInput* in) {
-  KeepInput(env, ctx, &in->view);
-  if (in->view.kind == kMemGpu) {
-    AppendDeviceInput(env, ctx, in->name.c_str(), in->view, in->byte_length);
-  } else {
-    Check(env,
-          Api().TRITONSERVER_InferenceRequestAppendInputData(
-              ctx->request, in->name.c_str(), in->view.ptr, in->byte_length,
-              static_cast<TRITONSERVER_MemoryType>(in->view.kind), 0));
-  }
 }
 
 // The kept request `s` (taken, same inputs) made ready for new data; its
