@@ -1,7 +1,7 @@
 // Lint for C++: every tracked source under native/ and bench/native/ must be
 // formatted as .clang-format says. Prints the files that are not.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 

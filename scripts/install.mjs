@@ -14,7 +14,7 @@
 // TRITON_NODE_BUILD_FROM_SOURCE=1 or `npm install --build-from-source`
 // builds from source everywhere.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, rmSync } from 'node:fs';
+import { constants, accessSync, existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';

@@ -13,6 +13,7 @@ import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
+import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
@@ -558,4 +559,5 @@ export const MUTATIONS = [
   ...REAL_MODELS,
   ...ONNX_MODELS,
   ...EXIT_ORDER,
+  ...KEPT_REQUESTS,
 ];

@@ -44,7 +44,8 @@ export const MUTATIONS = [
     name: 'client-error-audits-served-request',
     why: "one audit line per request: a body cut short by the client also gets the clientError listener's line",
     file: 'lib/gateway/guard/guard.ts',
-    search: "    if (err.code === 'ECONNRESET' || !socket.writable || this.#hooks.isServing?.(socket) === true) {\n",
+    search:
+      "    if (err.code === 'ECONNRESET' || !socket.writable || this.#hooks.isServing?.(socket) === true) {\n",
     replace: "    if (err.code === 'ECONNRESET' || !socket.writable) {\n",
     tests: [HOSTILE],
   },
