@@ -130,7 +130,8 @@ describe('server.share() and Server.attach() in worker threads', () => {
   it("the owner's unload deletes a worker's kept requests and completes; the worker serves again after the reload", async () => {
     const w = start(server().share(), 'kept');
     expect((await w.next()).ok).toBe(8);
-    expect(addon().addonStats().keptRequests).toBeGreaterThan(0);
+    // Its releases (where requests are kept) may follow its results.
+    expect(await eventually(() => addon().addonStats().keptRequests > 0)).toBe(true);
     await server().unloadModel('identity_fp32');
     expect(await server().model('identity_fp32').isReady()).toBe(false);
     expect(addon().addonStats().keptRequests).toBe(0);
