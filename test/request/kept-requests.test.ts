@@ -37,12 +37,14 @@ describe('kept requests', () => {
       const r = await model.infer({ inputs: { INPUT0: data } });
       expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual(Array.from(data));
     }
-    // One request in flight at a time: one kept request serves them all
-    // (once the last one's release, which may follow its result, came).
-    expect(await eventually(() => kept() === 1)).toBe(true);
+    // One request in flight at a time: one or two kept requests serve them
+    // all (a request's release may come after the next request was made),
+    // once the last release came.
+    expect(await eventually(() => kept() >= 1)).toBe(true);
+    expect(kept()).toBeLessThanOrEqual(2);
     if (!fakeOnly()) {
-      // The engine holds that one request and no other.
-      expect(fakeEngine.liveObjects()).toMatchObject({ requests: 0, keptRequests: 1 });
+      // The engine holds those and no other request.
+      expect(fakeEngine.liveObjects()).toMatchObject({ requests: 0, keptRequests: kept() });
     }
   });
 
@@ -234,6 +236,6 @@ describe('kept requests and the server', () => {
     expect(JSON.parse(off.stdout.trim().split('\n').at(-1)!)).toEqual({ kept: 0 });
     const on = run(undefined);
     expect(on.status, on.stderr).toBe(0);
-    expect(JSON.parse(on.stdout.trim().split('\n').at(-1)!)).toEqual({ kept: 1 });
+    expect(JSON.parse(on.stdout.trim().split('\n').at(-1)!).kept).toBeGreaterThanOrEqual(1);
   });
 });
