@@ -23,11 +23,11 @@ bool SameModel(const SpareRequest* r, const char* model, size_t size,
          std::memcmp(r->model.data(), model, size) == 0;
 }
 
+void BumpModelEpoch() { g_model_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
 }  // namespace
 
 uint64_t ModelEpoch() { return g_model_epoch.load(std::memory_order_acquire); }
-
-void BumpModelEpoch() { g_model_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
 void ModelChangeBegins() {
   g_model_changes.fetch_add(1, std::memory_order_acq_rel);
@@ -68,15 +68,11 @@ SpareRequest* SparePool::Take(const char* model, size_t model_size,
       if (SameModel(r, model, model_size, version)) {
         found = r;
         parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        g_kept.fetch_sub(1, std::memory_order_relaxed);
         break;
       }
     }
-  }
-  if (found != nullptr) g_kept.fetch_sub(1, std::memory_order_relaxed);
-  if (!stale.empty()) {
-    g_kept.fetch_sub(static_cast<int64_t>(stale.size()),
-                     std::memory_order_relaxed);
-    DeleteAll(&stale);
+    DeleteLocked(&stale);
   }
   return found;
 }
@@ -94,10 +90,14 @@ SpareRequest* SparePool::NewRecord() {
 }
 
 void SparePool::Discard(SpareRequest* record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FreeLocked(record);
+}
+
+void SparePool::FreeLocked(SpareRequest* record) {
   record->request = nullptr;
   record->input_count = 0;
   record->output_count = 0;
-  std::lock_guard<std::mutex> lock(mu_);
   free_.push_back(record);
 }
 
@@ -117,44 +117,32 @@ bool SparePool::Park(SpareRequest* record) {
 // requests it took out of it.
 void SparePool::Purge() {
   std::lock_guard<std::mutex> lock(mu_);
-  DeleteLocked();
+  DeleteLocked(&parked_);
 }
 
 void SparePool::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
-  DeleteLocked();
+  DeleteLocked(&parked_);
 }
 
-void SparePool::DeleteLocked() {
-  g_kept.fetch_sub(static_cast<int64_t>(parked_.size()),
+// `records` were kept (counted in g_kept) and are out of parked_ or are
+// parked_ itself: their released requests deleted, the records freed.
+void SparePool::DeleteLocked(std::vector<SpareRequest*>* records) {
+  g_kept.fetch_sub(static_cast<int64_t>(records->size()),
                    std::memory_order_relaxed);
-  for (SpareRequest* r : parked_) {
+  for (SpareRequest* r : *records) {
     if (r->request != nullptr && LoadedApi() != nullptr) {
       DropError(Api().TRITONSERVER_InferenceRequestDelete(r->request));
     }
-    r->request = nullptr;
-    r->input_count = 0;
-    r->output_count = 0;
-    free_.push_back(r);
+    FreeLocked(r);
   }
-  parked_.clear();
+  records->clear();
 }
 
 size_t SparePool::parked() {
   std::lock_guard<std::mutex> lock(mu_);
   return parked_.size();
-}
-
-void SparePool::DeleteAll(std::vector<SpareRequest*>* records) {
-  for (SpareRequest* r : *records) {
-    // Released requests: Triton has no more use of them.
-    if (r->request != nullptr && LoadedApi() != nullptr) {
-      DropError(Api().TRITONSERVER_InferenceRequestDelete(r->request));
-    }
-    Discard(r);
-  }
-  records->clear();
 }
 
 }  // namespace triton_node

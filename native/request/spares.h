@@ -40,10 +40,10 @@ struct SpareRequest {
   uint32_t output_count = 0;
 };
 
-// Bumped before anything loads or unloads models, in any server of the
-// process: a request built before it may hold a version that is going.
+// Moved at both ends of anything that loads or unloads models, in any
+// server of the process: a request built before may hold a version that is
+// going.
 uint64_t ModelEpoch();
-void BumpModelEpoch();
 // A load or unload runs (any server of the process): from its start to its
 // end no request is kept, and the epoch moves at both ends, so a request
 // made meanwhile (maybe on the version going away) is deleted at release.
@@ -88,8 +88,8 @@ class SparePool {
   size_t parked();
 
  private:
-  void DeleteAll(std::vector<SpareRequest*>* records);
-  void DeleteLocked();
+  void FreeLocked(SpareRequest* record);
+  void DeleteLocked(std::vector<SpareRequest*>* records);
 
   std::mutex mu_;
   std::vector<SpareRequest*> parked_;
