@@ -44,6 +44,8 @@ export interface ModelIo {
   version: number;
   maxBatchSize: number;
   decoupled: boolean;
+  /** An ensemble (platform 'ensemble'): its requests are never kept for reuse. */
+  ensemble: boolean;
   inputs: Map<string, IoSpec>;
   outputs: Map<string, IoSpec>;
   /** Inputs a request must give. */
@@ -75,6 +77,7 @@ export function parseModelIo(configJson: string, name: string, version: number):
     version,
     maxBatchSize: Number(config.max_batch_size ?? 0),
     decoupled: policy?.decoupled === true,
+    ensemble: config.platform === 'ensemble',
     inputs: new Map(),
     outputs: new Map(),
     required: [],

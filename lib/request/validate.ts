@@ -723,6 +723,13 @@ function addSettings(b: Builder, request: InferRequest): void {
   if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);
   if (request.sequenceStart !== undefined || request.sequenceEnd !== undefined) {
     nums[SUBMIT_SLOTS.flags] = sequenceFlags(request);
+  } else if (b.spec.ensemble) {
+    // Flags set (to their default) make the request one the addon does not
+    // keep for reuse: Triton's ensemble scheduler adds an internal release
+    // callback to the request each time it runs it and never removes one,
+    // so a reused ensemble request would be counted out more than once and
+    // its model could never unload (docs/threading.md#kept-requests).
+    nums[SUBMIT_SLOTS.flags] = 0;
   }
   if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
   if (request.outputMemory === undefined && request.outputDevice === undefined) return;

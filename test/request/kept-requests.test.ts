@@ -149,6 +149,22 @@ describe('kept requests', () => {
   });
 });
 
+describe('kept requests and ensembles', () => {
+  const server = useServer(['ensemble_identity']);
+
+  it("an ensemble's requests are never kept (Triton adds a release callback to one each time it runs it)", async () => {
+    const before = kept();
+    for (let i = 0; i < 5; i++) {
+      const r = await server()
+        .model('ensemble_identity')
+        .infer({ inputs: { IN: new Float32Array([i, 2]) } });
+      expect(Object.keys(r.outputs).length).toBeGreaterThan(0);
+    }
+    expect(await requestsSettled()).toBe(true);
+    expect(kept()).toBe(before);
+  });
+});
+
 describe('kept requests and versions', () => {
   const server = useServer([]);
 
