@@ -13,6 +13,7 @@ import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
+import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
@@ -95,8 +96,8 @@ const CORE = [
     name: 'finalizer-keeps-output',
     why: 'no leak: a collected output ArrayBuffer no longer gives its pooled buffer back',
     file: 'native/memory/external_outputs.cc',
-    search: '  if (!handle->returned) ReturnExternal(env, handle);\n',
-    replace: '',
+    search: '  if (give_back) GiveBack(handle->buffer);\n  if (!keep_handle) delete handle;\n',
+    replace: '  if (!keep_handle) delete handle;\n',
     tests: ['test/memory/no-growth.test.ts', 'test/request/zero-copy.test.ts', 'test/request/infer.test.ts'],
   },
   {
@@ -245,8 +246,9 @@ const CORE = [
     name: 'input-memory-not-held',
     why: 'memory under an in-flight request: an input ArrayBuffer detached while in flight is no longer kept alive',
     file: 'native/request/builder.cc',
-    search: '    hold = std::move(copy);\n  }\n  ctx->holds.push_back(std::move(hold));\n',
-    replace: '    hold = std::move(copy);\n    ctx->holds.push_back(std::move(hold));\n  }\n',
+    search: '    ctx->holds.push_back(std::move(use));\n  }\n  ctx->holds.push_back(std::move(hold));\n}\n',
+    replace:
+      '    ctx->holds.push_back(std::move(use));\n  }\n  if (kind == JsMemoryKind::kResizable) ctx->holds.push_back(std::move(hold));\n}\n',
     tests: ['test/memory/caller-memory.test.ts'],
   },
   {
@@ -553,6 +555,7 @@ export const MUTATIONS = [
   ...CORE,
   ...TENANT_FRONT,
   ...GUARD_REDIS,
+  ...HOSTILE,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,

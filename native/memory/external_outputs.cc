@@ -7,11 +7,19 @@ namespace triton_node {
 namespace {
 
 // One hand-out of a pooled buffer as an external ArrayBuffer: the
-// finalizer's hint. `returned` is set when releaseOutput() gave the buffer
-// back early (the ArrayBuffer detached); the finalizer then only frees this.
+// finalizer's hint. `returned` is set when releaseOutput() took the buffer
+// from JS (the ArrayBuffer detached); the finalizer then gives nothing back.
+// `uses` counts the in-flight requests that read (input) or write (`into`)
+// the memory: a release that meets uses defers the pool return to the last
+// of them (`deferred`), so that a disposed output is never handed to another
+// response while a request still holds it. `uses`, `deferred` and
+// `finalized` are guarded by g_external_mu.
 struct ExternalHandle {
   OutputBuffer* buffer;
   bool returned;
+  int uses = 0;
+  bool deferred = false;
+  bool finalized = false;  // the finalizer ran while uses were left
 };
 
 // Live hand-outs by data pointer, for releaseOutput(). Finalizers of several
@@ -44,25 +52,56 @@ void AccountExternal(napi_env env, int64_t delta) {
   t_reported_external = want;
 }
 
-// Gives the buffer of a hand-out back to the pool (JS thread).
-void ReturnExternal(napi_env env, ExternalHandle* handle) {
-  OutputBuffer* buffer = handle->buffer;
-  handle->returned = true;
-  AccountExternal(env, -static_cast<int64_t>(buffer->capacity));
+void GiveBack(OutputBuffer* buffer) {
   BufferPool::live_js_buffers.fetch_sub(1, std::memory_order_relaxed);
   BufferPool::Return(buffer);
 }
 
 // Finalizer of an external ArrayBuffer over a pooled buffer (JS thread).
+// Node runs it once the backing store is freed, which a request's hold on
+// that store (memory/js_memory.h) delays; the uses are checked all the same.
 void FinalizeExternal(napi_env env, void*, void* hint) {
   auto* handle = static_cast<ExternalHandle*>(hint);
+  bool taken_now = false;  // not released by releaseOutput() before
+  bool give_back = false;
+  bool keep_handle = false;
   {
     std::lock_guard<std::mutex> lock(g_external_mu);
     auto it = g_external->find(handle->buffer->ptr);
     if (it != g_external->end() && it->second == handle) g_external->erase(it);
+    if (!handle->returned) {
+      taken_now = true;
+      handle->returned = true;
+      if (handle->uses > 0) {
+        handle->deferred = true;
+      } else {
+        give_back = true;
+      }
+    }
+    keep_handle = handle->uses > 0;
+    handle->finalized = keep_handle;
   }
-  if (!handle->returned) ReturnExternal(env, handle);
-  delete handle;
+  if (taken_now) {
+    AccountExternal(env, -static_cast<int64_t>(handle->buffer->capacity));
+  }
+  if (give_back) GiveBack(handle->buffer);
+  if (!keep_handle) delete handle;
+}
+
+// Ends one in-flight use (any thread): the last one gives back a buffer
+// whose release was deferred, and frees a finalized handle.
+void EndUse(ExternalHandle* handle) {
+  bool give_back = false;
+  bool free_handle = false;
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    if (--handle->uses > 0) return;
+    give_back = handle->deferred;
+    handle->deferred = false;
+    free_handle = handle->finalized;
+  }
+  if (give_back) GiveBack(handle->buffer);
+  if (free_handle) delete handle;
 }
 
 }  // namespace
@@ -121,8 +160,40 @@ bool ReleaseSharedArrayBuffer(napi_env env, napi_value ab) {
     auto it = g_external->find(data);
     if (it != g_external->end() && it->second == handle) g_external->erase(it);
   }
-  ReturnExternal(env, handle);
+  // The JS side let go of it at once; the pool gets it back now, or from
+  // the last request that still reads or writes it.
+  AccountExternal(env, -static_cast<int64_t>(handle->buffer->capacity));
+  bool give_back = false;
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    handle->returned = true;
+    if (handle->uses > 0) {
+      handle->deferred = true;
+    } else {
+      give_back = true;
+    }
+  }
+  if (give_back) GiveBack(handle->buffer);
   return true;
+}
+
+std::shared_ptr<void> UseExternalOutput(napi_env env, napi_value ab) {
+  void* data = nullptr;
+  size_t length = 0;
+  if (napi_get_arraybuffer_info(env, ab, &data, &length) != napi_ok ||
+      data == nullptr) {
+    return nullptr;
+  }
+  ExternalHandle* handle = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_external_mu);
+    auto it = g_external->find(data);
+    if (it == g_external->end() || it->second->returned) return nullptr;
+    handle = it->second;
+    ++handle->uses;
+  }
+  return std::shared_ptr<void>(
+      handle, [](void* h) { EndUse(static_cast<ExternalHandle*>(h)); });
 }
 
 }  // namespace triton_node

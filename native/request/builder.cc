@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "memory/cuda_runtime.h"
+#include "memory/external_outputs.h"
 #include "memory/js_memory.h"
 #include "memory/mem_view.h"
 #include "request/callbacks.h"
@@ -56,6 +57,9 @@ void KeepInput(Napi::Env env, RequestContext* ctx, MemView* view) {
     if (view->size > 0) std::memcpy(copy.get(), view->ptr, view->size);
     view->ptr = copy.get();
     hold = std::move(copy);
+  } else if (auto use = UseExternalOutput(env, view->array_buffer)) {
+    // An output of an earlier request: its dispose() must wait for this one.
+    ctx->holds.push_back(std::move(use));
   }
   ctx->holds.push_back(std::move(hold));
 }
@@ -76,6 +80,9 @@ void KeepDestination(Napi::Env env, RequestContext* ctx, const MemView& view,
                               ": a resizable ArrayBuffer cannot be a "
                               "destination (it could shrink before Triton "
                               "writes); use a fixed-length one");
+    }
+    if (auto use = UseExternalOutput(env, view.array_buffer)) {
+      ctx->holds.push_back(std::move(use));
     }
     ctx->holds.push_back(std::move(hold));
   } else {
