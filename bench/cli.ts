@@ -57,6 +57,7 @@ interface BenchOptions {
   detSize: number;
   kind: 'cpu' | 'gpu';
   threads?: number[];
+  gpuModels?: string;
 }
 
 interface SoakCliOptions {
@@ -310,8 +311,9 @@ async function writeResults(
 
 /** `--vs onnxruntime-node`: the real ONNX models against the anchor (bench/onnx.ts). */
 async function benchVsAnchor(opts: BenchOptions, cmd: Command): Promise<number> {
+  if (opts.vs === 'torch') return benchVsTorchAnchor(opts, cmd);
   if (opts.vs !== 'onnxruntime-node') {
-    throw new TypeError(`Expected onnxruntime-node for --vs but received '${opts.vs}'`);
+    throw new TypeError(`Expected onnxruntime-node or torch for --vs but received '${opts.vs}'`);
   }
   const { ONNX_MODELS, benchVsOnnxruntime } = await import('./onnx.js');
   const models = (opts.models ?? 'ocr_det,ocr_cls').split(',').map((m) => m.trim());
@@ -373,6 +375,29 @@ async function bench(opts: BenchOptions): Promise<number> {
   return outcome.failures > 0 || nodeProblem !== undefined ? 1 : 0;
 }
 
+/** `--vs torch`: real GPU models against torch on the same GPU (bench/torch.ts). */
+async function benchVsTorchAnchor(opts: BenchOptions, cmd: Command): Promise<number> {
+  const { benchVsTorch } = await import('./torch.js');
+  const models = (opts.models ?? 'resnet50_pt,resnet50_py,encoder').split(',').map((m) => m.trim());
+  for (const m of models) {
+    if (!['resnet50_pt', 'resnet50_py', 'encoder'].includes(m)) {
+      throw new TypeError(`Expected resnet50_pt, resnet50_py or encoder in --models but received '${m}'`);
+    }
+  }
+  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  return benchVsTorch({
+    concurrency: opts.concurrency ?? [1, 8, 32, 64],
+    durationS: given('duration') ? opts.duration : 3,
+    warmupS: opts.warmup,
+    library: path.resolve(opts.library),
+    backendDirectory: opts.backendDir,
+    modelsDir: opts.gpuModels,
+    models,
+    out: opts.out,
+    progress: opts.progress ? (what) => process.stderr.write(`bench: ${what}\n`) : () => {},
+  });
+}
+
 /** `--threads`: worker threads sharing one server, against the C++ in-callback driver. */
 async function benchThreadsCommand(opts: BenchOptions): Promise<number> {
   const cases = benchCases(opts);
@@ -404,9 +429,19 @@ function anchorOptions(benchCmd: Command): Command {
     .option(
       '--vs <anchor>',
       'onnxruntime-node: real ONNX models (ocr_det, ocr_cls, silero_vad) through triton-node and\n' +
-        'through onnxruntime-node in one run; concurrency 1,8,32, 3 s windows, 1 round unless given',
+        'through onnxruntime-node in one run; concurrency 1,8,32, 3 s windows, 1 round unless given.\n' +
+        'torch: GPU models (ResNet-50 on the pytorch and python backends, a BERT-shaped encoder) through\n' +
+        'triton-node from host, pinned and device memory, against torch on the same GPU (and\n' +
+        'onnxruntime-node on the CPU); concurrency 1,8,32,64 unless given',
     )
-    .option('--models <list>', 'with --vs: ocr_det,ocr_cls (default), silero_vad')
+    .option(
+      '--models <list>',
+      'with --vs: ocr_det,ocr_cls (default), silero_vad; with --vs torch: resnet50_pt,resnet50_py,encoder',
+    )
+    .option(
+      '--gpu-models <dir>',
+      'with --vs torch: where the GPU models are made (kept), else a temporary folder',
+    )
     .option(
       '--instances <n>',
       'with --vs: Triton instances (and onnxruntime-node sessions) per model (default: CPUs)',
