@@ -12,6 +12,7 @@
 import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
+import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
@@ -556,6 +557,7 @@ export const MUTATIONS = [
   ...TENANT_FRONT,
   ...GUARD_REDIS,
   ...HOSTILE,
+  ...GPU_LIFECYCLE,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,

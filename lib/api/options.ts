@@ -130,6 +130,13 @@ export interface ServerOptions {
   strictModelConfig?: boolean;
   /** How long stop() waits for in-flight work, seconds (default 30). */
   exitTimeoutSeconds?: number;
+  /**
+   * How long into stop() a Python backend stub of this server may still run,
+   * seconds (default 10; 0: no limit). Triton waits without a bound for a stub
+   * to exit after it finalized; a stub still running then is killed, and a
+   * TritonWarning names it (docs/troubleshooting.md).
+   */
+  pythonStubExitSeconds?: number;
   /** Retries of a failing model load (default 0). */
   modelLoadRetryCount?: number;
   /**
@@ -212,6 +219,7 @@ const SERVER_OPTION_KEYS = Object.keys({
   startupModels: true,
   strictModelConfig: true,
   exitTimeoutSeconds: true,
+  pythonStubExitSeconds: true,
   modelLoadRetryCount: true,
   exitOnError: true,
   strictReadiness: true,
@@ -537,6 +545,8 @@ export interface ParsedServerOptions {
   streamingMetrics: boolean;
   /** Lint models before they load. */
   lint: LintMode;
+  /** Seconds into stop() after which Python stubs still running are killed (0: never). */
+  pythonStubExitSeconds: number;
 }
 
 /** Checks every option of Server.create. Throws a TypeError or RangeError naming the first mistake. */
@@ -582,7 +592,13 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
   }
   const lint = o.lint ?? 'off';
   if (!is.oneOf(LINT_MODES, lint)) throw optionError('lint', alternatives(LINT_MODES), o.lint);
-  return { native, library, streamingMetrics: metrics.streaming, lint };
+  const pythonStubExitSeconds = whole(
+    'pythonStubExitSeconds',
+    o.pythonStubExitSeconds,
+    10,
+    NATIVE_UINT32_MAX,
+  );
+  return { native, library, streamingMetrics: metrics.streaming, lint, pythonStubExitSeconds };
 }
 
 /**

@@ -69,6 +69,7 @@ import {
   parseServerOptions,
   parseUnloadModelOptions,
 } from './options.js';
+import { watchPythonStubs } from './python-stubs.js';
 import { type StartupFailure, formatStartupFailure, startupFailures } from './startup-causes.js';
 
 export interface ServerMetadata {
@@ -159,6 +160,8 @@ export class Server implements AsyncDisposable {
   #startupFailures: readonly StartupFailure[] = [];
   /** Made by Server.attach (another thread owns the Triton server). */
   #attached = false;
+  /** pythonStubExitSeconds: 0 in an attached server (the owner's stop stops Triton). */
+  #stubExitSeconds = 0;
 
   private constructor(
     native: NativeServer,
@@ -216,6 +219,7 @@ export class Server implements AsyncDisposable {
     route.to = inference;
     const server = new Server(handle, inference, native.modelRepositories, library);
     server.#lint = parsed.lint;
+    server.#stubExitSeconds = parsed.pythonStubExitSeconds;
     server.#modelConfigName = native.modelConfigName;
     server.#startupFailures = failures;
     return server;
@@ -388,10 +392,20 @@ export class Server implements AsyncDisposable {
       this.#deployments.close();
       this.#stopping = (async () => {
         let failure: unknown;
+        const endWatch = watchPythonStubs(this.#repositories, this.#stubExitSeconds);
         try {
           await this.#native.stop();
         } catch (err) {
           failure = err;
+        }
+        const killed = await endWatch();
+        if (killed.length > 0) {
+          process.emitWarning(
+            `triton-node: stop(): Python backend stub(s) ${killed.map((k) => `of '${k.instance}' (pid ${k.pid}: ${k.state})`).join(', ')} ` +
+              `still ran ${this.#stubExitSeconds} s into the stop and were killed so that it could finish (their teardown, and a finalize() ` +
+              'they had not finished, did not complete; pythonStubExitSeconds; see "A Python stub does not exit at stop()" in docs/troubleshooting.md)',
+            'TritonWarning',
+          );
         }
         // Let events the addon queued during the stop arrive before giving up on the rest.
         await new Promise((r) => setImmediate(r));

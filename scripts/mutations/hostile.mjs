@@ -41,7 +41,8 @@ export const MUTATIONS = [
       '  }\n' +
       '  if (give_back) GiveBack(handle->buffer);\n' +
       '  return true;\n',
-    replace: '    handle->returned = true;\n    give_back = true;\n  }\n  if (give_back) GiveBack(handle->buffer);\n  return true;\n',
+    replace:
+      '    handle->returned = true;\n    give_back = true;\n  }\n  if (give_back) GiveBack(handle->buffer);\n  return true;\n',
     tests: ['test/hostile/disposed-in-use.test.ts'],
   },
   {

@@ -106,9 +106,15 @@ describe('GPU models: stop, unload, exit', () => {
     } finally {
       process.off('warning', onWarning);
     }
-    console.log(`stop() durations, ms: ${stops.map((s) => s.toFixed(0)).join(' ')}`);
+    const killed = warnings.filter((w) => w.includes('Python backend stub'));
+    console.log(
+      `stop() durations, ms: ${stops.map((s) => s.toFixed(0)).join(' ')}; stubs killed in ${killed.length} stops`,
+    );
+    for (const k of killed) console.log(k);
+    // Triton's exit timeout never expires: a stub that does not exit is
+    // killed pythonStubExitSeconds (10) into the stop, and named.
     expect(warnings.filter((w) => w.includes('stopping the server'))).toEqual([]);
-    expect(Math.max(...stops)).toBeLessThan(EXIT_TIMEOUT_S * 1000);
+    expect(Math.max(...stops)).toBeLessThan(15_000);
   }, 900_000);
 
   it('GPU memory comes back when a model is unloaded', async () => {
