@@ -393,6 +393,8 @@ async function benchVsTorchAnchor(opts: BenchOptions, cmd: Command): Promise<num
     backendDirectory: opts.backendDir,
     modelsDir: opts.gpuModels,
     models,
+    ...(opts.instances === undefined ? {} : { instances: opts.instances }),
+    ...(opts.maxBatchSize === undefined ? {} : { maxBatchSize: opts.maxBatchSize }),
     out: opts.out,
     progress: opts.progress ? (what) => process.stderr.write(`bench: ${what}\n`) : () => {},
   });

@@ -49,6 +49,10 @@ export interface TorchBenchOptions {
   modelsDir?: string;
   /** Which triton-node models: resnet50_pt, resnet50_py, encoder. */
   models: string[];
+  /** GPU instances of each model (default: the generated configs' 1). */
+  instances?: number;
+  /** The models' max_batch_size (default: the generated configs'). */
+  maxBatchSize?: number;
   out: string;
   progress: (what: string) => void;
 }
@@ -274,6 +278,18 @@ export async function benchVsTorch(opts: TorchBenchOptions): Promise<number> {
     const images = readF32(dir, manifest.resnet50.inputs);
     for (const model of opts.models) {
       await server.loadModel(model);
+      if (opts.instances !== undefined || opts.maxBatchSize !== undefined) {
+        // The same model with other settings: its config, changed, loaded again.
+        const config = { ...(await server.model(model).config()) } as Record<string, unknown>;
+        if (opts.instances !== undefined) {
+          config.instance_group = [{ kind: 'KIND_GPU', count: opts.instances, gpus: [0] }];
+        }
+        if (opts.maxBatchSize !== undefined) config.max_batch_size = opts.maxBatchSize;
+        await server.loadModel(model, { config: config as never });
+        opts.progress(
+          `${model}: ${opts.instances ?? 1} instance(s), max_batch_size ${config.max_batch_size}`,
+        );
+      }
       if (model === 'encoder') triton.push(...(await tritonTexts(server, readTexts(dir, manifest), opts)));
       else triton.push(...(await tritonImages(server, model, images, opts)));
       await server.unloadModel(model);

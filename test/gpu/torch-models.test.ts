@@ -11,11 +11,14 @@
 //
 // TRITON_NODE_GPU_MODELS=DIR keeps the models there (made once);
 // TRITON_NODE_GPU_REPORT=FILE writes the answers table as JSON.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InferResult, Server, type Tensor } from '../../lib/index.js';
+import { CudaBuffer, type InferResult, Server, type Tensor } from '../../lib/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
 import { PLACEMENTS, type Placement, gpuSkipReason, place, readFloats } from './gpu-env.js';
 import {
@@ -202,6 +205,59 @@ describe('real GPU models against torch on the same GPU', () => {
       expect(executions).toBeLessThan(inferences);
     });
   }
+
+  it("resnet50_py: an input in another process's device memory (CUDA IPC) equals torch", async () => {
+    // The other process allocates one image on the GPU and exports it; this
+    // one opens the handle, writes image 2 there and sends the mapping as the
+    // input (Triton and the stub open it again by its IPC handle).
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('./ipc-child.ts', import.meta.url)),
+        'export',
+        String(IMAGE * 4),
+      ],
+      { stdio: 'pipe' },
+    );
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += String(d);
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    try {
+      const first = await lines.next();
+      expect(first.done, `the child exported nothing: ${err}`).toBe(false);
+      const { handle, byteLength } = JSON.parse(first.value as string) as {
+        handle: string;
+        byteLength: number;
+      };
+      const shared = CudaBuffer.fromIpcHandle(new Uint8Array(Buffer.from(handle, 'base64')), byteLength);
+      expect(shared.imported).toBe(true);
+      shared.copyFrom(image(2));
+      const r = await server!.model('resnet50_py').infer({
+        inputs: { INPUT0: { data: shared, shape: [1, 3, 224, 224], datatype: 'FP32' } },
+      });
+      const got = readFloats(r.outputs.OUTPUT0!).slice();
+      r.dispose();
+      shared.dispose();
+      const d = maxAbsDiff(got, row(single, 2, CLASSES));
+      record({
+        model: 'resnet50_py',
+        output: 'logits',
+        how: 'single, CUDA IPC input',
+        placement: 'gpu',
+        maxAbsDiff: d,
+        refMaxAbs: maxAbs(single),
+      });
+      expect(d).toBeLessThanOrEqual(SINGLE_TOLERANCE * Math.max(1, maxAbs(single)));
+    } finally {
+      child.stdin.write('close\n');
+      child.stdin.end();
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
 
   async function embed(texts: string[], memory: 'cpu' | 'gpu' = 'cpu'): Promise<InferResult> {
     return server!.model('encoder').infer({
