@@ -443,6 +443,8 @@ const CORE = [
     search: '        if (p !== undefined) ({ line, column } = p);\n',
     replace: '',
     tests: ['test/lint/lint.test.ts'],
+  },
+  {
     name: 'ensemble-wrong-tensor',
     why: "ensembles: a step reads the tensor its input map names (here: always the ensemble's first input)",
     file: 'native/fake/scheduling/ensemble_plan.cc',
