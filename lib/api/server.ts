@@ -25,6 +25,7 @@ import {
 } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { checkRepositoryFile, readRepositoryFile } from '../config/files.js';
+import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import { fakeOnnxRuntimeSettings } from '../config/onnxruntime.js';
 import { parseModelConfigText } from '../config/pbtxt.js';
 import { missingPythonModelFile } from '../config/python-model-file.js';
@@ -501,6 +502,7 @@ export class Server implements AsyncDisposable {
       this.#checkConfigFiles(name, holder);
       this.#checkPythonModelFile(name, holder);
     }
+    checkOnnxFiles(name, parsed.files, holder);
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
@@ -1012,6 +1014,27 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   }
   checkStartupPythonFiles(native, holder);
 }
+
+/**
+ * Refuses in-memory model files (`loadModel({ files })`) holding an ONNX
+ * model whose external data lies outside its version folder
+ * (lib/config/onnx-external-data.ts).
+ */
+function checkOnnxFiles(name: string, files: ReadonlyArray<[string, Uint8Array]>, holder: Error): void {
+  for (const [path, bytes] of files) {
+    if (!path.endsWith('.onnx')) continue;
+    const segments = path.split('/');
+    const problem = onnxBytesProblem(bytes, segments.length > 1 ? segments.slice(1).join('/') : path);
+    if (problem === undefined) continue;
+    throw tritonError(
+      'INVALID_ARG',
+      `load failed for model '${name}': files['${path}']: ${problem}`,
+      { model: name },
+      holder,
+    );
+  }
+}
+
 
 /** Refuses a start where a Python startup model lacks its model.py (lib/config/python-model-file.ts). */
 function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {

@@ -2,7 +2,9 @@
 // (opened at run time, onnxruntime_api.h), following what Triton r25.07's
 // onnxruntime backend does:
 //   * at load: the model file (default_model_filename, else model.onnx; a
-//     directory means <dir>/model.onnx), one session per version, the
+//     directory means <dir>/model.onnx), refused when its external data
+//     lies outside its version folder (onnx_external_data.h: the real
+//     backend reads such files), one session per version, the
 //     config auto-completed from the model when Triton's strict model
 //     config is off (max_batch_size, dynamic batching, inputs and outputs),
 //     then the config's inputs and outputs checked against the model's,
@@ -32,6 +34,7 @@
 #include "../scheduling/sequence_batcher.h"
 #include "../support/cuda_copy.h"
 #include "../support/log.h"
+#include "onnx_external_data.h"
 #include "onnxruntime_api.h"
 
 namespace fake {
@@ -201,6 +204,13 @@ std::string OpenSession(const ort::Library& lib, const std::string& dir,
     *code = TRITONSERVER_ERROR_UNAVAILABLE;
     return "unable to find '" + path + "' for model instance '" + cfg.name +
            "'";
+  }
+  // ONNX Runtime would open whatever file the model's external data names.
+  std::string refused = OnnxExternalDataProblem(
+      cfg.name, path, dir + "/" + std::to_string(version));
+  if (!refused.empty()) {
+    *code = TRITONSERVER_ERROR_INVALID_ARG;
+    return refused;
   }
   const ort::Api& a = lib.api;
   *code = TRITONSERVER_ERROR_INTERNAL;
