@@ -29,6 +29,7 @@ import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import { fakeOnnxRuntimeSettings } from '../config/onnxruntime.js';
 import { parseModelConfigText } from '../config/pbtxt.js';
 import { missingPythonModelFile } from '../config/python-model-file.js';
+import { oversizedInitialStateOf, readModelConfigIn } from '../config/sequence-states.js';
 import { type ModelStatistics, parseModelStatistics } from '../config/statistics.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from '../deploy/deploy.js';
 import { lintFindingText, lintModel, warnLintFindings } from '../lint/index.js';
@@ -502,6 +503,7 @@ export class Server implements AsyncDisposable {
       this.#checkConfigFiles(name, holder);
       this.#checkPythonModelFile(name, holder);
     }
+    this.#checkSequenceStates(name, config, holder);
     checkOnnxFiles(name, parsed.files, holder);
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
@@ -604,6 +606,32 @@ export class Server implements AsyncDisposable {
       { model: name },
       holder,
     );
+  }
+
+  /**
+   * An initial state larger than the machine's memory, in the config of the
+   * load (or else the repository's) or of a model it composes: r25.07
+   * crashes the process on it (lib/config/sequence-states.ts).
+   */
+  #checkSequenceStates(name: string, config: ModelConfig | undefined, holder: Error): void {
+    const problem = oversizedInitialStateOf(name, config, (model) => {
+      const dir = this.#repositories.map((r) => join(r, model)).find((d) => existsSync(d));
+      return dir === undefined ? undefined : readModelConfigIn(dir, this.#customConfigFile(dir));
+    });
+    if (problem === undefined) return;
+    throw tritonError(
+      'INVALID_ARG',
+      `load failed for model '${name}': ${problem}: triton-node refuses the load`,
+      { model: name },
+      holder,
+    );
+  }
+
+  /** `configs/<modelConfigName>.pbtxt` of a model folder, when the server names one and the folder has it. */
+  #customConfigFile(dir: string): string | undefined {
+    if (this.#modelConfigName === undefined) return undefined;
+    const custom = join(dir, 'configs', `${this.#modelConfigName}.pbtxt`);
+    return existsSync(custom) ? custom : undefined;
   }
 
   /**
@@ -1013,6 +1041,7 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
     throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
   }
   checkStartupPythonFiles(native, holder);
+  checkStartupSequenceStates(native, holder);
 }
 
 /**
@@ -1035,6 +1064,31 @@ function checkOnnxFiles(name: string, files: ReadonlyArray<[string, Uint8Array]>
   }
 }
 
+/** Refuses a start where a startup model (or one it composes) has an initial state larger than the machine's memory (lib/config/sequence-states.ts). */
+function checkStartupSequenceStates(native: NativeServerOptions, holder: Error): void {
+  const readConfig = (model: string) => {
+    const dir = native.modelRepositories.map((r) => join(r, model)).find((d) => existsSync(d));
+    if (dir === undefined) return undefined;
+    const custom =
+      native.modelConfigName === undefined
+        ? undefined
+        : join(dir, 'configs', `${native.modelConfigName}.pbtxt`);
+    return readModelConfigIn(dir, custom !== undefined && existsSync(custom) ? custom : undefined);
+  };
+  const refused: string[] = [];
+  for (const { name } of startupModelFolders(native)) {
+    const problem = oversizedInitialStateOf(name, undefined, readConfig);
+    if (problem !== undefined) refused.push(problem);
+  }
+  if (refused.length > 0) {
+    throw tritonError(
+      'INVALID_ARG',
+      `startup models cannot load (triton-node refuses them): ${refused.join('; ')}`,
+      {},
+      holder,
+    );
+  }
+}
 
 /** Refuses a start where a Python startup model lacks its model.py (lib/config/python-model-file.ts). */
 function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {

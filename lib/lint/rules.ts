@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ModelInstanceGroup } from '../config/model-config.js';
 import { externalFileProblem, findOnnxExternalData } from '../config/onnx-external-data.js';
 import type { TextPosition } from '../config/pbtxt.js';
+import { sequenceStateSizes, sequenceStateText } from '../config/sequence-states.js';
 import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
 
 /** How a rule reports: at a config field path, or at a position in another file. */
@@ -77,6 +78,9 @@ function engineArgsFile(m: LintModel): string {
 function groups(m: LintModel): Array<{ group: ModelInstanceGroup; index: number }> {
   return (m.config.instance_group ?? []).map((group, index) => ({ group, index }));
 }
+
+/** The most bytes a sequence's copy of one state may take before lint calls it an error: 1 GiB. */
+export const SEQUENCE_STATE_LIMIT = GiB;
 
 /**
  * The ONNX files of a version folder: the one Triton's onnxruntime backend
@@ -423,6 +427,30 @@ export const RULES: LintRule[] = [
             );
           }
         }
+      }
+    },
+  },
+  {
+    id: 'sequence-state-size',
+    description:
+      "a sequence model's state (and initial state) fits one sequence: Triton allocates it for every sequence",
+    check({ model, report }) {
+      for (const s of sequenceStateSizes(model.config)) {
+        if (s.bytes <= SEQUENCE_STATE_LIMIT) continue;
+        const path =
+          s.of === 'state'
+            ? `sequence_batching.state[${s.index}].dims`
+            : `sequence_batching.state[${s.index}].initial_state[${s.of.index}].dims`;
+        report(
+          { path },
+          'error',
+          `${sequenceStateText(s)}, above ${bytes(SEQUENCE_STATE_LIMIT)}: ${
+            s.of === 'state'
+              ? 'Triton allocates it for every sequence it starts, and fails the sequence when it cannot'
+              : 'Triton allocates it when it loads the model, and r25.07 crashes the process when it cannot'
+          }`,
+          'set the dims to the state the model keeps for one sequence (-1 where it varies)',
+        );
       }
     },
   },

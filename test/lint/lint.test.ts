@@ -81,6 +81,10 @@ model('vllm_no_json', vllm('max_batch_size: 0'), {});
 model('onnx_external', `backend: "onnxruntime"\nmax_batch_size: 0\n${io}`, {
   'model.onnx': Buffer.from(externalDataModel('/etc/hostname', 16)),
 });
+model(
+  'state_size',
+  `backend: "onnxruntime"\nmax_batch_size: 0\n${io}sequence_batching { state [ { input_name: "S_IN" output_name: "S_OUT" data_type: TYPE_FP32 dims: [ 3, 134217728 ] } ] }\n`,
+);
 
 const options = {
   gpus: 2,
@@ -108,6 +112,7 @@ describe('lint(): one violation per rule', () => {
         ['decoupled-needs-stream', 'decoupled_missing', 'error'],
         ['vllm-engine-args', 'vllm_no_json', 'error'],
         ['onnx-external-data', 'onnx_external', 'error'],
+        ['sequence-state-size', 'state_size', 'error'],
         ['explicit-control', '', 'warning'],
       ].sort(),
     );
@@ -115,7 +120,7 @@ describe('lint(): one violation per rule', () => {
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 8, warningCount: 4, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 9, warningCount: 4, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -140,6 +145,10 @@ describe('lint(): one violation per rule', () => {
     expect(at('onnx-external-data').message).toMatch(
       /^tensor 'W' has its external data at '\/etc\/hostname', an absolute path, outside version folder 1\//,
     );
+    expect(at('sequence-state-size')).toMatchObject({ line: 6, column: 92 });
+    expect(at('sequence-state-size').message).toBe(
+      "sequence_batching state 'S_IN': dims [3, 134217728] of TYPE_FP32 take 1610612736 bytes per sequence, above 1.0 GiB: Triton allocates it for every sequence it starts, and fails the sequence when it cannot",
+    );
   });
 
   it('points a finding about a folder at that folder: the `latest` link, a version without model.json', () => {
@@ -161,13 +170,13 @@ describe('lint(): one violation per rule', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/13 finding\(s\): 8 error\(s\), 4 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/14 finding\(s\): 9 error\(s\), 4 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(13);
+    expect(sarif.runs[0].results).toHaveLength(14);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),

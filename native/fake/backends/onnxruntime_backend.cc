@@ -26,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <set>
 #include <unordered_map>
 
@@ -607,6 +608,10 @@ std::string MakeStateInputs(Model* m, TRITONSERVER_InferenceRequest* r,
   const OnnxModel& om = *m->onnx;
   const auto& states = m->config.sequence_batching.state;
   std::vector<std::vector<char>>* values = SequenceStates(m, r, true);
+  if (values == nullptr) {
+    return "out of memory for the sequence_batching states of model '" +
+           m->name + "'";
+  }
   for (size_t i = 0; i < states.size(); ++i) {
     const SequenceStateConfig& st = states[i];
     if (om.inputs.find(st.input_name) == om.inputs.end()) {
@@ -649,7 +654,16 @@ bool KeepState(Model* m, TRITONSERVER_InferenceRequest* r,
     const size_t size =
         static_cast<size_t>(n) * DataTypeSize(states[i].datatype);
     const char* bytes = static_cast<const char*>(data);
-    (*SequenceStates(m, r, false))[i].assign(bytes, bytes + size);
+    std::vector<std::vector<char>>* values = SequenceStates(m, r, false);
+    try {
+      if (values != nullptr) (*values)[i].assign(bytes, bytes + size);
+    } catch (const std::bad_alloc&) {
+      values = nullptr;
+    }
+    if (values == nullptr) {
+      *error =
+          "out of memory for the next value of state output '" + name + "'";
+    }
   }
   return is_state;
 }
