@@ -21,7 +21,7 @@ constexpr int kMaxDepth = 100;
 
 // ONNX Runtime's tag for a location that is a memory address (the offset is
 // the pointer): never a file of the model's.
-const char* kMemoryAddressTag = "*/_ORT_MEM_ADDR_/*";
+constexpr char kMemoryAddressTag[] = "*/_ORT_MEM_ADDR_/*";
 
 enum WireType : uint32_t {
   kVarint = 0,
