@@ -86,6 +86,7 @@
         "native/fake/api/trace.cc",
         "native/fake/backends/execute.cc",
         "native/fake/backends/onnxruntime_api.cc",
+        "native/fake/backends/onnx_external_data.cc",
         "native/fake/backends/onnxruntime_backend.cc",
         "native/fake/backends/stand_ins.cc",
         "native/fake/backends/test_backends.cc",

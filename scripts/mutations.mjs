@@ -14,6 +14,7 @@ import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
+import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
@@ -444,6 +445,8 @@ const CORE = [
     search: '        if (p !== undefined) ({ line, column } = p);\n',
     replace: '',
     tests: ['test/lint/lint.test.ts'],
+  },
+  {
     name: 'ensemble-wrong-tensor',
     why: "ensembles: a step reads the tensor its input map names (here: always the ensemble's first input)",
     file: 'native/fake/scheduling/ensemble_plan.cc',
@@ -565,4 +568,5 @@ export const MUTATIONS = [
   ...ONNX_MODELS,
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
+  ...HOSTILE_MODELS,
 ];

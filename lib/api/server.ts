@@ -25,9 +25,11 @@ import {
 } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { checkRepositoryFile, readRepositoryFile } from '../config/files.js';
+import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import { fakeOnnxRuntimeSettings } from '../config/onnxruntime.js';
 import { parseModelConfigText } from '../config/pbtxt.js';
 import { missingPythonModelFile } from '../config/python-model-file.js';
+import { oversizedInitialStateOf, readModelConfigIn } from '../config/sequence-states.js';
 import { type ModelStatistics, parseModelStatistics } from '../config/statistics.js';
 import { type DeployOptions, type Deployment, Deployments, type RollbackOptions } from '../deploy/deploy.js';
 import { lintFindingText, lintModel, warnLintFindings } from '../lint/index.js';
@@ -515,6 +517,8 @@ export class Server implements AsyncDisposable {
       this.#checkConfigFiles(name, holder);
       this.#checkPythonModelFile(name, holder);
     }
+    this.#checkSequenceStates(name, config, holder);
+    checkOnnxFiles(name, parsed.files, holder);
     if (this.#lint !== 'off' && parsed.files.length === 0) this.#lintBeforeLoad(name, holder);
     const text = config === undefined ? undefined : JSON.stringify(config);
     await this.#serialized(name, async () => {
@@ -616,6 +620,32 @@ export class Server implements AsyncDisposable {
       { model: name },
       holder,
     );
+  }
+
+  /**
+   * An initial state larger than the machine's memory, in the config of the
+   * load (or else the repository's) or of a model it composes: r25.07
+   * crashes the process on it (lib/config/sequence-states.ts).
+   */
+  #checkSequenceStates(name: string, config: ModelConfig | undefined, holder: Error): void {
+    const problem = oversizedInitialStateOf(name, config, (model) => {
+      const dir = this.#repositories.map((r) => join(r, model)).find((d) => existsSync(d));
+      return dir === undefined ? undefined : readModelConfigIn(dir, this.#customConfigFile(dir));
+    });
+    if (problem === undefined) return;
+    throw tritonError(
+      'INVALID_ARG',
+      `load failed for model '${name}': ${problem}: triton-node refuses the load`,
+      { model: name },
+      holder,
+    );
+  }
+
+  /** `configs/<modelConfigName>.pbtxt` of a model folder, when the server names one and the folder has it. */
+  #customConfigFile(dir: string): string | undefined {
+    if (this.#modelConfigName === undefined) return undefined;
+    const custom = join(dir, 'configs', `${this.#modelConfigName}.pbtxt`);
+    return existsSync(custom) ? custom : undefined;
   }
 
   /**
@@ -1025,6 +1055,53 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
     throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
   }
   checkStartupPythonFiles(native, holder);
+  checkStartupSequenceStates(native, holder);
+}
+
+/**
+ * Refuses in-memory model files (`loadModel({ files })`) holding an ONNX
+ * model whose external data lies outside its version folder
+ * (lib/config/onnx-external-data.ts).
+ */
+function checkOnnxFiles(name: string, files: ReadonlyArray<[string, Uint8Array]>, holder: Error): void {
+  for (const [path, bytes] of files) {
+    if (!path.endsWith('.onnx')) continue;
+    const segments = path.split('/');
+    const problem = onnxBytesProblem(bytes, segments.length > 1 ? segments.slice(1).join('/') : path);
+    if (problem === undefined) continue;
+    throw tritonError(
+      'INVALID_ARG',
+      `load failed for model '${name}': files['${path}']: ${problem}`,
+      { model: name },
+      holder,
+    );
+  }
+}
+
+/** Refuses a start where a startup model (or one it composes) has an initial state larger than the machine's memory (lib/config/sequence-states.ts). */
+function checkStartupSequenceStates(native: NativeServerOptions, holder: Error): void {
+  const readConfig = (model: string) => {
+    const dir = native.modelRepositories.map((r) => join(r, model)).find((d) => existsSync(d));
+    if (dir === undefined) return undefined;
+    const custom =
+      native.modelConfigName === undefined
+        ? undefined
+        : join(dir, 'configs', `${native.modelConfigName}.pbtxt`);
+    return readModelConfigIn(dir, custom !== undefined && existsSync(custom) ? custom : undefined);
+  };
+  const refused: string[] = [];
+  for (const { name } of startupModelFolders(native)) {
+    const problem = oversizedInitialStateOf(name, undefined, readConfig);
+    if (problem !== undefined) refused.push(problem);
+  }
+  if (refused.length > 0) {
+    throw tritonError(
+      'INVALID_ARG',
+      `startup models cannot load (triton-node refuses them): ${refused.join('; ')}`,
+      {},
+      holder,
+    );
+  }
 }
 
 /** Refuses a start where a Python startup model lacks its model.py (lib/config/python-model-file.ts). */

@@ -61,9 +61,30 @@ function ioList(config: Record<string, unknown>, field: 'input' | 'output', mode
   });
 }
 
-/** A TypeScript property name: the name itself where it is an identifier, else quoted. */
+/**
+ * Text from a config (or a path) inside a generated comment, made inert: a
+ * line terminator would end a `//` comment and a star-slash a block comment,
+ * and what follows would be code that runs when the module is imported.
+ * Control characters, U+2028 and U+2029 are written as `\uXXXX` escapes,
+ * and a backslash goes between the star and the slash.
+ */
+function commentText(text: string): string {
+  return text
+    .replace(
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
+      /[\u0000-\u001f\u007f\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
+    .replace(/\*\//g, '*\\/');
+}
+
+/**
+ * A TypeScript property name: the name itself where it is an identifier,
+ * else a JSON string (U+2028 and U+2029 escaped too, as JSON leaves them).
+ */
 function propertyName(name: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name);
+  if (/^[A-Za-z_$][\w$]*$/.test(name)) return name;
+  return JSON.stringify(name).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** identity_fp32 → IdentityFp32; a leading digit gets a `Model` prefix. */
@@ -157,7 +178,7 @@ export function modelTypes(
     ].filter((s) => s !== undefined);
     blocks.push(
       [
-        `/** Model '${model}' (${about.join(', ')}). */`,
+        `/** Model '${commentText(model)}' (${commentText(about.join(', '))}). */`,
         `export interface ${name} extends ModelSpec {`,
         `  inputs: ${members(inputs, '  ')};`,
         `  outputs: ${members(outputs, '  ')};`,
@@ -170,10 +191,10 @@ export function modelTypes(
   const skipped = models.filter((m) => m.skipped !== undefined);
   const header = [
     '// Model specs written by `triton-node types` from the configs of:',
-    ...repos.map((r) => `//   ${resolve(r)}`),
+    ...repos.map((r) => `//   ${commentText(resolve(r))}`),
     '// Run it again after a config changes; edits here are lost.',
     ...(skipped.length > 0
-      ? ['// No spec for:', ...skipped.map((m) => `//   ${m.model}: ${m.skipped}`)]
+      ? ['// No spec for:', ...skipped.map((m) => `//   ${commentText(`${m.model}: ${m.skipped}`)}`)]
       : []),
     `import type { ModelSpec } from ${JSON.stringify(importFrom)};`,
   ];

@@ -21,6 +21,7 @@ import { type TritonError, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
 import type { ModelConfig } from '../config/model-config.js';
+import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import type { Metric, MetricSpec } from '../metrics/metrics.js';
 import type { InferResult } from '../request/result.js';
 import type { InferRequest } from '../request/types.js';
@@ -240,6 +241,22 @@ function checkFilePath(path: string, paths: readonly string[]): void {
         `deploy files['${path}']: '${parent}' is also given as a file, so it cannot be a folder`,
       );
     }
+  }
+}
+
+/**
+ * Refuses an ONNX file of a new version whose external data lies outside
+ * the version folder: Triton's onnxruntime backend would read that file
+ * (lib/config/onnx-external-data.ts).
+ */
+function checkOnnxFiles(name: string, files: Record<string, Uint8Array | string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    if (!path.endsWith('.onnx')) continue;
+    const problem = onnxBytesProblem(is.string(content) ? Buffer.from(content) : content, path);
+    if (problem === undefined) continue;
+    throw tritonError('INVALID_ARG', `deploy: model '${name}': files['${path}']: ${problem}`, {
+      model: name,
+    });
   }
 }
 
@@ -566,6 +583,7 @@ export class Deployments {
   deploy(name: string, options: DeployOptions): Promise<Deployment> {
     checkDeployModelName(name, 'deploy');
     const o = checkDeployOptions(options);
+    if (o.files !== undefined) checkOnnxFiles(name, o.files);
     return this.#serialized(name, () => this.#deploy(name, o));
   }
 

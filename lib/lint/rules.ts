@@ -3,9 +3,12 @@
  * has a page, docs/lint/<id>.md, that says why and how to fix it.
  * @internal
  */
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInstanceGroup } from '../config/model-config.js';
+import { externalFileProblem, findOnnxExternalData } from '../config/onnx-external-data.js';
 import type { TextPosition } from '../config/pbtxt.js';
+import { sequenceStateSizes, sequenceStateText } from '../config/sequence-states.js';
 import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
 
 /** How a rule reports: at a config field path, or at a position in another file. */
@@ -74,6 +77,26 @@ function engineArgsFile(m: LintModel): string {
 
 function groups(m: LintModel): Array<{ group: ModelInstanceGroup; index: number }> {
   return (m.config.instance_group ?? []).map((group, index) => ({ group, index }));
+}
+
+/** The most bytes a sequence's copy of one state may take before lint calls it an error: 1 GiB. */
+export const SEQUENCE_STATE_LIMIT = GiB;
+
+/**
+ * The ONNX files of a version folder: the one Triton's onnxruntime backend
+ * opens (default_model_filename, else model.onnx; a folder means its
+ * model.onnx) and every other `*.onnx` file there (a Python model may open
+ * them with ONNX Runtime too).
+ */
+function onnxFiles(m: LintModel, version: number): string[] {
+  const dir = join(m.dir, String(version));
+  const files = new Set<string>();
+  const named = join(dir, m.config.default_model_filename || 'model.onnx');
+  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+  if (isDir(named)) files.add(join(named, 'model.onnx'));
+  else files.add(named);
+  for (const e of readdirSync(dir)) if (e.endsWith('.onnx') && !isDir(join(dir, e))) files.add(join(dir, e));
+  return [...files].filter((f) => existsSync(f));
 }
 
 export const RULES: LintRule[] = [
@@ -368,6 +391,65 @@ export const RULES: LintRule[] = [
           'warning',
           "no max_model_len: vLLM sizes the KV cache for the model's full context, and fails to start or serves few sequences",
           'set max_model_len to the longest prompt + output you serve (e.g. 8192)',
+        );
+      }
+    },
+  },
+  {
+    id: 'onnx-external-data',
+    description:
+      "an ONNX model's external data stays in its version folder (no absolute path, no '..', no link out)",
+    check({ model, report }) {
+      for (const version of model.versions) {
+        const versionDir = join(model.dir, String(version));
+        for (const file of onnxFiles(model, version)) {
+          const at = { file, position: { line: 1, column: 1 } };
+          let found: ReturnType<typeof findOnnxExternalData>;
+          try {
+            found = findOnnxExternalData(file);
+          } catch (err) {
+            report(
+              at,
+              'error',
+              `cannot read it as an ONNX model to check where its tensors' data is: ${(err as Error).message}`,
+              'remove it, or correct it to the model file as exported',
+            );
+            continue;
+          }
+          for (const { tensor, location } of found) {
+            const why = externalFileProblem(location, file, versionDir);
+            if (why === undefined) continue;
+            report(
+              at,
+              'error',
+              `tensor '${tensor}' has its external data at '${location}', ${why}, outside version folder ${version}/: Triton's onnxruntime backend reads that file, so the model can read any file the server can`,
+              'move the external data files into the version folder, beside the model file, and name them by relative paths',
+            );
+          }
+        }
+      }
+    },
+  },
+  {
+    id: 'sequence-state-size',
+    description:
+      "a sequence model's state (and initial state) fits one sequence: Triton allocates it for every sequence",
+    check({ model, report }) {
+      for (const s of sequenceStateSizes(model.config)) {
+        if (s.bytes <= SEQUENCE_STATE_LIMIT) continue;
+        const path =
+          s.of === 'state'
+            ? `sequence_batching.state[${s.index}].dims`
+            : `sequence_batching.state[${s.index}].initial_state[${s.of.index}].dims`;
+        report(
+          { path },
+          'error',
+          `${sequenceStateText(s)}, above ${bytes(SEQUENCE_STATE_LIMIT)}: ${
+            s.of === 'state'
+              ? 'Triton allocates it for every sequence it starts, and fails the sequence when it cannot'
+              : 'Triton allocates it when it loads the model, and r25.07 crashes the process when it cannot'
+          }`,
+          'set the dims to the state the model keeps for one sequence (-1 where it varies)',
         );
       }
     },

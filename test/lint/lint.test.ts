@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lintCommand } from '../../lib/cli/commands/lint.js';
 import { Server, formatLintSarif, formatLintText, lint, lintRules } from '../../lib/index.js';
+import { externalDataModel } from '../backends/onnx-writer.js';
 import { type RealModelFiles, makeRealModelRepository, realModelFiles } from '../backends/real-models.js';
 import { FIXTURES, MODELS, serverOptions, skipIf } from '../helpers.js';
 
@@ -77,6 +78,13 @@ model(
 model('light_gpu', `backend: "python"\nmax_batch_size: 8\n${io}instance_group [ { kind: KIND_GPU } ]\n`);
 model('decoupled_missing', `backend: "repeat"\nmax_batch_size: 0\n${io}`);
 model('vllm_no_json', vllm('max_batch_size: 0'), {});
+model('onnx_external', `backend: "onnxruntime"\nmax_batch_size: 0\n${io}`, {
+  'model.onnx': Buffer.from(externalDataModel('/etc/hostname', 16)),
+});
+model(
+  'state_size',
+  `backend: "onnxruntime"\nmax_batch_size: 0\n${io}sequence_batching { state [ { input_name: "S_IN" output_name: "S_OUT" data_type: TYPE_FP32 dims: [ 3, 134217728 ] } ] }\n`,
+);
 
 const options = {
   gpus: 2,
@@ -103,6 +111,8 @@ describe('lint(): one violation per rule', () => {
         ['cpu-kind-for-light-models', 'light_gpu', 'info'],
         ['decoupled-needs-stream', 'decoupled_missing', 'error'],
         ['vllm-engine-args', 'vllm_no_json', 'error'],
+        ['onnx-external-data', 'onnx_external', 'error'],
+        ['sequence-state-size', 'state_size', 'error'],
         ['explicit-control', '', 'warning'],
       ].sort(),
     );
@@ -110,7 +120,7 @@ describe('lint(): one violation per rule', () => {
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 7, warningCount: 4, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 9, warningCount: 4, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -131,6 +141,14 @@ describe('lint(): one violation per rule', () => {
       /4 instance\(s\) × 2\.0 MiB of weights = 8\.0 MiB per GPU, of 4\.0 MiB/,
     );
     expect(at('instance-count-memory').fix).toBe('set count to 1');
+    expect(at('onnx-external-data')).toMatchObject({ file: join(repo, 'onnx_external', '1', 'model.onnx') });
+    expect(at('onnx-external-data').message).toMatch(
+      /^tensor 'W' has its external data at '\/etc\/hostname', an absolute path, outside version folder 1\//,
+    );
+    expect(at('sequence-state-size')).toMatchObject({ line: 6, column: 92 });
+    expect(at('sequence-state-size').message).toBe(
+      "sequence_batching state 'S_IN': dims [3, 134217728] of TYPE_FP32 take 1610612736 bytes per sequence, above 1.0 GiB: Triton allocates it for every sequence it starts, and fails the sequence when it cannot",
+    );
   });
 
   it('points a finding about a folder at that folder: the `latest` link, a version without model.json', () => {
@@ -152,13 +170,13 @@ describe('lint(): one violation per rule', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/12 finding\(s\): 7 error\(s\), 4 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/14 finding\(s\): 9 error\(s\), 4 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(12);
+    expect(sarif.runs[0].results).toHaveLength(14);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),

@@ -2,7 +2,9 @@
 // (opened at run time, onnxruntime_api.h), following what Triton r25.07's
 // onnxruntime backend does:
 //   * at load: the model file (default_model_filename, else model.onnx; a
-//     directory means <dir>/model.onnx), one session per version, the
+//     directory means <dir>/model.onnx), refused when its external data
+//     lies outside its version folder (onnx_external_data.h: the real
+//     backend reads such files), one session per version, the
 //     config auto-completed from the model when Triton's strict model
 //     config is off (max_batch_size, dynamic batching, inputs and outputs),
 //     then the config's inputs and outputs checked against the model's,
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <set>
 #include <unordered_map>
 
@@ -32,6 +35,7 @@
 #include "../scheduling/sequence_batcher.h"
 #include "../support/cuda_copy.h"
 #include "../support/log.h"
+#include "onnx_external_data.h"
 #include "onnxruntime_api.h"
 
 namespace fake {
@@ -201,6 +205,13 @@ std::string OpenSession(const ort::Library& lib, const std::string& dir,
     *code = TRITONSERVER_ERROR_UNAVAILABLE;
     return "unable to find '" + path + "' for model instance '" + cfg.name +
            "'";
+  }
+  // ONNX Runtime would open whatever file the model's external data names.
+  std::string refused = OnnxExternalDataProblem(
+      cfg.name, path, dir + "/" + std::to_string(version));
+  if (!refused.empty()) {
+    *code = TRITONSERVER_ERROR_INVALID_ARG;
+    return refused;
   }
   const ort::Api& a = lib.api;
   *code = TRITONSERVER_ERROR_INTERNAL;
@@ -597,6 +608,10 @@ std::string MakeStateInputs(Model* m, TRITONSERVER_InferenceRequest* r,
   const OnnxModel& om = *m->onnx;
   const auto& states = m->config.sequence_batching.state;
   std::vector<std::vector<char>>* values = SequenceStates(m, r, true);
+  if (values == nullptr) {
+    return "out of memory for the sequence_batching states of model '" +
+           m->name + "'";
+  }
   for (size_t i = 0; i < states.size(); ++i) {
     const SequenceStateConfig& st = states[i];
     if (om.inputs.find(st.input_name) == om.inputs.end()) {
@@ -639,7 +654,16 @@ bool KeepState(Model* m, TRITONSERVER_InferenceRequest* r,
     const size_t size =
         static_cast<size_t>(n) * DataTypeSize(states[i].datatype);
     const char* bytes = static_cast<const char*>(data);
-    (*SequenceStates(m, r, false))[i].assign(bytes, bytes + size);
+    std::vector<std::vector<char>>* values = SequenceStates(m, r, false);
+    try {
+      if (values != nullptr) (*values)[i].assign(bytes, bytes + size);
+    } catch (const std::bad_alloc&) {
+      values = nullptr;
+    }
+    if (values == nullptr) {
+      *error =
+          "out of memory for the next value of state output '" + name + "'";
+    }
   }
   return is_state;
 }

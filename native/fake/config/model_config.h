@@ -217,6 +217,17 @@ bool ValidateEnsembleSteps(const ModelConfig& ens,
                            const std::vector<const ModelConfig*>& composing,
                            bool* decoupled, std::string* error);
 
+// A sequence model's state, or initial state, that one sequence cannot
+// have: its bytes (dims times the data type's size; a -1 counts one, a
+// BYTES element its 4-byte length) overflow 64 bits or exceed
+// `memory_bytes`. The message names the model, the state and its size; ""
+// when every state fits. Real r25.07 allocates them without such a check
+// (an initial state's zero data at load, where a failed allocation crashes
+// the process; a state at each sequence start, where the request fails);
+// the fake refuses both at load (INVALID_ARG) and never allocates them.
+std::string SequenceStateSizeProblem(const ModelConfig& cfg,
+                                     uint64_t memory_bytes);
+
 // Checks what Triton's backends check for the fake's three backends when a
 // model is created (identity INPUTn/OUTPUTn pairs; repeat and square tensor
 // names, shapes and types by position), with their messages, plus that

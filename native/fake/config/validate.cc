@@ -1,7 +1,10 @@
 // The checks Triton makes on a model config read from the repository (after
-// its defaults are filled), with Triton's messages.
+// its defaults are filled), with Triton's messages; and the fake's own
+// bound on a sequence model's state (SequenceStateSizeProblem).
+#include <cstdint>
 #include <limits>
 
+#include "data_types.h"
 #include "model_config.h"
 
 namespace fake {
@@ -197,7 +200,54 @@ bool Validate(const ModelConfig& cfg, std::string* error) {
   return ValidateInstanceGroups(cfg, error);
 }
 
+// Bytes of one sequence's value of `dims` elements of `data_type`; false
+// when they do not fit 64 bits.
+bool StateValueBytes(const std::vector<int64_t>& dims,
+                     const std::string& data_type, uint64_t* bytes) {
+  const uint32_t size = DataTypeSize(DataTypeFromConfigName(data_type));
+  uint64_t n = size == 0 ? 4 : size;
+  for (int64_t d : dims) {
+    const uint64_t k = d < 0 ? 1 : static_cast<uint64_t>(d);
+    if (__builtin_mul_overflow(n, k, &n)) return false;
+  }
+  *bytes = n;
+  return true;
+}
+
+std::string StateSizeProblem(const ModelConfig& cfg, const std::string& what,
+                             const std::vector<int64_t>& dims,
+                             const std::string& data_type,
+                             uint64_t memory_bytes) {
+  uint64_t bytes = 0;
+  const bool fits = StateValueBytes(dims, data_type, &bytes);
+  if (fits && bytes <= memory_bytes) return "";
+  return "sequence_batching " + what + " of model '" + cfg.name + "': dims " +
+         ShapeString(dims) + " of " + data_type + " take " +
+         (fits ? std::to_string(bytes) + " bytes"
+               : std::string("more bytes than 64 bits count")) +
+         (what.compare(0, 6, "state ") == 0 ? " per sequence" : "") +
+         ", more than this machine's " + std::to_string(memory_bytes) +
+         " bytes of memory";
+}
+
 }  // namespace
+
+std::string SequenceStateSizeProblem(const ModelConfig& cfg,
+                                     uint64_t memory_bytes) {
+  for (const auto& s : cfg.sequence_batching.state) {
+    std::string e = StateSizeProblem(cfg, "state '" + s.input_name + "'",
+                                     s.dims, s.data_type, memory_bytes);
+    if (!e.empty()) return e;
+    for (const auto& init : s.initial_state) {
+      e = StateSizeProblem(
+          cfg,
+          "initial_state '" + init.name + "' of state '" + s.input_name + "'",
+          init.dims, init.data_type, memory_bytes);
+      if (!e.empty()) return e;
+    }
+  }
+  return "";
+}
 
 bool ValidateModelConfig(const ModelConfig& cfg, std::string* error) {
   std::string message;

@@ -9,9 +9,13 @@
 // never waits for one), data_file initial states.
 #include "sequence_batcher.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include "../config/data_types.h"
 #include "../core/error.h"
@@ -29,9 +33,19 @@ std::string SequenceIdText(const TRITONSERVER_InferenceRequest* r) {
 }
 
 size_t StateBytes(const SequenceStateConfig& s) {
+  // Load refused every state larger than the machine's memory
+  // (SequenceStateSizeProblem): the product fits.
   int64_t n = 1;
   for (int64_t d : s.dims) n *= d < 0 ? 1 : d;
   return static_cast<size_t>(n) * DataTypeSize(s.datatype);
+}
+
+// The machine's memory: no sequence can hold a state larger than it.
+uint64_t MachineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
 }  // namespace
@@ -91,7 +105,7 @@ std::string SequenceConfigProblem(const ModelConfig& cfg,
       }
     }
   }
-  return "";
+  return SequenceStateSizeProblem(cfg, MachineMemoryBytes());
 }
 
 TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
@@ -140,7 +154,14 @@ std::vector<std::vector<char>>* SequenceStates(
   const bool start = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0;
   if ((reading && start) || seq.states.size() != states.size()) {
     seq.states.clear();
-    for (const auto& s : states) seq.states.emplace_back(StateBytes(s), 0);
+    try {
+      for (const auto& s : states) seq.states.emplace_back(StateBytes(s), 0);
+    } catch (const std::bad_alloc&) {
+      // Within the machine's memory (load checked that) but not free now:
+      // the request fails, the process stays.
+      seq.states.clear();
+      return nullptr;
+    }
   }
   // The value stays in place until this request's step is done: only the
   // sequence's running request touches it.

@@ -16,7 +16,9 @@ namespace fake {
 // A request's sequence: "u:<id>" or "s:<id>".
 std::string SequenceKey(const TRITONSERVER_InferenceRequest* r);
 // What the fake cannot do (UNSUPPORTED) or Triton refuses (INVALID_ARG,
-// its initial-state checks) in a sequence_batching config; "" when fine.
+// its initial-state checks) in a sequence_batching config, and a state or
+// initial state larger than the machine's memory (INVALID_ARG, naming it);
+// "" when fine.
 std::string SequenceConfigProblem(const ModelConfig& cfg,
                                   TRITONSERVER_Error_Code* code);
 // At submission: Triton's checks (START on a new sequence; an idle one was
@@ -26,6 +28,7 @@ TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
                                   bool* run_now);
 // The running request's implicit state; `reading` (its inputs are being
 // made): reset to the initial values when the request starts a sequence.
+// Null when the memory for them cannot be had now (the request fails).
 std::vector<std::vector<char>>* SequenceStates(
     Model* m, const TRITONSERVER_InferenceRequest* r, bool reading);
 // After a request of sequence `key` executed: forgets the sequence on END

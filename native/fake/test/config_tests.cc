@@ -3,6 +3,7 @@
 // defaults and checks, and the config/metadata JSON compared byte for byte
 // with what real Triton r25.07 returned for the same config.pbtxt.
 #include <cfloat>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -1257,6 +1258,47 @@ TEST(ConfigTextAbsurdNumbersAreErrors) {
       "}",
       &cfg, &error));
   CHECK_EQ(cfg.dynamic_batching.max_queue_delay_microseconds, UINT64_MAX);
+}
+
+// A state one sequence cannot have is refused, naming the model and the
+// state: larger than the memory given, or past 64 bits; a state at the
+// bound, a variable one and a BYTES one (4 bytes an element) fit.
+TEST(SequenceStateSizeIsBoundedByMemory) {
+  auto problem = [](const std::string& state, uint64_t memory) {
+    ModelConfig cfg;
+    std::string error;
+    CHECK(fake::ParseModelConfigText(
+        "name: \"seq\" sequence_batching { state [ " + state + " ] }", &cfg,
+        &error));
+    return fake::SequenceStateSizeProblem(cfg, memory);
+  };
+  const std::string s = "input_name: \"S\" data_type: TYPE_INT32 ";
+  CHECK(problem("{ " + s + "dims: [ 256 ] }", 1024).empty());
+  CHECK(problem("{ " + s + "dims: [ -1, 256 ] }", 1024).empty());
+  CHECK(problem("{ input_name: \"S\" data_type: TYPE_STRING dims: [ 256 ] }",
+                1024)
+            .empty());
+  CHECK(problem("{ " + s + "dims: [ 257 ] }", 1024) ==
+        "sequence_batching state 'S' of model 'seq': dims [257] of TYPE_INT32 "
+        "take 1028 bytes per sequence, more than this machine's 1024 bytes of "
+        "memory");
+  CHECK(Contains(
+      problem("{ " + s + "dims: [ 1099511627776 ] }", uint64_t{1} << 30),
+      "dims [1099511627776] of TYPE_INT32 take 4398046511104 bytes"));
+  CHECK(Contains(
+      problem("{ " + s + "dims: [ 4294967296, 4294967296 ] }", UINT64_MAX),
+      "take more bytes than 64 bits count per sequence"));
+  CHECK(problem("{ input_name: \"S\" data_type: TYPE_STRING dims: [ 257 ] }",
+                1024) != "");
+  // The initial state is checked on its own (its dims are fixed where the
+  // state's vary).
+  CHECK(problem("{ " + s +
+                    "dims: [ -1 ] initial_state: { data_type: TYPE_INT32 "
+                    "dims: [ 300 ] name: \"init\" zero_data: true } }",
+                1024) ==
+        "sequence_batching initial_state 'init' of state 'S' of model 'seq': "
+        "dims [300] of TYPE_INT32 take 1200 bytes, more than this machine's "
+        "1024 bytes of memory");
 }
 
 TEST(ConfigTextSkipsUnmodelledFields) {
