@@ -21,9 +21,17 @@ import {
   resolveGuard,
   revocationMember,
 } from './config.js';
+import { DenyList, NEVER } from './deny-list.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
-import { RedisStore, type Revocation, type StoreBucket, StoreUnavailable, revokeInStore } from './store.js';
+import {
+  RedisStore,
+  type Revocation,
+  type StoreBucket,
+  StoreError,
+  StoreUnavailable,
+  revokeInStore,
+} from './store.js';
 import type { Admission, AuditOutcome, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
@@ -161,8 +169,8 @@ export class GatewayGuard implements Guard {
   readonly #openState = new TenantState(UNRESTRICTED, 0);
   /** Shared buckets, leases and deny list (undefined: this process's own). */
   readonly #store: RedisStore | undefined;
-  /** Revocations made through this guard (kept here too, so they hold while the store is down). */
-  readonly #revoked = new Set<string>();
+  /** Revocations made through this guard, until their expiry (kept here too, whatever the store does). */
+  readonly #revoked = new DenyList();
   readonly #hooks: GuardHooks;
 
   constructor(options: GuardOptions, hooks: GuardHooks = {}) {
@@ -188,13 +196,27 @@ export class GatewayGuard implements Guard {
 
   /**
    * Refuses a credential from now on: a JWT by its `jti`, an API key by its
-   * `id` (or, without one, its SHA-256 hex). With a store every replica
-   * refuses it within `revocationPollMs`; without one, this process only.
+   * `id` (or, without one, its SHA-256 hex), until `expiresAt`. With a store
+   * every replica refuses it within `revocationPollMs`; without one, this
+   * process only. Rejects when the store did not take it: this replica
+   * refuses it all the same, and writes it to the store once it can.
    */
   async revoke(revocation: GuardRevocation): Promise<void> {
     const entry = revocationEntry(revocation, 'guard.revoke');
-    this.#revoked.add(revocationMember(entry));
-    await this.#store?.revoke(entry);
+    this.#revoked.add(revocationMember(entry), entry.expiresAt ?? NEVER);
+    const store = this.#store;
+    if (store === undefined) return;
+    try {
+      // Started first: its reads of the list write this one back should Redis not take it now.
+      await store.start();
+      await store.revoke(entry);
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      const Kind = err.constructor as new (message: string) => StoreError;
+      throw new Kind(
+        `${err.message}; this replica refuses the credential now, and writes it to the store as soon as the store takes it`,
+      );
+    }
   }
 
   /**
@@ -356,7 +378,7 @@ export class GatewayGuard implements Guard {
     const member = identity.credential;
     if (member === undefined) return;
     if (this.#store !== undefined) await this.#store.start();
-    if (this.#revoked.has(member) || this.#store?.isRevoked(member) === true)
+    if (this.#revoked.has(member, Date.now()) || this.#store?.isRevoked(member) === true)
       throw unauthorized('the credential has been revoked');
   }
 
