@@ -15,6 +15,7 @@ import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs'
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
+import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
@@ -561,6 +562,7 @@ export const MUTATIONS = [
   ...GUARD_REDIS,
   ...HOSTILE,
   ...GPU_LIFECYCLE,
+  ...HOSTILE_REDIS,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,

@@ -30,6 +30,8 @@ export function requestIdOf(given: unknown): string {
 export interface GuardContext {
   headers: GuardRequest['headers'];
   bytesIn?: number;
+  /** `bytesIn` is declared (an HTTP Content-Length), the body not read yet: it is charged as it is read. */
+  bodyUnread?: boolean;
   remoteAddress?: string;
 }
 
@@ -48,6 +50,7 @@ export function guardRequest(
     ...(version === undefined || version === '' ? {} : { version }),
     headers: context.headers,
     ...(context.bytesIn === undefined ? {} : { bytesIn: context.bytesIn }),
+    ...(context.bodyUnread === true ? { bodyUnread: true } : {}),
     ...(context.remoteAddress === undefined ? {} : { remoteAddress: context.remoteAddress }),
     requestId,
   };
@@ -61,7 +64,7 @@ export class Exchange {
   readonly arrived = performance.now();
   /** The guard's admission (undefined: no guard, or not admitted yet). */
   admission: Admission | undefined;
-  /** Pays for the body when it is read: set when the guard could not charge it at admission. */
+  /** Pays for the body when it is read: set when the guard did not charge it at admission (not read then). */
   bodyCharge: BodyCharge | undefined;
   /** How long its inference took in the library, µs: the overhead metric leaves it out. */
   inferUs: number | undefined;
@@ -100,7 +103,9 @@ export class Exchange {
       return false;
     }
     this.admission = admission;
-    if (context.bytesIn === undefined) this.bodyCharge = chargeOf(admission);
+    // A body not read at admission is charged as it is read: one only declared was admitted on its size.
+    const declared = context.bodyUnread === true;
+    if (context.bytesIn === undefined || declared) this.bodyCharge = chargeOf(admission, declared);
     return true;
   }
 
@@ -159,10 +164,14 @@ export class Exchange {
   }
 }
 
-/** The charge of a body the guard could not size at admission (a chunked HTTP body), or none. */
-function chargeOf(admission: Admission): BodyCharge | undefined {
+/**
+ * The charge of a body the guard did not take at admission, or none: a
+ * chunked HTTP body (refused with 429 when it does not fit), or one admitted
+ * on its declared size (`declared`: taken whatever the buckets hold).
+ */
+function chargeOf(admission: Admission, declared: boolean): BodyCharge | undefined {
   if (admission.spendBytes === undefined) return undefined;
-  return (bytes, force) => {
+  return (bytes, force = declared) => {
     const check = (wait: number) => {
       if (wait > 0) {
         throw new GatewayError(

@@ -74,8 +74,9 @@ export const MUTATIONS = [
     name: 'bytes-chunked-uncharged',
     why: 'bytesPerSecond: an HTTP body without a Content-Length (chunked) is charged nothing',
     file: 'lib/gateway/exchange.ts',
-    search: '    if (context.bytesIn === undefined) this.bodyCharge = chargeOf(admission);\n',
-    replace: '',
+    search:
+      '    if (context.bytesIn === undefined || declared) this.bodyCharge = chargeOf(admission, declared);\n',
+    replace: '    if (declared) this.bodyCharge = chargeOf(admission, declared);\n',
     tests: [HOSTILE],
   },
   {
@@ -135,11 +136,11 @@ export const MUTATIONS = [
     why: 'rate limits: each bucket takes its cost as it is checked, so a refusal by one leaves the others spent',
     file: 'lib/gateway/guard/limits.ts',
     search:
-      '    longest = Math.max(longest, b.wait(cost, now));\n' +
+      '    longest = Math.max(longest, b.wait(need, now));\n' +
       '  }\n' +
       '  if (longest === 0) for (const [b, cost] of entries) if (b !== undefined && cost > 0) b.take(cost);\n',
     replace:
-      '    const wait = b.wait(cost, now);\n' +
+      '    const wait = b.wait(need, now);\n' +
       '    if (wait === 0) b.take(cost);\n' +
       '    longest = Math.max(longest, wait);\n' +
       '  }\n',

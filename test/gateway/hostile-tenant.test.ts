@@ -279,15 +279,27 @@ describe.sequential('what the audit found surviving every test (gateway)', () =>
   });
 
   it("a refusal by one bucket spends nothing of the other's", async () => {
-    const url = `${gw().url}/v2/models/identity_fp32/infer`;
-    const json = { 'content-type': 'application/json', ...auth('two') };
+    // gRPC: a message's bytes are taken at admission (an HTTP body is charged once read).
+    const md = metadata('two');
+    const unit = UNIT / 4; // FP32 values
     // One request, UNIT bytes: the request bucket is empty now, 2 × UNIT bytes are left.
-    expect((await post(url, fp32Json(UNIT), json)).status).toBe(200);
+    await unary(plain.client, 'ModelInfer', typedInfer(unit), md);
     // Refused by the request bucket: its UNIT bytes must stay in the bytes bucket.
-    expect((await post(url, fp32Json(UNIT), json)).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 1100)); // a request token again; bytes refill 1/s
-    // 1.5 × UNIT fits the 2 × UNIT left; had the refusal spent its bytes, only 1 × UNIT would be.
-    expect((await post(url, fp32Json(1.5 * UNIT), json)).status).toBe(200);
+    await expect(unary(plain.client, 'ModelInfer', typedInfer(unit), md)).rejects.toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+    });
+    // 1.5 × UNIT fits the 2 × UNIT left once a request token is back (1/s; bytes refill 1/s); had the
+    // refusals spent their bytes, only 1 × UNIT or less would be left, and it never would in time.
+    await expect
+      .poll(
+        () =>
+          unary(plain.client, 'ModelInfer', typedInfer(1.5 * unit), md).then(
+            () => 'admitted',
+            (e: { code: number }) => e.code,
+          ),
+        { timeout: 5000, interval: 200 },
+      )
+      .toBe('admitted');
   });
 
   it("a tenant removed by update() loses access at once: HTTP, gRPC and an open stream's next message", async () => {

@@ -21,9 +21,17 @@ import {
   resolveGuard,
   revocationMember,
 } from './config.js';
+import { DenyList, NEVER } from './deny-list.js';
 import { TokenError, loadKeys, looksLikeJwt, verifyJwt } from './jwt.js';
 import { TenantState, type TokenBucket, waitFor } from './limits.js';
-import { RedisStore, type Revocation, type StoreBucket, StoreUnavailable, revokeInStore } from './store.js';
+import {
+  RedisStore,
+  type Revocation,
+  type StoreBucket,
+  StoreError,
+  StoreUnavailable,
+  revokeInStore,
+} from './store.js';
 import type { Admission, AuditOutcome, Guard, GuardRequest } from './types.js';
 
 /** gRPC status codes the guard's denials carry. */
@@ -132,19 +140,41 @@ function revocationEntry(revocation: GuardRevocation, what: string): Revocation 
   };
 }
 
+/** A request's body bytes for the buckets: what is taken now, and what must fit now. */
+interface ByteCharge {
+  take: number;
+  need: number;
+}
+
+/** Bytes taken as they are: a body already read, or bytes spent after admission. */
+function bytesRead(n: number): ByteCharge {
+  return { take: n, need: n };
+}
+
+/**
+ * What a request's body costs at admission: all of a body already read (a
+ * gRPC message); nothing of one only declared (`bodyUnread`), which must fit
+ * the buckets now and is charged as it is read, so a body refused or cut
+ * short costs at most what was read.
+ */
+function admissionBytes(request: GuardRequest): ByteCharge {
+  const n = request.bytesIn ?? 0;
+  return { take: request.bodyUnread === true ? 0 : n, need: n };
+}
+
 /** The bucket list of one set of limits, as the store takes them (`prefix` names the keys). */
 function storeBuckets(
   limits: ResolvedLimits,
   prefix: string,
   requests: number,
-  bytes: number,
+  bytes: ByteCharge,
 ): StoreBucket[] {
   const out: StoreBucket[] = [];
-  const add = (key: string, rate: number | undefined, capacity: number, cost: number) => {
-    if (rate !== undefined && cost > 0) out.push({ key: `${prefix}${key}`, rate, capacity, cost });
+  const add = (key: string, rate: number | undefined, capacity: number, cost: number, need = cost) => {
+    if (rate !== undefined && need > 0) out.push({ key: `${prefix}${key}`, rate, capacity, cost, need });
   };
   add('r', limits.requestsPerSecond, limits.requestBurst, requests);
-  add('b', limits.bytesPerSecond, limits.bytesBurst, bytes);
+  add('b', limits.bytesPerSecond, limits.bytesBurst, bytes.take, bytes.need);
   return out;
 }
 
@@ -161,8 +191,8 @@ export class GatewayGuard implements Guard {
   readonly #openState = new TenantState(UNRESTRICTED, 0);
   /** Shared buckets, leases and deny list (undefined: this process's own). */
   readonly #store: RedisStore | undefined;
-  /** Revocations made through this guard (kept here too, so they hold while the store is down). */
-  readonly #revoked = new Set<string>();
+  /** Revocations made through this guard, until their expiry (kept here too, whatever the store does). */
+  readonly #revoked = new DenyList();
   readonly #hooks: GuardHooks;
 
   constructor(options: GuardOptions, hooks: GuardHooks = {}) {
@@ -188,13 +218,27 @@ export class GatewayGuard implements Guard {
 
   /**
    * Refuses a credential from now on: a JWT by its `jti`, an API key by its
-   * `id` (or, without one, its SHA-256 hex). With a store every replica
-   * refuses it within `revocationPollMs`; without one, this process only.
+   * `id` (or, without one, its SHA-256 hex), until `expiresAt`. With a store
+   * every replica refuses it within `revocationPollMs`; without one, this
+   * process only. Rejects when the store did not take it: this replica
+   * refuses it all the same, and writes it to the store once it can.
    */
   async revoke(revocation: GuardRevocation): Promise<void> {
     const entry = revocationEntry(revocation, 'guard.revoke');
-    this.#revoked.add(revocationMember(entry));
-    await this.#store?.revoke(entry);
+    this.#revoked.add(revocationMember(entry), entry.expiresAt ?? NEVER);
+    const store = this.#store;
+    if (store === undefined) return;
+    try {
+      // Started first: its reads of the list write this one back should Redis not take it now.
+      await store.start();
+      await store.revoke(entry);
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      const Kind = err.constructor as new (message: string) => StoreError;
+      throw new Kind(
+        `${err.message}; this replica refuses the credential now, and writes it to the store as soon as the store takes it`,
+      );
+    }
   }
 
   /**
@@ -356,7 +400,7 @@ export class GatewayGuard implements Guard {
     const member = identity.credential;
     if (member === undefined) return;
     if (this.#store !== undefined) await this.#store.start();
-    if (this.#revoked.has(member) || this.#store?.isRevoked(member) === true)
+    if (this.#revoked.has(member, Date.now()) || this.#store?.isRevoked(member) === true)
       throw unauthorized('the credential has been revoked');
   }
 
@@ -401,14 +445,14 @@ export class GatewayGuard implements Guard {
   /**
    * Concurrency and buckets; `modelOnly`: the per-model buckets alone, and
    * `ownBytes` of the tenant's (a model named after admission, by a body
-   * whose size was not declared then).
+   * read after it).
    */
   async #limit(
     request: GuardRequest,
     state: TenantState,
     now: number,
     modelOnly = false,
-    ownBytes = request.bytesIn ?? 0,
+    ownBytes = admissionBytes(request),
   ): Promise<(() => void) | undefined> {
     if (this.#config.open.has(request.route)) return undefined;
     if (this.#store !== undefined) {
@@ -423,8 +467,8 @@ export class GatewayGuard implements Guard {
   #storeBuckets(
     state: TenantState,
     model: string | undefined,
-    own: [number, number],
-    perModel: [number, number],
+    own: [number, ByteCharge],
+    perModel: [number, ByteCharge],
   ) {
     const entry = model === undefined ? undefined : state.config.perModel.find((p) => p.pattern.test(model));
     return [
@@ -451,7 +495,7 @@ export class GatewayGuard implements Guard {
     request: GuardRequest,
     state: TenantState,
     modelOnly: boolean,
-    ownBytes: number,
+    ownBytes: ByteCharge,
   ): Promise<(() => void) | undefined | typeof LOCAL> {
     const store = this.#store!;
     const max = modelOnly ? undefined : state.config.limits.maxConcurrent;
@@ -459,7 +503,7 @@ export class GatewayGuard implements Guard {
       state,
       request.model,
       [modelOnly ? 0 : 1, ownBytes],
-      [1, request.bytesIn ?? 0],
+      [1, admissionBytes(request)],
     );
     if (buckets.length === 0 && max === undefined) return undefined;
     let answer: Awaited<ReturnType<RedisStore['take']>>;
@@ -501,7 +545,7 @@ export class GatewayGuard implements Guard {
     state: TenantState,
     now: number,
     modelOnly: boolean,
-    ownBytes: number,
+    ownBytes: ByteCharge,
   ): void {
     const max = state.config.limits.maxConcurrent;
     if (!modelOnly && max !== undefined && state.inFlight >= max)
@@ -510,13 +554,13 @@ export class GatewayGuard implements Guard {
         1,
       );
     const perModel = request.model === undefined ? undefined : state.model(request.model, now);
-    const bytes = request.bytesIn ?? 0;
+    const bytes = admissionBytes(request);
     const wait = waitFor(
       [
         [modelOnly ? undefined : state.own.requests, 1],
-        [state.own.bytes, ownBytes],
+        [state.own.bytes, ownBytes.take, ownBytes.need],
         [perModel?.requests, 1],
-        [perModel?.bytes, bytes],
+        [perModel?.bytes, bytes.take, bytes.need],
       ],
       now,
     );
@@ -549,10 +593,11 @@ export class GatewayGuard implements Guard {
       },
       forModel: async (model, bytesIn) => {
         // The audit line names the model even when it is refused here.
-        request = { ...request, model, ...(bytesIn === undefined ? {} : { bytesIn }) };
+        request = { ...request, model, ...(bytesIn === undefined ? {} : { bytesIn, bodyUnread: false }) };
         this.#authorize(request, state.config);
-        const undeclared = admitted.bytesIn === undefined ? (bytesIn ?? 0) : 0;
-        await this.#limit(request, state, performance.now(), true, undeclared);
+        // The tenant's buckets took the body at admission only when it was read then.
+        const taken = admitted.bytesIn !== undefined && admitted.bodyUnread !== true;
+        await this.#limit(request, state, performance.now(), true, bytesRead(taken ? 0 : (bytesIn ?? 0)));
       },
       canSee: (model) => state.config.models.some((p) => p.test(model)),
       spendBytes: (n, force = false) => {
@@ -568,7 +613,7 @@ export class GatewayGuard implements Guard {
           return 0;
         };
         if (store === undefined) return local();
-        const buckets = this.#storeBuckets(state, request.model, [0, n], [0, n]);
+        const buckets = this.#storeBuckets(state, request.model, [0, bytesRead(n)], [0, bytesRead(n)]);
         return this.#sharedSpend(state, buckets, force).then((w) => (w === LOCAL ? local() : w));
       },
       spendTokens: (n, model) => {

@@ -115,15 +115,16 @@ export class TenantState {
 }
 
 /**
- * Seconds to wait before `cost` fits every bucket given (0: it fits now); a
- * request is admitted only when all of them have room, and then takes from
- * all, so a refusal by one bucket spends nothing of the others.
+ * Seconds to wait before every bucket given has room (0: now) for its entry's
+ * `need` (default its cost; a declared body not read yet needs room and costs
+ * nothing yet); a request is admitted only when all of them have room, and
+ * then takes each cost, so a refusal by one bucket spends nothing of the others.
  */
-export function waitFor(entries: Array<[TokenBucket | undefined, number]>, now: number): number {
+export function waitFor(entries: Array<[TokenBucket | undefined, number, number?]>, now: number): number {
   let longest = 0;
-  for (const [b, cost] of entries) {
-    if (b === undefined || cost <= 0) continue;
-    longest = Math.max(longest, b.wait(cost, now));
+  for (const [b, cost, need = cost] of entries) {
+    if (b === undefined || need <= 0) continue;
+    longest = Math.max(longest, b.wait(need, now));
   }
   if (longest === 0) for (const [b, cost] of entries) if (b !== undefined && cost > 0) b.take(cost);
   return longest;

@@ -10,13 +10,20 @@
  * tag, so the script runs on one Redis Cluster node.
  *
  * Revocations are read from Redis by every replica every `revocationPollMs`
- * (a version counter first, the whole list only when it changed), so the
- * check at admission is local and a revoked credential is refused within
- * that interval, even while Redis is down for credentials revoked before.
+ * and on every reconnection (the list's version first, the whole list only
+ * when it changed), so the check at admission is local and a revoked
+ * credential is refused within that interval, also while Redis is down.
+ * The version is an epoch (a random id given when the list is made) with a
+ * counter and the list's size: a Redis that lost the list (a restart without
+ * persistence, FLUSHALL, eviction) and counted up to the same number again
+ * is told apart. A replica keeps every entry it read or made until its
+ * expiry, and writes back whatever it knows that Redis lacks, so losing
+ * Redis's data un-revokes nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { importGatewayPeers } from '../peers.js';
 import { type ResolvedStore, revocationMember } from './config.js';
+import { DenyList, NEVER } from './deny-list.js';
 
 /** The part of an ioredis client used here. */
 interface RedisClient {
@@ -24,14 +31,6 @@ interface RedisClient {
   on(event: string, fn: (...args: unknown[]) => void): unknown;
   once(event: string, fn: (...args: unknown[]) => void): unknown;
   defineCommand(name: string, spec: { numberOfKeys?: number; lua: string }): void;
-  get(key: string): Promise<string | null>;
-  zrangebyscore(key: string, min: string | number, max: string | number): Promise<string[]>;
-  multi(): {
-    zadd(key: string, score: number, member: string): unknown;
-    zremrangebyscore(key: string, min: string | number, max: string | number): unknown;
-    incr(key: string): unknown;
-    exec(): Promise<unknown>;
-  };
   zrem(key: string, member: string): Promise<number>;
   disconnect(): void;
   quit(): Promise<unknown>;
@@ -57,8 +56,12 @@ export function loadRedis(): Promise<IORedisModule> {
  * KEYS: the concurrency set (or a placeholder), then one hash per bucket.
  * ARGV: lease id, max concurrent (0: none), lease ms, force (1: take even
  * without room, no concurrency check), bucket count, then rate, capacity,
- * cost per bucket. Returns {0, in flight} admitted, {1, in flight} over the
- * concurrency cap, {2, seconds to wait as text} over a bucket.
+ * cost and need per bucket (need: what must fit now, at most the capacity:
+ * a cost past it passes a full bucket and leaves it in debt). Returns {0, in
+ * flight} admitted, {1, in flight} over the concurrency cap, {2, seconds to
+ * wait as text} over a bucket. Every key written expires: a bucket once it
+ * would be full again, the set twice a lease after its last use, and a lease
+ * `leaseMs` after it was last renewed (dead ones are removed here).
  */
 const ADMIT_LUA = `
 local t = redis.call('TIME')
@@ -74,17 +77,17 @@ end
 local levels = {}
 local wait = 0
 for i = 1, n do
-  local rate, cap, cost = tonumber(ARGV[3 + 3 * i]), tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
+  local rate, cap = tonumber(ARGV[2 + 4 * i]), tonumber(ARGV[3 + 4 * i])
   local v = redis.call('HMGET', KEYS[1 + i], 't', 'u')
   local tokens, updated = tonumber(v[1]) or cap, tonumber(v[2]) or now
   if now > updated then tokens = math.min(cap, tokens + (now - updated) / 1000 * rate) end
   levels[i] = tokens
-  local need = math.min(cost, cap)
+  local need = math.min(tonumber(ARGV[5 + 4 * i]), cap)
   if tokens < need then wait = math.max(wait, (need - tokens) / rate) end
 end
 if wait > 0 and not force then return {2, tostring(wait)} end
 for i = 1, n do
-  local rate, cap, cost = tonumber(ARGV[3 + 3 * i]), tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
+  local rate, cap, cost = tonumber(ARGV[2 + 4 * i]), tonumber(ARGV[3 + 4 * i]), tonumber(ARGV[4 + 4 * i])
   redis.call('HSET', KEYS[1 + i], 't', tostring(levels[i] - cost), 'u', now)
   redis.call('PEXPIRE', KEYS[1 + i], math.ceil((cap + math.max(0, cost - levels[i])) / rate * 1000) + 1000)
 end
@@ -105,12 +108,57 @@ redis.call('PEXPIRE', KEYS[1], leasems * 2)
 return 0
 `;
 
-/** One bucket of a request: its key suffix, refill rate, capacity and cost. */
+/**
+ * KEYS: the deny list (a sorted set: member → expiry, ms since the epoch) and
+ * its version (a hash: `epoch`, a random id given when the list is made, and
+ * `n`, bumped at each change). ARGV: the epoch to give a list that has none
+ * (a new one, or one Redis lost), then member and expiry pairs. Expired
+ * entries are removed and not added; of two expiries the later holds; the
+ * version changes only with the list. Returns how many entries changed.
+ */
+const DENY_WRITE_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('HEXISTS', KEYS[2], 'epoch') == 0 then redis.call('HSET', KEYS[2], 'epoch', ARGV[1]) end
+local changed = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for i = 2, #ARGV - 1, 2 do
+  local expiry, old = tonumber(ARGV[i + 1]), tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i]))
+  if expiry > now and (old == nil or old < expiry) then
+    redis.call('ZADD', KEYS[1], ARGV[i + 1], ARGV[i])
+    changed = changed + 1
+  end
+end
+if changed > 0 then redis.call('HINCRBY', KEYS[2], 'n', 1) end
+return changed
+`;
+
+/**
+ * KEYS: the deny list and its version; ARGV: the version the caller read
+ * last. Returns {version} when it is the same, else {version, the entries
+ * in force with their expiries}. The version is epoch:counter:size, so a list
+ * lost and made again (a new epoch), or emptied behind the counter's back
+ * (another size), never reads as the one before.
+ */
+const DENY_READ_LUA = `
+local v = redis.call('HMGET', KEYS[2], 'epoch', 'n')
+local version = (v[1] or '') .. ':' .. (v[2] or '0') .. ':' .. redis.call('ZCARD', KEYS[1])
+if version == ARGV[1] then return {version} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {version, redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')}
+`;
+
+/**
+ * One bucket of a request: its key suffix, refill rate, capacity, the cost
+ * taken, and what must fit now (`need`, default the cost: a declared body
+ * not read yet needs room for its size and costs nothing until read).
+ */
 export interface StoreBucket {
   key: string;
   rate: number;
   capacity: number;
   cost: number;
+  need?: number;
 }
 
 export type StoreAnswer =
@@ -126,8 +174,19 @@ export interface Revocation {
   expiresAt?: number;
 }
 
+/** What the store throws: Redis did not answer, or refused. */
+export class StoreError extends Error {}
+
 /** Thrown by the store when Redis cannot answer: the guard applies the fallback. */
-export class StoreUnavailable extends Error {}
+export class StoreUnavailable extends StoreError {}
+
+/** Redis answered a write with an error (a key of the wrong type, out of memory, read-only): nothing is assumed done. */
+export class StoreRefused extends StoreError {}
+
+/** ioredis's class of an error Redis replied (as opposed to no reply at all). */
+function isReply(err: unknown): boolean {
+  return (err as Error | undefined)?.name === 'ReplyError';
+}
 
 /** Opens an ioredis client (or cluster) for the resolved options. */
 export async function connectRedis(options: ResolvedStore): Promise<RedisClient> {
@@ -167,9 +226,14 @@ export class RedisStore {
   readonly #leases = new Map<string, Set<string>>();
   #renewTimer: NodeJS.Timeout | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
-  #revokedVersion: string | null | undefined;
-  /** The deny list as last read. */
-  #revoked = new Set<string>();
+  /**
+   * The deny list as this replica knows it: every entry read from Redis or
+   * revoked through this store, until its expiry, whatever Redis loses.
+   */
+  #denied = new DenyList();
+  /** The version of the list last read in full (undefined: read it in full at the next sync). */
+  #deniedVersion: string | undefined;
+  #syncing: Promise<void> | undefined;
   #synced: Promise<void> | undefined;
 
   constructor(options: ResolvedStore, onState: (up: boolean, reason: string) => void) {
@@ -191,8 +255,9 @@ export class RedisStore {
     return this.#key(`{${encodeURIComponent(tenant)}}`, suffix);
   }
 
-  #revokedKey(what: 'set' | 'v'): string {
-    return this.#key('{revoked}', what);
+  /** The deny list's keys: the list and its version (one hash tag: one Cluster slot). */
+  #deniedKeys(): [string, string] {
+    return [this.#key('{revoked}', 'set'), this.#key('{revoked}', 'version')];
   }
 
   #state(up: boolean, reason: string): void {
@@ -209,8 +274,8 @@ export class RedisStore {
 
   async #start(): Promise<void> {
     await this.#ready(await this.#connect());
-    await this.#poll();
-    this.#pollTimer = setInterval(() => void this.#poll(), this.#options.revocationPollMs);
+    await this.#sync();
+    this.#pollTimer = setInterval(() => void this.#sync(), this.#options.revocationPollMs);
     this.#pollTimer.unref();
     this.#renewTimer = setInterval(() => void this.#renew(), this.#options.leaseMs / 3);
     this.#renewTimer.unref();
@@ -234,7 +299,14 @@ export class RedisStore {
     this.#connecting ??= connectRedis(this.#options).then((client) => {
       client.defineCommand('tritonNodeAdmit', { lua: ADMIT_LUA });
       client.defineCommand('tritonNodeRenew', { numberOfKeys: 1, lua: RENEW_LUA });
-      client.on('ready', () => this.#state(true, 'connected'));
+      client.defineCommand('tritonNodeDenyWrite', { numberOfKeys: 2, lua: DENY_WRITE_LUA });
+      client.defineCommand('tritonNodeDenyRead', { numberOfKeys: 2, lua: DENY_READ_LUA });
+      client.on('ready', () => {
+        this.#state(true, 'connected');
+        // Whatever happened while this replica was away, the list is read in full (and repaired).
+        this.#deniedVersion = undefined;
+        if (this.#pollTimer !== undefined) void this.#sync();
+      });
       client.on('error', (err) => this.#state(false, (err as Error).message));
       client.on('close', () => this.#state(false, 'connection closed'));
       if (this.#closed) client.disconnect();
@@ -266,7 +338,7 @@ export class RedisStore {
     const lease = maxConcurrent === undefined ? '' : randomUUID();
     const keys = [conc, ...buckets.map((b) => this.tenantKey(tenant, b.key))];
     const args = [lease, maxConcurrent ?? 0, this.#options.leaseMs, force ? 1 : 0, buckets.length];
-    for (const b of buckets) args.push(b.rate, b.capacity, b.cost);
+    for (const b of buckets) args.push(b.rate, b.capacity, b.cost, b.need ?? b.cost);
     let reply: [number, number | string];
     try {
       const admit = client.tritonNodeAdmit as (n: number, ...a: unknown[]) => Promise<typeof reply>;
@@ -305,42 +377,72 @@ export class RedisStore {
     );
   }
 
-  /** Reads the deny list when its version changed. */
-  async #poll(): Promise<void> {
+  /** Reads the deny list when its version changed, and writes back what Redis lost; one at a time. */
+  #sync(): Promise<void> {
+    this.#syncing ??= this.#syncOnce().finally(() => {
+      this.#syncing = undefined;
+    });
+    return this.#syncing;
+  }
+
+  async #syncOnce(): Promise<void> {
     const client = this.#client;
     if (client === undefined || this.#closed) return;
     try {
-      const version = await client.get(this.#revokedKey('v'));
-      if (version === this.#revokedVersion) return;
-      const entries = await client.zrangebyscore(this.#revokedKey('set'), Date.now(), '+inf');
-      // An entry past its expiry (its score) is left out by the range.
-      this.#revoked = new Set(entries);
-      this.#revokedVersion = version;
+      const readList = client.tritonNodeDenyRead as (...a: unknown[]) => Promise<[string, string[]?]>;
+      const [version, flat] = await readList.call(client, ...this.#deniedKeys(), this.#deniedVersion ?? '');
+      if (flat === undefined) return;
+      const inRedis = new Map<string, number>();
+      for (let i = 0; i + 1 < flat.length; i += 2) inRedis.set(flat[i]!, Number(flat[i + 1]));
+      for (const [member, until] of inRedis) this.#denied.add(member, until);
+      // What this replica knows and Redis lacks was lost there (a restart without persistence,
+      // FLUSHALL, eviction): it goes back, so that no replica, new ones included, un-revokes it.
+      const lost = this.#denied.entries(Date.now()).filter(([member]) => !inRedis.has(member));
+      const rewritten = lost.length === 0 ? 0 : await this.#writeDenied(client, lost);
+      // Read again after a repair: it changed the version.
+      this.#deniedVersion = rewritten > 0 ? undefined : version;
     } catch {
-      // The next poll tries again; what was read stays in force.
+      // Read in full at the next sync; what this replica knows stays in force.
+      this.#deniedVersion = undefined;
     }
   }
 
-  /** Whether a credential is on the deny list as last read. */
-  isRevoked(member: string): boolean {
-    return this.#revoked.has(member);
+  /** Adds entries to Redis's deny list; resolves with how many changed there. */
+  async #writeDenied(client: RedisClient, entries: Array<[string, number]>): Promise<number> {
+    const write = client.tritonNodeDenyWrite as (...a: unknown[]) => Promise<number>;
+    let changed = 0;
+    // A few hundred entries a call: one script never holds Redis long.
+    for (let i = 0; i < entries.length; i += 256) {
+      const args = entries.slice(i, i + 256).flatMap(([member, until]) => [member, String(until)]);
+      changed += await write.call(client, ...this.#deniedKeys(), randomUUID(), ...args);
+    }
+    return changed;
   }
 
-  /** Adds a credential to the shared deny list (every replica refuses it after its next poll). */
+  /** Whether a credential is refused: on the deny list as last read, or revoked through this store. */
+  isRevoked(member: string): boolean {
+    return this.#denied.has(member, Date.now());
+  }
+
+  /**
+   * Adds a credential to the shared deny list (every replica refuses it after
+   * its next read). This replica refuses it at once and keeps it until its
+   * expiry; when Redis does not take it (StoreUnavailable, StoreRefused), it
+   * is written at the first read of the list that succeeds.
+   */
   async revoke(r: Revocation): Promise<void> {
+    const member = revocationMember(r);
+    const expiresAt = r.expiresAt ?? NEVER;
+    this.#denied.add(member, expiresAt);
     const client = this.#client ?? (await this.#connect());
     await this.#ready(client);
-    const member = revocationMember(r);
-    const m = client.multi();
-    m.zadd(this.#revokedKey('set'), r.expiresAt ?? Number.MAX_SAFE_INTEGER, member);
-    m.zremrangebyscore(this.#revokedKey('set'), '-inf', Date.now());
-    m.incr(this.#revokedKey('v'));
     try {
-      await m.exec();
+      await this.#writeDenied(client, [[member, expiresAt]]);
     } catch (err) {
-      throw this.#failed(err);
+      this.#deniedVersion = undefined;
+      if (!isReply(err)) throw this.#failed(err);
+      throw new StoreRefused(`the limits store (Redis) refused the revocation: ${(err as Error).message}`);
     }
-    this.#revoked.add(member);
   }
 
   /** Stops the timers and closes the connection (leases still held end with their lifetime). */
@@ -361,7 +463,9 @@ export async function revokeInStore(options: ResolvedStore, r: Revocation): Prom
   try {
     await store.revoke(r);
   } catch (err) {
-    throw new StoreUnavailable(`${(err as Error).message}${failure === undefined ? '' : ` (${failure})`}`);
+    if (!(err instanceof StoreUnavailable) || failure === undefined || err.message.endsWith(failure))
+      throw err;
+    throw new StoreUnavailable(`${err.message} (${failure})`);
   } finally {
     store.close();
   }

@@ -12,8 +12,16 @@ export interface GuardRequest {
   version?: string;
   /** lower-cased header names (HTTP) or gRPC metadata */
   headers: Record<string, string | string[] | undefined>;
-  /** request body size when known */
+  /** request body size when known: bytes received (a gRPC message), or declared (`bodyUnread`) */
   bytesIn?: number;
+  /**
+   * `bytesIn` is the size an HTTP `Content-Length` declares for a body not
+   * read yet: admission refuses (429) a body that would not fit the tenant's
+   * byte buckets now and takes none of it; the route charges the bytes as
+   * it reads them (`Admission.spendBytes`), so a body refused (413) or cut
+   * short costs at most what was read
+   */
+  bodyUnread?: boolean;
   remoteAddress?: string;
   requestId: string;
 }
@@ -45,11 +53,12 @@ export interface Admission {
   /** spend generated tokens against the tenant's token bucket (OpenAI routes); false when over the limit */
   spendTokens(n: number, model: string): boolean | Promise<boolean>;
   /**
-   * charge `n` body bytes the guard could not know at admission (a chunked
-   * HTTP body, once read) to the tenant's `bytesPerSecond` buckets: 0 when
-   * taken, else the seconds until they would fit (nothing taken); `force`
-   * takes them regardless (bytes already passed on). Without it, such bytes
-   * go uncharged. With a shared store (Redis) the answer is a Promise.
+   * charge `n` body bytes the guard did not take at admission (a chunked
+   * HTTP body, or one admitted on its declared size, once read) to the
+   * tenant's `bytesPerSecond` buckets: 0 when taken, else the seconds until
+   * they would fit (nothing taken); `force` takes them regardless (bytes
+   * already passed on, or a body admitted on its declared size). Without it,
+   * such bytes go uncharged. With a shared store (Redis) the answer is a Promise.
    */
   spendBytes?(n: number, force?: boolean): number | Promise<number>;
   /** after a refused spend: whole seconds (at least 1) until `n` tokens could be spent, for Retry-After */

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayContext } from '../context.js';
-import { Exchange, requestIdOf } from '../exchange.js';
+import { Exchange, type GuardContext, requestIdOf } from '../exchange.js';
 import type { AuditOutcome } from '../guard/types.js';
 import { asAnswered } from '../kserve/absent.js';
 import { GatewayError } from '../kserve/errors.js';
@@ -44,12 +44,19 @@ function httpOutcome(ex: Exchange, res: ServerResponse): AuditOutcome {
   };
 }
 
-/** What the guard is told of an HTTP request besides its route: its headers, declared size and peer. */
-export function httpGuardContext(req: IncomingMessage) {
+/**
+ * What the guard is told of an HTTP request besides its route: its headers,
+ * its peer, and the size its Content-Length declares for a body the gateway
+ * would read (at most `maxBodyBytes`: a larger one is answered 413 before a
+ * byte is read, and costs the tenant nothing). The body is charged as it is
+ * read, never for what it declares (`bodyUnread`).
+ */
+export function httpGuardContext(req: IncomingMessage, maxBodyBytes: number): GuardContext {
   const length = Number(req.headers['content-length']);
+  const declared = Number.isSafeInteger(length) && length >= 0 && length <= maxBodyBytes;
   return {
     headers: req.headers,
-    ...(Number.isSafeInteger(length) && length >= 0 ? { bytesIn: length } : {}),
+    ...(declared ? { bytesIn: length, bodyUnread: true } : {}),
     ...(req.socket?.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
   };
 }
@@ -62,7 +69,8 @@ async function serveKServe(call: HttpCall): Promise<void> {
     res.setHeader('X-Request-Id', ex.requestId);
     let admitted: boolean;
     try {
-      admitted = await ex.admit(guard, httpGuardContext(req), () => httpOutcome(ex, res));
+      const context = httpGuardContext(req, ctx.options.maxBodyBytes);
+      admitted = await ex.admit(guard, context, () => httpOutcome(ex, res));
     } catch (err) {
       throw asAnswered(err, ex.route.name);
     }

@@ -11,7 +11,7 @@ import { optionError } from '../../internal.js';
 import { Exchange } from '../exchange.js';
 import type { GrpcServerLike } from '../grpc/service.js';
 import type { AuditOutcome } from '../guard/types.js';
-import type { HttpHandler } from '../http/server.js';
+import { type HttpHandler, httpGuardContext } from '../http/server.js';
 import { asAnswered } from '../kserve/absent.js';
 import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../kserve/errors.js';
 import { OTHER, ROUTES, type RouteMatch, matchHttp } from '../routes.js';
@@ -172,12 +172,7 @@ function outcomeOf(ex: Exchange, res: ServerResponse): AuditOutcome {
 async function serve(front: Front, ex: Exchange, url: string, req: IncomingMessage, res: ServerResponse) {
   const guard = front.options.guard;
   if (guard !== undefined) {
-    const length = Number(req.headers['content-length']);
-    const context = {
-      headers: req.headers,
-      ...(Number.isSafeInteger(length) ? { bytesIn: length } : {}),
-      ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress }),
-    };
+    const context = httpGuardContext(req, front.options.maxBodyBytes);
     let admitted: boolean;
     try {
       admitted = await ex.admit(guard, context, () => outcomeOf(ex, res));

@@ -109,7 +109,8 @@ export class OpenAIRoutes implements ExtraRoutes {
   async #admit(call: Call): Promise<void> {
     const guard = this.#ctx.guard;
     if (guard === undefined) return;
-    await call.ex.admit(guard, httpGuardContext(call.req), () => ({ status: 499 }));
+    const context = httpGuardContext(call.req, this.#ctx.options.maxBodyBytes);
+    await call.ex.admit(guard, context, () => ({ status: 499 }));
   }
 
   async #route(call: Call, path: string): Promise<void> {
