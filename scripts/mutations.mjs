@@ -13,6 +13,7 @@ import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
+import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
@@ -563,4 +564,5 @@ export const MUTATIONS = [
   ...ONNX_MODELS,
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
+  ...HOSTILE_ENGINE,
 ];
