@@ -14,6 +14,7 @@ import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
+import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
 import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
@@ -571,4 +572,5 @@ export const MUTATIONS = [
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
   ...HOSTILE_MODELS,
+  ...HOSTILE_ENGINE,
 ];

@@ -25,8 +25,10 @@ import {
 } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { checkRepositoryFile, readRepositoryFile } from '../config/files.js';
+import { repositoryModelConfig, unreadableModelFile } from '../config/model-files.js';
 import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import { fakeOnnxRuntimeSettings } from '../config/onnxruntime.js';
+import { onnxThreadCountProblems } from '../config/onnxruntime.js';
 import { parseModelConfigText } from '../config/pbtxt.js';
 import { missingPythonModelFile } from '../config/python-model-file.js';
 import { oversizedInitialStateOf, readModelConfigIn } from '../config/sequence-states.js';
@@ -513,9 +515,9 @@ export class Server implements AsyncDisposable {
       const base = config ?? (await this.#repositoryConfig(name, holder));
       config = { ...base, version_policy: { specific: { versions: parsed.versions } } };
     }
-    if (config === undefined && parsed.files.length === 0) {
-      this.#checkConfigFiles(name, holder);
-      this.#checkPythonModelFile(name, holder);
+    if (parsed.files.length === 0) {
+      if (config === undefined) this.#checkConfigFiles(name, holder);
+      this.#checkModelFiles(name, holder, config);
     }
     this.#checkSequenceStates(name, config, holder);
     checkOnnxFiles(name, parsed.files, holder);
@@ -599,24 +601,24 @@ export class Server implements AsyncDisposable {
   }
 
   /**
-   * A Python model's version folder without its model.py: r25.07 would
-   * wait for the model's stub without end (lib/config/python-model-file.ts).
+   * The files the model's backend opens, for the config the load uses
+   * (`config`, else the repository's) and the versions its policy serves:
+   * see modelFilesProblem.
    */
-  #checkPythonModelFile(name: string, holder: Error): void {
+  #checkModelFiles(name: string, holder: Error, config: ModelConfig | undefined): void {
     const dir = this.#repositories.map((r) => join(r, name)).find((d) => existsSync(d));
     if (dir === undefined) return;
     const custom =
       this.#modelConfigName === undefined
         ? undefined
         : join(dir, 'configs', `${this.#modelConfigName}.pbtxt`);
-    const problem = missingPythonModelFile(
-      dir,
-      custom !== undefined && existsSync(custom) ? custom : undefined,
-    );
+    const used =
+      config ?? repositoryModelConfig(dir, custom !== undefined && existsSync(custom) ? custom : undefined);
+    const problem = used === undefined ? undefined : modelFilesProblem(dir, used);
     if (problem === undefined) return;
     throw tritonError(
       'INVALID_ARG',
-      `load failed for model '${name}': ${problem} (the python backend would wait for the model's stub without end: triton-node refuses the load)`,
+      `load failed for model '${name}': ${problem.text}`,
       { model: name },
       holder,
     );
@@ -1054,7 +1056,7 @@ function checkStartupConfigs(native: NativeServerOptions, holder: Error): void {
   if (refused.length > 0) {
     throw tritonError('INVALID_ARG', `startup models cannot be read: ${refused.join('; ')}`, {}, holder);
   }
-  checkStartupPythonFiles(native, holder);
+  checkStartupModelFiles(native, holder);
   checkStartupSequenceStates(native, holder);
 }
 
@@ -1104,20 +1106,53 @@ function checkStartupSequenceStates(native: NativeServerOptions, holder: Error):
   }
 }
 
-/** Refuses a start where a Python startup model lacks its model.py (lib/config/python-model-file.ts). */
-function checkStartupPythonFiles(native: NativeServerOptions, holder: Error): void {
+/**
+ * What keeps the model in `dir` from loading with `config`, found before
+ * Triton sees the load: a model file its backend would open that is a FIFO
+ * or a device (the open or the read would never end:
+ * lib/config/model-files.ts), an onnxruntime thread count beyond a C int
+ * (r25.07 aborts the process: lib/config/onnxruntime.ts), or a Python
+ * model's missing model.py (r25.07 would wait for the model's stub without
+ * end: lib/config/python-model-file.ts).
+ */
+function modelFilesProblem(dir: string, config: ModelConfig): { text: string; python: boolean } | undefined {
+  const unreadable = unreadableModelFile(dir, config);
+  if (unreadable !== undefined) return { text: unreadable, python: false };
+  const abort = onnxThreadCountProblems(config).find((p) => p.kind === 'out-of-range');
+  if (abort !== undefined) {
+    return {
+      text: `parameter '${abort.parameter}' is '${abort.value}', beyond a C int: r25.07's onnxruntime backend aborts the whole process on it (std::out_of_range): triton-node refuses the load`,
+      python: false,
+    };
+  }
+  const missing = missingPythonModelFile(dir, config);
+  if (missing === undefined) return undefined;
+  return {
+    text: `${missing} (the python backend would wait for the model's stub without end: triton-node refuses the load)`,
+    python: true,
+  };
+}
+
+/** Refuses a start where a startup model's files cannot load (modelFilesProblem). */
+function checkStartupModelFiles(native: NativeServerOptions, holder: Error): void {
   const missing: string[] = [];
+  const unreadable: string[] = [];
   for (const { repo, name } of startupModelFolders(native)) {
     const dir = join(repo, name);
     const custom =
       native.modelConfigName === undefined
         ? undefined
         : join(dir, 'configs', `${native.modelConfigName}.pbtxt`);
-    const problem = missingPythonModelFile(
+    const config = repositoryModelConfig(
       dir,
       custom !== undefined && existsSync(custom) ? custom : undefined,
     );
-    if (problem !== undefined) missing.push(`${name}: ${problem}`);
+    const problem = config === undefined ? undefined : modelFilesProblem(dir, config);
+    if (problem?.python) missing.push(`${name}: ${missingPythonModelFile(dir, config!)}`);
+    else if (problem !== undefined) unreadable.push(`${name}: ${problem.text}`);
+  }
+  if (unreadable.length > 0) {
+    throw tritonError('INVALID_ARG', `startup models cannot load: ${unreadable.join('; ')}`, {}, holder);
   }
   if (missing.length > 0) {
     throw tritonError(

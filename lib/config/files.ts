@@ -118,6 +118,43 @@ export function readRepositoryFileSync(path: string, options: RepositoryFileOpti
   }
 }
 
+/** Why an open for writing failed, when the file is not a regular one. */
+function writeOpenError(path: string, err: unknown): unknown {
+  const why: Record<string, string> = {
+    ELOOP: 'it is a symbolic link, not a regular file (not followed)',
+    ENXIO: 'it is a FIFO, not a regular file',
+    EISDIR: 'it is a directory, not a regular file',
+  };
+  const reason = why[(err as NodeJS.ErrnoException).code ?? ''];
+  return reason === undefined ? err : tritonError('INVALID_ARG', `cannot write ${path}: ${reason}`);
+}
+
+/**
+ * Appends `text` to the regular file `path` (created when missing), never
+ * through a link or into a FIFO or device planted there, even one planted
+ * after the file was last read: opened with O_NOFOLLOW and O_NONBLOCK (a
+ * FIFO without a reader fails at once), then fstat'ed before the write.
+ * Such a file rejects with a TritonError (INVALID_ARG) naming it.
+ */
+export async function appendRepositoryFile(path: string, text: string): Promise<void> {
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    0o644,
+  ).catch((err: unknown) => {
+    throw writeOpenError(path, err);
+  });
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) {
+      throw tritonError('INVALID_ARG', `cannot write ${path}: it is ${kindOf(stats)}, not a regular file`);
+    }
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Refuses `path` when it exists but is not a regular file of at most
  * `limit` bytes (a stat only, synchronous: a FIFO is not opened, and a

@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,4 +87,50 @@ export function fakeOnnxRuntimeSettings(
     ['onnxruntime', 'fake-onnxruntime-library', where.library ?? ''],
     ['onnxruntime', 'fake-onnxruntime-searched', where.searched],
   ];
+}
+
+/** The onnxruntime backend's thread count parameters. */
+export const ONNX_THREAD_PARAMETERS = ['intra_op_thread_count', 'inter_op_thread_count'] as const;
+
+/**
+ * The most threads the fake engine gives one session (4 per core, at least
+ * 64; native/fake/backends/onnxruntime_backend.cc counts the cores online
+ * as os.cpus() does), and what lint warns above for real Triton.
+ */
+export function maxSessionThreads(cores = cpus().length): number {
+  return Math.max(64, 4 * cores);
+}
+
+/** A thread count parameter that r25.07 refuses, aborts on, or takes and starts too many threads for. */
+export interface OnnxThreadCountProblem {
+  parameter: (typeof ONNX_THREAD_PARAMETERS)[number];
+  value: string;
+  /**
+   * 'not-a-number': the backend refuses the load ("failed to convert");
+   * 'out-of-range': beyond a C int, std::stoi throws and r25.07 aborts the
+   * whole process (std::terminate); 'too-many': above maxSessionThreads,
+   * each instance's session starts that many threads at load.
+   */
+  kind: 'not-a-number' | 'out-of-range' | 'too-many';
+}
+
+const INT_MAX = 2 ** 31 - 1;
+
+/** The thread count parameters of an onnxruntime model that are a problem, read as the backend reads them (std::stoi). */
+export function onnxThreadCountProblems(
+  config: { backend?: string; platform?: string; parameters?: Record<string, unknown> },
+  limit = maxSessionThreads(),
+): OnnxThreadCountProblem[] {
+  if (config.backend !== 'onnxruntime' && config.platform !== 'onnxruntime_onnx') return [];
+  const out: OnnxThreadCountProblem[] = [];
+  for (const parameter of ONNX_THREAD_PARAMETERS) {
+    const raw = (config.parameters?.[parameter] as { string_value?: unknown } | undefined)?.string_value;
+    if (typeof raw !== 'string') continue;
+    // std::stoi: leading white space, a sign, then digits; the rest ignored.
+    const leading = /^\s*([+-]?\d+)/.exec(raw)?.[1];
+    if (leading === undefined) out.push({ parameter, value: raw, kind: 'not-a-number' });
+    else if (Math.abs(Number(leading)) > INT_MAX) out.push({ parameter, value: raw, kind: 'out-of-range' });
+    else if (Number(leading) > limit) out.push({ parameter, value: raw, kind: 'too-many' });
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { constants, existsSync, readdirSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 /**
@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { BroadcastChannel } from 'node:worker_threads';
 import { type TritonError, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
-import { readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
+import { appendRepositoryFile, readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { onnxBytesProblem } from '../config/onnx-external-data.js';
 import type { Metric, MetricSpec } from '../metrics/metrics.js';
@@ -324,6 +324,15 @@ function unreadableHistory(name: string, file: string, err: unknown): TritonErro
   );
 }
 
+/** A deployment that happened but could not be appended to the history. */
+function unrecordedDeployment(entry: Deployment, err: unknown): TritonError {
+  return tritonError(
+    'INVALID_ARG',
+    `deployments of '${entry.model}': ${(err as Error).message}; the ${entry.kind} to version ${entry.to} ended '${entry.status}' (pinned: ${entry.pinned}) but is not in the history: move the file away to start a new history`,
+    { model: entry.model },
+  );
+}
+
 /** @internal A server's pins, live canaries and deployment history. */
 export class Deployments {
   readonly #host: DeployHost;
@@ -482,20 +491,12 @@ export class Deployments {
   }
 
   async #record(name: string, entry: Deployment): Promise<void> {
-    // Appended without following a link planted in the model's folder.
-    const handle = await open(
-      join(this.#modelDir(name), HISTORY),
-      constants.O_WRONLY |
-        constants.O_APPEND |
-        constants.O_CREAT |
-        constants.O_NOFOLLOW |
-        constants.O_NONBLOCK,
-      0o644,
-    );
+    // Appended without following a link, nor into a FIFO, planted in the
+    // model's folder since the history was read (the deploy read it first).
     try {
-      await handle.writeFile(`${JSON.stringify(entry)}\n`);
-    } finally {
-      await handle.close();
+      await appendRepositoryFile(join(this.#modelDir(name), HISTORY), `${JSON.stringify(entry)}\n`);
+    } catch (err) {
+      throw unrecordedDeployment(entry, err);
     }
     if (this.#host.stopped) return;
     try {

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInstanceGroup } from '../config/model-config.js';
 import { externalFileProblem, findOnnxExternalData } from '../config/onnx-external-data.js';
+import { maxSessionThreads, onnxThreadCountProblems } from '../config/onnxruntime.js';
 import type { TextPosition } from '../config/pbtxt.js';
 import { sequenceStateSizes, sequenceStateText } from '../config/sequence-states.js';
 import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
@@ -358,6 +359,39 @@ export const RULES: LintRule[] = [
           `a ${model.config.backend === 'python' ? 'Python' : `${bytes(model.weightBytes)}`} model on KIND_GPU holds a CUDA context and GPU memory it barely uses`,
           'set kind to KIND_CPU unless it computes on the GPU',
         );
+      }
+    },
+  },
+  {
+    id: 'onnx-thread-count',
+    description: "an onnxruntime model's thread counts are numbers Triton can take, and not thousands",
+    check({ model, report }) {
+      const limit = maxSessionThreads();
+      for (const p of onnxThreadCountProblems(model.config, limit)) {
+        const index = Object.keys(model.config.parameters ?? {}).indexOf(p.parameter);
+        const at = { path: `parameters[${index}].value.string_value` };
+        if (p.kind === 'not-a-number') {
+          report(
+            at,
+            'error',
+            `${p.parameter} '${p.value}' is not a number: the onnxruntime backend refuses the load`,
+            `set ${p.parameter} to a thread count (0: ONNX Runtime's default)`,
+          );
+        } else if (p.kind === 'out-of-range') {
+          report(
+            at,
+            'error',
+            `${p.parameter} '${p.value}' is beyond a C int: r25.07's onnxruntime backend aborts the whole process at load (std::out_of_range)`,
+            `set ${p.parameter} to a thread count (0: ONNX Runtime's default)`,
+          );
+        } else {
+          report(
+            at,
+            'warning',
+            `${p.parameter} ${p.value}: each instance's session starts that many threads at load, and memory grows with them (more than ${limit}, 4 per core of this machine)`,
+            `set ${p.parameter} to at most the cores an instance may use (0: ONNX Runtime's default)`,
+          );
+        }
       }
     },
   },

@@ -11,7 +11,7 @@ export const MUTATIONS = [
     why: "the fake's onnxruntime backend refuses a model whose external data lies outside its version folder: it loads, and every inference returns the server's file",
     file: 'native/fake/backends/onnxruntime_backend.cc',
     search:
-      '  if (!refused.empty()) {\n    *code = TRITONSERVER_ERROR_INVALID_ARG;\n    return refused;\n  }\n',
+      '  if (!refused.empty()) return refused;\n',
     replace: '',
     tests: ['test/hostile/onnx-external-data.test.ts'],
   },

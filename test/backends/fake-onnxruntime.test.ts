@@ -8,15 +8,25 @@ import { spawnSync } from 'node:child_process';
  * with onnxruntime-node's own, single and batched, and the error when ONNX
  * Runtime is missing.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
+import { type ModelConfig, Server, TritonError, formatModelConfig } from '../../lib/index.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
-import { ONNX_CASES, type OnnxOutcome } from '../onnxruntime/cases.js';
+import { ONNX_CASES, type OnnxOutcome, caseModes } from '../onnxruntime/cases.js';
 import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
+import { ADD_BIAS, ADD_FOUR, DEFAULT_BIAS, IDENTITY_FP16 } from './tiny-onnx.js';
 
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
 const SEQUENCE_BATCHER = true;
@@ -47,6 +57,58 @@ function inferenceSkipReason(): string | false {
 }
 
 const IDLE_US = 300_000;
+
+/** A tiny model's folder: `bytes` as 1/model.onnx, and `config`. */
+function writeTinyModel(repo: string, bytes: Uint8Array, config: ModelConfig): void {
+  mkdirSync(join(repo, config.name!, '1'), { recursive: true });
+  writeFileSync(join(repo, config.name!, '1', 'model.onnx'), bytes);
+  writeFileSync(join(repo, config.name!, 'config.pbtxt'), formatModelConfig(config));
+}
+
+const cpu = [{ kind: 'KIND_CPU' as const, count: 1 }];
+/** The tiny models of the inference tests (test/backends/tiny-onnx.ts). */
+const TINY_INFERENCE: Array<[Uint8Array, ModelConfig]> = [
+  [
+    IDENTITY_FP16,
+    {
+      name: 'identity_fp16',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      input: [{ name: 'x', data_type: 'TYPE_FP16', dims: [2] }],
+      output: [{ name: 'y', data_type: 'TYPE_FP16', dims: [2] }],
+      instance_group: cpu,
+    },
+  ],
+  [
+    ADD_BIAS,
+    {
+      name: 'add_bias',
+      backend: 'onnxruntime',
+      max_batch_size: 0,
+      input: [
+        { name: 'x', data_type: 'TYPE_FP32', dims: [-1, 4] },
+        { name: 'bias', data_type: 'TYPE_FP32', dims: [4], optional: true },
+      ],
+      output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [-1, 4] }],
+      instance_group: cpu,
+    },
+  ],
+  [
+    // Three requests make a batch (and nothing runs before they are there):
+    // a run that fails fails all three.
+    ADD_FOUR,
+    {
+      name: 'add_four',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [-1] }],
+      output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [4] }],
+      dynamic_batching: { preferred_batch_size: [3], max_queue_delay_microseconds: 10_000_000 },
+      instance_group: cpu,
+    },
+  ],
+];
+
 // One server for the inference tests: real Triton r25.07's onnxruntime
 // backend fails every load of a second server in one process.
 let shared: { repo: string; server: Server } | undefined;
@@ -58,6 +120,7 @@ beforeAll(async () => {
     maxSequenceIdleMicroseconds: IDLE_US,
     perModel: { silero_vad: { instances: 2 } },
   });
+  for (const [bytes, config] of TINY_INFERENCE) writeTinyModel(repo, bytes, config);
   const server = await Server.create({
     library: LIBRARY_PATH,
     modelRepository: repo,
@@ -65,7 +128,8 @@ beforeAll(async () => {
     log: { warn: false },
   });
   shared = { repo, server };
-  await Promise.all(['ocr_det', 'ocr_cls', 'silero_vad'].map((m) => server.loadModel(m)));
+  const models = ['ocr_det', 'ocr_cls', 'silero_vad', ...TINY_INFERENCE.map(([, c]) => c.name!)];
+  await Promise.all(models.map((m) => server.loadModel(m)));
 }, 60_000);
 afterAll(async () => {
   await shared?.server.stop();
@@ -170,11 +234,11 @@ describe('loads of real models on the fake onnxruntime backend, against real Tri
   skipAllIf(skipReason());
   const outcomes = new Map<string, OnnxOutcome>();
   beforeAll(() => {
-    // As recorded: each strictness in a process of its own (after a failed
+    // As recorded: each mode in a process of its own (after a failed
     // onnxruntime load, no later server of a process starts the backend).
     const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
     try {
-      for (const mode of ['strict', 'auto']) {
+      for (const mode of caseModes()) {
         // The library under test is the fake here (the describe skips elsewhere).
         const run = spawnSync(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
           encoding: 'utf8',
@@ -328,6 +392,63 @@ describe('inference on the onnxruntime backend, against onnxruntime-node', () =>
       inputs: { x: { datatype: 'FP32', shape: [1, 3, 48, 192], data: image(1, 48, 192, 3) } },
     });
     expect(ok.outputs['softmax_0.tmp_0']!.shape).toEqual([1, 2]);
+  });
+});
+
+describe('tiny models on the onnxruntime backend: FP16, an optional input, a batch whose run fails', () => {
+  skipAllIf(inferenceSkipReason());
+  const server = () => shared!.server;
+
+  it('FP16 goes through as FP16, bit for bit', async () => {
+    // 1, -2, 0.5, 65504 (the largest FP16) as their 16 bits.
+    const bits = Uint16Array.of(0x3c00, 0xc000, 0x3800, 0x7bff);
+    const r = await server().infer('identity_fp16', {
+      inputs: { x: { datatype: 'FP16', shape: [2, 2], data: bits } },
+    });
+    expect(r.outputs.y!.datatype).toBe('FP16');
+    expect(r.outputs.y!.shape).toEqual([2, 2]);
+    expect(Array.from(r.outputs.y!.data as Uint16Array)).toEqual(Array.from(bits));
+  });
+
+  it('an optional input left out takes the default the model gives it; given, it replaces it', async () => {
+    const x = Float32Array.of(1, 2, 3, 4);
+    const without = await server().infer('add_bias', { inputs: { x: { shape: [1, 4], data: x } } });
+    expect(Array.from(without.outputs.y!.data as Float32Array)).toEqual(
+      DEFAULT_BIAS.map((b, i) => b + x[i]!),
+    );
+    const given = await server().infer('add_bias', {
+      inputs: { x: { shape: [1, 4], data: x }, bias: { shape: [4], data: Float32Array.of(1, 1, 1, 1) } },
+    });
+    expect(Array.from(given.outputs.y!.data as Float32Array)).toEqual([2, 3, 4, 5]);
+  });
+
+  it('a run that fails fails every request of its batch, with the ONNX Runtime error', async () => {
+    // 3 wide against the model's 4 constants: the Add cannot broadcast.
+    const outcomes = await Promise.allSettled(
+      [0, 1, 2].map((i) =>
+        server().infer('add_four', { inputs: { x: { shape: [1, 3], data: Float32Array.of(i, i, i) } } }),
+      ),
+    );
+    for (const [i, o] of outcomes.entries()) {
+      expect(o.status, `request ${i} of the batch`).toBe('rejected');
+      const err = (o as PromiseRejectedResult).reason as TritonError;
+      expect(err, `request ${i}`).toBeInstanceOf(TritonError);
+      expect(err.code).toBe('INTERNAL');
+      expect(err.message).toMatch(
+        /^onnx runtime error \d+: Non-zero status code returned while running Add node/,
+      );
+    }
+    // The model still serves a batch it can run.
+    const ok = await Promise.all(
+      [0, 1, 2].map((i) =>
+        server().infer('add_four', { inputs: { x: { shape: [1, 4], data: Float32Array.of(i, i, i, i) } } }),
+      ),
+    );
+    expect(ok.map((r) => Array.from(r.outputs.y!.data as Float32Array))).toEqual([
+      [1, 2, 3, 4],
+      [2, 3, 4, 5],
+      [3, 4, 5, 6],
+    ]);
   });
 });
 

@@ -17,6 +17,7 @@ import { Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { pythonModelConfig } from '../backends/python-models.js';
 import { BACKEND_DIR, library, serverOptions, skipIf } from '../helpers.js';
+import { rawServer } from '../hostile/raw-server.js';
 
 const ADD_PY = `import triton_python_backend_utils as pb_utils
 
@@ -52,11 +53,37 @@ model('py_named', ['1/adder.py'], 'default_model_filename: "adder.py"\n');
 // Only the latest version is loaded (Triton's default policy): version 1's folder may lack it.
 model('py_old_version_empty', ['1/README', '2/model.py']);
 model('py_all_versions', ['1/README', '2/model.py'], 'version_policy: { all: {} }\n');
+// Specific versions: only those named need it.
+model('py_specific_served', ['1/README', '2/model.py'], 'version_policy: { specific: { versions: [2] } }\n');
+model('py_specific_missing', ['1/README', '2/model.py'], 'version_policy: { specific: { versions: [1] } }\n');
+// The latest 2 of 3: the oldest may lack it, the middle one may not.
+model(
+  'py_latest2_served',
+  ['1/README', '2/model.py', '3/model.py'],
+  'version_policy: { latest: { num_versions: 2 } }\n',
+);
+model(
+  'py_latest2_missing',
+  ['1/model.py', '2/README', '3/model.py'],
+  'version_policy: { latest: { num_versions: 2 } }\n',
+);
 
 function pythonBackendReason(): string | false {
   if (library().isFake) return false;
   return BACKEND_DIR === undefined ? 'needs TRITON_BACKEND_DIR with a python backend' : false;
 }
+
+/** A full config of py_nofile, as a load's override. */
+const pyNofileOverride = {
+  name: 'py_nofile',
+  backend: 'python',
+  max_batch_size: 0,
+  input: [
+    { name: 'A', data_type: 'TYPE_FP32' as const, dims: [-1] },
+    { name: 'B', data_type: 'TYPE_FP32' as const, dims: [-1] },
+  ],
+  output: [{ name: 'SUM', data_type: 'TYPE_FP32' as const, dims: [-1] }],
+};
 
 async function loadError(server: Server, name: string): Promise<TritonError> {
   const err = await server.loadModel(name).then(
@@ -108,6 +135,39 @@ describe('a python model without its file (both libraries)', () => {
     expect(err.message).toContain(missing('py_all_versions', 1, 'model.py'));
   });
 
+  it('specific versions: only the versions named need it', async (ctx) => {
+    skipIf(ctx, skip);
+    await server!.loadModel('py_specific_served');
+    expect(await server!.model('py_specific_served').isReady()).toBe(true);
+    const err = await loadError(server!, 'py_specific_missing');
+    expect(err.code).toBe('INVALID_ARG');
+    expect(err.message).toContain(missing('py_specific_missing', 1, 'model.py'));
+  });
+
+  it('latest N: each of the N newest versions needs it, older ones do not', async (ctx) => {
+    skipIf(ctx, skip);
+    await server!.loadModel('py_latest2_served');
+    expect(await server!.model('py_latest2_served').isReady()).toBe(true);
+    const err = await loadError(server!, 'py_latest2_missing');
+    expect(err.message).toContain(missing('py_latest2_missing', 2, 'model.py'));
+  });
+
+  it('loadModel with `versions`, or with a config override, is checked against the versions it loads', async (ctx) => {
+    skipIf(ctx, skip);
+    // Before: both went to Triton unchecked, and r25.07 waited for the stub without end.
+    const err = await server!.loadModel('py_old_version_empty', { versions: [1] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).code).toBe('INVALID_ARG');
+    expect((err as Error).message).toContain(missing('py_old_version_empty', 1, 'model.py'));
+    expect((err as Error).message).toContain('triton-node refuses the load');
+    const override = await server!
+      .loadModel('py_nofile', { config: pyNofileOverride })
+      .catch((e: unknown) => e);
+    expect(override).toBeInstanceOf(TritonError);
+    expect((override as Error).message).toContain(missing('py_nofile', 1, 'model.py'));
+    expect((override as Error).message).toContain('triton-node refuses the load');
+  });
+
   it('a model that loaded answers (the real backend computes; the fake stand-in gives zeros)', async (ctx) => {
     skipIf(ctx, skip);
     const r = await server!.infer('py_named', {
@@ -151,33 +211,25 @@ describe('startup models (both libraries)', () => {
 });
 
 describe('the fake engine on python models', () => {
-  it('refuses a load without the file in the same words itself (a config override skips the TS check)', async (ctx) => {
+  it('refuses a load without the file in the same words itself (through the addon, without the TS check)', async (ctx) => {
     skipIf(
       ctx,
       library().isFake ? false : 'fake engine only (real Triton would wait for the stub without end)',
     );
     fakeEngine.standIns({ python: 'zeros' });
-    const server = await Server.create(serverOptions({ modelRepository: repo }));
+    const server = await rawServer(repo);
     try {
-      const override = {
-        name: 'py_nofile',
-        backend: 'python',
-        max_batch_size: 0,
-        input: [
-          { name: 'A', data_type: 'TYPE_FP32' as const, dims: [-1] },
-          { name: 'B', data_type: 'TYPE_FP32' as const, dims: [-1] },
-        ],
-        output: [{ name: 'SUM', data_type: 'TYPE_FP32' as const, dims: [-1] }],
-      };
-      const err = await server.loadModel('py_nofile', { config: override }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(TritonError);
-      expect((err as Error).message).toContain(
-        `Python model file not found in '${join(repo, 'py_nofile', '1', 'model.py')}'`,
-      );
-      expect((err as Error).message).not.toContain('triton-node refuses');
+      for (const config of [undefined, JSON.stringify(pyNofileOverride)]) {
+        const err = await server.loadModel('py_nofile', config, []).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeDefined();
+        expect((err as Error).message).toContain(
+          `Python model file not found in '${join(repo, 'py_nofile', '1', 'model.py')}'`,
+        );
+        expect((err as Error).message).not.toContain('triton-node refuses');
+      }
     } finally {
       await server.stop();
       fakeEngine.standIns(null);

@@ -335,4 +335,36 @@ describe('deploy: names and paths that leave the repository, histories that are 
     // The file the link pointed to was neither appended to nor replaced.
     expect(readFileSync(target, 'utf8')).toBe(targetText);
   });
+
+  it('a link or FIFO planted as the history after the deploy read it: the append neither follows nor waits, the deploy rejects naming it', async () => {
+    const file = join(modelDir, 'deployments.jsonl');
+    const target = join(root, 'planted-target.jsonl');
+    writeFileSync(target, 'not yours\n');
+    const plants: Array<[string, (f: string) => void, RegExp]> = [
+      ['link', (f) => symlinkSync(target, f), /it is a symbolic link, not a regular file \(not followed\)/],
+      ['fifo', fifo, /it is a FIFO, not a regular file/],
+    ];
+    for (const [what, plant, why] of plants) {
+      rmSync(file, { recursive: true, force: true });
+      const pinned = server.pinnedVersion(MODEL)!;
+      // The deploy reads the history first; the link appears while the new version loads.
+      const err = await server
+        .deploy(MODEL, {
+          files: { 'notes.txt': what },
+          onStep: (s) => {
+            if (s.step === 'loading') plant(file);
+          },
+        })
+        .catch((e: unknown) => e);
+      expect(err, what).toBeInstanceOf(TritonError);
+      expect((err as TritonError).code).toBe('INVALID_ARG');
+      expect((err as Error).message).toContain(`cannot write ${file}`);
+      expect((err as Error).message).toMatch(why);
+      expect((err as Error).message).toMatch(/ended 'succeeded' \(pinned: \d+\) but is not in the history/);
+      expect(server.pinnedVersion(MODEL)).toBeGreaterThan(pinned);
+    }
+    // Nothing was written through the link.
+    expect(readFileSync(target, 'utf8')).toBe('not yours\n');
+    rmSync(file, { recursive: true, force: true });
+  });
 });

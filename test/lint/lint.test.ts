@@ -85,6 +85,11 @@ model(
   'state_size',
   `backend: "onnxruntime"\nmax_batch_size: 0\n${io}sequence_batching { state [ { input_name: "S_IN" output_name: "S_OUT" data_type: TYPE_FP32 dims: [ 3, 134217728 ] } ] }\n`,
 );
+model(
+  'onnx_threads',
+  `backend: "onnxruntime"\nmax_batch_size: 0\n${io}parameters { key: "intra_op_thread_count" value: { string_value: "30000" } }\n`,
+  { 'model.onnx': '' },
+);
 
 const options = {
   gpus: 2,
@@ -113,6 +118,7 @@ describe('lint(): one violation per rule', () => {
         ['vllm-engine-args', 'vllm_no_json', 'error'],
         ['onnx-external-data', 'onnx_external', 'error'],
         ['sequence-state-size', 'state_size', 'error'],
+        ['onnx-thread-count', 'onnx_threads', 'warning'],
         ['explicit-control', '', 'warning'],
       ].sort(),
     );
@@ -120,7 +126,7 @@ describe('lint(): one violation per rule', () => {
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 9, warningCount: 4, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 9, warningCount: 5, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -132,6 +138,11 @@ describe('lint(): one violation per rule', () => {
     });
     expect(at('queue-delay-range')).toMatchObject({ line: 6, column: 20 });
     expect(at('gpus-spread')).toMatchObject({ line: 6, column: 35 });
+    expect(at('onnx-thread-count')).toMatchObject({
+      file: join(repo, 'onnx_threads', 'config.pbtxt'),
+      line: 6,
+      column: 52,
+    });
     expect(at('gpu-memory-headroom')).toMatchObject({
       file: join(repo, 'gpu_headroom', '1', 'model.json'),
       line: 3,
@@ -170,13 +181,13 @@ describe('lint(): one violation per rule', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/14 finding\(s\): 9 error\(s\), 4 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/15 finding\(s\): 9 error\(s\), 5 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(14);
+    expect(sarif.runs[0].results).toHaveLength(15);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),

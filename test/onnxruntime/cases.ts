@@ -11,18 +11,44 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ModelConfig, formatModelConfig } from '../../lib/index.js';
 import { type RealModelFiles, realModelConfigs } from '../backends/real-models.js';
+import { ADD_BIAS, IDENTITY_BF16, IDENTITY_FP16 } from '../backends/tiny-onnx.js';
+
+/** Tiny models written by test/backends/tiny-onnx.ts, for what the real ones cannot show. */
+const TINY_MODELS = { identityFp16: IDENTITY_FP16, identityBf16: IDENTITY_BF16, addBias: ADD_BIAS } as const;
+export type TinyModelName = keyof typeof TINY_MODELS;
 
 export interface OnnxCase {
   /** The case (fixture file name) and the model's directory name. */
   name: string;
-  /** Which real model file the version folder holds. */
-  model: keyof RealModelFiles;
+  /** Which model file the version folder holds: a real model's, or a tiny one written here. */
+  model: keyof RealModelFiles | TinyModelName;
   /** config.pbtxt (null: none, auto-complete). */
   config: ModelConfig | null;
   /** The model file's name in `1/` (default model.onnx). */
   fileName?: string;
   /** Triton's strict model config (default true; false lets it auto-complete). */
   strict?: boolean;
+  /** The onnxruntime backend setting default-max-batch-size (auto-complete only; default Triton's 4). */
+  defaultMaxBatchSize?: number;
+}
+
+/**
+ * The server a case loads on: its strictness and backend settings. One
+ * server per mode, each in a process of its own (after a failed onnxruntime
+ * load, r25.07 cannot start the backend again in that process).
+ */
+export type OnnxCaseMode = 'strict' | 'auto' | `auto-dmbs${number}`;
+
+export function caseMode(c: OnnxCase): OnnxCaseMode {
+  if (c.strict ?? true) return 'strict';
+  return c.defaultMaxBatchSize === undefined ? 'auto' : `auto-dmbs${c.defaultMaxBatchSize}`;
+}
+
+/** The modes of ONNX_CASES, strict first. */
+export function caseModes(): OnnxCaseMode[] {
+  return [...new Set(ONNX_CASES.map(caseMode))].sort((a, b) =>
+    a === 'strict' ? -1 : b === 'strict' ? 1 : a.localeCompare(b),
+  );
 }
 
 /** What a case came to: the loaded model's config, or the load's error. */
@@ -49,6 +75,32 @@ function from(config: ModelConfig, name: string, change: Partial<ModelConfig>): 
 const cls = (name: string, change: Partial<ModelConfig> = {}) => from(base.ocr_cls, name, change);
 const det = (name: string, change: Partial<ModelConfig> = {}) => from(base.ocr_det, name, change);
 const vad = (name: string, change: Partial<ModelConfig> = {}) => from(base.silero_vad, name, change);
+/** A config of IDENTITY_FP16 or IDENTITY_BF16 (x → y, [2] after the batch) with `type` for both. */
+function tiny(name: string, type: 'TYPE_FP16' | 'TYPE_BF16' | 'TYPE_FP32'): ModelConfig {
+  return {
+    name,
+    backend: 'onnxruntime',
+    max_batch_size: 4,
+    input: [{ name: 'x', data_type: type, dims: [2] }],
+    output: [{ name: 'y', data_type: type, dims: [2] }],
+    instance_group: [{ kind: 'KIND_CPU', count: 1 }],
+  };
+}
+/** A config of ADD_BIAS (y = x + bias, bias with a default): `bias` given, optional or not. */
+function addBias(name: string, maxBatchSize: number, optional: boolean): ModelConfig {
+  const batch = maxBatchSize > 0 ? [] : [-1];
+  return {
+    name,
+    backend: 'onnxruntime',
+    max_batch_size: maxBatchSize,
+    input: [
+      { name: 'x', data_type: 'TYPE_FP32', dims: [...batch, 4] },
+      { name: 'bias', data_type: 'TYPE_FP32', dims: [4], optional },
+    ],
+    output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [...batch, 4] }],
+    instance_group: [{ kind: 'KIND_CPU', count: 1 }],
+  };
+}
 const clsInput = base.ocr_cls.input ?? [];
 const clsOutput = base.ocr_cls.output ?? [];
 
@@ -236,6 +288,56 @@ export const ONNX_CASES: readonly OnnxCase[] = [
       },
     }),
   },
+  // Auto-complete turns dynamic batching on only for a max_batch_size above 1.
+  {
+    name: 'ocr_cls_auto_mbs1',
+    model: 'ocrCls',
+    config: { name: 'ocr_cls_auto_mbs1', backend: 'onnxruntime', max_batch_size: 1 },
+    strict: false,
+  },
+  { name: 'ocr_cls_auto_dmbs1', model: 'ocrCls', config: null, strict: false, defaultMaxBatchSize: 1 },
+  { name: 'ocr_cls_auto_dmbs0', model: 'ocrCls', config: null, strict: false, defaultMaxBatchSize: 0 },
+  // A thread count that is not a number.
+  {
+    name: 'ocr_cls_threads_text',
+    model: 'ocrCls',
+    config: cls('ocr_cls_threads_text', { parameters: { intra_op_thread_count: { string_value: 'many' } } }),
+  },
+  // FP16 and BF16 tensors (tiny models).
+  { name: 'identity_fp16_auto', model: 'identityFp16', config: null, strict: false },
+  { name: 'identity_fp16', model: 'identityFp16', config: tiny('identity_fp16', 'TYPE_FP16') },
+  {
+    name: 'identity_fp16_as_bf16',
+    model: 'identityFp16',
+    config: tiny('identity_fp16_as_bf16', 'TYPE_BF16'),
+  },
+  {
+    name: 'identity_fp16_as_fp32',
+    model: 'identityFp16',
+    config: tiny('identity_fp16_as_fp32', 'TYPE_FP32'),
+  },
+  { name: 'identity_bf16_auto', model: 'identityBf16', config: null, strict: false },
+  { name: 'identity_bf16', model: 'identityBf16', config: tiny('identity_bf16', 'TYPE_BF16') },
+  // Optional inputs: an input with a default in the model (an overridable initializer).
+  { name: 'add_bias_auto', model: 'addBias', config: null, strict: false },
+  { name: 'add_bias_optional', model: 'addBias', config: addBias('add_bias_optional', 0, true) },
+  { name: 'add_bias_required', model: 'addBias', config: addBias('add_bias_required', 0, false) },
+  {
+    name: 'add_bias_optional_batching',
+    model: 'addBias',
+    config: addBias('add_bias_optional_batching', 4, true),
+  },
+  {
+    // A required model input marked optional: the count of required inputs is short.
+    name: 'ocr_cls_unbatched_optional',
+    model: 'ocrCls',
+    config: cls('ocr_cls_unbatched_optional', {
+      max_batch_size: 0,
+      dynamic_batching: undefined,
+      input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [-1, 3, 48, 192], optional: true }],
+      output: [{ name: 'softmax_0.tmp_0', data_type: 'TYPE_FP32', dims: [-1, 2] }],
+    }),
+  },
 ];
 
 /** Writes one case's model into `repo` (its folder replaced). */
@@ -243,7 +345,9 @@ export function writeCase(repo: string, files: RealModelFiles, c: OnnxCase): voi
   const dir = join(repo, c.name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, '1'), { recursive: true });
-  symlinkSync(files[c.model], join(dir, '1', c.fileName ?? 'model.onnx'));
+  const file = join(dir, '1', c.fileName ?? 'model.onnx');
+  if (c.model in TINY_MODELS) writeFileSync(file, TINY_MODELS[c.model as TinyModelName]);
+  else symlinkSync(files[c.model as keyof RealModelFiles], file);
   if (c.config !== null) writeFileSync(join(dir, 'config.pbtxt'), formatModelConfig(c.config));
 }
 

@@ -16,21 +16,33 @@ import { join, resolve } from 'node:path';
 import { Server, TritonError, loadLibrary } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { realModelFiles } from '../backends/real-models.js';
-import { ONNX_CASES, type OnnxCase, type OnnxOutcome, portableMessage, writeCase } from './cases.js';
+import {
+  ONNX_CASES,
+  type OnnxCase,
+  type OnnxCaseMode,
+  type OnnxOutcome,
+  caseMode,
+  caseModes,
+  portableMessage,
+  writeCase,
+} from './cases.js';
 
 /**
- * Loads the cases of one strictness (`strict`: those with a complete config,
- * else those left to auto-complete) on one server and says how each went.
- * One strictness per process: real Triton r25.07's onnxruntime backend fails
- * every load of a second server in a process ("OnnxLoader singleton already
- * initialized").
+ * Loads the cases of one mode (`strict`: those with a complete config;
+ * `auto`: those left to auto-complete; `auto-dmbs<n>`: auto-completed with
+ * the onnxruntime backend's default-max-batch-size n) on one server and says
+ * how each went. One mode per process: real Triton r25.07's onnxruntime
+ * backend fails every load of a second server in a process ("OnnxLoader
+ * singleton already initialized").
  */
 export async function runOnnxCases(
   library: string,
   backendDirectory: string | undefined,
-  strict: boolean,
+  mode: OnnxCaseMode,
   cases: readonly OnnxCase[] = ONNX_CASES,
 ): Promise<OnnxOutcome[]> {
+  const strict = mode === 'strict';
+  const dmbs = /^auto-dmbs(\d+)$/.exec(mode)?.[1];
   const files = realModelFiles();
   if (typeof files === 'string') throw new Error(files);
   const repo = realpathSync(mkdtempSync(join(tmpdir(), 'triton-onnx-cases-')));
@@ -43,12 +55,13 @@ export async function runOnnxCases(
         modelRepository: repo,
         ...(backendDirectory === undefined ? {} : { backendDirectory }),
         strictModelConfig: strict,
+        ...(dmbs === undefined ? {} : { backendConfig: { onnxruntime: { 'default-max-batch-size': dmbs } } }),
         exitTimeoutSeconds: 5,
         log: { warn: false, error: false },
       });
       try {
         for (const c of cases) {
-          if ((c.strict ?? true) !== strict) continue;
+          if (caseMode(c) !== mode) continue;
           outcomes.push(await runCase(server, c, repo));
         }
       } finally {
@@ -83,21 +96,24 @@ async function main(): Promise<void> {
   const mode = process.argv[3];
   if (out === undefined) throw new Error('usage: record.ts <output directory>');
   if (mode === undefined) {
-    // Each strictness in a process of its own (see runOnnxCases).
-    for (const strict of ['strict', 'auto']) {
-      const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, out, strict], {
+    // Each mode in a process of its own (see runOnnxCases).
+    for (const m of caseModes()) {
+      const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, out, m], {
         stdio: 'inherit',
       });
-      if (run.status !== 0) throw new Error(`recording the ${strict} cases failed (${run.status})`);
+      if (run.status !== 0) throw new Error(`recording the ${m} cases failed (${run.status})`);
     }
     return;
+  }
+  if (!(caseModes() as string[]).includes(mode)) {
+    throw new Error(`unknown mode '${mode}' (known: ${caseModes().join(', ')})`);
   }
   const library = process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath;
   const info = loadLibrary(library);
   const outcomes = await runOnnxCases(
     library,
     process.env.TRITON_BACKEND_DIR || undefined,
-    mode === 'strict',
+    mode as OnnxCaseMode,
   );
   mkdirSync(resolve(out), { recursive: true });
   for (const o of outcomes) {

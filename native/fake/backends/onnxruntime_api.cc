@@ -33,6 +33,12 @@ void FillApi(const void* const* t, Api* a) {
   Take(t, kSetInterOpNumThreads, &a->SetInterOpNumThreads);
   Take(t, kSessionGetInputCount, &a->SessionGetInputCount);
   Take(t, kSessionGetOutputCount, &a->SessionGetOutputCount);
+  Take(t, kSessionGetOverridableInitializerCount,
+       &a->SessionGetOverridableInitializerCount);
+  Take(t, kSessionGetOverridableInitializerTypeInfo,
+       &a->SessionGetOverridableInitializerTypeInfo);
+  Take(t, kSessionGetOverridableInitializerName,
+       &a->SessionGetOverridableInitializerName);
   Take(t, kSessionGetInputTypeInfo, &a->SessionGetInputTypeInfo);
   Take(t, kSessionGetOutputTypeInfo, &a->SessionGetOutputTypeInfo);
   Take(t, kSessionGetInputName, &a->SessionGetInputName);

@@ -48,10 +48,13 @@ enum Slot : size_t {
   kSetInterOpNumThreads = 25,
   kSessionGetInputCount = 30,
   kSessionGetOutputCount = 31,
+  kSessionGetOverridableInitializerCount = 32,
   kSessionGetInputTypeInfo = 33,
   kSessionGetOutputTypeInfo = 34,
+  kSessionGetOverridableInitializerTypeInfo = 35,
   kSessionGetInputName = 36,
   kSessionGetOutputName = 37,
+  kSessionGetOverridableInitializerName = 38,
   kCreateTensorWithDataAsOrtValue = 49,
   kGetTensorMutableData = 51,
   kCastTypeInfoToTensorInfo = 55,
@@ -115,14 +118,22 @@ struct Api {
   Status* (*SetInterOpNumThreads)(SessionOptions*, int threads);
   Status* (*SessionGetInputCount)(const Session*, size_t* out);
   Status* (*SessionGetOutputCount)(const Session*, size_t* out);
+  // Overridable initializers: graph inputs with a default value (an
+  // initializer), which a run may give or leave out.
+  Status* (*SessionGetOverridableInitializerCount)(const Session*, size_t* out);
   Status* (*SessionGetInputTypeInfo)(const Session*, size_t index,
                                      TypeInfo** out);
   Status* (*SessionGetOutputTypeInfo)(const Session*, size_t index,
                                       TypeInfo** out);
+  Status* (*SessionGetOverridableInitializerTypeInfo)(const Session*,
+                                                      size_t index,
+                                                      TypeInfo** out);
   Status* (*SessionGetInputName)(const Session*, size_t index, Allocator*,
                                  char** out);
   Status* (*SessionGetOutputName)(const Session*, size_t index, Allocator*,
                                   char** out);
+  Status* (*SessionGetOverridableInitializerName)(const Session*, size_t index,
+                                                  Allocator*, char** out);
   Status* (*CreateTensorWithDataAsOrtValue)(const MemoryInfo*, void* data,
                                             size_t bytes, const int64_t* shape,
                                             size_t rank, int element_type,

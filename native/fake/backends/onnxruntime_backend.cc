@@ -22,12 +22,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "../config/data_types.h"
@@ -51,7 +53,10 @@ using OnnxTensorInfoMap = std::unordered_map<std::string, OnnxTensorInfo>;
 struct OnnxModel {
   const ort::Library* lib = nullptr;
   ort::Session* session = nullptr;
-  OnnxTensorInfoMap inputs, outputs;
+  // The inputs a run needs, and the overridable initializers (inputs with
+  // a default); once the config is checked, `inputs` holds both, as a
+  // request may give either.
+  OnnxTensorInfoMap inputs, outputs, overridable;
   // What every run computes: the config's outputs, in config order.
   std::vector<std::string> run_outputs;
   // Scalar model outputs: the dims the config gives them.
@@ -102,9 +107,7 @@ const char* ConfigTypeOfOnnx(int type) {
       return "TYPE_FP64";
     case ort::kString:
       return "TYPE_STRING";
-    case ort::kBfloat16:
-      return "TYPE_BF16";
-    default:
+    default:  // BF16 included: the real backend's table has none
       return "TYPE_INVALID";
   }
 }
@@ -138,51 +141,128 @@ bool IsDirectory(const std::string& path, bool* is_dir) {
   return true;
 }
 
-// A session's inputs or outputs, in the session's order of insertion.
-std::string TensorInfos(const ort::Library& lib, ort::Session* s, bool input,
-                        OnnxTensorInfoMap* out) {
+// Which of a session's tensors: inputs it needs, outputs, or overridable
+// initializers (graph inputs with a default, which a run may leave out).
+enum class TensorKind { kInput, kOutput, kOverridable };
+
+// The count, name and type entry points of ONNX Runtime for `kind`.
+struct TensorEntryPoints {
+  ort::Status* (*count)(const ort::Session*, size_t*);
+  ort::Status* (*name)(const ort::Session*, size_t, ort::Allocator*, char**);
+  ort::Status* (*type)(const ort::Session*, size_t, ort::TypeInfo**);
+};
+
+TensorEntryPoints EntryPointsOf(const ort::Api& a, TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kInput:
+      return {a.SessionGetInputCount, a.SessionGetInputName,
+              a.SessionGetInputTypeInfo};
+    case TensorKind::kOutput:
+      return {a.SessionGetOutputCount, a.SessionGetOutputName,
+              a.SessionGetOutputTypeInfo};
+    case TensorKind::kOverridable:
+      break;
+  }
+  return {a.SessionGetOverridableInitializerCount,
+          a.SessionGetOverridableInitializerName,
+          a.SessionGetOverridableInitializerTypeInfo};
+}
+
+// One tensor's element type and dims from its type info.
+std::string TensorInfoOf(const ort::Library& lib, const std::string& name,
+                         ort::TypeInfo* info, OnnxTensorInfo* t) {
   const ort::Api& a = lib.api;
+  int onnx_type = 0;
+  const ort::TensorInfo* tensor = nullptr;
+  size_t rank = 0;
+  std::string e = lib.Take(a.GetOnnxTypeFromTypeInfo(info, &onnx_type));
+  if (e.empty() && onnx_type != ort::kOnnxTypeTensor) {
+    e = "Unsupported ONNX Type for I/O '" + name + "', expected a tensor";
+  }
+  if (e.empty()) e = lib.Take(a.CastTypeInfoToTensorInfo(info, &tensor));
+  if (e.empty()) e = lib.Take(a.GetTensorElementType(tensor, &t->type));
+  if (e.empty()) e = lib.Take(a.GetDimensionsCount(tensor, &rank));
+  if (e.empty()) {
+    t->dims.resize(rank);
+    e = lib.Take(a.GetDimensions(tensor, t->dims.data(), rank));
+  }
+  return e;
+}
+
+// A session's tensors of one kind, in the session's order of insertion.
+std::string TensorInfos(const ort::Library& lib, ort::Session* s,
+                        TensorKind kind, OnnxTensorInfoMap* out) {
+  const TensorEntryPoints fn = EntryPointsOf(lib.api, kind);
   size_t n = 0;
-  std::string e = lib.Take(input ? a.SessionGetInputCount(s, &n)
-                                 : a.SessionGetOutputCount(s, &n));
+  std::string e = lib.Take(fn.count(s, &n));
   for (size_t i = 0; e.empty() && i < n; ++i) {
     char* cname = nullptr;
-    e = lib.Take(input ? a.SessionGetInputName(s, i, lib.allocator, &cname)
-                       : a.SessionGetOutputName(s, i, lib.allocator, &cname));
+    e = lib.Take(fn.name(s, i, lib.allocator, &cname));
     if (!e.empty()) break;
     std::string name(cname);
-    lib.Take(a.AllocatorFree(lib.allocator, cname));
+    lib.Take(lib.api.AllocatorFree(lib.allocator, cname));
     ort::TypeInfo* info = nullptr;
-    e = lib.Take(input ? a.SessionGetInputTypeInfo(s, i, &info)
-                       : a.SessionGetOutputTypeInfo(s, i, &info));
+    e = lib.Take(fn.type(s, i, &info));
     if (!e.empty()) break;
-    int onnx_type = 0;
-    const ort::TensorInfo* tensor = nullptr;
     OnnxTensorInfo t;
-    size_t rank = 0;
-    e = lib.Take(a.GetOnnxTypeFromTypeInfo(info, &onnx_type));
-    if (e.empty() && onnx_type != ort::kOnnxTypeTensor) {
-      e = "Unsupported ONNX Type for I/O '" + name + "', expected a tensor";
-    }
-    if (e.empty()) e = lib.Take(a.CastTypeInfoToTensorInfo(info, &tensor));
-    if (e.empty()) e = lib.Take(a.GetTensorElementType(tensor, &t.type));
-    if (e.empty()) e = lib.Take(a.GetDimensionsCount(tensor, &rank));
-    if (e.empty()) {
-      t.dims.resize(rank);
-      e = lib.Take(a.GetDimensions(tensor, t.dims.data(), rank));
-    }
-    a.ReleaseTypeInfo(info);
+    e = TensorInfoOf(lib, name, info, &t);
+    lib.api.ReleaseTypeInfo(info);
     if (e.empty()) out->emplace(std::move(name), std::move(t));
   }
   return e;
 }
 
-int ThreadCount(const ModelConfig& cfg, const char* key) {
+// The most threads one session may be given through intra_op_thread_count
+// or inter_op_thread_count. The real backend passes any number to ONNX
+// Runtime, which starts that many threads per instance at load
+// ("30000" grows memory without end); the fake refuses more than 4 per
+// core (at least 64).
+int MaxSessionThreads() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::max(64u, 4 * cores));
+}
+
+// A thread count parameter as the real backend reads it (std::stoi: a
+// leading integer; <= 0 leaves ONNX Runtime's default), within
+// MaxSessionThreads. `*threads` is 1 when the config does not set it: the
+// fake runs on small CI machines, and results do not depend on it.
+std::string ThreadCount(const ModelConfig& cfg, const char* key, int* threads) {
+  *threads = 1;
   auto it = cfg.parameters.find(key);
-  // The fake runs on small CI machines: one thread unless the config asks
-  // (results do not depend on it).
-  if (it == cfg.parameters.end()) return 1;
-  return std::atoi(it->second.c_str());
+  if (it == cfg.parameters.end()) return "";
+  const std::string& text = it->second;
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str()) {
+    return "failed to convert '" + text + "' to integral number";
+  }
+  const int most = MaxSessionThreads();
+  if (errno == ERANGE || value > most) {
+    return "unable to load model '" + cfg.name + "', parameter '" + key +
+           "' is " + text + ": the fake engine allows at most " +
+           std::to_string(most) +
+           " threads per session (4 per core; each instance's session starts "
+           "them at load)";
+  }
+  *threads = value > 0 ? static_cast<int>(value) : 0;
+  return "";
+}
+
+// Refuses a model file that is not a regular file (a FIFO would make
+// ONNX Runtime's open wait for a writer for good, a device be read without
+// end). Links are followed, as ONNX Runtime does.
+std::string CheckRegularFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                                            : "not a regular file";
+  return "cannot read model file " + path + ": it is " + kind +
+         ", not a regular file";
 }
 
 // Opens the version's model file as the real backend finds it. *code is
@@ -193,6 +273,13 @@ std::string OpenSession(const ort::Library& lib, const std::string& dir,
   std::string file = cfg.default_model_filename.empty()
                          ? "model.onnx"
                          : cfg.default_model_filename;
+  // The real backend reads its parameters first (its model state), then
+  // looks for the file (each instance).
+  *code = TRITONSERVER_ERROR_INVALID_ARG;
+  int intra = 1, inter = 1;
+  std::string e = ThreadCount(cfg, "intra_op_thread_count", &intra);
+  if (e.empty()) e = ThreadCount(cfg, "inter_op_thread_count", &inter);
+  if (!e.empty()) return e;
   std::string path = dir + "/" + std::to_string(version) + "/" + file;
   bool is_dir = false;
   if (!IsDirectory(path, &is_dir)) {
@@ -206,24 +293,20 @@ std::string OpenSession(const ort::Library& lib, const std::string& dir,
     return "unable to find '" + path + "' for model instance '" + cfg.name +
            "'";
   }
+  *code = TRITONSERVER_ERROR_INVALID_ARG;
+  e = CheckRegularFile(path);
+  if (!e.empty()) return e;
   // ONNX Runtime would open whatever file the model's external data names.
   std::string refused = OnnxExternalDataProblem(
       cfg.name, path, dir + "/" + std::to_string(version));
-  if (!refused.empty()) {
-    *code = TRITONSERVER_ERROR_INVALID_ARG;
-    return refused;
-  }
+  if (!refused.empty()) return refused;
   const ort::Api& a = lib.api;
   *code = TRITONSERVER_ERROR_INTERNAL;
   ort::SessionOptions* options = nullptr;
-  std::string e = lib.Take(a.CreateSessionOptions(&options));
+  e = lib.Take(a.CreateSessionOptions(&options));
   if (!e.empty()) return e;
-  e = lib.Take(a.SetIntraOpNumThreads(
-      options, ThreadCount(cfg, "intra_op_thread_count")));
-  if (e.empty()) {
-    e = lib.Take(a.SetInterOpNumThreads(
-        options, ThreadCount(cfg, "inter_op_thread_count")));
-  }
+  e = lib.Take(a.SetIntraOpNumThreads(options, intra));
+  if (e.empty()) e = lib.Take(a.SetInterOpNumThreads(options, inter));
   if (e.empty()) {
     e = lib.Take(a.SetSessionGraphOptimizationLevel(
         options, ort::kGraphOptimizationAll));
@@ -233,8 +316,16 @@ std::string OpenSession(const ort::Library& lib, const std::string& dir,
         a.CreateSession(lib.env, path.c_str(), options, &model->session));
   }
   a.ReleaseSessionOptions(options);
-  if (e.empty()) e = TensorInfos(lib, model->session, true, &model->inputs);
-  if (e.empty()) e = TensorInfos(lib, model->session, false, &model->outputs);
+  if (e.empty()) {
+    e = TensorInfos(lib, model->session, TensorKind::kInput, &model->inputs);
+  }
+  if (e.empty()) {
+    e = TensorInfos(lib, model->session, TensorKind::kOutput, &model->outputs);
+  }
+  if (e.empty()) {
+    e = TensorInfos(lib, model->session, TensorKind::kOverridable,
+                    &model->overridable);
+  }
   return e;
 }
 
@@ -307,8 +398,17 @@ std::string AutoComplete(const OnnxModel& m, int default_max_batch,
   if (outputs == 0) {
     AutoCompleteIO(m.outputs, cfg->max_batch_size, &cfg->output);
   }
-  // Triton normalizes the completed config again.
+  // Triton normalizes the completed config again, and checks it: a tensor
+  // of a type the backend cannot name (BF16) has no data type.
   FillModelConfigDefaults(cfg->name, cfg);
+  for (const auto* ios : {&cfg->input, &cfg->output}) {
+    for (const auto& t : *ios) {
+      if (t.datatype != TRITONSERVER_TYPE_INVALID) continue;
+      return std::string(ios == &cfg->input ? "model input '"
+                                            : "model output '") +
+             t.name + "' must specify 'data_type' for " + cfg->name;
+    }
+  }
   return "";
 }
 
@@ -409,6 +509,8 @@ std::string CheckTensor(const ModelConfig& cfg, const TensorConfig& t,
 std::string Validate(const ModelConfig& cfg, OnnxModel* m,
                      TRITONSERVER_Error_Code* code) {
   *code = TRITONSERVER_ERROR_INVALID_ARG;
+  // An optional input is one with a default in the model (an overridable
+  // initializer): the count is of the inputs a run needs.
   size_t expected = cfg.sequence_batching.state.size();
   for (const auto& t : cfg.input) expected += t.optional ? 0 : 1;
   if (m->inputs.size() != expected) {
@@ -416,6 +518,7 @@ std::string Validate(const ModelConfig& cfg, OnnxModel* m,
            std::to_string(expected) + " inputs, model provides " +
            std::to_string(m->inputs.size());
   }
+  for (const auto& kv : m->overridable) m->inputs[kv.first] = kv.second;
   for (const auto& t : cfg.input) {
     if (t.optional && cfg.max_batch_size != 0) {
       return "unable to load model '" + cfg.name + "', optional input '" +

@@ -71,7 +71,29 @@ void RemoveTempDir(std::string* dir) {
 
 namespace {
 
-bool ReadFile(const std::string& path, std::string* out) {
+// What a path that exists is when it is not a regular file ("" for a
+// regular file, or a path that cannot be stat'ed).
+std::string NotRegular(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A config file's text. False when it is missing; *refused says why a file
+// that is there is not read (a FIFO would make the read wait for a writer
+// for good, /dev/zero never end).
+bool ReadFile(const std::string& path, std::string* out, std::string* refused) {
+  const std::string kind = NotRegular(path);
+  if (!kind.empty()) {
+    *refused =
+        "cannot read " + path + ": it is " + kind + ", not a regular file";
+    return false;
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   std::stringstream ss;
@@ -199,11 +221,16 @@ TRITONSERVER_Error* ReadModelConfig(Engine* engine, const std::string& name,
     if (!engine->options.model_config_name.empty()) {
       std::string alt =
           dir + "/configs/" + engine->options.model_config_name + ".pbtxt";
-      std::ifstream probe(alt);
-      if (probe) path = alt;
+      struct stat st;
+      if (::stat(alt.c_str(), &st) == 0) path = alt;
     }
-    std::string text;
-    const bool found = ReadFile(path, &text);
+    std::string text, refused;
+    const bool found = ReadFile(path, &text, &refused);
+    if (!refused.empty()) {
+      LogError("failed to load '" + name + "': " + refused);
+      return Err(TRITONSERVER_ERROR_INVALID_ARG,
+                 "load failed for model '" + name + "': " + refused);
+    }
     // Without strict model config a model may come without one: its
     // backend auto-completes it (the onnxruntime backend does).
     if (!found && !engine->options.strict_config) {
