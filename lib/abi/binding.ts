@@ -541,6 +541,10 @@ export interface NativeAddon {
   /** Fake engine only: stand-in backends, "<backend>=<mode>[,...]" ("" for
    * none); false (nothing done) on a real Triton; throws on a malformed spec. */
   fakeSetStandIns(spec: string): boolean;
+  /** Fake engine only (null on a real Triton): how many explicit model loads
+   * the fake holds back before they start; mode 1 holds them, 0 lets them go,
+   * -1 only asks (tests of what happens while a model changes). */
+  fakeHoldModelLoads(mode: -1 | 0 | 1): number | null;
   /** Per environment: true when external ArrayBuffers are refused (Electron)
    * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
   copyOutputs(): boolean;
