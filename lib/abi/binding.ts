@@ -416,6 +416,14 @@ export interface NativeServer {
   share(): string;
   /** True for a server made by `attachServer`. */
   attached(): boolean;
+  /**
+   * Owner only: replaces the pins attached servers read (`pins`: a JSON list
+   * of [model, version] pairs) and returns their new generation. Throws a
+   * TypeError on an attached server.
+   */
+  setPins(pins: string): number;
+  /** The owner's pins (an attached server reads its owner's): [generation (0: never set), JSON list]. */
+  pins(): [number, string];
   createMetricFamily(kind: MetricKind, name: string, description: string): NativeMetricFamily;
 }
 
