@@ -14,6 +14,7 @@ import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
+import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
@@ -556,6 +557,7 @@ export const MUTATIONS = [
   ...TENANT_FRONT,
   ...GUARD_REDIS,
   ...HOSTILE,
+  ...HOSTILE_WORKERS,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,
