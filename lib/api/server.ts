@@ -264,8 +264,11 @@ export class Server implements AsyncDisposable {
    * the owner's server. When the owner stops, this server's calls reject
    * with UNAVAILABLE naming the owner and its requests in flight settle.
    * Rejects with a TypeError for a value that is not share()'s, NOT_FOUND
-   * when no server of this process has its id, and UNAVAILABLE when the
-   * owner is stopping or stopped.
+   * when no server of this process has its id or the value was shared over
+   * another Triton library (naming both), and UNAVAILABLE when the owner is
+   * stopping (from its stop() call on) or stopped. The owner's pins are
+   * read from the addon, now and each time the owner says they changed;
+   * nothing posted on their channel by another thread changes them.
    */
   static async attach(shared: SharedServer): Promise<Server> {
     const holder = captureStack();
