@@ -34,6 +34,7 @@ constexpr AddonFunction kFunctions[] = {
     {"fakeLiveObjects", FakeLiveObjects},
     {"fakeSetSyncCallbacks", FakeSetSyncCallbacks},
     {"fakeSetStandIns", FakeSetStandIns},
+    {"fakeHoldModelLoads", FakeHoldModelLoads},
     {"copyOutputs", CopyOutputs},
     {"setCopyOutputs", SetCopyOutputs},
     {"addonStats", AddonStats},

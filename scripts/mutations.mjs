@@ -17,6 +17,7 @@ import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
 import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
+import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
@@ -564,6 +565,7 @@ export const MUTATIONS = [
   ...HOSTILE,
   ...GPU_LIFECYCLE,
   ...HOSTILE_REDIS,
+  ...HOSTILE_WORKERS,
   ...GATEWAY_PROTOCOL,
   ...FILES_DEPLOY,
   ...SHIPPED,

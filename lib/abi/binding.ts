@@ -416,6 +416,14 @@ export interface NativeServer {
   share(): string;
   /** True for a server made by `attachServer`. */
   attached(): boolean;
+  /**
+   * Owner only: replaces the pins attached servers read (`pins`: a JSON list
+   * of [model, version] pairs) and returns their new generation. Throws a
+   * TypeError on an attached server.
+   */
+  setPins(pins: string): number;
+  /** The owner's pins (an attached server reads its owner's): [generation (0: never set), JSON list]. */
+  pins(): [number, string];
   createMetricFamily(kind: MetricKind, name: string, description: string): NativeMetricFamily;
 }
 
@@ -541,6 +549,10 @@ export interface NativeAddon {
   /** Fake engine only: stand-in backends, "<backend>=<mode>[,...]" ("" for
    * none); false (nothing done) on a real Triton; throws on a malformed spec. */
   fakeSetStandIns(spec: string): boolean;
+  /** Fake engine only (null on a real Triton): how many explicit model loads
+   * the fake holds back before they start; mode 1 holds them, 0 lets them go,
+   * -1 only asks (tests of what happens while a model changes). */
+  fakeHoldModelLoads(mode: -1 | 0 | 1): number | null;
   /** Per environment: true when external ArrayBuffers are refused (Electron)
    * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
   copyOutputs(): boolean;

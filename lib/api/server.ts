@@ -101,7 +101,11 @@ export interface SharedServer {
   readonly repositories: readonly string[];
   readonly lint: LintMode;
   readonly modelConfigName: string | null;
-  /** Pinned versions when shared; later changes follow over a BroadcastChannel. */
+  /**
+   * Pinned versions when shared (for reading: an attached server takes the
+   * owner's pins from the addon at attach, and again each time the owner
+   * says on a BroadcastChannel that they changed).
+   */
   readonly pins: readonly (readonly [string, number])[];
 }
 
@@ -246,7 +250,7 @@ export class Server implements AsyncDisposable {
       throw fromNativeError(err, {}, holder);
     }
     const channel = `triton-node/shared-server/${id}`;
-    if (!this.#attached) this.#deployments.publishPins(channel);
+    if (!this.#attached) this.#deployments.publishPins(channel, (pins) => this.#native.setPins(pins));
     return {
       kind: SHARED_KIND,
       id,
@@ -268,8 +272,11 @@ export class Server implements AsyncDisposable {
    * the owner's server. When the owner stops, this server's calls reject
    * with UNAVAILABLE naming the owner and its requests in flight settle.
    * Rejects with a TypeError for a value that is not share()'s, NOT_FOUND
-   * when no server of this process has its id, and UNAVAILABLE when the
-   * owner is stopping or stopped.
+   * when no server of this process has its id or the value was shared over
+   * another Triton library (naming both), and UNAVAILABLE when the owner is
+   * stopping (from its stop() call on) or stopped. The owner's pins are
+   * read from the addon, now and each time the owner says they changed;
+   * nothing posted on their channel by another thread changes them.
    */
   static async attach(shared: SharedServer): Promise<Server> {
     const holder = captureStack();
@@ -296,13 +303,20 @@ export class Server implements AsyncDisposable {
     server.#attached = true;
     server.#lint = value.lint;
     server.#modelConfigName = value.modelConfigName ?? undefined;
-    server.#deployments.followPins(`triton-node/shared-server/${value.id}`, value.pins as [string, number][]);
+    // The owner's pins as the addon holds them, not the value's (a copy of
+    // the moment it was shared), nor any message's.
+    server.#deployments.followPins(`triton-node/shared-server/${value.id}`, () => handle.pins());
     return server;
   }
 
   /** True for a server made by `Server.attach` (another thread owns Triton). */
   get attached(): boolean {
     return this.#attached;
+  }
+
+  /** @internal Messages on the owner's pins channel this attached server ignored (not the owner's hints). */
+  get _ignoredPinMessages(): number {
+    return this.#deployments.ignoredPinMessages;
   }
 
   /**

@@ -16,7 +16,6 @@ import { performance } from 'node:perf_hooks';
  * kept as JSON lines in the model's folder (`deployments.jsonl`), so a new
  * Server reads it back and `loadModel(name)` serves the deployed version.
  */
-import { BroadcastChannel } from 'node:worker_threads';
 import { type TritonError, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
 import { appendRepositoryFile, readRepositoryFile, readRepositoryFileSync } from '../config/files.js';
@@ -26,6 +25,7 @@ import type { Metric, MetricSpec } from '../metrics/metrics.js';
 import type { InferResult } from '../request/result.js';
 import type { InferRequest } from '../request/types.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { PinsFollower, PinsPublisher } from './shared-pins.js';
 
 /** How a new version is checked before it is pinned. */
 export interface CanaryOptions {
@@ -342,8 +342,10 @@ export class Deployments {
   readonly #gauges = new Map<string, Metric>();
   readonly #counters = new Map<string, Metric>();
   readonly #warned = new Set<string>();
-  /** A shared server's channel: the owner posts each pin change, attached servers follow. */
-  #channel: BroadcastChannel | undefined;
+  /** A shared server's owner: each pin change is stored for attached servers, which are told. */
+  #publisher: PinsPublisher | undefined;
+  /** An attached server: the owner's pins, read at attach and at each of its hints. */
+  #follower: PinsFollower | undefined;
 
   constructor(host: DeployHost) {
     this.#host = host;
@@ -354,26 +356,32 @@ export class Deployments {
     return [...this.#pins];
   }
 
-  /** Owner of a shared server: every pin change from now on is posted on `name`'s channel. */
-  publishPins(name: string): void {
-    if (this.#channel !== undefined) return;
-    this.#channel = new BroadcastChannel(name);
-    this.#channel.unref();
+  /**
+   * Owner of a shared server: the pins go to `write` (the addon, where
+   * attached servers read them) now and at every change, each followed by a
+   * hint on `channel`.
+   */
+  publishPins(channel: string, write: (pins: string) => number): void {
+    if (this.#publisher !== undefined) return;
+    this.#publisher = new PinsPublisher(channel, write);
+    this.#publisher.publish(this.pinList());
   }
 
   /**
-   * Attached server: the owner's pins, now (`pins`) and as they change. Pins
-   * arrive a message later than on the owner's thread; canaries stay there.
+   * Attached server: the owner's pins (`read`), now and each time the owner
+   * says on `channel` that they changed; they reach this thread a message
+   * after the owner's. Canaries stay on the owner's thread.
    */
-  followPins(name: string, pins: readonly [string, number][]): void {
-    for (const [model, version] of pins) this.#pins.set(model, version);
-    this.#channel = new BroadcastChannel(name);
-    this.#channel.unref();
-    this.#channel.onmessage = (event: unknown) => {
-      const [model, version] = (event as { data: [string, number | null] }).data;
-      if (version === null) this.#pins.delete(model);
-      else this.#pins.set(model, version);
-    };
+  followPins(channel: string, read: () => [number, string]): void {
+    this.#follower = new PinsFollower(channel, read, (pins) => {
+      this.#pins.clear();
+      for (const [model, version] of pins) this.#pins.set(model, version);
+    });
+  }
+
+  /** Messages on the owner's pins channel that an attached server ignored (not the owner's). */
+  get ignoredPinMessages(): number {
+    return this.#follower?.ignored ?? 0;
   }
 
   /** True while no model has a pin or a canary: requests go to Triton's choice. */
@@ -430,7 +438,8 @@ export class Deployments {
   close(): void {
     for (const c of this.#canaries.values()) c.drained?.();
     this.#canaries.clear();
-    this.#channel?.close();
+    this.#publisher?.close();
+    this.#follower?.close();
   }
 
   /** The folder of `name` in the first repository that has it. */
@@ -520,7 +529,7 @@ export class Deployments {
   #setPin(name: string, version: number | null): void {
     if (version === null) this.#pins.delete(name);
     else this.#pins.set(name, version);
-    this.#channel?.postMessage([name, version]);
+    this.#publisher?.publish(this.pinList());
     if (this.#host.stopped) return;
     try {
       let gauge = this.#gauges.get(name);

@@ -590,6 +590,11 @@ typedef void (*TRITONFAKE_SetSyncCallbacksFn_t)(bool enabled);
 // Also settable with the environment variable TRITONFAKE_STAND_INS at
 // ServerNew time.
 typedef TRITONSERVER_Error* (*TRITONFAKE_SetStandInsFn_t)(const char* spec);
+// Also fake-only, for tests of what happens while a model changes: with
+// `mode` 1, explicit model loads (ServerLoadModel and
+// ServerLoadModelWithParameters) wait before they start, until a call with
+// `mode` 0 lets them go; -1 changes nothing. Returns how many loads wait now.
+typedef uint32_t (*TRITONFAKE_HoldModelLoadsFn_t)(int32_t mode);
 
 // Prototypes for code that links against the library (the fake itself).
 #define TRITON_CAPI_DECLARE_PROTOTYPE(ret, name, params) ret name params;

@@ -61,4 +61,20 @@ Napi::Value FakeSetStandIns(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, true);
 }
 
+Napi::Value FakeHoldModelLoads(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    ThrowTypeError(env, "fakeHoldModelLoads(mode) expects -1, 0 or 1");
+  }
+  const int32_t mode = info[0].As<Napi::Number>().Int32Value();
+  if (mode < -1 || mode > 1) {
+    ThrowTypeError(env, "fakeHoldModelLoads(mode) expects -1, 0 or 1");
+  }
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr || api->TRITONFAKE_HoldModelLoads == nullptr) {
+    return env.Null();
+  }
+  return Napi::Number::New(env, api->TRITONFAKE_HoldModelLoads(mode));
+}
+
 }  // namespace triton_node

@@ -12,6 +12,9 @@ Napi::Value FakeSetSyncCallbacks(const Napi::CallbackInfo& info);
 // fakeSetStandIns(spec): false on a real Triton; throws the fake's error
 // for a malformed spec.
 Napi::Value FakeSetStandIns(const Napi::CallbackInfo& info);
+// fakeHoldModelLoads(mode): how many explicit loads the fake holds back
+// (mode 1 holds them, 0 lets them go, -1 only asks); null on a real Triton.
+Napi::Value FakeHoldModelLoads(const Napi::CallbackInfo& info);
 // The fake's live-object kinds, in TRITONFAKE_LiveObjects order
 // (TRITONFAKE_LIVE_OBJECT_KINDS of them).
 const char* LiveObjectKindName(unsigned index);

@@ -125,6 +125,8 @@ Napi::Function ServerWrap::Init(Napi::Env env) {
        InstanceMethod<&ServerWrap::Stop>("stop"),
        InstanceMethod<&ServerWrap::Share>("share"),
        InstanceMethod<&ServerWrap::Attached>("attached"),
+       InstanceMethod<&ServerWrap::SetPins>("setPins"),
+       InstanceMethod<&ServerWrap::Pins>("pins"),
        InstanceMethod<&ServerWrap::CreateMetricFamily>("createMetricFamily")});
   GetEnvData(env)->server_ctor = Napi::Persistent(ctor);
   return ctor;
@@ -320,6 +322,22 @@ Napi::Value ServerWrap::Share(const Napi::CallbackInfo& info) {
 
 Napi::Value ServerWrap::Attached(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), core_->attached());
+}
+
+Napi::Value ServerWrap::SetPins(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string pins = GetString(env, info[0], "pins");
+  return Napi::Number::New(
+      env, static_cast<double>(core_->SetPins(env, std::move(pins))));
+}
+
+Napi::Value ServerWrap::Pins(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::pair<uint64_t, std::string> pins = core_->Pins();
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(0u, Napi::Number::New(env, static_cast<double>(pins.first)));
+  out.Set(1u, Napi::String::New(env, pins.second));
+  return out;
 }
 
 Napi::Value ServerWrap::CreateMetricFamily(const Napi::CallbackInfo& info) {

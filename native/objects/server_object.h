@@ -48,6 +48,8 @@ class ServerWrap : public Napi::ObjectWrap<ServerWrap> {
   Napi::Value Stop(const Napi::CallbackInfo& info);
   Napi::Value Share(const Napi::CallbackInfo& info);
   Napi::Value Attached(const Napi::CallbackInfo& info);
+  Napi::Value SetPins(const Napi::CallbackInfo& info);
+  Napi::Value Pins(const Napi::CallbackInfo& info);
   Napi::Value CreateMetricFamily(const Napi::CallbackInfo& info);
 
   std::shared_ptr<ServerCore> core_;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/env_data.h"
@@ -97,6 +98,15 @@ class ServerCore : public EnvServer,
                                             const std::string& id,
                                             Napi::Function on_events);
   bool attached() const { return owner_ != nullptr; }
+  // The owner's pinned versions (lib/deploy/deploy.ts), as the owner's JS
+  // wrote them: attached servers read them here, never from a message (any
+  // thread that knows the share id can post on the channel that says they
+  // changed). JS thread of the owner: replaces them and returns their new
+  // generation; an attached core is refused (TypeError), as only the owner
+  // deploys and rolls back.
+  uint64_t SetPins(Napi::Env env, std::string pins);
+  // Any core: the owner's pins and their generation (0: never set).
+  std::pair<uint64_t, std::string> Pins();
 
  private:
   static constexpr const char* kStoppedMessage = "server is stopped";
@@ -199,6 +209,11 @@ class ServerCore : public EnvServer,
   // Owner only: the attached cores and the id they attach with.
   std::vector<std::weak_ptr<ServerCore>> attachments_;
   std::string share_id_;
+  // Owner only: its pins (a JSON list of [model, version]) and how many
+  // times they were set.
+  std::mutex pins_mu_;
+  std::string pins_ = "[]";
+  uint64_t pins_generation_ = 0;
   ErrorInfo stop_error_;
   bool stop_failed_ = false;
 

@@ -102,6 +102,24 @@ std::shared_ptr<ServerCore> ServerCore::Attach(Napi::Env env,
   return core;
 }
 
+uint64_t ServerCore::SetPins(Napi::Env env, std::string pins) {
+  if (owner_) {
+    ThrowTypeError(env,
+                   "setPins: an attached server cannot pin versions (only "
+                   "the thread that created the server deploys and rolls "
+                   "back)");
+  }
+  std::lock_guard<std::mutex> lock(pins_mu_);
+  pins_ = std::move(pins);
+  return ++pins_generation_;
+}
+
+std::pair<uint64_t, std::string> ServerCore::Pins() {
+  ServerCore* root = owner_ ? owner_.get() : this;
+  std::lock_guard<std::mutex> lock(root->pins_mu_);
+  return {root->pins_generation_, root->pins_};
+}
+
 void ServerCore::RemoveAttachment(const ServerCore* core) {
   std::lock_guard<std::mutex> lock(state_mu_);
   attachments_.erase(std::remove_if(attachments_.begin(), attachments_.end(),

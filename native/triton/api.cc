@@ -41,6 +41,9 @@ std::vector<std::string> ResolveSymbols(void* handle, TritonApi* api) {
           dlsym(handle, "TRITONFAKE_SetSyncCallbacks"));
   api->TRITONFAKE_SetStandIns = reinterpret_cast<TRITONFAKE_SetStandInsFn_t>(
       dlsym(handle, "TRITONFAKE_SetStandIns"));
+  api->TRITONFAKE_HoldModelLoads =
+      reinterpret_cast<TRITONFAKE_HoldModelLoadsFn_t>(
+          dlsym(handle, "TRITONFAKE_HoldModelLoads"));
   return missing;
 }
 

@@ -22,6 +22,7 @@ struct TritonApi {
   TRITONFAKE_LiveObjectsFn_t TRITONFAKE_LiveObjects = nullptr;
   TRITONFAKE_SetSyncCallbacksFn_t TRITONFAKE_SetSyncCallbacks = nullptr;
   TRITONFAKE_SetStandInsFn_t TRITONFAKE_SetStandIns = nullptr;
+  TRITONFAKE_HoldModelLoadsFn_t TRITONFAKE_HoldModelLoads = nullptr;
 
   void* handle = nullptr;
   std::string path;

@@ -1,63 +1,40 @@
 /**
  * One Triton, many JS threads: `server.share()` in this thread,
  * `Server.attach()` in workers (the built package), with completions on each
- * worker's own thread. What an attached server may do, what it may not, and
- * what happens when the owner stops, a worker terminates mid-request, a value
- * is attached twice or after the owner stopped, or is forged.
+ * worker's own thread. What an attached server may do (and not: deploy,
+ * roll back), how it follows the owner's pins, and what happens when the
+ * owner stops (attaches refused from its stop() on, the workers' kept
+ * requests deleted with its own, their requests cancelled with its own at
+ * the exit timeout), a worker terminates mid-request, or a value is attached
+ * twice, after the owner stopped, forged, or from another Triton library.
+ * Messages another thread posts on the pins channel: test/hostile/shared-pins.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server, type SharedServer, cuda } from '../../lib/index.js';
+import { IDENTITY_DELAY_CONFIG } from '../fixtures/delay-model.js';
 import {
   BACKEND_DIR,
-  FIXTURES,
   LIBRARY_PATH,
+  MODELS,
   collectGarbage,
   eventually,
   rejection,
+  requestsSettled,
   serverOptions,
   skipIf,
   useServer,
 } from '../helpers.js';
+import { BUILT, startWorker as start } from './shared-workers.js';
 
-const WORKER = `${FIXTURES}/shared-worker.mjs`;
-// The workers run the built package (npm test builds it first); a copy
-// without dist/ (npm run mutate's) runs the sources.
-const BUILT = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-const ENTRY = existsSync(BUILT) ? BUILT : fileURLToPath(new URL('../../lib/index.ts', import.meta.url));
 const server = useServer(['identity_fp32', 'identity_delay', 'repeat_int32']);
-
-// biome-ignore lint/suspicious/noExplicitAny: each mode reports its own fields
-type Report = Record<string, any>;
-
-function start(shared: SharedServer, mode: string, extra: object = {}) {
-  const worker = new Worker(WORKER, { workerData: { shared, mode, entry: ENTRY, ...extra } });
-  const reports: Report[] = [];
-  const waiters: Array<() => void> = [];
-  worker.on('message', (m: Report) => {
-    reports.push(m);
-    for (const w of waiters.splice(0)) w();
-  });
-  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
-  const errors: unknown[] = [];
-  worker.on('error', (e) => errors.push(e));
-  const next = async (): Promise<Report> => {
-    while (reports.length === 0) {
-      const failed = await Promise.race([
-        new Promise<boolean>((r) => waiters.push(() => r(false))),
-        exited.then(() => true),
-      ]);
-      if (failed && reports.length === 0)
-        throw new Error(`worker exited without a report: ${String(errors[0])}`);
-    }
-    return reports.shift()!;
-  };
-  return { worker, next, exited, errors };
-}
+const kept = () => addon().addonStats().keptRequests;
+const pending = () => addon().addonStats().pendingRequests;
 
 function gpuUsable(): boolean {
   try {
@@ -87,6 +64,8 @@ describe('server.share() and Server.attach() in worker threads', () => {
       expect(r.name).toBe((await server().metadata()).name);
       expect(r.deployError).toMatchObject({ name: 'TritonError', code: 'UNSUPPORTED' });
       expect(r.deployError.message).toMatch(/deploy\('identity_fp32'\) on an attached server/);
+      expect(r.rollbackError).toMatchObject({ name: 'TritonError', code: 'UNSUPPORTED' });
+      expect(r.rollbackError.message).toMatch(/rollback\('identity_fp32'\) on an attached server/);
       expect(r.afterDetach).toMatchObject({ code: 'UNAVAILABLE' });
       expect(r.afterDetach.message).toMatch(/server is detached/);
       if (gpu) expect(r.pinned).toEqual({ placed: 'gpu', values: [1, 2, 3, 4] });
@@ -166,6 +145,12 @@ describe('server.share() and Server.attach() in worker threads', () => {
     await expect(Server.attach({ ...shared, pins: [['m', -1]] } as unknown as SharedServer)).rejects.toThrow(
       /shared\.pins/,
     );
+    // A value shared over another Triton library: refused, naming both.
+    const elsewhere = '/opt/another-triton/lib/libtritonserver.so';
+    const foreign = await rejection(Server.attach({ ...shared, library: elsewhere }));
+    expect(foreign).toMatchObject({ name: 'TritonError', code: 'NOT_FOUND' });
+    expect(foreign.message).toContain(elsewhere);
+    expect(foreign.message).toContain(server().library.path);
     const unknown = await rejection(Server.attach({ ...shared, id: '0'.repeat(32) }));
     expect(unknown).toMatchObject({ name: 'TritonError', code: 'NOT_FOUND' });
     expect(unknown.message).toMatch(/no shared server has this id/);
@@ -175,6 +160,33 @@ describe('server.share() and Server.attach() in worker threads', () => {
     const r = await again.infer('identity_fp32', { inputs: { INPUT0: new Float32Array([9]) } });
     expect(Array.from(r.outputs.OUTPUT0!.data as Float32Array)).toEqual([9]);
     await again.stop();
+  });
+});
+
+describe("the owner's pins in attached servers", () => {
+  it('an attached server starts with the pin of the moment it attaches, and follows each later one', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'triton-node-shared-pins-'));
+    cpSync(join(MODELS, 'two_versions'), join(repo, 'two_versions'), { recursive: true });
+    const owner = await Server.create(serverOptions({ modelRepository: repo }));
+    try {
+      await owner.loadModel('two_versions', { versions: [1] });
+      // Both versions loaded, 1 pinned: Triton's own choice would be 2.
+      await owner.deploy('two_versions', { version: 2 });
+      await owner.rollback('two_versions');
+      expect(owner.pinnedVersion('two_versions')).toBe(1);
+      const w = start(owner.share(), 'pins', { model: 'two_versions' });
+      expect(await w.next()).toEqual({ pinned: 1, served: 1 });
+      for (const to of [2, 1]) {
+        await owner.rollback('two_versions', { to });
+        w.worker.postMessage({ pinned: to });
+        expect(await w.next()).toEqual({ reached: true, pinned: to, served: to });
+      }
+      expect(w.errors).toEqual([]);
+      await w.worker.terminate();
+    } finally {
+      await owner.stop();
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 });
 
@@ -201,5 +213,84 @@ describe('when the owner stops', () => {
     expect(['UNAVAILABLE', 'NOT_FOUND']).toContain(late.code);
     expect(() => owner.share()).toThrow(/cannot be shared/);
     expect(addon().addonStats().pendingRequests).toBe(0);
+  });
+
+  it('an attach while the owner is stopping is refused', async () => {
+    const owner = await Server.create(serverOptions());
+    const shared = owner.share();
+    // On the fake engine a load held back keeps the stop at its first step
+    // (it waits for the operations inside Triton): the attach meets a stop
+    // that has certainly not ended. Elsewhere the attach follows stop() at once.
+    const hold = addon().fakeHoldModelLoads(1) !== null;
+    const held = () => addon().fakeHoldModelLoads(-1);
+    let loading: Promise<unknown> = Promise.resolve();
+    let stopping: Promise<void>;
+    try {
+      if (hold) {
+        loading = owner.loadModel('identity_fp32').catch((err: unknown) => err);
+        expect(await eventually(() => held() === 1)).toBe(true);
+      }
+      stopping = owner.stop();
+      const during = await rejection(Server.attach(shared));
+      if (hold) expect(held(), 'the stop was still waiting for the load').toBe(1);
+      expect(during.code).toBe('UNAVAILABLE');
+      expect(during.message).toMatch(/cannot attach/);
+    } finally {
+      addon().fakeHoldModelLoads(0);
+    }
+    await loading;
+    await stopping;
+    const after = await rejection(Server.attach(shared));
+    expect(after.code).toBe('UNAVAILABLE');
+  });
+
+  it("a worker's kept requests go with the owner's stop, before Triton's server does", async () => {
+    expect(await requestsSettled()).toBe(true);
+    const owner = await Server.create(serverOptions());
+    await owner.loadModel('identity_fp32');
+    const before = kept();
+    const w = start(owner.share(), 'kept');
+    expect((await w.next()).ok).toBe(8);
+    // Its releases (where requests are kept) may follow its results.
+    expect(await eventually(() => kept() > before)).toBe(true);
+    await owner.stop();
+    // The worker still runs: nothing of its own deleted them.
+    expect(kept()).toBe(before);
+    w.worker.postMessage('again');
+    expect((await w.next()).ok).toBe(0);
+    expect(kept()).toBe(before);
+    await w.worker.terminate();
+  });
+});
+
+// Last: the owner's stop times out, and its server stays undeleted until this
+// process exits.
+describe("when the owner's stop times out", () => {
+  it("it cancels an attached worker's requests with its own: they settle instead of running the queue out", async () => {
+    const owner = await Server.create(serverOptions({ exitTimeoutSeconds: 1 }));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      await owner.loadModel('identity_delay', { config: IDENTITY_DELAY_CONFIG });
+      // 300 requests of 20 ms, one at a time: 6 s of work, far past the exit timeout.
+      const w = start(owner.share(), 'stop-times-out', { requests: 300 });
+      expect((await w.next()).queued).toBe(300);
+      await owner.stop();
+      expect(await eventually(() => pending() === 0, 30_000)).toBe(true);
+      w.worker.postMessage('count');
+      const r = await w.next();
+      for (const o of r.settled) expect(['ok', 'CANCELLED', 'UNAVAILABLE']).toContain(o);
+      // 50 to 100 ran within the exit timeout; the cancelled rest never
+      // ran (without the cancel the backend runs all 300).
+      expect(r.ran).toBeGreaterThanOrEqual(r.ok);
+      expect(r.ran).toBeLessThan(200);
+      expect(await w.exited).toBe(0);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on a later tick
+      expect(warnings.some((w) => /timeout/i.test(w))).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+      await owner.stop();
+    }
   });
 });

@@ -9,9 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
-import { Server, TritonError } from '../../lib/index.js';
+import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { runCases } from '../differential/generate.js';
+import { IDENTITY_DELAY_CONFIG } from '../fixtures/delay-model.js';
 import {
   MODELS,
   eventually,
@@ -25,6 +26,25 @@ import {
 } from '../helpers.js';
 
 const kept = () => addon().addonStats().keptRequests;
+/** Requests of this process that Triton has not released yet. */
+const pending = () => addon().addonStats().pendingRequests;
+/** How many explicit loads the fake engine holds back (null on a real Triton). */
+const heldLoads = () => addon().fakeHoldModelLoads(-1);
+
+/**
+ * identity_fp32 whose batches close at two requests (or after 10 minutes):
+ * a request alone stays in Triton's queue, unreleased, until a second one
+ * comes. So a test decides when a request is released, without a clock.
+ */
+const PAIRED_CONFIG: ModelConfig = {
+  name: 'identity_fp32',
+  backend: 'identity',
+  max_batch_size: 2,
+  input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+  output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+  instance_group: [{ count: 1, kind: 'KIND_CPU' }],
+  dynamic_batching: { preferred_batch_size: [2], max_queue_delay_microseconds: 600_000_000 },
+};
 const without = (env: NodeJS.ProcessEnv, name: string) =>
   Object.fromEntries(Object.entries(env).filter(([k]) => k !== name));
 
@@ -180,6 +200,128 @@ describe('kept requests and versions', () => {
     const two = await model.infer({ inputs: { INPUT0: new Float32Array([1, 2]) } });
     expect(two.version).toBe(2);
     await s.unloadModel('two_versions');
+  });
+});
+
+describe('kept requests across a model change', () => {
+  const server = useServer([]);
+  const input = (v: number) => ({ inputs: { INPUT0: Float32Array.of(v, v + 1, v + 2, v + 3) } });
+  const first = (r: { outputs: Record<string, { data: unknown }> }) =>
+    (r.outputs.OUTPUT0!.data as Float32Array)[0];
+
+  /** identity_fp32 in pairs, its config known (a first request waits for it), nothing of it in flight. */
+  async function paired() {
+    const s = server();
+    await s.loadModel('identity_fp32', { config: PAIRED_CONFIG });
+    const model = s.model('identity_fp32');
+    await Promise.all([model.infer(input(0)), model.infer(input(0))]);
+    expect(await requestsSettled()).toBe(true);
+    return model;
+  }
+
+  it('a request built before a load or an unload and released after it is deleted at its release, not kept', async () => {
+    const s = server();
+    const model = await paired();
+    for (const change of ['load', 'unload'] as const) {
+      const held = model.infer(input(10));
+      expect(await eventually(() => pending() === 1)).toBe(true);
+      if (change === 'load') await s.loadModel('identity_int32');
+      else await s.unloadModel('identity_int32');
+      // Still in Triton's queue: built before the change, released after it.
+      expect(pending(), `the ${change} ended with the request in flight`).toBe(1);
+      const before = kept();
+      const partner = model.infer(input(20));
+      expect((await Promise.all([held, partner])).map(first)).toEqual([10, 20]);
+      expect(await requestsSettled()).toBe(true);
+      // The partner's request is kept; the one that may hold the version
+      // the change replaced is not.
+      expect(kept() - before, `kept after the ${change}`).toBe(1);
+    }
+  });
+
+  it('requests built and released while a load runs are deleted, not kept', async (ctx) => {
+    skipIf(ctx, fakeOnly("holds a load back with the fake engine's switch"));
+    const s = server();
+    const model = await paired();
+    addon().fakeHoldModelLoads(1);
+    let loading: Promise<void> | undefined;
+    try {
+      loading = s.loadModel('identity_int32');
+      expect(await eventually(() => heldLoads() === 1)).toBe(true);
+      const before = kept();
+      expect((await Promise.all([model.infer(input(30)), model.infer(input(40))])).map(first)).toEqual([
+        30, 40,
+      ]);
+      expect(await requestsSettled()).toBe(true);
+      expect(heldLoads(), 'the load still waits').toBe(1);
+      expect(kept()).toBe(before);
+    } finally {
+      addon().fakeHoldModelLoads(0);
+      await loading;
+    }
+  });
+
+  it('a request built while a load runs and released after it ended is deleted, not kept', async (ctx) => {
+    skipIf(ctx, fakeOnly("holds a load back with the fake engine's switch"));
+    const s = server();
+    const model = await paired();
+    addon().fakeHoldModelLoads(1);
+    let loading: Promise<void> | undefined;
+    let held: Promise<unknown> | undefined;
+    try {
+      loading = s.loadModel('identity_int32');
+      expect(await eventually(() => heldLoads() === 1)).toBe(true);
+      held = model.infer(input(50));
+      expect(await eventually(() => pending() === 1)).toBe(true);
+    } finally {
+      addon().fakeHoldModelLoads(0);
+      await loading;
+    }
+    expect(pending(), 'the load ended with the request in flight').toBe(1);
+    const before = kept();
+    const partner = model.infer(input(60));
+    expect((await Promise.all([held, partner])).map((r) => first(r as never))).toEqual([50, 60]);
+    expect(await requestsSettled()).toBe(true);
+    expect(kept() - before).toBe(1);
+  });
+
+  it('a request with a timeout goes on a request of its own: Triton times it out in the queue, and the next plain request has no timeout', async () => {
+    const s = server();
+    // Real r25.07 applies a request's timeout only under a default one
+    // (with none, it ignores the request's; the fake does not).
+    await s.loadModel('identity_delay', {
+      config: {
+        ...IDENTITY_DELAY_CONFIG,
+        dynamic_batching: {
+          default_queue_policy: {
+            timeout_action: 'REJECT',
+            allow_timeout_override: true,
+            default_timeout_microseconds: 600_000_000,
+          },
+        },
+      },
+    });
+    const model = s.model('identity_delay');
+    // Plain requests of this shape leave kept requests for the next ones.
+    for (let i = 0; i < 3; i++) expect(first(await model.infer(input(i)))).toBe(i);
+    expect(await eventually(() => kept() > 0)).toBe(true);
+    // The one instance runs `busy` (20 ms) while the timed request waits
+    // in the queue, far past its 1 ms.
+    const busy = model.infer(input(70));
+    const timed = rejection(model.infer({ ...input(80), timeoutMicroseconds: 1000 }));
+    expect(first(await busy)).toBe(70);
+    const err = await timed;
+    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.message).toMatch(/timeout expired/i);
+    // The same wait for plain requests, on kept ones: no timeout came with them.
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all([
+        model.infer(input(90)),
+        model.infer(input(91)),
+        model.infer(input(92)),
+      ]);
+      expect(results.map(first)).toEqual([90, 91, 92]);
+    }
   });
 });
 

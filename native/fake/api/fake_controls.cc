@@ -1,10 +1,12 @@
 // The fake's own exports (TRITONFAKE_*, no Triton has them): live-object
-// counts for leak tests, synchronous callbacks, and stand-in backends.
+// counts for leak tests, synchronous callbacks, stand-in backends, and
+// model loads held back.
 #include <cstdint>
 #include <string>
 
 #include "../backends/stand_ins.h"
 #include "../core/error.h"
+#include "../repository/repository.h"
 #include "../scheduling/submission.h"
 #include "../support/leak_counters.h"
 #include "export.h"
@@ -32,4 +34,8 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONFAKE_SetStandIns(const char* spec) {
   std::string error;
   if (!SetStandIns(spec, &error)) return ErrArg(error);
   return nullptr;
+}
+
+FAKE_EXPORT uint32_t TRITONFAKE_HoldModelLoads(int32_t mode) {
+  return HoldModelLoads(mode);
 }

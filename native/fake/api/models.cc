@@ -39,6 +39,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModel(
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
+  WaitWhileModelLoadsHeld();
   return LoadModel(server->engine.get(), model_name, nullptr);
 }
 
@@ -117,6 +118,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerLoadModelWithParameters(
   FAKE_NOT_NULL(model_name);
   if (auto* e = NotReadyAfterStop(server)) return e;
   if (auto* e = ModelControlAllowed(server)) return e;
+  WaitWhileModelLoadsHeld();
   // Triton's order: with any "file:" parameter (an in-memory model), the
   // files are checked and written first and a string "config" is required;
   // then the parameters up to the first string "config" must all be known.

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -357,6 +359,33 @@ void StartVersions(
 }
 
 }  // namespace
+
+namespace {
+
+std::mutex g_hold_mu;
+std::condition_variable g_hold_cv;
+bool g_hold = false;
+uint32_t g_held = 0;
+
+}  // namespace
+
+uint32_t HoldModelLoads(int32_t mode) {
+  std::lock_guard<std::mutex> lock(g_hold_mu);
+  if (mode == 1) g_hold = true;
+  if (mode == 0) {
+    g_hold = false;
+    g_hold_cv.notify_all();
+  }
+  return g_held;
+}
+
+void WaitWhileModelLoadsHeld() {
+  std::unique_lock<std::mutex> lock(g_hold_mu);
+  if (!g_hold) return;
+  ++g_held;
+  g_hold_cv.wait(lock, [] { return !g_hold; });
+  --g_held;
+}
 
 void ScanRepository(Engine* engine) {
   std::lock_guard<std::mutex> lock(engine->mu);

@@ -30,6 +30,12 @@ TRITONSERVER_Error* UnloadModel(Engine* engine, const std::string& name,
 // Every model, as a server's stop unloads them.
 void UnloadAllModels(Engine* engine);
 
+// TRITONFAKE_HoldModelLoads: 1 holds explicit loads back, 0 lets them go,
+// -1 only asks; returns how many wait. Process-wide.
+uint32_t HoldModelLoads(int32_t mode);
+// An explicit load (the ServerLoadModel entry points): waits while held.
+void WaitWhileModelLoadsHeld();
+
 // LoadModel's work, under load_mu (ensembles.cc loads an ensemble's steps'
 // models with it).
 TRITONSERVER_Error* LoadLocked(
