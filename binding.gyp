@@ -91,6 +91,7 @@
         "native/fake/backends/stand_ins.cc",
         "native/fake/backends/test_backends.cc",
         "native/fake/backends/text_stream.cc",
+        "native/fake/backends/text_embedding.cc",
         "native/fake/config/backend_checks.cc",
         "native/fake/config/convert.cc",
         "native/fake/config/data_types.cc",

@@ -41,7 +41,7 @@ export type StandInMode = 'zeros' | 'echo';
  */
 export type StandIns = Readonly<Record<string, StandInMode>>;
 
-const OWN_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream'];
+const OWN_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream', 'fake_text_embedding'];
 
 /** The spec the fake engine reads: "<backend>=<mode>[,...]". */
 function standInSpec(standIns: StandIns | null): string {

@@ -9,6 +9,7 @@
 // (test/gpu/stub-cudart.c), which makes pinned/device memory and early frees
 // visible on a machine without a GPU.
 
+import { MUTATIONS as EMBEDDINGS } from './mutations/embeddings.mjs';
 import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
@@ -575,4 +576,5 @@ export const MUTATIONS = [
   ...KEPT_REQUESTS,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
+  ...EMBEDDINGS,
 ];

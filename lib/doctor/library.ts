@@ -16,7 +16,7 @@ import { DEFAULT_LIBRARY_PATH, libraryCandidates } from '../addon/load.js';
 import type { DoctorCheck, DoctorReport, LibraryProbe } from './report.js';
 
 /** The backends the fake engine has built in. */
-export const FAKE_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream'];
+export const FAKE_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream', 'fake_text_embedding'];
 
 /** Triton's compiled-in backend directory (its container layout). */
 const TRITON_BACKEND_DIR = '/opt/tritonserver/backends';

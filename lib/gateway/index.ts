@@ -23,10 +23,15 @@ import { type HttpHandler, createHttpHandler } from './http/server.js';
 import { SharedMemoryRegistry } from './kserve/shared-memory.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenAIRoutes, resolveOpenAIOptions } from './openai/index.js';
-import type { ChatTemplate, OpenAIModelOptions } from './openai/index.js';
+import type {
+  ChatTemplate,
+  EmbeddingModelOptions,
+  OpenAIModelKind,
+  OpenAIModelOptions,
+} from './openai/index.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
-export type { ChatTemplate, OpenAIModelOptions };
+export type { ChatTemplate, EmbeddingModelOptions, OpenAIModelKind, OpenAIModelOptions };
 export { GatewayError } from './kserve/errors.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {

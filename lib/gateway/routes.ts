@@ -112,6 +112,7 @@ export const ROUTES = {
   openaiModel: openai('openai_models', 'GET /v1/models/{id}'),
   completions: openai('openai_completions', 'POST /v1/completions'),
   chat: openai('openai_chat', 'POST /v1/chat/completions'),
+  embeddings: openai('openai_embeddings', 'POST /v1/embeddings'),
 } as const satisfies Record<string, Route>;
 
 /** A path no route has (404); the OpenAI routes answer theirs in their own shape. */

@@ -57,7 +57,7 @@ describe('triton-node doctor', () => {
     if (lib.isFake)
       expect(report.backends).toEqual({
         directory: null,
-        found: ['identity', 'repeat', 'square', 'fake_text_stream'],
+        found: ['identity', 'repeat', 'square', 'fake_text_stream', 'fake_text_embedding'],
       });
     else expect(report.backends.found).toEqual(expect.arrayContaining(['identity', 'repeat', 'square']));
     expect(status).toBe(report.ok ? 0 : 1);

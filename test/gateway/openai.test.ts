@@ -244,7 +244,7 @@ describe('errors', () => {
     const get = await request(`${gw().url}/v1/completions`);
     expect(get.statusCode).toBe(405);
     expect(await get.body.json()).toHaveProperty('error.message');
-    const unknown = await request(`${gw().url}/v1/embeddings`, { method: 'POST', body: '{}' });
+    const unknown = await request(`${gw().url}/v1/audio/speech`, { method: 'POST', body: '{}' });
     expect(unknown.statusCode).toBe(404);
     expect(await unknown.body.json()).toHaveProperty('error.code', 'unknown_url');
   });

@@ -10,7 +10,9 @@
  *   of two tokens or more (histogram);
  * - `triton_node_openai_output_tokens_total{model}`,
  *   `triton_node_openai_prompt_tokens_total{model}`: tokens generated and
- *   read (counters, counted as the model's `tokenCount` says).
+ *   read (counters, counted as the model's `tokenCount` says);
+ * - `triton_node_openai_embeddings_total{model}`: vectors `/v1/embeddings`
+ *   answered (counter; its texts' words count as prompt tokens).
  */
 import type { Metric, Server } from 'triton-node';
 import { MetricSeries } from '../metrics.js';
@@ -30,6 +32,7 @@ export const OPENAI_METRICS = [
   'triton_node_openai_time_per_output_token_us',
   'triton_node_openai_output_tokens_total',
   'triton_node_openai_prompt_tokens_total',
+  'triton_node_openai_embeddings_total',
 ] as const;
 
 export class OpenAIMetrics {
@@ -77,6 +80,17 @@ export class OpenAIMetrics {
       }
       if (tokens > 0)
         this.#counter(OPENAI_METRICS[2], 'Tokens the OpenAI routes generated', model)?.increment(tokens);
+    } catch {
+      // Metrics must never fail a request.
+    }
+  }
+
+  /** Counts the vectors of an embeddings request. */
+  embedded(model: string, vectors: number): void {
+    try {
+      this.#counter(OPENAI_METRICS[4], 'Vectors the OpenAI embeddings route answered', model)?.increment(
+        vectors,
+      );
     } catch {
       // Metrics must never fail a request.
     }

@@ -3,6 +3,12 @@
  * model, how a chat turns into a prompt, and how tokens are counted.
  */
 import { optionError } from '../../internal.js';
+import {
+  type EmbeddingModelOptions,
+  type OpenAIModelKind,
+  type ResolvedEmbedding,
+  resolveKind,
+} from './embedding-options.js';
 
 /**
  * How chat messages become one prompt: each message is `message` with
@@ -19,9 +25,17 @@ export interface ChatTemplate {
 }
 
 /** One OpenAI model id of `GatewayOptions.openai`: the Triton model behind it. */
-export interface OpenAIModelOptions {
-  /** The Triton model: decoupled, with a BYTES `text_input` and `text_output` (Triton's vLLM example's shape). */
+export interface OpenAIModelOptions extends EmbeddingModelOptions {
+  /**
+   * The Triton model: for kind 'generation', decoupled, with a BYTES `text_input` and `text_output`
+   * (Triton's vLLM example's shape); for 'embeddings', a batching model from texts to FP32 vectors.
+   */
   model: string;
+  /**
+   * What the id serves: `'generation'` (default; `/v1/completions`, `/v1/chat/completions`) or
+   * `'embeddings'` (`/v1/embeddings`; `input`, `output`, `truncateDimensions` apply).
+   */
+  kind?: OpenAIModelKind;
   /** Its version (default: the highest ready one). */
   version?: number;
   /** How `/v1/chat/completions` turns messages into the prompt (default: `<|role|>` lines, see ChatTemplate). */
@@ -47,6 +61,9 @@ export interface ResolvedOpenAIModel {
   maxTokensDefault: number | undefined;
   tokenCount: 'words' | 'responses';
   ownedBy: string;
+  kind: OpenAIModelKind;
+  /** Kind 'embeddings' only. */
+  embedding: ResolvedEmbedding | undefined;
 }
 
 const DEFAULT_TEMPLATE: Required<ChatTemplate> = {
@@ -91,6 +108,7 @@ function resolveModel(id: string, value: unknown): ResolvedOpenAIModel {
     throw optionError(`${at}.tokenCount`, "'words' or 'responses'", tokenCount);
   return {
     id,
+    ...resolveKind(at, value as Record<string, unknown>),
     model: o.model,
     version,
     template: template(o.chatTemplate, `${at}.chatTemplate`),

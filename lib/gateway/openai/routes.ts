@@ -18,6 +18,7 @@ import { readBody } from '../http/body.js';
 import { drained } from '../http/respond.js';
 import { httpGuardContext } from '../http/server.js';
 import { ROUTES } from '../routes.js';
+import { EmbeddingsRoute, wrongKind } from './embeddings.js';
 import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
 import { OpenAIMetrics } from './metrics.js';
 import type { ResolvedOpenAIModel } from './options.js';
@@ -63,6 +64,7 @@ export class OpenAIRoutes implements ExtraRoutes {
   readonly #models: Map<string, ResolvedOpenAIModel>;
   readonly #inputs: ModelInputs;
   readonly #metrics: OpenAIMetrics | undefined;
+  readonly #embeddings: EmbeddingsRoute;
   readonly #created = Math.floor(Date.now() / 1000);
 
   constructor(ctx: GatewayContext, models: Map<string, ResolvedOpenAIModel>) {
@@ -70,6 +72,7 @@ export class OpenAIRoutes implements ExtraRoutes {
     this.#models = models;
     this.#inputs = new ModelInputs(ctx);
     this.#metrics = ctx.options.metrics ? new OpenAIMetrics(ctx.server) : undefined;
+    this.#embeddings = new EmbeddingsRoute(ctx, models, this.#metrics);
   }
 
   /** Serves one request under `/v1/`; answers every error itself (never rejects). */
@@ -128,6 +131,7 @@ export class OpenAIRoutes implements ExtraRoutes {
       if (id === undefined) throw invalid(`malformed percent-encoding in the path: '${clean}'`, null);
       return this.#retrieve(call, admission, id);
     }
+    if (route === ROUTES.embeddings) return this.#embeddings.serve(call.ex, call.req, call.res);
     if (kind === undefined)
       throw new OpenAIError(404, `Unknown route ${method} ${path}`, null, 'unknown_url');
     if (method !== 'POST') throw new OpenAIError(405, `Method ${method} is not allowed on ${clean}`);
@@ -179,6 +183,7 @@ export class OpenAIRoutes implements ExtraRoutes {
       }
     }
     if (entry === undefined) throw modelNotFound(id);
+    if (entry.kind !== 'generation') throw wrongKind(entry, call.ex.route);
     if (this.#ctx.draining) throw new OpenAIError(503, 'the server is shutting down');
     const b = body as Record<string, unknown>;
     const g = kind === 'chat' ? chatRequest(b, entry) : completionRequest(b, entry);

@@ -3,6 +3,7 @@
 // backend the model runs on.
 //   test_backends.cc  identity, repeat and square (Triton's test backends)
 //   text_stream.cc    fake_text_stream, the fake's own text backend
+//   text_embedding.cc fake_text_embedding, the fake's own embedding backend
 //   stand_ins.cc      stand-ins for backends the fake does not have
 //   onnxruntime_*.cc  onnxruntime, real models through ONNX Runtime
 #ifndef TRITON_NODE_FAKE_BACKENDS_BACKENDS_H_
@@ -32,6 +33,10 @@ void SquareExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                    bool inline_mode);
 void TextStreamExecute(Model* m, TRITONSERVER_InferenceRequest* r,
                        bool inline_mode);
+// One request of a fake_text_embedding batch (text_embedding.cc), answered
+// inside IdentityExecute's execution of the batch.
+void TextEmbeddingRespond(Model* m, TRITONSERVER_InferenceRequest* r,
+                          TRITONSERVER_InferenceResponse* resp);
 
 // Runs a decoupled request's responses (`run`, which ends with its FINAL)
 // on a detached thread of its own, as the real backends do, counted as an

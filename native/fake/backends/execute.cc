@@ -9,6 +9,7 @@ void ExecuteBackend(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     case BackendKind::kIdentity:
     case BackendKind::kStandIn:  // one execution per batch, as identity
     case BackendKind::kOnnxRuntime:
+    case BackendKind::kTextEmbedding:
       IdentityExecute(m, b, inline_mode);
       break;
     case BackendKind::kRepeat:

@@ -9,7 +9,8 @@
 //   square:   decoupled; releases the request at once, a stream thread
 //             sends IN responses (stopping early when cancelled), then NULL
 //             FINAL.
-// The fake's own text backend, fake_text_stream, is in text_stream.cc;
+// The fake's own text backend, fake_text_stream, is in text_stream.cc (its
+// embedding backend, fake_text_embedding, in text_embedding.cc);
 // responses are made and delivered through core/response.h.
 // Like the real backends, every decoupled request gets its own stream
 // thread, so streams of one instance run at the same time and responses
@@ -336,6 +337,10 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     if (m->backend == BackendKind::kOnnxRuntime) continue;
     if (m->backend == BackendKind::kStandIn) {
       StandInRespond(m, b[i], resps[i]);
+      continue;
+    }
+    if (m->backend == BackendKind::kTextEmbedding) {
+      TextEmbeddingRespond(m, b[i], resps[i]);
       continue;
     }
     IdentityRespond(m, b[i], resps[i]);

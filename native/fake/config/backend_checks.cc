@@ -212,6 +212,37 @@ bool CheckTextStream(const ModelConfig& cfg, std::string* p) {
          RequireDecoupled(cfg, p);
 }
 
+// fake_text_embedding (the fake's own, backends/text_embedding.cc): one
+// BYTES input of dims [1] (a text per batch element), one FP32 output of
+// dims [D]; batching.
+bool CheckTextEmbedding(const ModelConfig& cfg, std::string* p) {
+  if (cfg.max_batch_size <= 0) {
+    *p = "fake_text_embedding backend only supports models with "
+         "max_batch_size > 0";
+    return false;
+  }
+  if (cfg.input.size() != 1 || cfg.output.size() != 1) {
+    *p = "fake_text_embedding: expected 1 input and 1 output, got " +
+         std::to_string(cfg.input.size()) + " and " +
+         std::to_string(cfg.output.size());
+    return false;
+  }
+  const TensorConfig& in = cfg.input[0];
+  const TensorConfig& out = cfg.output[0];
+  if (!ExpectType(in, in.name.c_str(), "STRING", p) ||
+      !ExpectShape(in, in.name.c_str(), {1}, p) ||
+      !ExpectType(out, out.name.c_str(), "FP32", p)) {
+    return false;
+  }
+  if (out.has_reshape || out.dims.size() != 1 || out.dims[0] < 1 ||
+      out.dims[0] > 65536) {
+    *p = "fake_text_embedding: expected " + out.name +
+         " shape to be [D] with D from 1 to 65536, got " + DimsText(out.dims);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ValidateForBackend(const ModelConfig& cfg, std::string* error) {
@@ -225,6 +256,8 @@ bool ValidateForBackend(const ModelConfig& cfg, std::string* error) {
     ok = CheckSquare(cfg, &problem);
   } else if (cfg.backend == "fake_text_stream") {
     ok = CheckTextStream(cfg, &problem);
+  } else if (cfg.backend == "fake_text_embedding") {
+    ok = CheckTextEmbedding(cfg, &problem);
   }
   if (!ok && error != nullptr) *error = problem;
   return ok;

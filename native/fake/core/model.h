@@ -40,6 +40,7 @@ enum class BackendKind {
   kRepeat,
   kSquare,
   kTextStream,
+  kTextEmbedding,
   kEnsemble,
   kStandIn,
   kOnnxRuntime

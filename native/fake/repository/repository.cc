@@ -85,6 +85,7 @@ BackendKind KindOfBackend(const ModelConfig& cfg) {
   if (backend == "repeat") return BackendKind::kRepeat;
   if (backend == "square") return BackendKind::kSquare;
   if (backend == "fake_text_stream") return BackendKind::kTextStream;
+  if (backend == "fake_text_embedding") return BackendKind::kTextEmbedding;
   std::string mode;
   if (backend == "onnxruntime" && !StandInFor(backend, &mode)) {
     return BackendKind::kOnnxRuntime;
@@ -113,6 +114,7 @@ std::string BackendProblem(Engine* engine, const ModelConfig& cfg,
   const bool own = cfg.backend == "identity" || cfg.backend == "repeat" ||
                    cfg.backend == "square" ||
                    cfg.backend == "fake_text_stream" ||
+                   cfg.backend == "fake_text_embedding" ||
                    (cfg.backend == "onnxruntime" && !stand_in);
   if (!own && stand_in) return "";
   if (!own || (!backend_dir.empty() && !IsDir(backend_dir))) {

@@ -35,10 +35,10 @@ bool SameShapes(const TRITONSERVER_InferenceRequest* a,
   return true;
 }
 
-// How an instance forms its batches: only identity and onnxruntime models with
-// dynamic batching and max_batch_size > 0 batch; a batch closes at `target`
-// (the largest preferred size that fits, else max_batch) or once its oldest
-// request waited `delay`.
+// How an instance forms its batches: only identity, onnxruntime and
+// fake_text_embedding models with dynamic batching and max_batch_size > 0
+// batch; a batch closes at `target` (the largest preferred size that fits,
+// else max_batch) or once its oldest request waited `delay`.
 struct BatchPolicy {
   bool batching = false;
   uint64_t max_batch = 1;
@@ -52,7 +52,8 @@ BatchPolicy BatchPolicyOf(const Model& m) {
   BatchPolicy bp;
   bp.batching = db.present && m.config.max_batch_size > 0 &&
                 (m.backend == BackendKind::kIdentity ||
-                 m.backend == BackendKind::kOnnxRuntime);
+                 m.backend == BackendKind::kOnnxRuntime ||
+                 m.backend == BackendKind::kTextEmbedding);
   bp.max_batch =
       bp.batching ? static_cast<uint64_t>(m.config.max_batch_size) : 1;
   bp.target = bp.max_batch;
