@@ -518,16 +518,16 @@ const CORE = [
     why: 'cancellation: a client that leaves an OpenAI stream no longer cancels its Triton request (neither when it leaves nor when the route stops reading)',
     file: 'lib/gateway/openai/routes.ts',
     search:
-      "    call.res.once('close', cancel);\n" +
+      "    call.res.once('close', gone);\n" +
       '    // The client may have left while the body was read and the request built.\n' +
-      '    if (call.res.destroyed) cancel();\n' +
+      '    if (call.res.destroyed) gone();\n' +
       '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
       '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
       '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
       '    } finally {\n' +
       '      this.#ctx.cancels.delete(cancel);\n' +
-      "      call.res.off('close', cancel);\n" +
+      "      call.res.off('close', gone);\n" +
       '      stream.cancel();\n',
     replace:
       '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +

@@ -24,9 +24,10 @@ import { SharedMemoryRegistry } from './kserve/shared-memory.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenAIRoutes, resolveOpenAIOptions } from './openai/index.js';
 import type { ChatTemplate, OpenAIModelOptions } from './openai/index.js';
+import { type GatewayStreamOptions, resolveStreamOptions } from './slow-client.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
-export type { ChatTemplate, OpenAIModelOptions };
+export type { ChatTemplate, GatewayStreamOptions, OpenAIModelOptions };
 export { GatewayError } from './kserve/errors.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {
@@ -74,6 +75,13 @@ export interface GatewayOptions {
    * OpenAI model ids mapped to Triton text models; default: none (no `/v1/` routes).
    */
   openai?: Record<string, OpenAIModelOptions>;
+  /**
+   * What a streamed answer (OpenAI `stream: true`, `generate_stream`; `ModelStreamInfer` when
+   * grpc-js reports a call full) may hold for a client that reads slower than its model writes, and
+   * how long it waits for one that reads nothing before cutting it (docs/openai.md); default 1,024
+   * responses and 16 MiB more while it waits, 30 s.
+   */
+  streams?: GatewayStreamOptions;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -150,6 +158,7 @@ function resolveOptions(options: GatewayOptions) {
       repositoryControl: flag('repositoryControl'),
       sharedMemory: flag('sharedMemory'),
       metrics: flag('metrics'),
+      streams: resolveStreamOptions(options.streams),
     },
     logger,
   };

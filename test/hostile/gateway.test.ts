@@ -1,0 +1,185 @@
+/**
+ * The gateway under hostile clients (issue 40): a stream client that stops
+ * reading. Each attack was measured against main before its fix; the
+ * comments say what it did then.
+ */
+import { once } from 'node:events';
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { GatewayLogger } from '../../lib/gateway/index.js';
+import { llmUnderTest } from '../backends/llm-helpers.js';
+import { useGateway } from '../gateway/helpers.js';
+import { eventually, fakeOnly, skipIf, useServer } from '../helpers.js';
+
+const llm = llmUnderTest();
+const server = useServer(['identity_fp32', 'repeat_int32', ...(llm.skip === false ? [llm.model] : [])], {
+  modelRepository: llm.repositories,
+});
+
+/** Log lines of a gateway, by message. */
+function captureLog(): { logger: GatewayLogger; lines: Array<{ msg: string } & Record<string, unknown>> } {
+  const lines: Array<{ msg: string } & Record<string, unknown>> = [];
+  const at = (obj: object, msg?: string) => lines.push({ ...obj, msg: msg ?? '' });
+  return { logger: { debug: at, info: at, warn: at, error: at }, lines };
+}
+
+const slowLog = captureLog();
+/**
+ * Small bounds, so that a client that stops reading meets them soon; the
+ * write timeout long enough that the model, unbounded, would send all its
+ * words before it (the bound, not the timeout, must stop it).
+ */
+const STREAMS = { highWaterMark: 16, writeTimeoutMs: 2000 };
+const slow = useGateway(server, {
+  openai: { words: { model: llm.model } },
+  streams: STREAMS,
+  logger: slowLog.logger,
+});
+/** Bounds no stream here reaches: only the write timeout ends a silent client's stream. */
+const patientLog = captureLog();
+const patient = useGateway(server, {
+  openai: { words: { model: llm.model } },
+  streams: { highWaterMark: 1_000_000, highWaterMarkBytes: 2 ** 40, writeTimeoutMs: 500 },
+  logger: patientLog.logger,
+});
+
+/** A prompt word of 8 KiB (under the 16 KiB an HTTP response buffers before it waits): ~500 fill the kernel's buffers. */
+const WORD = 8 * 1024;
+
+/**
+ * A client that sends `body` to `path` and then reads nothing: a raw socket,
+ * paused once the request is out. (Node cannot shrink a socket's receive
+ * buffer, so the server first fills the kernel's buffers, a few MiB, before
+ * it meets the client's silence.)
+ */
+async function silentClient(url: string, path: string, body: string): Promise<net.Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await once(socket, 'connect');
+  socket.pause();
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  return socket;
+}
+
+/** Responses the fake's text model has sent so far (its statistics count each one). */
+async function textResponses(): Promise<number> {
+  const [stats] = await server().model(llm.model).statistics();
+  return Object.values(stats!.responseStats).reduce((n, s) => n + s.success.count, 0);
+}
+
+/** Why the slow-client tests run on the fake engine only. */
+const BIG_WORDS =
+  "the fake's text model echoes an 8 KiB prompt word, so ~500 responses fill the kernel's socket buffers; the Python LLM's words are a few bytes: tens of thousands of tokens, minutes, to fill them";
+
+describe('a stream client that stops reading', () => {
+  it('OpenAI: the stream holds at most highWaterMark responses, the request is cancelled, the client cut', async (ctx) => {
+    skipIf(ctx, fakeOnly(BIG_WORDS));
+    const { gateway, url } = slow();
+    const cancelledBefore = await llm.cancelled(server());
+    const producedBefore = await textResponses();
+    const socket = await silentClient(
+      url,
+      '/v1/completions',
+      JSON.stringify({ model: 'words', prompt: 'w'.repeat(WORD), max_tokens: 1500, stream: true }),
+    );
+    try {
+      // Before: the stream held up to 65,536 responses or 64 MiB for the client: here all 1,500
+      // words of the model, never cancelled; then it waited for the client forever, in flight.
+      expect(
+        await eventually(async () => (await llm.cancelled(server())) > cancelledBefore, 30_000),
+        'the model request was cancelled',
+      ).toBe(true);
+      expect(await eventually(() => gateway.inFlight === 0, 30_000), `in flight: ${gateway.inFlight}`).toBe(
+        true,
+      );
+      const produced = (await textResponses()) - producedBefore;
+      // What the kernel's buffers took (at most about 4 MiB: some 540 words) and the 16 the stream
+      // may hold, give or take what was on its way when the cancel came; not the 1,500 of before.
+      expect(produced).toBeLessThan(1000);
+      // It held too much for the client: its last event is that error (logged), and the client,
+      // which took nothing of that either, is cut once it read nothing for 2 s.
+      const failed = slowLog.lines.find((l) => l.msg === 'stream failed');
+      expect(failed?.err).toMatch(/read too slowly/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('generate_stream: the same bounds, and the client cut after writeTimeoutMs', async (ctx) => {
+    skipIf(ctx, fakeOnly(BIG_WORDS));
+    const { gateway, url } = slow();
+    const before = slowLog.lines.length;
+    const cancelledBefore = await llm.cancelled(server());
+    const producedBefore = await textResponses();
+    const socket = await silentClient(
+      url,
+      `/v2/models/${llm.model}/generate_stream`,
+      JSON.stringify({
+        text_input: 'g'.repeat(WORD),
+        stream: true,
+        exclude_input_in_output: true,
+        parameters: { max_tokens: 1500 },
+      }),
+    );
+    try {
+      // Before: as for OpenAI, every response held, the route waiting for the client forever.
+      expect(
+        await eventually(async () => (await llm.cancelled(server())) > cancelledBefore, 30_000),
+        'the model request was cancelled',
+      ).toBe(true);
+      expect(await eventually(() => gateway.inFlight === 0, 30_000), `in flight: ${gateway.inFlight}`).toBe(
+        true,
+      );
+      expect((await textResponses()) - producedBefore).toBeLessThan(1000);
+      // It held too much: its last event is the error; the client took nothing of that either.
+      const failed = slowLog.lines.slice(before).find((l) => l.msg === 'stream failed');
+      expect(failed).toMatchObject({ model: llm.model, err: expect.stringMatching(/read too slowly/) });
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('cuts a client that takes nothing for writeTimeoutMs, which cancels its request', async (ctx) => {
+    skipIf(ctx, fakeOnly(BIG_WORDS));
+    const { gateway, url } = patient();
+    const cancelledBefore = await llm.cancelled(server());
+    const socket = await silentClient(
+      url,
+      '/v1/completions',
+      JSON.stringify({ model: 'words', prompt: 'c'.repeat(WORD), max_tokens: 1500, stream: true }),
+    );
+    try {
+      expect(await eventually(() => gateway.inFlight === 1, 10_000), 'the stream began').toBe(true);
+      // Before: nothing ended it but the client leaving (the model ran its 1,500 words to the end).
+      expect(await eventually(() => gateway.inFlight === 0, 30_000), `in flight: ${gateway.inFlight}`).toBe(
+        true,
+      );
+      expect(patientLog.lines.find((l) => l.msg === 'stream cut')?.err).toMatch(
+        /took nothing of the stream for 500 ms/,
+      );
+      expect(await eventually(async () => (await llm.cancelled(server())) > cancelledBefore, 10_000)).toBe(
+        true,
+      );
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('refuses stream options that are not positive whole numbers, naming them', async () => {
+    const { createGateway } = await import('../../lib/gateway/index.js');
+    for (const [streams, name] of [
+      [{ highWaterMark: 0 }, 'streams.highWaterMark'],
+      [{ highWaterMarkBytes: 1.5 }, 'streams.highWaterMarkBytes'],
+      [{ writeTimeoutMs: -1 }, 'streams.writeTimeoutMs'],
+      ['fast', 'streams'],
+    ] as const) {
+      expect(() => createGateway(server(), { streams } as never)).toThrow(
+        expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(name) }),
+      );
+    }
+  });
+});
