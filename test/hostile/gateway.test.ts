@@ -1,10 +1,12 @@
 /**
  * The gateway under hostile clients (issue 40): a stream client that stops
- * reading. Each attack was measured against main before its fix; the
- * comments say what it did then.
+ * reading, and OpenAI body keys named like `Object.prototype` members.
+ * Each attack was measured against main before its fix; the comments say
+ * what it did then.
  */
 import { once } from 'node:events';
 import net from 'node:net';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { GatewayLogger } from '../../lib/gateway/index.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
@@ -181,5 +183,91 @@ describe('a stream client that stops reading', () => {
         expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(name) }),
       );
     }
+  });
+});
+
+/** Keys every plain object inherits: a lookup table that is a plain object answers them all. */
+const PROTOTYPE_KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  '__defineGetter__',
+  '__lookupSetter__',
+];
+
+describe.skipIf(llm.skip !== false)('OpenAI body keys named like Object.prototype members', () => {
+  const post = async (path: string, raw: string) => {
+    const res = await request(`${slow().url}${path}`, {
+      method: 'POST',
+      body: raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, text, json: JSON.parse(text) as { error?: Record<string, unknown> } };
+  };
+
+  it('answers each as an unknown argument, 400 naming it, on both routes', async () => {
+    const bodies = {
+      '/v1/completions': '"model":"words","prompt":"a b","max_tokens":2',
+      '/v1/chat/completions': '"model":"words","messages":[{"role":"user","content":"a b"}],"max_tokens":2',
+    };
+    for (const [path, known] of Object.entries(bodies)) {
+      for (const key of PROTOTYPE_KEYS) {
+        for (const value of ['1', '{}', 'null', '"x"', '[]', 'true']) {
+          const res = await post(path, `{${known},${JSON.stringify(key)}:${value}}`);
+          // Before: toString and constructor were accepted (200); hasOwnProperty, valueOf and
+          // __proto__ answered with TypeError text ("accepts is not a function").
+          const where = `${path} ${key}: ${value} -> ${res.status} ${res.text}`;
+          expect(res.status, where).toBe(400);
+          expect(res.json.error, where).toMatchObject({
+            type: 'invalid_request_error',
+            param: key,
+            message: `Unrecognized request argument supplied: ${key}`,
+          });
+        }
+      }
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('reads nested objects by their own keys: a __proto__ there is a key, never a prototype', async () => {
+    // An inherited role would make this message valid; its own keys have none.
+    const role = await post(
+      '/v1/chat/completions',
+      '{"model":"words","messages":[{"__proto__":{"role":"user"},"content":"a"}]}',
+    );
+    expect(role.status).toBe(400);
+    expect(role.json.error).toMatchObject({ param: 'messages', message: expect.stringMatching(/role/) });
+    const part = await post(
+      '/v1/chat/completions',
+      '{"model":"words","messages":[{"role":"user","content":[{"__proto__":{"type":"text","text":"a"}}]}]}',
+    );
+    expect(part.status).toBe(400);
+    expect(part.json.error).toMatchObject({
+      param: 'messages',
+      message: expect.stringMatching(/text parts/),
+    });
+    // stream_options whose include_usage is only inherited: no usage chunk.
+    const res = await request(`${slow().url}/v1/completions`, {
+      method: 'POST',
+      body: '{"model":"words","prompt":"a b","max_tokens":2,"stream":true,"stream_options":{"__proto__":{"include_usage":true}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    const text = await res.body.text();
+    expect(res.statusCode).toBe(200);
+    expect(text).toContain('data: [DONE]');
+    expect(text).not.toContain('"usage"');
+    // A hostile model id is an unknown model.
+    for (const id of PROTOTYPE_KEYS) {
+      const unknown = await post('/v1/completions', `{"model":${JSON.stringify(id)},"prompt":"a"}`);
+      expect(unknown.status, id).toBe(404);
+      expect(unknown.json.error).toMatchObject({ code: 'model_not_found' });
+    }
+    expect(({} as Record<string, unknown>).role).toBeUndefined();
   });
 });

@@ -28,6 +28,7 @@ import {
   completionRequest,
   invalid,
   modelNotFound,
+  own,
   toOpenAIError,
 } from './protocol.js';
 
@@ -157,7 +158,7 @@ export class OpenAIRoutes implements ExtraRoutes {
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalid('The request body must be a JSON object', null);
-    const id = (body as { model?: unknown }).model;
+    const id = own(body, 'model');
     if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
     const entry = this.#models.get(id);
     // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
