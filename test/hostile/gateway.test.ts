@@ -1,14 +1,17 @@
 /**
  * The gateway under hostile clients (issue 40): a stream client that stops
- * reading, and OpenAI body keys named like `Object.prototype` members.
- * Each attack was measured against main before its fix; the comments say
- * what it did then.
+ * reading, OpenAI body keys named like `Object.prototype` members, and
+ * model names invented by the thousand against per-model limits. Each
+ * attack was measured against main before its fix; the comments say what
+ * it did then.
  */
 import { once } from 'node:events';
 import net from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { GatewayLogger } from '../../lib/gateway/index.js';
+import { resolveGuard } from '../../lib/gateway/guard/config.js';
+import { MAX_MODEL_STATES, TenantState } from '../../lib/gateway/guard/limits.js';
+import { GatewayGuard, type GatewayLogger, hashApiKey } from '../../lib/gateway/index.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
 import { useGateway } from '../gateway/helpers.js';
 import { eventually, fakeOnly, skipIf, useServer } from '../helpers.js';
@@ -269,5 +272,59 @@ describe.skipIf(llm.skip !== false)('OpenAI body keys named like Object.prototyp
       expect(unknown.json.error).toMatchObject({ code: 'model_not_found' });
     }
     expect(({} as Record<string, unknown>).role).toBeUndefined();
+  });
+});
+
+describe('per-model limit state for model names a client invents', () => {
+  const config = (perModel: Record<string, object>) =>
+    resolveGuard({
+      apiKeys: [{ sha256: hashApiKey('k'.repeat(32)), tenant: 't' }],
+      tenants: { t: { models: ['*'], perModel } },
+    }).tenants.get('t')!;
+
+  it('forgets the buckets of names not asked again once they refilled: memory does not grow with names', () => {
+    const state = new TenantState(config({ '*': { requestsPerSecond: 100 } }), 0);
+    // 100,000 names, 1,000 a second (each bucket refills in 10 ms).
+    for (let i = 0; i < 100_000; i++) state.model(`absent-${i}`, i)!.requests!.take(1);
+    // Before: 100,000 states, one per name ever asked.
+    expect(state.models.size).toBeLessThanOrEqual(128);
+  });
+
+  it('holds at most MAX_MODEL_STATES when buckets refill slowly, and a real model keeps its own', () => {
+    const state = new TenantState(config({ '*': { requestsPerSecond: 0.001, requestBurst: 1 } }), 0);
+    // The real model's only request of the next 1,000 s.
+    state.model('real', 0)!.requests!.take(1);
+    for (let i = 0; i < 20_000; i++) state.model(`absent-${i}`, 1 + i / 1000)!.requests!.take(1);
+    expect(state.models.size).toBeLessThanOrEqual(MAX_MODEL_STATES);
+    // The flood neither evicted nor refilled the real model's bucket: it still waits.
+    expect(state.model('real', 30)!.requests!.wait(1, 30)).toBeGreaterThan(900);
+    // Names past the bound share one bucket: the flood's empty, not a fresh one each.
+    expect(state.model('yet-another', 30)!.requests!.wait(1, 30)).toBeGreaterThan(0);
+  });
+
+  it('through the guard: 20,000 invented names are refused by the shared bucket, not admitted each', async () => {
+    const guard = new GatewayGuard({
+      apiKeys: [{ sha256: hashApiKey('k'.repeat(32)), tenant: 't' }],
+      tenants: { t: { models: ['*'], perModel: { '*': { requestsPerSecond: 0.001, requestBurst: 1 } } } },
+    });
+    let admitted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      try {
+        const a = await guard.admit({
+          protocol: 'http',
+          route: 'model_metadata',
+          model: `absent-${i}`,
+          headers: { 'x-api-key': 'k'.repeat(32) },
+          requestId: String(i),
+        });
+        a.done({ status: 404 });
+        admitted++;
+      } catch {
+        // 429: over the limit.
+      }
+    }
+    // Each name's first request until the states are full; after that the shared bucket's one.
+    expect(admitted).toBeLessThanOrEqual(MAX_MODEL_STATES + 1);
+    guard.close();
   });
 });
