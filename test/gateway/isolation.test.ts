@@ -5,6 +5,7 @@
  * (undici) against the front; processes killed with SIGKILL.
  */
 import { spawn } from 'node:child_process';
+import diagnostics from 'node:diagnostics_channel';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -552,6 +553,38 @@ describe.sequential('isolated groups without a guard', () => {
     expect(metrics).toContain('triton_node_isolation_group_ready{group="a"} 1');
     expect(metrics).toMatch(/nv_inference_request_success\{group="b",model="identity_int32"/);
     expect((await get(`${url}/v2`)).status).toBe(200);
+  });
+
+  it("never forwards a client's control header: the front's token goes only with what it moved to shared memory", async () => {
+    const { url } = front();
+    const sent: Array<{ path: string; control: unknown }> = [];
+    const onStart = (message: unknown) => {
+      const r = (message as { request: http.ClientRequest }).request;
+      sent.push({ path: r.path, control: r.getHeader('x-triton-node-isolation-control') });
+    };
+    diagnostics.subscribe('http.client.request.start', onStart);
+    try {
+      const forged = { 'x-triton-node-isolation-control': 'f'.repeat(32) };
+      expect((await post(`${url}/v2/models/identity_fp32/infer`, fp32Request, forged)).status).toBe(200);
+      expect((await get(`${url}/v2/models/identity_fp32`, forged)).status).toBe(200);
+      const values = new Float32Array([1, 2, 3]);
+      const binary = await binaryInfer(url, 'identity_fp32', values, forged);
+      expect(binary.status).toBe(200);
+    } finally {
+      diagnostics.unsubscribe('http.client.request.start', onStart);
+    }
+    const toGroup = sent.filter((r) => r.path.startsWith('/v2/models/identity_fp32'));
+    expect(toGroup.map((r) => r.path)).toEqual([
+      '/v2/models/identity_fp32/infer',
+      '/v2/models/identity_fp32',
+      '/v2/models/identity_fp32/infer',
+    ]);
+    // The JSON inference and the metadata: no control header at all (the client's was dropped).
+    expect(toGroup[0]!.control).toBeUndefined();
+    expect(toGroup[1]!.control).toBeUndefined();
+    // The binary inference, moved into the front's region: the front's own token, not the client's.
+    expect(toGroup[2]!.control).toMatch(/^[0-9a-f]{32}$/);
+    expect(toGroup[2]!.control).not.toBe('f'.repeat(32));
   });
 
   it('stops every group process on drain, and new requests get 503', async () => {

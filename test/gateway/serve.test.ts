@@ -113,6 +113,15 @@ describe('triton-node serve', () => {
     expect(config.stderr).toMatch(/--config: cannot read/);
   });
 
+  it('reads the value of --exit-on-error and --strict-readiness after a space, never as a repository', () => {
+    // Before (in the audit's mutation): `false` became a model repository, and the flag true.
+    for (const flag of ['--exit-on-error', '--strict-readiness']) {
+      const child = spawnSync(process.execPath, serve(flag, 'false', '--no-grpc'), { encoding: 'utf8' });
+      expect(child.status, child.stderr).toBe(2);
+      expect(child.stderr).toMatch(/a model repository is required/);
+    }
+  });
+
   it('is a command of the package CLI: `triton-node --help` lists it, `serve --help` prints its usage', () => {
     const help = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);

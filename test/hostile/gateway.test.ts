@@ -1,16 +1,18 @@
 /**
  * The gateway under hostile clients (issue 40): a stream client that stops
- * reading, OpenAI body keys named like `Object.prototype` members, and
- * model names invented by the thousand against per-model limits. Each
- * attack was measured against main before its fix; the comments say what
- * it did then.
+ * reading, OpenAI body keys named like `Object.prototype` members, model
+ * names invented by the thousand against per-model limits, and a client that
+ * leaves while its request is being admitted. Each attack was measured
+ * against main before its fix; the comments say what it did then.
  */
 import { once } from 'node:events';
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { resolveGuard } from '../../lib/gateway/guard/config.js';
 import { MAX_MODEL_STATES, TenantState } from '../../lib/gateway/guard/limits.js';
+import type { Guard } from '../../lib/gateway/guard/types.js';
 import { GatewayGuard, type GatewayLogger, hashApiKey } from '../../lib/gateway/index.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
 import { useGateway } from '../gateway/helpers.js';
@@ -326,5 +328,61 @@ describe('per-model limit state for model names a client invents', () => {
     // Each name's first request until the states are full; after that the shared bucket's one.
     expect(admitted).toBeLessThanOrEqual(MAX_MODEL_STATES + 1);
     guard.close();
+  });
+});
+
+describe('a client that leaves while its request is admitted', () => {
+  it('gives its concurrency slot back and is audited once, with 499', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const audit = new Writable({
+      write(chunk, _enc, cb) {
+        for (const l of String(chunk).split('\n')) if (l !== '') lines.push(JSON.parse(l));
+        cb();
+      },
+    });
+    const key = 'slot-tenant-key-0123456789';
+    const real = new GatewayGuard({
+      apiKeys: [{ sha256: hashApiKey(key), tenant: 'one' }],
+      tenants: { one: { models: ['*'], limits: { maxConcurrent: 1 } } },
+      audit: { stream: audit, flushIntervalMs: 1 },
+    });
+    // Admission held open until the test lets it go (a slow credential check, a Redis round trip).
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => {
+      letGo = r;
+    });
+    let asked = 0;
+    const guard: Guard = {
+      async admit(r) {
+        asked++;
+        const admission = await real.admit(r);
+        if (asked === 1) await held;
+        return admission;
+      },
+    };
+    const { gateway, url } = slow();
+    const ctx = gateway._context as { guard?: Guard };
+    ctx.guard = guard;
+    try {
+      const { hostname, port } = new URL(url);
+      const socket = net.connect(Number(port), hostname);
+      await once(socket, 'connect');
+      socket.write(`GET /v2/models/identity_fp32 HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n\r\n`);
+      expect(await eventually(() => asked === 1 && gateway.inFlight === 1, 10_000)).toBe(true);
+      socket.destroy();
+      // The gateway saw it leave (its response closed) while the admission was still held.
+      expect(await eventually(() => gateway.inFlight === 0, 10_000)).toBe(true);
+      letGo();
+      // Before: the admission was kept by a request that had ended: the slot stayed taken (every
+      // later request of the tenant got 429) and no audit line was written.
+      expect(await eventually(() => lines.length === 1, 10_000), JSON.stringify(lines)).toBe(true);
+      expect(lines[0]).toMatchObject({ tenant: 'one', status: 499, route: 'model_metadata' });
+      const next = await request(`${url}/v2/models/identity_fp32`, { headers: { 'x-api-key': key } });
+      await next.body.dump();
+      expect(next.statusCode).toBe(200);
+    } finally {
+      ctx.guard = undefined;
+      real.close();
+    }
   });
 });
