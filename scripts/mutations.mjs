@@ -15,6 +15,7 @@ import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs'
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
+import { MUTATIONS as HOSTILE_GATEWAY } from './mutations/hostile-gateway.mjs';
 import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
 import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
 import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
@@ -575,4 +576,5 @@ export const MUTATIONS = [
   ...KEPT_REQUESTS,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
+  ...HOSTILE_GATEWAY,
 ];
