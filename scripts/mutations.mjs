@@ -16,6 +16,7 @@ import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs'
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
+import { MUTATIONS as HOSTILE_GATEWAY } from './mutations/hostile-gateway.mjs';
 import { MUTATIONS as HOSTILE_MODELS } from './mutations/hostile-models.mjs';
 import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
 import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
@@ -519,16 +520,16 @@ const CORE = [
     why: 'cancellation: a client that leaves an OpenAI stream no longer cancels its Triton request (neither when it leaves nor when the route stops reading)',
     file: 'lib/gateway/openai/routes.ts',
     search:
-      "    call.res.once('close', cancel);\n" +
+      "    call.res.once('close', gone);\n" +
       '    // The client may have left while the body was read and the request built.\n' +
-      '    if (call.res.destroyed) cancel();\n' +
+      '    if (call.res.destroyed) gone();\n' +
       '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
       '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
       '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
       '    } finally {\n' +
       '      this.#ctx.cancels.delete(cancel);\n' +
-      "      call.res.off('close', cancel);\n" +
+      "      call.res.off('close', gone);\n" +
       '      stream.cancel();\n',
     replace:
       '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
@@ -577,4 +578,5 @@ export const MUTATIONS = [
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,
+  ...HOSTILE_GATEWAY,
 ];

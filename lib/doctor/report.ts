@@ -6,6 +6,7 @@
  */
 
 import type { CudaDeviceInfo } from '../abi/binding.js';
+import { printable } from '../base/printable.js';
 
 /** `fail`: triton-node cannot work this way; `warn`: it works, with a catch; `info`: a fact. */
 export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
@@ -166,12 +167,21 @@ function cut(text: string, width: number): string {
 /**
  * The report as the table `triton-node doctor` prints: a status, the topic,
  * the subject and what was found, one line per check; the fix on the line
- * below each problem; a summary line last.
+ * below each problem; a summary line last. Subjects, details and fixes name
+ * things of the machine (folders, config fields), so their control
+ * characters are printed escaped: a model folder cannot colour the table or
+ * forge a line of it.
  */
 export function formatDoctorReport(report: DoctorReport): string {
-  const subjectWidth = Math.min(48, Math.max(7, ...report.checks.map((c) => c.subject.length)));
+  const shown = report.checks.map((c) => ({
+    ...c,
+    subject: printable(c.subject),
+    detail: printable(c.detail),
+    ...(c.fix === undefined ? {} : { fix: printable(c.fix) }),
+  }));
+  const subjectWidth = Math.min(48, Math.max(7, ...shown.map((c) => c.subject.length)));
   const lines = [`${'STATUS'.padEnd(6)} ${'TOPIC'.padEnd(8)} ${'SUBJECT'.padEnd(subjectWidth)}  DETAIL`];
-  for (const c of report.checks) {
+  for (const c of shown) {
     const subject = cut(c.subject, subjectWidth).padEnd(subjectWidth);
     lines.push(`${MARK[c.status].padEnd(6)} ${c.topic.padEnd(8)} ${subject}  ${c.detail}`);
     if (c.subject.length > subjectWidth) lines.push(`${' '.repeat(16)}(${c.subject})`);

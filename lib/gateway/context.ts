@@ -9,6 +9,7 @@ import type { Server } from 'triton-node';
 import { type Exchange, InFlight } from './exchange.js';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
+import type { ResolvedStreamOptions } from './slow-client.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
 export interface GatewayLogger {
@@ -24,6 +25,8 @@ export interface ResolvedGatewayOptions {
   repositoryControl: boolean;
   sharedMemory: boolean;
   metrics: boolean;
+  /** What a streamed answer may hold for a slow client, and how long it waits for one (slow-client.ts). */
+  streams: ResolvedStreamOptions;
 }
 
 /** Routes served beside the KServe ones, by path family (the OpenAI routes under `/v1/`). */

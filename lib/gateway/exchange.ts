@@ -207,12 +207,15 @@ export class InFlight {
 
   /** Counts a request in; the returned function (call it once) counts it out. */
   begin(): () => void {
-    this.#gauge?.inFlight(++this.#count);
+    // Counted apart from the gauge: `gauge?.inFlight(++count)` would count nothing without one.
+    this.#count++;
+    this.#gauge?.inFlight(this.#count);
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      this.#gauge?.inFlight(--this.#count);
+      this.#count--;
+      this.#gauge?.inFlight(this.#count);
       if (this.#count === 0) for (const wake of this.#idle.splice(0)) wake();
     };
   }

@@ -29,9 +29,16 @@ import type {
   OpenAIModelKind,
   OpenAIModelOptions,
 } from './openai/index.js';
+import { type GatewayStreamOptions, resolveStreamOptions } from './slow-client.js';
 
 export type { FastifyLike, FastifyPlugin, GatewayLogger, GrpcServerLike, HttpHandler };
-export type { ChatTemplate, EmbeddingModelOptions, OpenAIModelKind, OpenAIModelOptions };
+export type {
+  ChatTemplate,
+  EmbeddingModelOptions,
+  GatewayStreamOptions,
+  OpenAIModelKind,
+  OpenAIModelOptions,
+};
 export { GatewayError } from './kserve/errors.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {
@@ -79,6 +86,13 @@ export interface GatewayOptions {
    * OpenAI model ids mapped to Triton text models; default: none (no `/v1/` routes).
    */
   openai?: Record<string, OpenAIModelOptions>;
+  /**
+   * What a streamed answer (OpenAI `stream: true`, `generate_stream`; `ModelStreamInfer` when
+   * grpc-js reports a call full) may hold for a client that reads slower than its model writes, and
+   * how long it waits for one that reads nothing before cutting it (docs/openai.md); default 1,024
+   * responses and 16 MiB more while it waits, 30 s.
+   */
+  streams?: GatewayStreamOptions;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -155,6 +169,7 @@ function resolveOptions(options: GatewayOptions) {
       repositoryControl: flag('repositoryControl'),
       sharedMemory: flag('sharedMemory'),
       metrics: flag('metrics'),
+      streams: resolveStreamOptions(options.streams),
     },
     logger,
   };

@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { printable } from '../base/printable.js';
 import { type LintFinding, type LintModel, type LintOptions, type Severity, readLintModel } from './model.js';
 import { type LintRule, RULES, SERVER_RULES } from './rules.js';
 
@@ -160,11 +161,13 @@ export function formatLintText(report: LintReport): string {
   for (const f of report.findings) {
     if (f.file !== file) {
       if (file !== undefined) lines.push('');
-      lines.push(f.file);
+      lines.push(printable(f.file));
       file = f.file;
     }
-    lines.push(`  ${`${f.line}:${f.column}`.padEnd(8)}${f.severity.padEnd(9)}${f.message}  ${f.rule}`);
-    if (f.fix !== undefined) lines.push(`  ${' '.repeat(17)}fix: ${f.fix}`);
+    lines.push(
+      `  ${`${f.line}:${f.column}`.padEnd(8)}${f.severity.padEnd(9)}${printable(f.message)}  ${f.rule}`,
+    );
+    if (f.fix !== undefined) lines.push(`  ${' '.repeat(17)}fix: ${printable(f.fix)}`);
   }
   if (lines.length > 0) lines.push('');
   lines.push(

@@ -159,6 +159,33 @@ describe('triton-node doctor', () => {
     expect(report.ok).toBe(false);
   });
 
+  it('prints the names it finds with their control characters escaped: a folder cannot colour or forge a line', () => {
+    const repo = join(scratch, 'hostile-names');
+    const forged = 'x\nok     model    forged           backend identity, versions 1';
+    const names = ['red\x1b[31m\x1b]0;title\x07', forged, 'tab\there\r\u009b2J'];
+    for (const name of names) {
+      mkdirSync(join(repo, name, '1'), { recursive: true });
+      // A config whose name differs: the detail repeats the folder's name and the config's.
+      writeFileSync(join(repo, name, 'config.pbtxt'), `name: "m\x1b[32m" backend: "identity"`);
+    }
+    const child = cli('doctor', '--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
+    // Before: the escapes reached the terminal as they are, and the newline printed a line of its own.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+    expect(child.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    const lines = child.stdout.split('\n');
+    expect(lines.filter((l) => /^ok\s+model\s+forged/.test(l))).toEqual([]);
+    expect(child.stdout).toContain('red\\x1b[31m\\x1b]0;title\\x07');
+    expect(child.stdout).toContain('x\\nok     model');
+    expect(child.stdout).toContain('tab\\there\\r\\x9b2J');
+    // Each model is one FAIL line, its detail escaped too (the config's name holds an ESC).
+    const modelLines = lines.filter((l) => /^\S+\s+model\s/.test(l));
+    expect(modelLines.map((l) => l.split(/\s+/)[0])).toEqual(['FAIL', 'FAIL', 'FAIL']);
+    expect(child.stdout).toContain('config name "m\\x1b[32m" differs');
+    // --json keeps the names as they are (JSON escapes them itself).
+    const { report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
+    expect(report.models.map((m) => m.name).sort()).toEqual([...names].sort());
+  });
+
   it('refuses bad options as usage errors (exit code 2), and says where the benchmarks went', () => {
     const bad = cli('doctor', '--min-compute-capability', 'new');
     expect(bad.status).toBe(2);

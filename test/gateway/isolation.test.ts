@@ -5,6 +5,7 @@
  * (undici) against the front; processes killed with SIGKILL.
  */
 import { spawn } from 'node:child_process';
+import diagnostics from 'node:diagnostics_channel';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -554,6 +555,38 @@ describe.sequential('isolated groups without a guard', () => {
     expect((await get(`${url}/v2`)).status).toBe(200);
   });
 
+  it("never forwards a client's control header: the front's token goes only with what it moved to shared memory", async () => {
+    const { url } = front();
+    const sent: Array<{ path: string; control: unknown }> = [];
+    const onStart = (message: unknown) => {
+      const r = (message as { request: http.ClientRequest }).request;
+      sent.push({ path: r.path, control: r.getHeader('x-triton-node-isolation-control') });
+    };
+    diagnostics.subscribe('http.client.request.start', onStart);
+    try {
+      const forged = { 'x-triton-node-isolation-control': 'f'.repeat(32) };
+      expect((await post(`${url}/v2/models/identity_fp32/infer`, fp32Request, forged)).status).toBe(200);
+      expect((await get(`${url}/v2/models/identity_fp32`, forged)).status).toBe(200);
+      const values = new Float32Array([1, 2, 3]);
+      const binary = await binaryInfer(url, 'identity_fp32', values, forged);
+      expect(binary.status).toBe(200);
+    } finally {
+      diagnostics.unsubscribe('http.client.request.start', onStart);
+    }
+    const toGroup = sent.filter((r) => r.path.startsWith('/v2/models/identity_fp32'));
+    expect(toGroup.map((r) => r.path)).toEqual([
+      '/v2/models/identity_fp32/infer',
+      '/v2/models/identity_fp32',
+      '/v2/models/identity_fp32/infer',
+    ]);
+    // The JSON inference and the metadata: no control header at all (the client's was dropped).
+    expect(toGroup[0]!.control).toBeUndefined();
+    expect(toGroup[1]!.control).toBeUndefined();
+    // The binary inference, moved into the front's region: the front's own token, not the client's.
+    expect(toGroup[2]!.control).toMatch(/^[0-9a-f]{32}$/);
+    expect(toGroup[2]!.control).not.toBe('f'.repeat(32));
+  });
+
   it('stops every group process on drain, and new requests get 503', async () => {
     const { url, gateway } = front();
     const pids = gateway.groups().map((g) => g.pid!);
@@ -562,7 +595,7 @@ describe.sequential('isolated groups without a guard', () => {
     expect(await gateway.drain({ timeoutMs: 2000 })).toBe(true);
     expect(pids.some(alive)).toBe(false);
     expect(gateway.groups().map((g) => g.state)).toEqual(['stopped', 'stopped']);
-    // Each stopped itself on SIGTERM (exit code 0), not by the SIGKILL after the deadline.
+    // Each stopped itself when told (exit code 0), not by the SIGKILL after the deadline.
     expect(gateway.groups().map((g) => g.lastExit)).toEqual(['code 0', 'code 0']);
     expect(existsSync(socketDir)).toBe(false);
     expect((await post(`${url}/v2/models/identity_int32/infer`, int32Request)).status).toBe(503);
@@ -639,6 +672,126 @@ describe('isolated group processes that fail', () => {
     expect(pids.every(alive)).toBe(true);
     child.kill('SIGKILL');
     await until('the group processes to exit', () => !pids.some(alive), 15_000);
+  });
+});
+
+/**
+ * One group serving repeat_int32, which ignores cancellation (as Triton's
+ * own repeat backend does), on a server whose stop waits 60 s for such a
+ * model: what a group does must not wait for it.
+ */
+function stubbornGroup(): IsolatedGatewayOptions['groups'] {
+  return {
+    a: {
+      server: {
+        modelRepository: repository(['repeat_int32']),
+        library: LIBRARY_PATH,
+        ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
+        exitTimeoutSeconds: 60,
+      },
+    },
+  };
+}
+
+/** A generate_stream of repeat_int32: one response at once, then one every `gapMs`. */
+async function repeatStream(url: string, count: number, gapMs: number) {
+  const res = await request(`${url}/v2/models/repeat_int32/generate_stream`, {
+    method: 'POST',
+    body: JSON.stringify({
+      IN: Array.from({ length: count }, (_, i) => i + 1),
+      DELAY: Array.from({ length: count }, (_, i) => (i === 0 ? 10 : gapMs)),
+      WAIT: 0,
+    }),
+    dispatcher,
+  });
+  expect(res.statusCode).toBe(200);
+  let text = '';
+  let ended = false;
+  const events = () => text.split('\n\n').filter((e) => e.startsWith('data:'));
+  // Resolves once the answer ended, whole or cut (then with the error).
+  const done = (async () => {
+    try {
+      for await (const chunk of res.body) text += chunk;
+    } catch (err) {
+      return err as Error;
+    } finally {
+      ended = true;
+    }
+    return undefined;
+  })();
+  await until('the first event', () => events().length >= 1, 10_000);
+  return { events, done, ended: () => ended };
+}
+
+describe('isolated groups and a model that ignores cancellation', () => {
+  it('counts a stream at the front in flight, and a drain waits for it to finish', async () => {
+    const gateway = createIsolatedGateway({ groups: stubbornGroup() });
+    await gateway.start();
+    const h = http.createServer(gateway.handler);
+    await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
+    try {
+      const stream = await repeatStream(`http://127.0.0.1:${(h.address() as AddressInfo).port}`, 3, 300);
+      // Before: the front's ledger counted nothing (0 in flight), so a drain stopped the groups at once.
+      expect(gateway.inFlight).toBe(1);
+      expect(await gateway.drain({ timeoutMs: 60_000 })).toBe(true);
+      expect(await stream.done).toBeUndefined();
+      expect(stream.events().map((e) => JSON.parse(e.slice(5)).OUT)).toEqual([1, 2, 3]);
+    } finally {
+      h.closeAllConnections();
+      h.close();
+    }
+  });
+
+  it('ends a stream past the drain deadline at once, and each process exits within its stop deadline', async () => {
+    // A generous SIGKILL deadline: what ends the processes must be their own.
+    const gateway = createIsolatedGateway({ groups: stubbornGroup(), stopTimeoutMs: 60_000 });
+    await gateway.start();
+    const pid = gateway.groups()[0]!.pid!;
+    const h = http.createServer(gateway.handler);
+    await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
+    try {
+      const stream = await repeatStream(`http://127.0.0.1:${(h.address() as AddressInfo).port}`, 5, 20_000);
+      const drained = gateway.drain({ timeoutMs: 300 });
+      // Before: the group drained another 5 s of its own once told to stop.
+      await until('the stream to end (drain deadline 300 ms)', stream.ended, 2500);
+      expect(JSON.parse(stream.events().at(-1)!.slice(5))).toEqual({ error: 'the server is shutting down' });
+      // Before: Triton's stop waited the 60 s of exitTimeoutSeconds for the model, and the exit again.
+      let resolved = false;
+      void drained.then(() => {
+        resolved = true;
+      });
+      await until('the drain to resolve (the process stops within 5 s)', () => resolved, 15_000);
+      expect(await drained).toBe(false);
+      expect(alive(pid)).toBe(false);
+    } finally {
+      h.closeAllConnections();
+      h.close();
+    }
+  });
+
+  it('leaves no orphan while a stream runs: the group exits within 5 s of the front killed', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', FRONT, JSON.stringify({ groups: stubbornGroup() })],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const line = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.stdout!.on('data', (c) => {
+        text += c;
+        if (text.includes('\n')) resolve(text.split('\n')[0]!);
+      });
+      child.once('exit', (code) => reject(new Error(`the front exited (${code}) before starting`)));
+    });
+    const { pids, port } = JSON.parse(line) as { pids: number[]; port: number };
+    const stream = await repeatStream(`http://127.0.0.1:${port}`, 5, 20_000);
+    child.kill('SIGKILL');
+    // Before: ~61 s (the worker's exit waited for Triton's stop, 60 s for this model).
+    await until('the group process to exit', () => !pids.some(alive), 15_000);
+    // The front's connection went with it: the client's stream was cut.
+    expect(await stream.done).toBeInstanceOf(Error);
   });
 });
 

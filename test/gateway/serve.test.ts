@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, useServer } from '../helpers.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, useServer } from '../helpers.js';
 import { kserveClient, useGateway } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
@@ -111,6 +111,15 @@ describe('triton-node serve', () => {
     });
     expect(config.status).toBe(2);
     expect(config.stderr).toMatch(/--config: cannot read/);
+  });
+
+  it('reads the value of --exit-on-error and --strict-readiness after a space, never as a repository', () => {
+    // Before (in the audit's mutation): `false` became a model repository, and the flag true.
+    for (const flag of ['--exit-on-error', '--strict-readiness']) {
+      const child = spawnSync(process.execPath, serve(flag, 'false', '--no-grpc'), { encoding: 'utf8' });
+      expect(child.status, child.stderr).toBe(2);
+      expect(child.stderr).toMatch(/a model repository is required/);
+    }
   });
 
   it('is a command of the package CLI: `triton-node --help` lists it, `serve --help` prints its usage', () => {
@@ -217,6 +226,7 @@ describe('gateway.drain()', () => {
   const server = useServer(['identity_fp32', 'repeat_int32']);
   const gw = useGateway(server);
   const other = useGateway(server);
+  const bare = useGateway(server, { metrics: false });
 
   it('turns readiness false, refuses new inferences with 503, and waits for the stream in flight', async () => {
     const { gateway, url } = gw();
@@ -249,6 +259,24 @@ describe('gateway.drain()', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('without its metrics, still counts the stream in flight and waits for it', async () => {
+    const { gateway, url } = bare();
+    const sse = await request(`${url}/v2/models/repeat_int32/generate_stream`, {
+      method: 'POST',
+      body: JSON.stringify({ IN: [1, 2, 3], DELAY: [10, 200, 200], WAIT: 0 }),
+    });
+    let text = '';
+    const reading = (async () => {
+      for await (const chunk of sse.body) text += chunk;
+    })();
+    // Before: the ledger counted only through its metrics gauge: 0 in flight, a drain that waited for nothing.
+    expect(await eventually(() => text.includes('data:'), 10_000)).toBe(true);
+    expect(gateway.inFlight).toBe(1);
+    expect(await gateway.drain({ timeoutMs: 60_000 })).toBe(true);
+    await reading;
+    expect(text.split('\n\n').filter((e) => e.startsWith('data:')).length).toBe(3);
   });
 
   it('cancels open streams once the deadline passes', async () => {

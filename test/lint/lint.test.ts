@@ -234,6 +234,25 @@ describe('lint(): configs that follow the guidance', () => {
   });
 });
 
+describe('lint text of names with control characters', () => {
+  it('escapes them: a folder name cannot colour the output or forge a finding line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-names-'));
+    try {
+      const name = 'x\x1b[31m\n  1:1     error    all clean  forged';
+      mkdirSync(join(dir, name, '1'), { recursive: true });
+      writeFileSync(join(dir, name, 'config.pbtxt'), 'name: "\x1b[2J" backend: {');
+      const text = formatLintText(await lint(dir));
+      // Before: the ESC went out as it is, and the name's newline printed a finding of its own.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+      expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      expect(text.split('\n').filter((l) => l.includes('forged') && !l.includes('\\n'))).toEqual([]);
+      expect(text).toContain(join(dir, 'x\\x1b[31m\\n  1:1     error    all clean  forged'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('Server.create({ lint })', () => {
   /** A repository with one good model and one whose preferred batch size is above its max_batch_size. */
   function serveRepo(): string {

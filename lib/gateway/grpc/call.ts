@@ -25,8 +25,12 @@ export interface UnaryCall extends CallLike {
 export interface DuplexCall extends CallLike {
   on(event: 'data', listener: (msg: Record<string, Json>) => void): void;
   on(event: 'end' | 'cancelled' | 'error' | 'close', listener: () => void): void;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
   write(msg: object): boolean;
   end(): void;
+  destroy(): void;
+  readonly destroyed: boolean;
   cancelled?: boolean;
 }
 

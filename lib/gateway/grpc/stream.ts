@@ -6,13 +6,44 @@
  * counted in flight once. The call ends once the client ended its side and
  * every request is done; a cancelled call cancels its requests.
  */
-import type { InferStream } from 'triton-node';
+import type { InferResult, InferStream } from 'triton-node';
 import type { GatewayContext } from '../context.js';
 import { asAnswered } from '../kserve/absent.js';
 import { GatewayError, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
+import { awaitClient, slowClientMessage, slowClientOverflow } from '../slow-client.js';
 import { type DuplexCall, grpcExchange, grpcGuardContext, metadataHeaders } from './call.js';
 import { type Json, decodeGrpcRequest, encodeGrpcResponse } from './codec.js';
+
+/**
+ * Writes each response of `stream` to the call as it comes, taking the next
+ * only once the client took the last (slow-client.ts); throws when the stream
+ * held too much for a client that read nothing. False when the client took
+ * nothing for the write timeout: the caller cuts the call.
+ */
+async function relay(
+  ctx: GatewayContext,
+  call: DuplexCall,
+  stream: InferStream,
+  model: string,
+  encode: (result: InferResult) => object,
+  finished: () => boolean,
+): Promise<boolean> {
+  const limits = ctx.options.streams;
+  for await (const result of stream) {
+    if (finished()) break;
+    const sent = call.write({ infer_response: encode(result) });
+    setImmediate(() => result.dispose());
+    if (sent) continue;
+    const how = await awaitClient(call, stream, limits);
+    if (how === 'overflow') throw new GatewayError(503, slowClientOverflow(limits), 'UNAVAILABLE');
+    if (how === 'timeout') {
+      ctx.log('warn', { model, err: slowClientMessage(limits.writeTimeoutMs) }, 'stream cut');
+      return false;
+    }
+  }
+  return true;
+}
 
 export function streamInfer(
   ctx: GatewayContext,
@@ -62,10 +93,11 @@ export function streamInfer(
       const decoded = decodeGrpcRequest(msg, shm);
       stream = ctx.server.model(decoded.name, decoded.version).stream(decoded.request);
       open.add(stream);
-      for await (const result of stream) {
-        if (finished) break;
-        call.write({ infer_response: encodeGrpcResponse(result, decoded.outputs, shm) });
-        setImmediate(() => result.dispose());
+      const encode = (r: InferResult) => encodeGrpcResponse(r, decoded.outputs, shm);
+      // A client that took nothing for the write timeout is cut.
+      if (!(await relay(ctx, call, stream, decoded.name, encode, () => finished))) {
+        finish();
+        call.destroy();
       }
     } catch (err) {
       status = httpStatus(err);

@@ -40,6 +40,12 @@ export class TokenBucket {
     this.#tokens -= cost;
   }
 
+  /** Whether the bucket is full at `now`: then it is the same as a new one, and may be forgotten. */
+  full(now: number): boolean {
+    this.#refill(now);
+    return this.#tokens >= this.capacity;
+  }
+
   /** New rate and capacity, keeping what is in the bucket (clipped to the new capacity). */
   reconfigure(rate: number, capacity: number, now: number): void {
     this.#refill(now);
@@ -64,7 +70,24 @@ export class LimitState {
     this.bytes = bucket(this.bytes, limits.bytesPerSecond, limits.bytesBurst, now);
     this.tokens = bucket(this.tokens, limits.tokensPerSecond, limits.tokensBurst, now);
   }
+
+  /** Every bucket full: the state of a model nobody used for a while, the same as a new one. */
+  atRest(now: number): boolean {
+    return (
+      (this.requests?.full(now) ?? true) &&
+      (this.bytes?.full(now) ?? true) &&
+      (this.tokens?.full(now) ?? true)
+    );
+  }
 }
+
+/**
+ * The most per-model states a tenant keeps (each a few buckets). Model names
+ * come from clients, absent models' too: past this many at once, after the
+ * states at rest were forgotten, new names share one state per `perModel`
+ * entry (they take from one bucket together, never from a fresh one each).
+ */
+export const MAX_MODEL_STATES = 4096;
 
 function bucket(
   old: TokenBucket | undefined,
@@ -78,12 +101,24 @@ function bucket(
   return old;
 }
 
-/** A tenant's live state: its buckets, its per-model buckets, its requests in flight. */
+/**
+ * A tenant's live state: its buckets, its per-model buckets, its requests in
+ * flight. Per-model states are kept only while they hold something: one
+ * whose buckets all refilled is forgotten (a new one is the same), so names
+ * asked once, of absent models too, do not pile up; `MAX_MODEL_STATES`
+ * bounds what is left.
+ */
 export class TenantState {
   config: ResolvedTenant;
   readonly own: LimitState;
   /** Buckets per model name (limits from the first `perModel` glob that matches the name). */
   readonly models = new Map<string, LimitState>();
+  /** The state shared, per perModel entry, by new names while `models` is full. */
+  readonly #crowded = new Map<ResolvedTenant['perModel'][number], LimitState>();
+  /** The size of `models` at which states at rest are next looked for (doubles with what stays). */
+  #sweepAt = 64;
+  /** New names sent to the crowd since the last sweep (a full map is swept every 256th). */
+  #crowdedSince = 0;
   inFlight = 0;
 
   constructor(config: ResolvedTenant, now: number) {
@@ -96,11 +131,28 @@ export class TenantState {
     const entry = this.config.perModel.find((p) => p.pattern.test(model));
     if (entry === undefined) return undefined;
     let state = this.models.get(model);
-    if (state === undefined) {
-      state = new LimitState(entry.limits, now);
-      this.models.set(model, state);
+    if (state !== undefined) return state;
+    const full = this.models.size >= MAX_MODEL_STATES;
+    if (full ? ++this.#crowdedSince >= 256 : this.models.size >= this.#sweepAt) this.#sweep(now);
+    if (this.models.size >= MAX_MODEL_STATES) {
+      state = this.#crowded.get(entry);
+      if (state === undefined) {
+        state = new LimitState(entry.limits, now);
+        this.#crowded.set(entry, state);
+      }
+      return state;
     }
+    state = new LimitState(entry.limits, now);
+    this.models.set(model, state);
     return state;
+  }
+
+  /** Forgets the per-model states at rest; the next sweep comes when what stayed has doubled. */
+  #sweep(now: number): void {
+    this.#crowdedSince = 0;
+    for (const [model, state] of this.models) if (state.atRest(now)) this.models.delete(model);
+    for (const [entry, state] of this.#crowded) if (state.atRest(now)) this.#crowded.delete(entry);
+    this.#sweepAt = Math.min(MAX_MODEL_STATES, Math.max(64, this.models.size * 2));
   }
 
   reconfigure(config: ResolvedTenant, now: number): void {
@@ -111,6 +163,8 @@ export class TenantState {
       if (entry === undefined) this.models.delete(model);
       else state.apply(entry.limits, now);
     }
+    // Entries are replaced by an update: the crowd's states start over under the new ones.
+    this.#crowded.clear();
   }
 }
 

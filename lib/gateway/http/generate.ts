@@ -21,10 +21,10 @@ import {
   parseJsonHeader,
   tensorJsonData,
 } from '../kserve/codec.js';
-import { badRequest, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
+import { GatewayError, badRequest, errorMessage, httpStatus, wordingOf } from '../kserve/errors.js';
 import { modelMetadata } from '../kserve/protocol.js';
+import { awaitClient, endWithin, slowClientMessage, slowClientOverflow } from '../slow-client.js';
 import { readBody, readJsonBody } from './body.js';
-import { drained } from './respond.js';
 
 /** The tensors of a generate-form body, shaped by the model's metadata. */
 async function generateRequest(
@@ -122,6 +122,8 @@ function watchClient(
   const cancel = () => {
     shutDown = true;
     stream.cancel();
+    // A client the answer waits for gets no last words: it is cut now.
+    if (res.writableNeedDrain) res.destroy();
   };
   ctx.cancels.add(cancel);
   // A client that goes away cancels the request.
@@ -212,6 +214,7 @@ export async function handleGenerateStream(
   const request = decoded?.request ?? (await generateRequest(ctx, name, version, body));
   const stream: InferStream = ctx.server.model(name, version).stream(request);
   const watch = watchClient(ctx, res, stream);
+  const limits = ctx.options.streams;
   try {
     // The first response (or the request's error) decides the status.
     let next = await stream.next();
@@ -228,11 +231,22 @@ export async function handleGenerateStream(
         : generateEvent(result);
       result.dispose();
       if (res.destroyed) return;
-      if (!res.write(`data: ${event}\n\n`)) await drained(res);
+      // The next response waits while the client's socket is full (slow-client.ts).
+      if (!res.write(`data: ${event}\n\n`)) {
+        const how = await awaitClient(res, stream, limits);
+        if (how === 'overflow') throw new GatewayError(503, slowClientOverflow(limits), 'UNAVAILABLE');
+        if (how === 'timeout') {
+          ctx.log('warn', { model: name, err: slowClientMessage(limits.writeTimeoutMs) }, 'stream cut');
+          res.destroy();
+          return;
+        }
+      }
       next = await stream.next();
     }
-    if (watch.shutDown()) res.end(`data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`);
-    else res.end();
+    const last = watch.shutDown()
+      ? `data: ${JSON.stringify({ error: 'the server is shutting down' })}\n\n`
+      : '';
+    endWithin(res, limits.writeTimeoutMs, last);
   } catch (err) {
     if (!res.headersSent) throw err;
     // Mid-stream: the error is the last event, as Triton sends it.
@@ -242,7 +256,11 @@ export async function handleGenerateStream(
       'stream failed',
     );
     if (!res.destroyed)
-      res.end(`data: ${JSON.stringify({ error: errorMessage(err, wordingOf(ctx, 'http')) })}\n\n`);
+      endWithin(
+        res,
+        limits.writeTimeoutMs,
+        `data: ${JSON.stringify({ error: errorMessage(err, wordingOf(ctx, 'http')) })}\n\n`,
+      );
   } finally {
     watch.release();
   }

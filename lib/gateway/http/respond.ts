@@ -1,7 +1,7 @@
 /**
  * Writing HTTP answers: JSON documents, empty answers, errors as Triton's
  * HTTP server gives them (`{"error": "..."}` with the status of their Triton
- * code, see kserve/errors.ts), and waiting for a slow client.
+ * code, see kserve/errors.ts). Waiting for a slow client: slow-client.ts.
  */
 import type { ServerResponse } from 'node:http';
 import type { GatewayContext } from '../context.js';
@@ -36,17 +36,4 @@ export function sendError(ctx: GatewayContext, res: ServerResponse, err: unknown
   if (err instanceof GatewayError && err.challenge !== undefined)
     res.setHeader('WWW-Authenticate', err.challenge);
   sendJson(res, status, { error: message });
-}
-
-/** Waits until `res` can take more (or is gone). */
-export function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }

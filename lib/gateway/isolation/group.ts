@@ -14,7 +14,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../kserve/errors.js';
-import { CONTROL_HEADER, type WorkerMessage, type WorkerStart } from './messages.js';
+import { CONTROL_HEADER, type WorkerMessage, type WorkerStart, type WorkerStop } from './messages.js';
 import { type ResolvedGroup, type ResolvedIsolation, exitDescription } from './options.js';
 import { ShmPool } from './shm-pool.js';
 
@@ -342,15 +342,18 @@ export class GroupProcess {
   }
 
   /**
-   * Stops the process: SIGTERM (it drains and stops its server), then
-   * SIGKILL after `timeoutMs`. Resolves once it has exited.
+   * Stops the process once the front's drain is over: told to stop (it
+   * cancels what still runs at once, stops its server and exits; SIGTERM when
+   * its channel is gone), then SIGKILL after `timeoutMs`. Resolves once it has exited.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.#state = 'stopped';
     clearTimeout(this.#restartTimer);
     const running = this.#running;
     if (running === undefined || running.child.exitCode !== null || running.child.signalCode !== null) return;
-    running.child.kill('SIGTERM');
+    const stop: WorkerStop = { type: 'stop' };
+    if (running.child.connected) running.child.send(stop);
+    else running.child.kill('SIGTERM');
     const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
     const how = await running.exited;
     clearTimeout(timer);

@@ -25,6 +25,18 @@ export interface WorkerStart {
   controlToken: string;
 }
 
+/**
+ * The front's word to stop: its drain is over (its requests finished, or its
+ * deadline passed), so the process cancels what still runs at once, stops
+ * its server and exits.
+ */
+export interface WorkerStop {
+  type: 'stop';
+}
+
+/** What the front tells the worker. */
+export type FrontMessage = WorkerStart | WorkerStop;
+
 /** What the worker tells the front (`grpc`: whether it serves gRPC on `<socketPath>.grpc`). */
 export type WorkerMessage =
   | { type: 'ready'; models: string[]; grpc: boolean }

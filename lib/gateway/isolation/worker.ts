@@ -18,7 +18,7 @@ import { dirname } from 'node:path';
 import { Server, type ServerOptions } from 'triton-node';
 import { type Gateway, createGateway } from 'triton-node/gateway';
 import { importPeers } from '../../internal.js';
-import { CONTROL_HEADER, type WorkerMessage, type WorkerStart } from './messages.js';
+import { CONTROL_HEADER, type FrontMessage, type WorkerMessage, type WorkerStart } from './messages.js';
 
 interface GrpcModule {
   Server: new (
@@ -31,8 +31,17 @@ interface GrpcModule {
   ServerCredentials: { createInsecure(): unknown };
 }
 
-/** How long a stop may take once the front is gone (the process exits regardless). */
-const ORPHAN_DEADLINE_MS = 5000;
+/**
+ * How long a stop may take, from the front's word or from the loss of the
+ * front, until the process is gone: past it the process kills itself, so
+ * neither a model that ignores cancellation nor Triton's stop (which waits
+ * up to `exitTimeoutSeconds` for such a model, in `stop()` and again at
+ * exit) can keep it running (docs/isolation.md).
+ */
+const STOP_DEADLINE_MS = 5000;
+
+/** How long cancelled streams get to write their last words before the connections are closed. */
+const LAST_WORDS_MS = 1000;
 
 let server: Server | undefined;
 let gateway: Gateway | undefined;
@@ -165,14 +174,26 @@ async function start(message: WorkerStart): Promise<void> {
   send({ type: 'ready', models: index.map((m) => m.name), grpc });
 }
 
-/** Drains the gateway, stops the server, exits: on SIGTERM, or when the front is gone. */
-async function stop(code: number, deadlineMs: number): Promise<void> {
+/**
+ * Drains the gateway (for up to `drainMs`, then its open streams are
+ * cancelled), stops the server, exits: when the front says so (its own drain
+ * is over: `drainMs` 0), on SIGTERM, or when the front is gone. Whatever
+ * hangs, the process is gone `STOP_DEADLINE_MS` after the stop began.
+ */
+async function stop(code: number, drainMs: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  setTimeout(() => process.exit(code), deadlineMs + 1000);
+  // Not process.exit(): at exit the addon stops a server still running,
+  // which waits for a model that ignores cancellation as stop() does.
+  setTimeout(() => {
+    removeSocket();
+    process.kill(process.pid, 'SIGKILL');
+  }, STOP_DEADLINE_MS);
   listener?.close();
   listener?.closeIdleConnections();
-  await gateway?.drain({ timeoutMs: deadlineMs });
+  const finished = (await gateway?.drain({ timeoutMs: drainMs })) ?? true;
+  // The streams just cancelled end with their last event ("the server is shutting down").
+  if (!finished) await gateway?.drain({ timeoutMs: LAST_WORDS_MS });
   listener?.closeAllConnections();
   grpcServer?.forceShutdown();
   gateway?.close();
@@ -197,9 +218,21 @@ function removeSocket(): void {
   }
 }
 
-process.on('SIGTERM', () => void stop(0, ORPHAN_DEADLINE_MS));
-process.on('disconnect', () => void stop(0, ORPHAN_DEADLINE_MS));
-process.once('message', (message: WorkerStart) => {
+// SIGTERM from anyone but the front (which says 'stop'): a drain of its own.
+process.on('SIGTERM', () => void stop(0, STOP_DEADLINE_MS - LAST_WORDS_MS * 2));
+// The front is gone (its IPC channel closed, even by SIGKILL): so are the
+// connections of its requests, which cancels them; nothing is left to wait for.
+process.on('disconnect', () => void stop(0, 0));
+let started = false;
+process.on('message', (message: FrontMessage) => {
+  if (message.type === 'stop') void stop(0, 0);
+  else if (message.type === 'start' && !started && !stopping) {
+    started = true;
+    begin(message);
+  }
+});
+
+function begin(message: WorkerStart): void {
   start(message).catch(async (err: Error) => {
     stopping = true;
     listener?.close();
@@ -208,4 +241,4 @@ process.once('message', (message: WorkerStart) => {
     if (process.connected) process.send?.({ type: 'failed', error: err.message }, () => process.exit(1));
     else process.exit(1);
   });
-});
+}

@@ -92,8 +92,19 @@ export interface Generation {
 
 type Body = Record<string, unknown>;
 
+/**
+ * The value of `key` in a client's JSON object, its own property only: a key
+ * named like a member of `Object.prototype` (`toString`, `constructor`,
+ * `__proto__`...) is absent unless the client wrote it, and is then just a
+ * key. Every read of a request body goes through here.
+ */
+export function own(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+  return (value as Record<string, unknown>)[key];
+}
+
 function numberIn(body: Body, key: string, min: number, max: number): number | undefined {
-  const v = body[key];
+  const v = own(body, key);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
     throw invalid(`'${key}' must be a number from ${min} to ${max}; received ${JSON.stringify(v)}`, key);
@@ -101,7 +112,7 @@ function numberIn(body: Body, key: string, min: number, max: number): number | u
 }
 
 function wholeNumber(body: Body, key: string, min: number): number | undefined {
-  const v = body[key];
+  const v = own(body, key);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
     throw invalid(`'${key}' must be a whole number of at least ${min}; received ${JSON.stringify(v)}`, key);
@@ -109,7 +120,7 @@ function wholeNumber(body: Body, key: string, min: number): number | undefined {
 }
 
 function stopList(body: Body): string[] | undefined {
-  const v = body.stop;
+  const v = own(body, 'stop');
   if (v === undefined || v === null) return undefined;
   const list = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(list) || list.length > 4 || list.some((s) => typeof s !== 'string' || s === ''))
@@ -117,22 +128,26 @@ function stopList(body: Body): string[] | undefined {
   return list as string[];
 }
 
-/** Parameters OpenAI defines that the gateway cannot honour, with the only value it accepts. */
-const UNSUPPORTED: Record<string, (v: unknown) => boolean> = {
-  n: (v) => v === 1,
-  best_of: (v) => v === 1,
-  echo: (v) => v === false,
-  logprobs: (v) => v === false || v === null,
-  top_logprobs: (v) => v === null || v === 0,
-  suffix: (v) => v === null || v === '',
-  logit_bias: (v) => v === null || (typeof v === 'object' && Object.keys(v as object).length === 0),
-  tools: (v) => v === null || (Array.isArray(v) && v.length === 0),
-  tool_choice: (v) => v === null || v === 'none',
-  functions: (v) => v === null,
-  function_call: (v) => v === null || v === 'none',
-  parallel_tool_calls: () => true,
-  response_format: (v) => v === null || (v as { type?: unknown })?.type === 'text',
-};
+/**
+ * Parameters OpenAI defines that the gateway cannot honour, with the only
+ * value it accepts. A Map, so a client's key is looked up among these alone
+ * (never among an object's inherited members).
+ */
+const UNSUPPORTED = new Map<string, (v: unknown) => boolean>([
+  ['n', (v) => v === 1],
+  ['best_of', (v) => v === 1],
+  ['echo', (v) => v === false],
+  ['logprobs', (v) => v === false || v === null],
+  ['top_logprobs', (v) => v === null || v === 0],
+  ['suffix', (v) => v === null || v === ''],
+  ['logit_bias', (v) => v === null || (typeof v === 'object' && Object.keys(v as object).length === 0)],
+  ['tools', (v) => v === null || (Array.isArray(v) && v.length === 0)],
+  ['tool_choice', (v) => v === null || v === 'none'],
+  ['functions', (v) => v === null],
+  ['function_call', (v) => v === null || v === 'none'],
+  ['parallel_tool_calls', () => true],
+  ['response_format', (v) => v === null || own(v, 'type') === 'text'],
+]);
 
 /** Parameters read below, or accepted and ignored. */
 const KNOWN = new Set([
@@ -152,26 +167,33 @@ const KNOWN = new Set([
   'metadata',
 ]);
 
-function checkKeys(body: Body, own: string): void {
+/**
+ * Every key of the body is a parameter this route reads (`route`: its prompt
+ * or messages), one it accepts and ignores, or one it cannot honour with a
+ * value it accepts; any other is a 400 naming it, as OpenAI answers an
+ * unknown argument (a key named like an `Object.prototype` member included).
+ */
+function checkKeys(body: Body, route: string): void {
   for (const key of Object.keys(body)) {
-    if (body[key] === undefined) continue;
-    const accepts = UNSUPPORTED[key];
+    const value = own(body, key);
+    if (value === undefined) continue;
+    const accepts = UNSUPPORTED.get(key);
     if (accepts !== undefined) {
-      if (!accepts(body[key]))
-        throw invalid(`'${key}' ${JSON.stringify(body[key])} is not supported by this server`, key);
-    } else if (!KNOWN.has(key) && key !== own) {
+      if (!accepts(value))
+        throw invalid(`'${key}' ${JSON.stringify(value)} is not supported by this server`, key);
+    } else if (!KNOWN.has(key) && key !== route) {
       throw invalid(`Unrecognized request argument supplied: ${key}`, key);
     }
   }
 }
 
 function streamFlags(body: Body): { stream: boolean; includeUsage: boolean } {
-  const stream = body.stream ?? false;
+  const stream = own(body, 'stream') ?? false;
   if (typeof stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
-  const options = body.stream_options ?? null;
+  const options = own(body, 'stream_options') ?? null;
   if (options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw invalid("'stream_options' must be an object", 'stream_options');
-  const include = (options as { include_usage?: unknown } | null)?.include_usage ?? false;
+  const include = own(options, 'include_usage') ?? false;
   if (typeof include !== 'boolean')
     throw invalid("'stream_options.include_usage' must be a boolean", 'stream_options');
   if (options !== null && !stream)
@@ -202,7 +224,7 @@ function common(body: Body, model: ResolvedOpenAIModel, prompt: string): Generat
 /** A `/v1/completions` body. */
 export function completionRequest(body: Body, model: ResolvedOpenAIModel): Generation {
   checkKeys(body, 'prompt');
-  let prompt = body.prompt;
+  let prompt = own(body, 'prompt');
   if (Array.isArray(prompt) && prompt.length === 1) prompt = prompt[0];
   if (typeof prompt !== 'string')
     throw invalid("'prompt' must be a string (one prompt per request on this server)", 'prompt');
@@ -217,12 +239,10 @@ function contentText(content: unknown, i: number): string {
     throw invalid(`'messages[${i}].content' must be a string or an array`, 'messages');
   return content
     .map((part) => {
-      if (
-        (part as { type?: unknown })?.type !== 'text' ||
-        typeof (part as { text?: unknown }).text !== 'string'
-      )
+      const text = own(part, 'text');
+      if (own(part, 'type') !== 'text' || typeof text !== 'string')
         throw invalid(`'messages[${i}].content': only text parts are supported`, 'messages');
-      return (part as { text: string }).text;
+      return text;
     })
     .join('');
 }
@@ -232,16 +252,16 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 /** A `/v1/chat/completions` body; the prompt is the messages through the model's template. */
 export function chatRequest(body: Body, model: ResolvedOpenAIModel): Generation {
   checkKeys(body, 'messages');
-  const messages = body.messages;
+  const messages = own(body, 'messages');
   if (!Array.isArray(messages) || messages.length === 0)
     throw invalid("'messages' must be a non-empty array", 'messages');
   const t = model.template;
   let prompt = t.prefix;
   messages.forEach((m: unknown, i) => {
-    const role = (m as { role?: unknown })?.role;
+    const role = own(m, 'role');
     if (typeof role !== 'string' || !ROLES.has(role))
       throw invalid(`'messages[${i}].role' must be one of ${[...ROLES].join(', ')}`, 'messages');
-    const content = contentText((m as { content?: unknown }).content, i);
+    const content = contentText(own(m, 'content'), i);
     prompt += t.message.replaceAll('{role}', role).replaceAll('{content}', content);
   });
   return common(body, model, prompt + t.suffix);

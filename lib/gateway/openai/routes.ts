@@ -15,9 +15,9 @@ import type { ExtraRoutes, GatewayContext } from '../context.js';
 import type { Exchange } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
 import { readBody } from '../http/body.js';
-import { drained } from '../http/respond.js';
 import { httpGuardContext } from '../http/server.js';
 import { ROUTES } from '../routes.js';
+import { awaitClient, endWithin, slowClientMessage, slowClientOverflow } from '../slow-client.js';
 import { EmbeddingsRoute, wrongKind } from './embeddings.js';
 import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
 import { OpenAIMetrics } from './metrics.js';
@@ -29,6 +29,7 @@ import {
   completionRequest,
   invalid,
   modelNotFound,
+  own,
   toOpenAIError,
 } from './protocol.js';
 
@@ -40,12 +41,6 @@ interface Call {
   req: IncomingMessage;
   res: ServerResponse;
   created: number;
-}
-
-async function write(res: ServerResponse, value: unknown): Promise<void> {
-  if (res.destroyed) return;
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  if (!res.write(`data: ${text}\n\n`)) await drained(res);
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) {
@@ -167,7 +162,7 @@ export class OpenAIRoutes implements ExtraRoutes {
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalid('The request body must be a JSON object', null);
-    const id = (body as { model?: unknown }).model;
+    const id = own(body, 'model');
     if (typeof id !== 'string' || id === '') throw invalid("'model' must be a non-empty string", 'model');
     const entry = this.#models.get(id);
     // Unknown and forbidden ids answer alike: the guard sees the Triton name, or the id when unknown.
@@ -193,23 +188,52 @@ export class OpenAIRoutes implements ExtraRoutes {
     await this.#run(call, kind, entry, g, stream);
   }
 
-  /** Runs the Triton stream to its end, cancelled by a client that leaves or by a shutdown past its deadline. */
+  /**
+   * Runs the Triton stream to its end, cancelled by a client that leaves or by
+   * a shutdown past its deadline (which also cuts a client its answer waits for).
+   */
   async #run(call: Call, kind: Kind, entry: ResolvedOpenAIModel, g: Generation, stream: InferStream) {
-    const cancel = () => stream.cancel();
+    const gone = () => stream.cancel();
+    const cancel = () => {
+      stream.cancel();
+      if (call.res.writableNeedDrain) call.res.destroy();
+    };
     this.#ctx.cancels.add(cancel);
-    call.res.once('close', cancel);
+    call.res.once('close', gone);
     // The client may have left while the body was read and the request built.
-    if (call.res.destroyed) cancel();
+    if (call.res.destroyed) gone();
     const timing = { first: undefined as number | undefined, last: call.ex.arrived };
     try {
       if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);
       else await this.#whole(call, kind, entry, g, stream, timing);
     } finally {
       this.#ctx.cancels.delete(cancel);
-      call.res.off('close', cancel);
+      call.res.off('close', gone);
       stream.cancel();
       this.#metrics?.record(entry.id, call.ex.arrived, timing.first, timing.last, call.ex.tokens);
     }
+  }
+
+  /**
+   * Writes one event, then waits while the client's socket is full: the next
+   * response is not taken from the model's stream until it drained, and the
+   * stream may hold only so much meanwhile (slow-client.ts; past it the
+   * model's request is cancelled and this throws). A client that takes
+   * nothing for `streams.writeTimeoutMs` is cut (its connection closed, which
+   * cancels the model's request); its audit line and the log say why.
+   */
+  async #write(call: Call, value: unknown, stream: InferStream): Promise<void> {
+    const res = call.res;
+    if (res.destroyed) return;
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    if (res.write(`data: ${text}\n\n`)) return;
+    const limits = this.#ctx.options.streams;
+    const how = await awaitClient(res, stream, limits);
+    if (how === 'overflow') throw new OpenAIError(503, slowClientOverflow(limits), null, 'unavailable');
+    if (how === 'drained') return;
+    call.ex.error = slowClientMessage(limits.writeTimeoutMs);
+    this.#ctx.log('warn', { requestId: call.ex.requestId, err: call.ex.error }, 'stream cut');
+    res.destroy();
   }
 
   /** The next piece of generated text, its tokens spent; undefined at the end. */
@@ -328,11 +352,12 @@ export class OpenAIRoutes implements ExtraRoutes {
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',
     });
+    const send = (value: unknown) => this.#write(call, value, stream);
     if (kind === 'chat')
-      await write(res, chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+      await send(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
     try {
       while (text !== undefined) {
-        if (text !== '') await write(res, piece(text, null));
+        if (text !== '') await send(piece(text, null));
         if (res.destroyed) return;
         text = await this.#next(call, entry, stream, timing);
       }
@@ -340,13 +365,18 @@ export class OpenAIRoutes implements ExtraRoutes {
       // Mid-stream: the error is the last event (the client raises it).
       const e = toOpenAIError(err);
       call.ex.error = e.message;
-      await write(res, e.body());
-      res.end();
+      this.#ctx.log(
+        e.status >= 500 ? 'error' : 'info',
+        { requestId: call.ex.requestId, status: e.status, err: e.message },
+        'stream failed',
+      );
+      await send(e.body()).catch(() => undefined);
+      endWithin(res, this.#ctx.options.streams.writeTimeoutMs);
       return;
     }
-    await write(res, piece('', this.#finishReason(g, call)));
-    if (g.includeUsage) await write(res, chunk(undefined, { usage: this.#usage(call, entry, g) }));
-    await write(res, '[DONE]');
-    res.end();
+    await send(piece('', this.#finishReason(g, call)));
+    if (g.includeUsage) await send(chunk(undefined, { usage: this.#usage(call, entry, g) }));
+    await send('[DONE]');
+    endWithin(res, this.#ctx.options.streams.writeTimeoutMs);
   }
 }
