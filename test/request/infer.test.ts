@@ -707,12 +707,12 @@ describe('leaks', () => {
     }
     // The addon's own counters, on any library: every request released and
     // settled, every output buffer handed to JS given back.
-    expect(await requestsSettled(20_000)).toBe(true);
+    expect(await requestsSettled()).toBe(true);
     expect(
       await eventually(async () => {
         await collectGarbage(2);
         return addon().addonStats().liveOutputBuffers === addonBaseline.liveOutputBuffers;
-      }, 20_000),
+      }),
     ).toBe(true);
     if (fakeOnly()) return;
     const baseline = fakeBaseline!;
@@ -722,7 +722,7 @@ describe('leaks', () => {
       return (
         ['requests', 'responses', 'outputBuffers', 'errors', 'messages', 'parameters', 'traces'] as const
       ).every((k) => now[k] === baseline[k]);
-    }, 20_000);
+    });
     const now = fakeEngine.liveObjects()!;
     const pick = (o: typeof now) => ({
       requests: o.requests,
