@@ -237,3 +237,56 @@ export async function runNode(args: string[], cwd: string): Promise<NodeRun> {
   const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
   return { code, stdout, stderr };
 }
+
+/** How a child process ended, with what it printed (spawnSync's fields). */
+export interface ProcessRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Why it could not start, or that it ran past `timeoutMs` (then it was sent SIGTERM). */
+  error?: Error;
+}
+
+/**
+ * Runs a child process to its end, as spawnSync does but without blocking
+ * this thread: a test that blocks it for long on a busy machine fails
+ * although its assertions pass, because vitest's worker cannot answer its
+ * runner meanwhile ("Timeout calling onTaskUpdate", after 60 s).
+ */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<ProcessRun> {
+  return new Promise((resolve) => {
+    const proc = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let error: Error | undefined;
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            error = new Error(`${command} ran past ${options.timeoutMs} ms`);
+            proc.kill('SIGTERM');
+          }, options.timeoutMs);
+    proc.on('error', (e) => {
+      error = e;
+    });
+    proc.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr, ...(error === undefined ? {} : { error }) });
+    });
+  });
+}

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 /**
  * The fake engine's onnxruntime backend: real ONNX models computed by
  * onnxruntime-node's ONNX Runtime (the inference tests also run on a real
@@ -31,6 +30,7 @@ import {
   readUntil,
   rejectionAfterIdle,
   requestsSettled,
+  runProcess,
   skipAllIf,
 } from '../helpers.js';
 import { ONNX_CASES, type OnnxOutcome, caseModes } from '../onnxruntime/cases.js';
@@ -291,16 +291,16 @@ describe('the fake onnxruntime backend without ONNX Runtime', () => {
 describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
   skipAllIf(skipReason());
   const outcomes = new Map<string, OnnxOutcome>();
-  beforeAll(() => {
+  beforeAll(async () => {
     // As recorded: each mode in a process of its own (after a failed
     // onnxruntime load, no later server of a process starts the backend).
+    // Not spawnSync: vitest's worker must answer its runner meanwhile.
     const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
     try {
       for (const mode of caseModes()) {
         // The library under test is the fake here (the describe skips elsewhere).
-        const run = spawnSync(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
-          encoding: 'utf8',
-          timeout: 120_000,
+        const run = await runProcess(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
+          timeoutMs: 120_000,
         });
         if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
       }
@@ -652,26 +652,25 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
 describe('a second server of the process after a failed onnxruntime load (as real Triton r25.07)', () => {
   skipAllIf(inferenceSkipReason());
   const SCRIPT = join(FIXTURES, 'onnxruntime-second-server.ts');
-  function run(mode: 'broken' | 'missing' | 'good'): { first: string; second: string } {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
-      encoding: 'utf8',
-      timeout: 120_000,
+  async function run(mode: 'broken' | 'missing' | 'good'): Promise<{ first: string; second: string }> {
+    const child = await runProcess(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
+      timeoutMs: 120_000,
     });
     if (child.status !== 0) throw new Error(`${SCRIPT} exited ${child.status}: ${child.stderr}`);
     return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { first: string; second: string };
   }
 
-  it('cannot start the onnxruntime backend again', () => {
-    const said = run('broken');
+  it('cannot start the onnxruntime backend again', async () => {
+    const said = await run('broken');
     expect(said.first).toContain("unexpected inference input 'image', allowed inputs are: x");
     expect(said.second).toContain(
       "load failed for model 'ocr_cls': version 1 is at UNAVAILABLE state: Already exists: OnnxLoader singleton already initialized",
     );
   }, 120_000);
 
-  it('starts it again when no load failed, or one failed before making its session (no model file)', () => {
-    expect(run('good')).toEqual({ first: 'loaded', second: 'loaded' });
-    const missing = run('missing');
+  it('starts it again when no load failed, or one failed before making its session (no model file)', async () => {
+    expect(await run('good')).toEqual({ first: 'loaded', second: 'loaded' });
+    const missing = await run('missing');
     expect(missing.first).toContain('Internal: failed to stat file ');
     expect(missing.second).toBe('loaded');
   }, 240_000);
