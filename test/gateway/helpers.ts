@@ -24,7 +24,10 @@ export function useGateway(server: () => Server, options: GatewayOptions = {}): 
   let listening: Listening | undefined;
   beforeAll(async () => {
     const gateway = createGateway(server(), options);
-    const h = http.createServer(gateway.handler);
+    // As `triton-node serve` has it: an idle connection is kept 65 s, so a
+    // client never sends on one the server is closing (with Node's 5 s, a
+    // request after a busy pause of the event loop met ECONNRESET).
+    const h = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     const { port } = h.address() as AddressInfo;
     listening = { gateway, http: h, url: `http://127.0.0.1:${port}` };
