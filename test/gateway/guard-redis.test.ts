@@ -1,7 +1,7 @@
 /**
  * Limits and revocation shared by three gateway replicas through a real
- * Redis (test/gateway/redis-server.ts starts one on a free port): a tenant's 200/s
- * is admitted at 200/s in total, not 600; a concurrency cap holds across
+ * Redis (test/gateway/redis-server.ts starts one on a free port): a tenant's 50/s
+ * is admitted at 50/s in total, not 150; a concurrency cap holds across
  * the replicas; a revoked token or API key is refused by all three once they
  * read the list (every 250 ms); and Redis killed mid-run gives the documented
  * fallback (each replica's own buckets) with every request answered. What
@@ -37,8 +37,11 @@ const redis = useRedis();
 
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
 const KEY = { shared: 'shared-tenant-key-0123456789', other: 'other-tenant-key-0123456789' };
-const LIMIT = 200;
-// Half a second of the rate: a pause of the (shared, busy) machine up to that long loses no tokens to a full bucket.
+// Low enough that three replicas on a busy 2-core machine still offer more (110-140/s were seen
+// there): a rate is measured only while it is exceeded.
+const LIMIT = 50;
+// Two seconds of the rate: a pause of the (shared, busy) machine up to that long loses no tokens to
+// a full bucket, and the rate is counted across it (saturatedRate).
 const BURST = 100;
 const MAX_CONCURRENT = 4;
 
@@ -173,7 +176,7 @@ async function statusOf(r: Replica, credential: string): Promise<number> {
 }
 
 describe.skipIf(noRedis !== false)('limits and revocation across three replicas on Redis', () => {
-  it("admits a tenant's 200/s across three replicas within 5% of 200/s in total", async () => {
+  it("admits a tenant's 50/s across three replicas within 5% of 50/s in total", async () => {
     const results = await Promise.all(replicas.map((r) => load(r, KEY.shared)));
     const lines = replicas.flatMap(auditLines).filter((l) => l.tenant === 'shared');
     for (const result of results) {
@@ -355,7 +358,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
             r.guard.flush();
             return r.audit.length > 0;
           }),
-        { timeout: 5000 },
+        { timeout: SETTLE_MS },
       )
       .toBe(true);
     await redis().kill();
@@ -364,9 +367,12 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       expect(result.errors).toEqual([]);
       expect((result.byStatus.get(200) ?? 0) + (result.byStatus.get(429) ?? 0)).toBe(result.sent);
     }
+    // One more request each, surely after the kill (a busy machine may have
+    // ended the load before it): answered from the replica's own buckets.
+    for (const r of replicas) expect([200, 429]).toContain(await statusOf(r, KEY.shared));
     for (const [i, r] of replicas.entries()) {
       const lines = auditLines(r);
-      expect(lines.length).toBe(results[i]!.sent);
+      expect(lines.length).toBe(results[i]!.sent + 1);
       expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
       expect(r.guard.storeUp).toBe(false);
       expect(r.logs.filter((l) => l.level === 'warn').map((l) => l.msg)).toContain(
@@ -395,7 +401,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     // Redis back: every replica shares its limits again, and says so.
     await redis().restart();
     for (const r of replicas) {
-      await expect.poll(() => r.guard.storeUp, { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => r.guard.storeUp, { timeout: SETTLE_MS }).toBe(true);
       expect(r.logs.at(-1)).toEqual({ level: 'info', msg: 'limits store reachable: limits are shared' });
     }
     expect(await server().metrics()).toMatch(/^triton_node_gateway_limits_store_up 1$/m);
