@@ -377,9 +377,10 @@ interface Outcome {
   workerRounds: number;
   baseline: Sample;
   end: Sample;
-  requestGrowth: number;
-  streamGrowth: number;
-  workerGrowth: number;
+  /** Undefined: too few samples to judge (lastQuarterGrowth). */
+  requestGrowth: number | undefined;
+  streamGrowth: number | undefined;
+  workerGrowth: number | undefined;
 }
 
 /** Why the soak fails; empty when it passes. */
@@ -406,7 +407,7 @@ function verdict(run: Run, o: Outcome): string[] {
     ['streams', o.streamGrowth],
     ['worker rounds', o.workerGrowth],
   ] as const) {
-    if (growth > limit) {
+    if (growth !== undefined && growth > limit) {
       reasons.push(
         `RSS rose ${mib(growth)} MiB from the middle half of the ${what} to their last quarter (medians; limit ${options.maxGrowthMiB})`,
       );
@@ -435,7 +436,7 @@ function summaryLine(run: Run, o: Outcome): string {
   return (
     `requests=${o.completed} streams=${o.streamsDone}x${options.responses} workers=${o.workerRounds}x4 errors=${run.errorCount} ` +
     `rss=${mib(baseline.rss)}->${mib(end.rss)} MiB peak=${mib(peak)} MiB ` +
-    `last-quarter growth: requests ${mib(o.requestGrowth)} MiB, streams ${mib(o.streamGrowth)} MiB, workers ${mib(o.workerGrowth)} MiB ` +
+    `last-quarter growth: requests ${growthText(o.requestGrowth)}, streams ${growthText(o.streamGrowth)}, workers ${growthText(o.workerGrowth)} ` +
     `live after stop: pending=${end.pendingRequests} outputBuffers=${end.liveOutputBuffers}` +
     (end.fake === null ? '' : ` fake=${end.fake.requests}/${end.fake.responses}/${end.fake.outputBuffers}`) +
     ` ${seconds} s`
@@ -510,19 +511,28 @@ async function run(options: SoakOptions): Promise<number> {
 }
 
 /**
+ * Samples each window needs for a phase's growth to be judged: with one, the
+ * "medians" are two single samples, and their difference is the swing of one
+ * sample (a round of worker threads, whose new threads get malloc arenas of
+ * their own, lifts RSS by 20-30 MiB in each of the first rounds).
+ */
+const MIN_WINDOW = 2;
+
+/**
  * How much RSS rose from the middle half of a phase to its last quarter:
  * the median of the last quarter's samples minus the median of the middle
  * half's. RSS swings by tens of MiB from one sample to the next (malloc
  * arenas of Triton's threads, V8's heap), so single samples, even peaks,
  * say little; a leak lifts every sample, and the medians with them (by
  * 37.5% of the phase's total leak: the windows' centres are that far
- * apart). The first quarter is warm-up. 0 with too few samples.
+ * apart). The first quarter is warm-up. Undefined (not judged) with fewer
+ * than MIN_WINDOW samples in either window.
  */
-function lastQuarterGrowth(list: Sample[]): number {
+function lastQuarterGrowth(list: Sample[]): number | undefined {
   const total = list.at(-1)?.done ?? 0;
   const middle = list.filter((s) => s.done >= total * 0.25 && s.done < total * 0.75).map((s) => s.rss);
   const last = list.filter((s) => s.done >= total * 0.75).map((s) => s.rss);
-  if (middle.length === 0 || last.length === 0) return 0;
+  if (middle.length < MIN_WINDOW || last.length < MIN_WINDOW) return undefined;
   return median(last) - median(middle);
 }
 
@@ -530,6 +540,10 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function growthText(growth: number | undefined): string {
+  return growth === undefined ? 'not judged (too few samples)' : `${mib(growth)} MiB`;
 }
 
 function mib(bytes: number): string {

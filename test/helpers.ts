@@ -81,16 +81,86 @@ export function useServer(
   };
 }
 
+/**
+ * How long a test waits for something that should happen soon: a bound on a
+ * wait for a condition, never a measure of speed. Generous, because CI runs
+ * the suite on a busy 2-core machine; a condition that holds returns at once.
+ */
+export const SETTLE_MS = 30_000;
+
 /** Polls `check` until it returns true or `timeoutMs` passes. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
+  timeoutMs = SETTLE_MS,
 ): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;
     if (Date.now() > end) return false;
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Reads `read()` until `done(value)` holds or `timeoutMs` passes, and returns
+ * the last value read: a statistic Triton updates after the response (or after
+ * the release) is read once it arrived, and the exact assertions made on the
+ * value then say what was seen when it never did.
+ */
+export async function readUntil<T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = SETTLE_MS,
+): Promise<T> {
+  let value = await read();
+  await eventually(async () => {
+    value = await read();
+    return done(value);
+  }, timeoutMs);
+  return value;
+}
+
+/**
+ * Waits until `check` holds; throws naming `what` and what `seen()` says
+ * when it does not within `timeoutMs`.
+ */
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  seen: () => unknown = () => undefined,
+  timeoutMs = SETTLE_MS,
+): Promise<void> {
+  if (await eventually(check, timeoutMs)) return;
+  const last = await seen();
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `; saw ${JSON.stringify(last)}`}`,
+  );
+}
+
+/**
+ * What `send` (a request continuing a sequence) rejects with once the
+ * sequence, idle for `idleMs`, was ended by Triton's sequence batcher. The
+ * batcher ends idle sequences from a thread that looks now and then, late on a
+ * busy machine: each try first leaves the sequence idle twice `idleMs`, and a
+ * try that succeeds (the sequence was still open, and is idle again from
+ * then) is followed by another, up to `timeoutMs`.
+ */
+export async function rejectionAfterIdle(
+  send: () => Promise<unknown>,
+  idleMs: number,
+  timeoutMs = SETTLE_MS,
+): Promise<unknown> {
+  const end = Date.now() + timeoutMs;
+  for (let tries = 1; ; tries++) {
+    await new Promise((r) => setTimeout(r, 2 * idleMs));
+    const outcome = await send().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (outcome !== undefined) return outcome;
+    if (Date.now() > end) {
+      throw new Error(`the sequence was still open after ${tries} tries, each ${2 * idleMs} ms idle`);
+    }
   }
 }
 
@@ -119,7 +189,7 @@ export async function collectGarbage(rounds = 4): Promise<void> {
  * every one released by Triton (pendingRequests, all environments) and
  * settled (inflightRequests: released, FINAL, trace). Works on any library.
  */
-export async function requestsSettled(timeoutMs = 15_000): Promise<boolean> {
+export async function requestsSettled(timeoutMs = SETTLE_MS): Promise<boolean> {
   return eventually(() => {
     const s = addon().addonStats();
     return s.pendingRequests === 0 && s.inflightRequests === 0;
@@ -166,4 +236,57 @@ export async function runNode(args: string[], cwd: string): Promise<NodeRun> {
   });
   const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
   return { code, stdout, stderr };
+}
+
+/** How a child process ended, with what it printed (spawnSync's fields). */
+export interface ProcessRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Why it could not start, or that it ran past `timeoutMs` (then it was sent SIGTERM). */
+  error?: Error;
+}
+
+/**
+ * Runs a child process to its end, as spawnSync does but without blocking
+ * this thread: a test that blocks it for long on a busy machine fails
+ * although its assertions pass, because vitest's worker cannot answer its
+ * runner meanwhile ("Timeout calling onTaskUpdate", after 60 s).
+ */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<ProcessRun> {
+  return new Promise((resolve) => {
+    const proc = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let error: Error | undefined;
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            error = new Error(`${command} ran past ${options.timeoutMs} ms`);
+            proc.kill('SIGTERM');
+          }, options.timeoutMs);
+    proc.on('error', (e) => {
+      error = e;
+    });
+    proc.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr, ...(error === undefined ? {} : { error }) });
+    });
+  });
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { type ModelStatistics, Server, TritonError } from '../../lib/index.js';
-import { eventually, serverOptions, useServer } from '../helpers.js';
+import { eventually, readUntil, requestsSettled, serverOptions, useServer } from '../helpers.js';
 
 const IN = Float32Array.of(1.5, -2, 3);
 
@@ -151,12 +151,15 @@ describe('statistics of an ensemble and of its steps’ models', () => {
     await expect(server().infer('ensemble_identity', { correlationId: 'x', inputs: { IN } })).rejects.toThrow(
       /in ensemble/,
     );
-    // The ensemble counts a request when it is released, after its response.
-    let ensemble = await stats(server(), 'ensemble_identity');
-    await eventually(async () => {
-      ensemble = await stats(server(), 'ensemble_identity');
-      return ensemble.inferenceStats.fail.count === 2;
-    });
+    // The ensemble counts a request when it is released, after its response
+    // and after its steps' requests were released (their identity backend
+    // counts each before the release): once every request is released, the
+    // counts are final.
+    expect(await requestsSettled()).toBe(true);
+    const ensemble = await readUntil(
+      () => stats(server(), 'ensemble_identity'),
+      (s) => s.inferenceStats.success.count === 3 && s.inferenceStats.fail.count === 2,
+    );
     expect(ensemble.inferenceStats.success.count).toBe(3);
     // Triton counts a failed ensemble request twice: its error response, then its end.
     expect(ensemble.inferenceStats.fail.count).toBe(2);
@@ -187,15 +190,21 @@ describe('an ensemble of parallel steps (ensemble_crossed)', () => {
   });
 
   it('runs only the steps the requested outputs need', async () => {
+    // A step's execution is counted after the response (by its backend,
+    // before it releases the step's request), and an ensemble's request is
+    // released after its steps' requests: the earlier tests' executions are
+    // all counted once every request is released, and so is this one's.
+    expect(await requestsSettled()).toBe(true);
     const before = (await stats(server(), 'identity_nobatch')).executionCount;
     const r = await server().infer('ensemble_crossed', { inputs, outputs: ['FROM_A'] });
     expect(Object.keys(r.outputs)).toEqual(['FROM_A']);
     expect(floats(r, 'FROM_A')).toEqual([1]);
-    // Triton counts a step's execution once its backend reports statistics,
-    // which may come after the response: wait for it, then check it is one.
-    const executions = async () => (await stats(server(), 'identity_nobatch')).executionCount - before;
-    await eventually(async () => (await executions()) >= 1);
-    expect(await executions()).toBe(1);
+    expect(await requestsSettled()).toBe(true);
+    const after = await readUntil(
+      () => stats(server(), 'identity_nobatch'),
+      (s) => s.executionCount > before,
+    );
+    expect(after.executionCount - before).toBe(1);
     // Real r25.07 walks back from an unrequested output through an ensemble
     // input as if step 0 wrote it, and so also leaves out step 0 when only
     // its output is asked for: the request then ends in Triton's deadlock

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 /**
  * The fake engine's onnxruntime backend: real ONNX models computed by
  * onnxruntime-node's ONNX Runtime (the inference tests also run on a real
@@ -23,9 +22,25 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError, formatModelConfig } from '../../lib/index.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  library,
+  readUntil,
+  rejectionAfterIdle,
+  requestsSettled,
+  runProcess,
+  skipAllIf,
+} from '../helpers.js';
 import { ONNX_CASES, type OnnxOutcome, caseModes } from '../onnxruntime/cases.js';
-import { makeRealModelRepository, onnxRuntimeNode, realModelFiles } from './real-models.js';
+import {
+  type RealModelCopy,
+  makeRealModelRepository,
+  onnxRuntimeNode,
+  realModelFiles,
+  writeRealModelCopy,
+} from './real-models.js';
 import { ADD_BIAS, ADD_FOUR, DEFAULT_BIAS, IDENTITY_FP16 } from './tiny-onnx.js';
 
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
@@ -56,6 +71,12 @@ function inferenceSkipReason(): string | false {
     : 'real Triton without an onnxruntime backend in TRITON_BACKEND_DIR';
 }
 
+/**
+ * How long a sequence of silero_vad may idle: far longer than a busy machine
+ * pauses between the requests of a sequence. The test of the idle limit runs
+ * on silero_vad_idle, a copy that ends a sequence idle for IDLE_US.
+ */
+const SEQUENCE_IDLE_US = 10_000_000;
 const IDLE_US = 300_000;
 
 /** A tiny model's folder: `bytes` as 1/model.onnx, and `config`. */
@@ -109,18 +130,55 @@ const TINY_INFERENCE: Array<[Uint8Array, ModelConfig]> = [
   ],
 ];
 
+/** The rows the batching tests send at once (requests of 1, 2 and 1 rows). */
+const BATCH_ROWS = [1, 2, 1];
+
+/**
+ * Copies of the models for one test each: `<model>_batched`, whose batcher
+ * waits for exactly BATCH_ROWS' rows (preferred_batch_size) for up to 30 s,
+ * so that requests sent together run as one execution however slowly the
+ * machine submits them; silero_vad_idle, one instance ending sequences idle
+ * for IDLE_US.
+ */
+const COPIES: RealModelCopy[] = [
+  ...(['ocr_det', 'ocr_cls'] as const).map((of) => ({
+    of,
+    name: `${of}_batched`,
+    change: (c: ModelConfig): ModelConfig => ({
+      ...c,
+      dynamic_batching: {
+        preferred_batch_size: [BATCH_ROWS.reduce((a, b) => a + b, 0)],
+        max_queue_delay_microseconds: 30_000_000,
+      },
+    }),
+  })),
+  {
+    of: 'silero_vad',
+    name: 'silero_vad_idle',
+    change: (c) => ({
+      ...c,
+      instance_group: [{ kind: 'KIND_CPU', count: 1 }],
+      sequence_batching: { ...c.sequence_batching, max_sequence_idle_microseconds: IDLE_US },
+    }),
+  },
+];
+
 // One server for the inference tests: real Triton r25.07's onnxruntime
 // backend fails every load of a second server in one process.
 let shared: { repo: string; server: Server } | undefined;
 beforeAll(async () => {
   if (inferenceSkipReason() !== false) return;
-  const repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-infer-'))), {
-    models: ['ocr_det', 'ocr_cls', 'silero_vad'],
+  const options = {
     maxQueueDelayMicroseconds: 200_000,
-    maxSequenceIdleMicroseconds: IDLE_US,
+    maxSequenceIdleMicroseconds: SEQUENCE_IDLE_US,
     perModel: { silero_vad: { instances: 2 } },
+  };
+  const repo = makeRealModelRepository(realpathSync(mkdtempSync(join(tmpdir(), 'fake-ort-infer-'))), {
+    ...options,
+    models: ['ocr_det', 'ocr_cls', 'silero_vad'],
   });
   for (const [bytes, config] of TINY_INFERENCE) writeTinyModel(repo, bytes, config);
+  const copies = COPIES.map((copy) => writeRealModelCopy(repo, copy, options));
   const server = await Server.create({
     library: LIBRARY_PATH,
     modelRepository: repo,
@@ -128,7 +186,7 @@ beforeAll(async () => {
     log: { warn: false },
   });
   shared = { repo, server };
-  const models = ['ocr_det', 'ocr_cls', 'silero_vad', ...TINY_INFERENCE.map(([, c]) => c.name!)];
+  const models = ['ocr_det', 'ocr_cls', 'silero_vad', ...TINY_INFERENCE.map(([, c]) => c.name!), ...copies];
   await Promise.all(models.map((m) => server.loadModel(m)));
 }, 60_000);
 afterAll(async () => {
@@ -233,16 +291,16 @@ describe('the fake onnxruntime backend without ONNX Runtime', () => {
 describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
   skipAllIf(skipReason());
   const outcomes = new Map<string, OnnxOutcome>();
-  beforeAll(() => {
+  beforeAll(async () => {
     // As recorded: each mode in a process of its own (after a failed
     // onnxruntime load, no later server of a process starts the backend).
+    // Not spawnSync: vitest's worker must answer its runner meanwhile.
     const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
     try {
       for (const mode of caseModes()) {
         // The library under test is the fake here (the describe skips elsewhere).
-        const run = spawnSync(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
-          encoding: 'utf8',
-          timeout: 120_000,
+        const run = await runProcess(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
+          timeoutMs: 120_000,
         });
         if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
       }
@@ -350,20 +408,28 @@ describe('inference on the onnxruntime backend, against onnxruntime-node', () =>
     });
 
     it(`${k.model}: concurrent requests batched into one execution, each its own rows`, async () => {
-      const before = (await server().model(k.model).statistics())[0]!;
-      const sizes = [1, 2, 1];
+      // The batched copy waits for all the rows (its preferred batch size),
+      // so the requests run together whenever each one is submitted.
+      const batched = `${k.model}_batched`;
+      const sizes = BATCH_ROWS;
       const inputs = sizes.map((n, i) => image(n, k.h, k.w, 100 + i));
       const results = await Promise.all(
         inputs.map((x, i) =>
-          server().infer(k.model, {
+          server().infer(batched, {
             inputs: { x: { datatype: 'FP32', shape: [sizes[i]!, 3, k.h, k.w], data: x } },
           }),
         ),
       );
-      const after = (await server().model(k.model).statistics())[0]!;
-      // The batcher held the requests (max_queue_delay 200 ms) and ran them together.
-      expect(after.executionCount - before.executionCount).toBe(1);
-      expect(after.inferenceCount - before.inferenceCount).toBe(4);
+      // Triton's onnxruntime backend counts the execution after it released
+      // the requests, which may be after their responses: wait for it.
+      expect(await requestsSettled()).toBe(true);
+      const after = await readUntil(
+        async () => (await server().model(batched).statistics())[0]!,
+        (s) => s.executionCount >= 1 && s.inferenceCount >= 4,
+      );
+      expect(after.executionCount).toBe(1);
+      expect(after.inferenceCount).toBe(4);
+      expect(after.batchStats.map((b) => [b.batchSize, b.computeInfer.count])).toEqual([[4, 1]]);
       for (let i = 0; i < sizes.length; i++) {
         const out = results[i]!.outputs[k.output]!;
         expect(out.shape[0]).toBe(sizes[i]);
@@ -554,11 +620,15 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
     await expect(server().infer('silero_vad', vadRequest(1, 22, false, false))).rejects.toMatchObject({
       message: notStarted.replace('21', '22'),
     });
-    await server().infer('silero_vad', vadRequest(0, 23, true, false));
-    await server().infer('silero_vad', vadRequest(1, 23, false, false));
-    await new Promise((r) => setTimeout(r, (IDLE_US / 1000) * 2));
-    await expect(server().infer('silero_vad', vadRequest(2, 23, false, false))).rejects.toMatchObject({
-      message: notStarted.replace('21', '23'),
+    // On the copy that ends a sequence idle for IDLE_US.
+    await server().infer('silero_vad_idle', vadRequest(0, 23, true, false));
+    await server().infer('silero_vad_idle', vadRequest(1, 23, false, false));
+    const idled = await rejectionAfterIdle(
+      () => server().infer('silero_vad_idle', vadRequest(2, 23, false, false)),
+      IDLE_US / 1000,
+    );
+    expect(idled).toMatchObject({
+      message: notStarted.replace('21', '23').replace("'silero_vad'", "'silero_vad_idle'"),
     });
   });
 
@@ -582,26 +652,25 @@ describe('Silero VAD on the onnxruntime backend: a sequence with implicit state'
 describe('a second server of the process after a failed onnxruntime load (as real Triton r25.07)', () => {
   skipAllIf(inferenceSkipReason());
   const SCRIPT = join(FIXTURES, 'onnxruntime-second-server.ts');
-  function run(mode: 'broken' | 'missing' | 'good'): { first: string; second: string } {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
-      encoding: 'utf8',
-      timeout: 120_000,
+  async function run(mode: 'broken' | 'missing' | 'good'): Promise<{ first: string; second: string }> {
+    const child = await runProcess(process.execPath, ['--import', 'tsx', SCRIPT, mode], {
+      timeoutMs: 120_000,
     });
     if (child.status !== 0) throw new Error(`${SCRIPT} exited ${child.status}: ${child.stderr}`);
     return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { first: string; second: string };
   }
 
-  it('cannot start the onnxruntime backend again', () => {
-    const said = run('broken');
+  it('cannot start the onnxruntime backend again', async () => {
+    const said = await run('broken');
     expect(said.first).toContain("unexpected inference input 'image', allowed inputs are: x");
     expect(said.second).toContain(
       "load failed for model 'ocr_cls': version 1 is at UNAVAILABLE state: Already exists: OnnxLoader singleton already initialized",
     );
   }, 120_000);
 
-  it('starts it again when no load failed, or one failed before making its session (no model file)', () => {
-    expect(run('good')).toEqual({ first: 'loaded', second: 'loaded' });
-    const missing = run('missing');
+  it('starts it again when no load failed, or one failed before making its session (no model file)', async () => {
+    expect(await run('good')).toEqual({ first: 'loaded', second: 'loaded' });
+    const missing = await run('missing');
     expect(missing.first).toContain('Internal: failed to stat file ');
     expect(missing.second).toBe('loaded');
   }, 240_000);

@@ -19,11 +19,13 @@ import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { Server, type Tensor } from '../../lib/index.js';
 import { library, serverOptions } from '../helpers.js';
 import {
+  type RealModelCopy,
   type RealModelFiles,
   type RealModelName,
   type RealRepositoryOptions,
   makeRealModelRepository,
   realModelFiles,
+  writeRealModelCopy,
 } from './real-models.js';
 
 export { ort };
@@ -67,6 +69,7 @@ export interface RealModelServer {
 export function useRealModelServer(
   models: readonly RealModelName[],
   repository: RealRepositoryOptions = {},
+  copies: readonly RealModelCopy[] = [],
 ): RealModelServer {
   let server: Server | undefined;
   let skip: string | undefined;
@@ -79,10 +82,11 @@ export function useRealModelServer(
     }
     dir = mkdtempSync(join(tmpdir(), 'triton-real-models-'));
     makeRealModelRepository(dir, { ...THREADS, ...repository, models });
+    for (const copy of copies) writeRealModelCopy(dir, copy, { ...THREADS, ...repository });
     const isFake = library().isFake;
     server = await Server.create(serverOptions({ modelRepository: dir, strictModelConfig: false }));
     try {
-      for (const model of models) await server.loadModel(model);
+      for (const model of [...models, ...copies.map((c) => c.name)]) await server.loadModel(model);
     } catch (err) {
       const message = (err as Error).message.replace(/\s+/g, ' ').trim();
       if (!isFake || !FAKE_CANNOT_YET.test(message)) throw err;

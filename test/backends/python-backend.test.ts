@@ -24,9 +24,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boxesOf, preprocess } from '../../examples/ocr-steps.js';
 import { type RgbImage, decodePng } from '../../examples/png.js';
 import { Server, type ServerOptions, type Tensor, TritonError } from '../../lib/index.js';
-import { BACKEND_DIR, FIXTURES, MODELS, library, rejection, serverOptions, skipAllIf } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  MODELS,
+  library,
+  rejection,
+  serverOptions,
+  skipAllIf,
+  until,
+} from '../helpers.js';
 import { maxAbsDiff } from './onnx-helpers.js';
-import { PY_RAISE_MESSAGE, makePythonModelRepository } from './python-models.js';
+import { PY_RAISE_MESSAGE, makePythonModelRepository, sleepingStubs } from './python-models.js';
 import { makeRealModelRepository, realModelFiles } from './real-models.js';
 
 const EXAMPLE_IMAGE = new URL('../../examples/images/text-lines.png', import.meta.url);
@@ -371,7 +380,11 @@ describe('a stub process that dies', () => {
     // Both instances busy, then both stubs killed under their requests.
     const inflight = [1, 2].map(() => server!.infer('py_sleep', sleepRequest(5000)));
     const settled = Promise.allSettled(inflight);
-    await new Promise((r) => setTimeout(r, 500));
+    await until(
+      'both requests to be in their stubs',
+      () => sleepers.every((st) => sleepingStubs(dir!).includes(st.pid)),
+      () => sleepingStubs(dir!),
+    );
     for (const st of sleepers) process.kill(st.pid, 'SIGKILL');
     for (const result of await settled) {
       expect(result.status).toBe('rejected');

@@ -10,8 +10,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
 import type { InferRequest } from '../../lib/index.js';
-import { BACKEND_DIR, eventually, library, skipAllIf, useServer } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  eventually,
+  library,
+  requestsSettled,
+  skipAllIf,
+  until,
+  useServer,
+} from '../helpers.js';
 import { LLM_CORPUS, type LlmReport, readLlmReports, writeLlmModel } from './python-llm.js';
 
 function skipReason(): string | false {
@@ -73,7 +82,7 @@ async function report(id: string): Promise<LlmReport> {
   const found = await eventually(() => {
     line = readLlmReports(reportFile).find((r) => r.id === id);
     return line !== undefined;
-  }, 15_000);
+  });
   expect(found, `report line of ${id}`).toBe(true);
   return line!;
 }
@@ -210,9 +219,13 @@ describe('cancellation', () => {
       sampling: { max_tokens: 2000 },
       signal: abort.signal,
     });
+    expect(await requestsSettled()).toBe(true);
     const stream = server().model('llm').stream(req);
     const first = stream.next();
-    setTimeout(() => abort.abort(), 50);
+    // Aborted once it reached Triton (an abort before that submits nothing,
+    // and the model would write no line).
+    await until('the request to reach Triton', () => addon().addonStats().inflightRequests > 0);
+    abort.abort();
     await expect(first).rejects.toMatchObject({ name: 'AbortError' });
     const line = await report(req.id!);
     expect(line).toMatchObject({ reason: 'cancelled', responses: 0 });

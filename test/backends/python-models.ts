@@ -26,6 +26,8 @@
  * - py_raise: raises a ValueError with PY_RAISE_MESSAGE in execute().
  * - py_sleep: sleeps MS milliseconds (INT32 [1]) and answers MS back: a
  *   request that stays in the stub while a test kills it or stops the server.
+ *   Before it sleeps it appends its stub's pid to `py_sleep/started` (see
+ *   sleepingStubs()), so a test knows when a request is in a stub.
  *
  * BLS cannot call the identity backend: python_backend refuses a response
  * that carries a double parameter, and the identity backend sets one (an
@@ -181,15 +183,21 @@ class TritonPythonModel:
         raise ValueError(${JSON.stringify(PY_RAISE_MESSAGE)})
 `;
 
-const SLEEP_PY = `import time
+const SLEEP_PY = `import os
+import time
 
 ${IMPORTS}
 
 class TritonPythonModel:
+    def initialize(self, args):
+        self.started = os.path.join(args["model_repository"], "started")
+
     def execute(self, requests):
         responses = []
         for request in requests:
             ms = pb_utils.get_input_tensor_by_name(request, "MS").as_numpy()
+            with open(self.started, "a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()}\\n")
             time.sleep(int(ms[0]) / 1000.0)
             responses.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("MS_OUT", ms)]))
         return responses
@@ -306,4 +314,16 @@ export function makePythonModelRepository(dir: string, options: PythonRepository
     if (source !== undefined) writeFileSync(join(modelDir, '1', 'model.py'), source);
   }
   return dir;
+}
+
+/** The pids of the py_sleep stubs that began a request so far, in `repository` (a request each). */
+export function sleepingStubs(repository: string): number[] {
+  try {
+    return readFileSync(join(repository, 'py_sleep', 'started'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map(Number);
+  } catch {
+    return [];
+  }
 }

@@ -13,7 +13,7 @@
  * [-1, -1] and output [-1, 1] keep the symbolic batch of the file) and keeps
  * h and c as implicit sequence state (h→hn, c→cn).
  */
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { findOnnxRuntimeNode } from '../../lib/config/onnxruntime.js';
@@ -205,4 +205,32 @@ export function makeRealModelRepository(dir: string, options: RealRepositoryOpti
     }
   }
   return dir;
+}
+
+/** A copy of a real model under another name, its config changed (see writeRealModelCopy). */
+export interface RealModelCopy {
+  /** The model copied; it must be in the repository. */
+  of: Exclude<RealModelName, 'ocr_cls_auto'>;
+  /** The copy's name. */
+  name: string;
+  /** The copy's config from the model's (its name is set after). */
+  change: (config: ModelConfig) => ModelConfig;
+}
+
+/**
+ * Writes `copy` into a repository made by makeRealModelRepository with
+ * `options` (the copy starts from the config written there) and returns its
+ * name: a test that needs a model served differently (a batcher that waits
+ * for a batch, a short sequence idle time) gets a model of its own.
+ */
+export function writeRealModelCopy(
+  dir: string,
+  copy: RealModelCopy,
+  options: RealRepositoryOptions = {},
+): string {
+  const config = copy.change(realModelConfigs(options)[copy.of]);
+  mkdirSync(join(dir, copy.name, '1'), { recursive: true });
+  symlinkSync(realpathSync(join(dir, copy.of, '1', 'model.onnx')), join(dir, copy.name, '1', 'model.onnx'));
+  writeFileSync(join(dir, copy.name, 'config.pbtxt'), formatModelConfig({ ...config, name: copy.name }));
+  return copy.name;
 }

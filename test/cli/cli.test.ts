@@ -6,7 +6,6 @@
  * Triton), and every command line the README and docs show, run with
  * `--help`, is one the CLI accepts.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { repositoryArgs } from '../../lib/cli/args.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { startServing } from '../gateway/serve-helpers.js';
-import { MODELS, skipIf } from '../helpers.js';
+import { MODELS, runProcess, skipIf } from '../helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -35,29 +34,32 @@ function npmCli(): string {
   return join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
 }
 
-function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const child = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 180_000 });
+// Not spawnSync: a test that runs the CLI many times (every documented command
+// line) blocks for half a minute, more on a busy machine, which vitest's worker
+// must spend answering its runner (runProcess).
+async function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = await runProcess(process.execPath, [CLI, ...args], { env, timeoutMs: 180_000 });
   return { status: child.status, stdout: child.stdout, stderr: child.stderr };
 }
 
 describe('the triton-node command', () => {
-  it('--help lists every command, not one command’s options; --version prints the package’s', () => {
+  it('--help lists every command, not one command’s options; --version prints the package’s', async () => {
     for (const flag of ['--help', '-h', 'help']) {
-      const help = cli([flag]);
+      const help = await cli([flag]);
       expect(help.status).toBe(0);
       for (const command of ['demo', 'serve', 'doctor', 'lint', 'types', 'tune'])
         expect(help.stdout).toMatch(new RegExp(`^ {2}${command} +\\S`, 'm'));
       expect(help.stdout).not.toContain('--min-compute-capability');
     }
     for (const flag of ['--version', '-v'])
-      expect(cli([flag])).toMatchObject({ status: 0, stdout: `${VERSION}\n` });
-    const unknown = cli(['nope']);
+      expect(await cli([flag])).toMatchObject({ status: 0, stdout: `${VERSION}\n` });
+    const unknown = await cli(['nope']);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'nope'");
-    expect(cli(['doctor', '--help']).stdout).toMatch(/^usage: triton-node doctor/);
-  });
+    expect((await cli(['doctor', '--help'])).stdout).toMatch(/^usage: triton-node doctor/);
+  }, 180_000);
 
-  it('every command takes its repository as an argument and with --repository, the same', () => {
+  it('every command takes its repository as an argument and with --repository, the same', async () => {
     expect(repositoryArgs('lint', ['--repository', 'a', '--format', 'json', 'b'])).toEqual([
       '--format',
       'json',
@@ -73,46 +75,48 @@ describe('the triton-node command', () => {
       'b',
     ]);
     for (const command of ['lint', 'types']) {
-      const flagged = cli([command, '--repository', EXAMPLES]);
-      const positional = cli([command, EXAMPLES]);
+      const flagged = await cli([command, '--repository', EXAMPLES]);
+      const positional = await cli([command, EXAMPLES]);
       expect(flagged.status, flagged.stderr).toBe(0);
       expect(positional).toEqual(flagged);
     }
     const doctorArgs = ['doctor', '--json', '--library', fakeEngine.libraryPath];
-    const a = JSON.parse(cli([...doctorArgs, EXAMPLES]).stdout) as { models: unknown[] };
-    const b = JSON.parse(cli([...doctorArgs, '--repository', EXAMPLES]).stdout) as { models: unknown[] };
+    const a = JSON.parse((await cli([...doctorArgs, EXAMPLES])).stdout) as { models: unknown[] };
+    const b = JSON.parse((await cli([...doctorArgs, '--repository', EXAMPLES])).stdout) as {
+      models: unknown[];
+    };
     expect(a.models.length).toBe(readdirSync(EXAMPLES).length);
     expect(a.models).toEqual(b.models);
-    const tune = cli(['tune', MODELS, '--model', 'identity_fp32']);
+    const tune = await cli(['tune', MODELS, '--model', 'identity_fp32']);
     expect(tune.status).toBe(2);
     expect(tune.stderr).not.toContain('--repository is required');
-  });
+  }, 180_000);
 
-  it('`demo` runs the example models on the fake engine and says so', () => {
-    const child = cli(['demo'], noTritonEnv());
+  it('`demo` runs the example models on the fake engine and says so', async () => {
+    const child = await cli(['demo'], noTritonEnv());
     expect(child.status, child.stderr).toBe(0);
     expect(child.stdout).toContain("on the FAKE ENGINE (triton-node's own libtritonserver.so, not Triton)");
     expect(child.stdout).toContain(fakeEngine.libraryPath);
     expect(child.stdout).toContain('identity_fp32: INPUT0 [1,2,3,4] -> OUTPUT0 FP32 [1,4] = [1,2,3,4]');
     expect(child.stdout).toContain('repeat_int32: IN [10,20,30] -> 3 responses, OUT = [10,20,30]');
     expect(child.stdout).toContain('npx triton-node serve --fake-engine');
-    const json = JSON.parse(cli(['demo', '--json'], noTritonEnv()).stdout) as Record<string, unknown>;
+    const json = JSON.parse((await cli(['demo', '--json'], noTritonEnv())).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({ engine: 'fake', infer: [1, 2, 3, 4], stream: [10, 20, 30] });
-    expect(cli(['demo', '--nope']).status).toBe(2);
-  });
+    expect((await cli(['demo', '--nope'])).status).toBe(2);
+  }, 180_000);
 
-  it('`doctor` without a Triton says how to try without one, and exits 3, not 1', (ctx) => {
+  it('`doctor` without a Triton says how to try without one, and exits 3, not 1', async (ctx) => {
     skipIf(ctx, existsSync('/opt/tritonserver/lib/libtritonserver.so') && 'a Triton is installed here');
-    const child = cli(['doctor'], noTritonEnv());
+    const child = await cli(['doctor'], noTritonEnv());
     expect(child.status, child.stdout).toBe(3);
     expect(child.stdout).toContain('no Triton library, the rest is fine');
     expect(child.stdout).toContain('npx triton-node demo');
     expect(child.stdout).toContain('npx triton-node serve --fake-engine');
     // Anything else that fails is a failure: a library asked for that is not there.
-    const asked = cli(['doctor', '--library', '/nonexistent/libtritonserver.so'], noTritonEnv());
+    const asked = await cli(['doctor', '--library', '/nonexistent/libtritonserver.so'], noTritonEnv());
     expect(asked.status).toBe(1);
     expect(asked.stdout).toContain('fix the FAIL lines above');
-  });
+  }, 180_000);
 
   it('`serve --fake-engine` serves the example models on the fake engine and stops on SIGTERM', async () => {
     const args = [CLI, 'serve', '--fake-engine', '--no-grpc', '--host', '127.0.0.1', '--http-port', '0'];
@@ -134,7 +138,7 @@ describe('the triton-node command', () => {
       running.child.kill('SIGTERM');
     }
     expect(await running.exit).toBe(0);
-    expect(cli(['serve', '--fake-engine', '--library', '/x.so']).status).toBe(2);
+    expect((await cli(['serve', '--fake-engine', '--library', '/x.so'])).status).toBe(2);
   });
 
   it('`npx triton-node serve` stops gracefully on a SIGTERM to npx, which npm does not pass on', async (ctx) => {
@@ -190,7 +194,7 @@ describe('the docs and --help', () => {
     );
   });
 
-  it('every documented command line is one the CLI accepts (run with --help)', () => {
+  it('every documented command line is one the CLI accepts (run with --help)', async () => {
     const refused: string[] = [];
     const seen = new Set<string>();
     for (const { file, line } of commands) {
@@ -202,14 +206,14 @@ describe('the docs and --help', () => {
         .split(/\s+/)
         .filter((w) => w !== '' && w !== '...');
       const [command, ...rest] = words;
-      const child = cli([command!, ...rest, '--help'], noTritonEnv());
+      const child = await cli([command!, ...rest, '--help'], noTritonEnv());
       if (child.status !== 0 || !/^usage: triton-node /i.test(child.stdout))
         refused.push(
           `${file}: triton-node ${line} --help -> ${child.status}: ${child.stderr.split('\n')[0]}`,
         );
     }
     expect(refused).toEqual([]);
-  });
+  }, 180_000);
 
   it('docs/benchmarks.md names the bench commands that exist', () => {
     const text = readFileSync(join(ROOT, 'docs', 'benchmarks.md'), 'utf8');

@@ -18,23 +18,24 @@ import { checkPython, linkedLibPython } from '../../lib/doctor/python.js';
 import { onlyTritonMissing } from '../../lib/doctor/report.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, skipIf } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, runProcess, skipIf } from '../helpers.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'triton-node-doctor-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function cli(...args: string[]) {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
-    encoding: 'utf8',
-    timeout: 180_000,
+// Not spawnSync: doctor takes seconds a run, more on a busy machine, which
+// vitest's worker must spend answering its runner (runProcess).
+async function cli(...args: string[]) {
+  const child = await runProcess(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    timeoutMs: 180_000,
   });
   return { status: child.status, stdout: child.stdout, stderr: child.stderr };
 }
 
-function doctorJson(...args: string[]): { status: number | null; report: DoctorReport } {
-  const child = cli('doctor', '--json', ...args);
+async function doctorJson(...args: string[]): Promise<{ status: number | null; report: DoctorReport }> {
+  const child = await cli('doctor', '--json', ...args);
   if (child.status !== 0 && child.status !== 1)
     throw new Error(`doctor exited ${child.status}: ${child.stderr}`);
   return { status: child.status, report: JSON.parse(child.stdout) as DoctorReport };
@@ -43,8 +44,8 @@ function doctorJson(...args: string[]): { status: number | null; report: DoctorR
 const backendArgs = BACKEND_DIR === undefined ? [] : ['--backend-dir', BACKEND_DIR];
 
 describe('triton-node doctor', () => {
-  it('on the library under test: the addon, the library with its versions, the backends', () => {
-    const { status, report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs);
+  it('on the library under test: the addon, the library with its versions, the backends', async () => {
+    const { status, report } = await doctorJson('--library', LIBRARY_PATH, ...backendArgs);
     expect(report.addon.kind).toBe('source build');
     expect(report.addon.napiVersion).toBe(9);
     expect(report.addon.externalBuffers).toBe(true);
@@ -64,11 +65,11 @@ describe('triton-node doctor', () => {
     expect(
       report.checks.find((c) => c.topic === 'limits' && c.subject.startsWith('ulimit -l')),
     ).toBeDefined();
-  });
+  }, 180_000);
 
-  it('prints a table: a status per line, the fix under each problem, a summary and exit code 1 on failure', () => {
+  it('prints a table: a status per line, the fix under each problem, a summary and exit code 1 on failure', async () => {
     const missing = join(scratch, 'nowhere', 'libtritonserver.so');
-    const child = cli('doctor', '--library', missing);
+    const child = await cli('doctor', '--library', missing);
     expect(child.status).toBe(1);
     const lines = child.stdout.split('\n');
     expect(lines[0]).toMatch(/^STATUS +TOPIC +SUBJECT +DETAIL$/);
@@ -82,18 +83,18 @@ describe('triton-node doctor', () => {
       true,
     );
     expect(child.stdout).toMatch(/\d+ ok, \d+ warning\(s\), 1 failure\(s\): fix the FAIL lines above\n$/);
-  });
+  }, 180_000);
 
-  it('says which file is not Triton at all', () => {
-    const { report } = doctorJson('--library', addonBinaryPath());
+  it('says which file is not Triton at all', async () => {
+    const { report } = await doctorJson('--library', addonBinaryPath());
     expect(report.libraries[0]).toMatchObject({ outcome: 'symbols', used: false });
     expect(report.checks.find((c) => c.topic === 'library')).toMatchObject({
       status: 'fail',
       fix: 'point TRITON_SERVER_LIB at libtritonserver.so itself',
     });
-  });
+  }, 180_000);
 
-  it('says which API version a library has when it is not one triton-node supports', (ctx) => {
+  it('says which API version a library has when it is not one triton-node supports', async (ctx) => {
     const cc = ['cc', 'gcc'].find((c) => spawnSync(c, ['--version']).status === 0);
     skipIf(ctx, cc === undefined && 'no C compiler to build the old-API library with');
     skipIf(ctx, !existsSync(fakeEngine.libraryPath) && 'the fake engine (which it links to) is not built');
@@ -117,7 +118,7 @@ describe('triton-node doctor', () => {
       },
     );
     expect(built.status, built.stderr).toBe(0);
-    const { status, report } = doctorJson('--library', library);
+    const { status, report } = await doctorJson('--library', library);
     expect(status).toBe(1);
     expect(report.libraries[0]).toMatchObject({ outcome: 'version', used: false });
     expect(report.libraries[0]!.detail).toMatch(/^API version 1\.20 found, 1\.\d+ or a later 1\.x needed$/);
@@ -126,8 +127,8 @@ describe('triton-node doctor', () => {
     expect(line.fix).toContain('upgrade Triton');
   });
 
-  it('checks every model of a repository and says what is wrong with each', () => {
-    const { report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', MODELS);
+  it('checks every model of a repository and says what is wrong with each', async () => {
+    const { report } = await doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', MODELS);
     const byName = new Map(report.checks.filter((c) => c.topic === 'model').map((c) => [c.subject, c]));
     expect(byName.get('identity_fp32')).toMatchObject({
       status: 'ok',
@@ -157,9 +158,9 @@ describe('triton-node doctor', () => {
       expect(gpu.status).toBe('ok');
     }
     expect(report.ok).toBe(false);
-  });
+  }, 180_000);
 
-  it('prints the names it finds with their control characters escaped: a folder cannot colour or forge a line', () => {
+  it('prints the names it finds with their control characters escaped: a folder cannot colour or forge a line', async () => {
     const repo = join(scratch, 'hostile-names');
     const forged = 'x\nok     model    forged           backend identity, versions 1';
     const names = ['red\x1b[31m\x1b]0;title\x07', forged, 'tab\there\r\u009b2J'];
@@ -168,7 +169,7 @@ describe('triton-node doctor', () => {
       // A config whose name differs: the detail repeats the folder's name and the config's.
       writeFileSync(join(repo, name, 'config.pbtxt'), `name: "m\x1b[32m" backend: "identity"`);
     }
-    const child = cli('doctor', '--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
+    const child = await cli('doctor', '--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
     // Before: the escapes reached the terminal as they are, and the newline printed a line of its own.
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
     expect(child.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
@@ -182,22 +183,22 @@ describe('triton-node doctor', () => {
     expect(modelLines.map((l) => l.split(/\s+/)[0])).toEqual(['FAIL', 'FAIL', 'FAIL']);
     expect(child.stdout).toContain('config name "m\\x1b[32m" differs');
     // --json keeps the names as they are (JSON escapes them itself).
-    const { report } = doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
+    const { report } = await doctorJson('--library', LIBRARY_PATH, ...backendArgs, '--repository', repo);
     expect(report.models.map((m) => m.name).sort()).toEqual([...names].sort());
   });
 
-  it('refuses bad options as usage errors (exit code 2), and says where the benchmarks went', () => {
-    const bad = cli('doctor', '--min-compute-capability', 'new');
+  it('refuses bad options as usage errors (exit code 2), and says where the benchmarks went', async () => {
+    const bad = await cli('doctor', '--min-compute-capability', 'new');
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(
       "expected a number like 7.5 for --min-compute-capability but received 'new'",
     );
-    expect(cli('doctor', '--bogus').status).toBe(2);
-    expect(cli('frobnicate').status).toBe(2);
-    const bench = cli('bench');
+    expect((await cli('doctor', '--bogus')).status).toBe(2);
+    expect((await cli('frobnicate')).status).toBe(2);
+    const bench = await cli('bench');
     expect(bench.status).toBe(2);
     expect(bench.stderr).toContain('npm run bench');
-  });
+  }, 180_000);
 });
 
 describe('doctor()', () => {

@@ -16,7 +16,7 @@ import {
   Server,
   type Tensor,
 } from '../../lib/index.js';
-import { MODELS, serverOptions } from '../helpers.js';
+import { MODELS, serverOptions, until } from '../helpers.js';
 
 const MODEL = 'identity_fp32';
 
@@ -65,6 +65,20 @@ function startClients(server: Server, count: number) {
   };
 }
 
+/** Waits until the clients got `n` more answers from `version` than they had. */
+async function answered(clients: ReturnType<typeof startClients>, version: number, n: number): Promise<void> {
+  const by = () => clients.state.byVersion.get(version) ?? 0;
+  const from = by();
+  await until(
+    `${n} answers from version ${version}`,
+    () => by() >= from + n,
+    () => ({
+      byVersion: [...clients.state.byVersion],
+      failures: clients.state.failures.slice(0, 3),
+    }),
+  );
+}
+
 const sameOutputs = (a: Record<string, Tensor>, b: Record<string, Tensor>) =>
   Object.keys(a).every(
     (k) => Buffer.compare(bytesOf(a[k]!.data as Float32Array), bytesOf(b[k]!.data as Float32Array)) === 0,
@@ -92,7 +106,7 @@ describe('deploy, canary, rollback under load', () => {
     const clients = startClients(server, 8);
     const steps: DeploymentStep[] = [];
     try {
-      await new Promise((r) => setTimeout(r, 100));
+      await answered(clients, 1, 20);
       const v2 = await server.deploy(MODEL, {
         files: { 'notes.txt': 'version 2' },
         canary: { requests: [{ inputs: { INPUT0: Float32Array.of(1, 2, 3) } }], compare: sameOutputs },
@@ -112,7 +126,7 @@ describe('deploy, canary, rollback under load', () => {
       expect(server.pinnedVersion(MODEL)).toBe(2);
       expect(readFileSync(join(repo, MODEL, '2', 'notes.txt'), 'utf8')).toBe('version 2');
       expect(steps.map((s) => s.step)).toEqual(['writing', 'loading', 'canary', 'switching', 'done']);
-      await new Promise((r) => setTimeout(r, 100));
+      await answered(clients, 2, 20);
 
       // v3's canary sends a request v3 refuses (no such input): rolled back.
       const v3 = await server.deploy(MODEL, {
@@ -123,12 +137,12 @@ describe('deploy, canary, rollback under load', () => {
       expect(v3.reason).toMatch(/canary request 1 failed on version 3/);
       expect(v3.loaded).toEqual([1, 2]);
       expect(server.pinnedVersion(MODEL)).toBe(2);
-      await new Promise((r) => setTimeout(r, 100));
+      await answered(clients, 2, 20);
 
       const back = await server.rollback(MODEL, { to: 1, reason: 'v2 misbehaves' });
       expect(back).toMatchObject({ kind: 'rollback', from: 2, to: 1, status: 'succeeded', pinned: 1 });
       expect(server.pinnedVersion(MODEL)).toBe(1);
-      await new Promise((r) => setTimeout(r, 100));
+      await answered(clients, 1, 20);
     } finally {
       await clients.stop();
     }
@@ -185,10 +199,24 @@ describe('deploy, canary, rollback under load', () => {
     const clients = startClients(server, 8);
     let d: Deployment;
     try {
-      d = await server.deploy(MODEL, {
+      // The live share opens right after the 'canary' step (nothing to
+      // await between): two requests sent at once from there go one to each
+      // version, whatever else the clients manage in the 400 ms.
+      let opened!: () => void;
+      const canaryOpen = new Promise<void>((r) => {
+        opened = r;
+      });
+      const deployed = server.deploy(MODEL, {
         version: 2,
         canary: { traffic: 0.5, durationMs: 400, maxErrorRate: 0 },
+        onStep: (s) => s.step === 'canary' && opened(),
       });
+      await canaryOpen;
+      const both = await Promise.all(
+        [1, 2].map(() => server.model(MODEL).infer({ inputs: { INPUT0: Float32Array.of(9) } })),
+      );
+      expect(both.map((r) => r.version).sort()).toEqual([1, 2]);
+      d = await deployed;
     } finally {
       await clients.stop();
     }
@@ -225,16 +253,18 @@ describe('deploy, canary, rollback under load', () => {
 
 /**
  * A stand-in for the server under Deployments: versions load after
- * `loadMs`, and an inference at a version that is not loaded fails as
- * Triton's does. Routing and verdicts are then exact, whatever the engine.
+ * `loadMs` (or once `loaded` settles), and an inference at a version that is
+ * not loaded fails as Triton's does. Routing and verdicts are then exact,
+ * whatever the engine.
  */
-function standInHost(repo: string, options: { loadMs?: number } = {}) {
+function standInHost(repo: string, options: { loadMs?: number; loaded?: () => Promise<void> } = {}) {
   const state = { loaded: new Set<number>([1]), loads: 0 };
   const host: DeployHost = {
     repositories: [repo],
     async loadModel(_name, { versions }) {
       state.loads++;
-      await new Promise((r) => setTimeout(r, options.loadMs ?? 0));
+      if (options.loaded !== undefined) await options.loaded();
+      else await new Promise((r) => setTimeout(r, options.loadMs ?? 0));
       state.loaded = new Set(versions);
     },
     async unloadModel() {
@@ -259,12 +289,12 @@ async function routeUntil(
   until: Promise<unknown>,
   latencyMs: (version: number) => number,
   clients = 4,
+  served: number[] = [],
 ) {
   let done = false;
   void until.finally(() => {
     done = true;
   });
-  const served: number[] = [];
   const failures: string[] = [];
   const run = async (version: number) => {
     const v = version === -1 ? Math.max(...state.loaded) : version;
@@ -294,9 +324,9 @@ describe('the canary and the rollback, on a stand-in server', () => {
     mkdirSync(join(repo, MODEL, '2'));
   });
   afterAll(() => rmSync(repo, { recursive: true, force: true }));
-  const fresh = () => {
+  const fresh = (loaded?: () => Promise<void>) => {
     rmSync(join(repo, MODEL, 'deployments.jsonl'), { force: true });
-    const { host, state } = standInHost(repo, { loadMs: 100 });
+    const { host, state } = standInHost(repo, { loadMs: 100, loaded });
     return { deployments: new Deployments(host), state };
   };
 
@@ -364,14 +394,21 @@ describe('the canary and the rollback, on a stand-in server', () => {
   });
 
   it('a rollback to an unloaded version pins it only once it loaded: no request fails meanwhile', async () => {
-    const { deployments, state } = fresh();
+    // The rollback's load ends once 20 requests were served during it.
+    const served: number[] = [];
+    let loading = false;
+    const { deployments, state } = fresh(async () => {
+      if (!loading) return;
+      await until('20 requests served during the load', () => served.length >= 20);
+    });
     await deployments.deploy(MODEL, { version: 2, keep: 0 });
     expect([...state.loaded]).toEqual([2]);
+    loading = true;
     const rollback = deployments.rollback(MODEL, { to: 1 });
-    const { served, failures } = await routeUntil(deployments, state, rollback, () => 1);
+    const { failures } = await routeUntil(deployments, state, rollback, () => 1, 4, served);
     expect(await rollback).toMatchObject({ kind: 'rollback', to: 1, pinned: 1 });
     expect(failures).toEqual([]);
-    expect(served.length).toBeGreaterThan(4); // requests ran during the 100 ms load
+    expect(served.length).toBeGreaterThanOrEqual(20);
     expect(deployments.pinned(MODEL)).toBe(1);
   });
 });

@@ -4,12 +4,11 @@
 // engine tests that dlopen build/fake/libtritonserver.so. The binary runs in
 // a child process with the repository root as its working directory, so a
 // crash in it fails this test instead of the test runner.
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { skipIf } from '../helpers.js';
+import { runProcess, skipIf } from '../helpers.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 // FAKE_ENGINE_TESTS_BIN points at a binary built elsewhere (e.g. by CMake).
@@ -20,14 +19,11 @@ const skipReason =
   `${binary} is not built; run \`npx node-gyp configure\` then \`make -C build fake_engine_tests fake_engine_layout\``;
 
 describe('fake engine native tests', () => {
-  it('passes every C++ test of the fake engine', (ctx) => {
+  it('passes every C++ test of the fake engine', async (ctx) => {
     skipIf(ctx, skipReason);
-    const result = spawnSync(binary, [], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 240_000,
-    });
+    // Not spawnSync: the tests take half a minute, more on a busy machine,
+    // which vitest's worker must spend answering its runner (runProcess).
+    const result = await runProcess(binary, [], { cwd: repoRoot, timeoutMs: 240_000 });
     const output =
       `${result.stdout ?? ''}${result.stderr ?? ''}` +
       (result.error ? `\nspawn error: ${result.error.message}` : '') +

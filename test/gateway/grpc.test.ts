@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeGrpcRequest } from '../../lib/gateway/grpc/codec.js';
 import { createGateway } from '../../lib/gateway/index.js';
 import { encodeBytes } from '../../lib/index.js';
-import { useServer } from '../helpers.js';
+import { readUntil, useServer } from '../helpers.js';
 import { bytesOf, kserveClient } from './helpers.js';
 
 const server = useServer([
@@ -115,7 +115,15 @@ describe('health, metadata, config, statistics', () => {
       model_name: 'identity_fp32',
       inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1], contents: { fp32_contents: [1] } }],
     });
-    const { model_stats } = (await rpc('ModelStatistics', { name: 'identity_fp32' })) as {
+    // Triton counts the request after its response: read until it did.
+    const { model_stats } = (await readUntil(
+      () => rpc('ModelStatistics', { name: 'identity_fp32' }),
+      (x) =>
+        Number(
+          ((x as { model_stats: Msg[] }).model_stats[0]!.inference_stats as { success: { count: string } })
+            .success.count,
+        ) > 0,
+    )) as {
       model_stats: Msg[];
     };
     expect(model_stats[0]).toMatchObject({ name: 'identity_fp32', version: '1' });

@@ -1,23 +1,32 @@
 /**
- * Rate limits under load: undici drives 256 connections from two
- * tenants with different request limits at once, each offering far more
- * than its limit. Each tenant's accepted rate must stay within 5% of its
- * limit (the other tenant's traffic does not take from it), and the audit
- * log must hold exactly one line per request, accepted and refused alike.
+ * Rate limits under load: undici drives 64 connections from two tenants
+ * with different request limits at once, each offering more than its limit.
+ * Each tenant's accepted rate must stay within 5% of its limit (the other
+ * tenant's traffic does not take from it), and the audit log must hold
+ * exactly one line per request, accepted and refused alike.
+ *
+ * The clients and the gateway share this process and a machine that may be
+ * busy: how much load they offer is not up to the test. The limits are low
+ * enough that a busy 2-core machine offers more, the rate is counted only
+ * while a tenant was over its limit (saturatedRate), and load is offered in
+ * rounds until each tenant was over it long enough to measure.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type GatewayOptions, hashApiKey } from '../../lib/gateway/index.js';
-import { useServer } from '../helpers.js';
-import { offer, useGateway } from './helpers.js';
+import { readUntil, useServer } from '../helpers.js';
+import { type Offered, offer, saturatedRate, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32']);
 const auditFile = join(mkdtempSync(join(tmpdir(), 'guard-limits-')), 'audit.log');
 const KEY = { fast: 'fast-tenant-key-0123456789', slow: 'slow-tenant-key-0123456789' };
-const LIMIT = { fast: 200, slow: 50 };
-const BURST = 20;
+type Tenant = keyof typeof KEY;
+const TENANTS: Tenant[] = ['fast', 'slow'];
+const LIMIT = { fast: 60, slow: 15 };
+/** Two seconds of each rate: a pause of the busy machine that long loses no tokens to a full bucket. */
+const BURST = { fast: 120, slow: 30 };
 const options: GatewayOptions = {
   guard: {
     apiKeys: [
@@ -25,8 +34,14 @@ const options: GatewayOptions = {
       { sha256: hashApiKey(KEY.slow), tenant: 'slow' },
     ],
     tenants: {
-      fast: { models: ['identity_fp32'], limits: { requestsPerSecond: LIMIT.fast, requestBurst: BURST } },
-      slow: { models: ['identity_fp32'], limits: { requestsPerSecond: LIMIT.slow, requestBurst: BURST } },
+      fast: {
+        models: ['identity_fp32'],
+        limits: { requestsPerSecond: LIMIT.fast, requestBurst: BURST.fast },
+      },
+      slow: {
+        models: ['identity_fp32'],
+        limits: { requestsPerSecond: LIMIT.slow, requestBurst: BURST.slow },
+      },
     },
     audit: { file: auditFile },
   },
@@ -37,13 +52,17 @@ const BODY = JSON.stringify({
   inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }],
 });
 /**
- * How long each tenant offers load, as fast as its 128 connections go (a
- * time rather than an amount: a fixed amount ended in 3.3 s on a fast CI
- * machine, too short to measure a rate to 5%). TENANT_SECONDS sets it.
+ * How long a round of load lasts, as fast as each tenant's 32 connections go
+ * (a time rather than an amount: a fixed amount ended in 3.3 s on a fast CI
+ * machine). TENANT_SECONDS sets it.
  */
 const SECONDS = Number(process.env.TENANT_SECONDS ?? 8);
+/** Seconds each tenant must have been over its limit: one token is 1.7% of the slow tenant's 15/s over 4 s. */
+const SATURATED_SECONDS = 4;
+/** Rounds at most: on a machine too busy to offer more than 15/s for 4 s in that time, the test fails. */
+const ROUNDS = 5;
 
-function load(tenant: 'fast' | 'slow') {
+function load(tenant: Tenant) {
   return offer(
     gw().url,
     {
@@ -51,64 +70,77 @@ function load(tenant: 'fast' | 'slow') {
       body: BODY,
       headers: { 'content-type': 'application/json', 'x-api-key': KEY[tenant] },
     },
-    128,
+    32,
     SECONDS,
   );
 }
 
+interface AuditLine {
+  tenant: string;
+  status: number;
+  time: string;
+  latencyMs: number;
+}
+
+/** Every audit line so far, once there is one for each of `sent` requests (a line is written when its request ends, which may be just after its client had the answer). */
+function auditLines(sent: number): Promise<AuditLine[]> {
+  return readUntil(
+    () => {
+      gw().gateway.guard!.flush();
+      return readFileSync(auditFile, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as AuditLine);
+    },
+    (lines) => lines.length >= sent,
+  );
+}
+
 describe('rate limits under load', () => {
-  it('holds two tenants at 256 connections to their own limits within 5%, one audit line per request', async () => {
-    const [fast, slow] = await Promise.all([load('fast'), load('slow')]);
-    await new Promise((r) => setTimeout(r, 200));
-    gw().gateway.guard!.flush();
-    const lines = readFileSync(auditFile, 'utf8')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { tenant: string; status: number; time: string });
+  it('holds two tenants at 64 connections to their own limits within 5%, one audit line per request', async () => {
+    const runs: Record<Tenant, Offered[]> = { fast: [], slow: [] };
+    let lines: AuditLine[] = [];
+    const mine = (tenant: Tenant) => lines.filter((l) => l.tenant === tenant);
+    const measured = (tenant: Tenant) => saturatedRate(mine(tenant), LIMIT[tenant], BURST[tenant]);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const [fast, slow] = await Promise.all([load('fast'), load('slow')]);
+      runs.fast.push(fast);
+      runs.slow.push(slow);
+      const sent = [...runs.fast, ...runs.slow].reduce((n, r) => n + r.sent, 0);
+      lines = await auditLines(sent);
+      if (TENANTS.every((t) => measured(t).span >= SATURATED_SECONDS)) break;
+    }
     const report: Record<string, unknown> = {};
-    for (const [tenant, run] of [
-      ['fast', fast],
-      ['slow', slow],
-    ] as const) {
-      const answered = [...run.byStatus.values()].reduce((a, b) => a + b, 0);
-      const mine = lines.filter((l) => l.tenant === tenant);
-      const accepted = mine.filter((l) => l.status === 200).length;
-      const refused = mine.filter((l) => l.status === 429).length;
-      // The accepted rate while the tenant offered more than its limit: from
-      // its first audit line to its last 429 (the clients' start-up and the
-      // tail, when its last connections trickle out, are not the limiter's
-      // doing), less the burst the bucket starts with.
-      const time = (l: { time: string }) => Date.parse(l.time);
-      const start = Math.min(...mine.map(time));
-      const end = Math.max(...mine.filter((l) => l.status === 429).map(time));
-      const span = (end - start) / 1000;
-      const inSpan = mine.filter((l) => l.status === 200 && time(l) <= end).length;
-      const rate = (inSpan - BURST) / span;
-      report[tenant] = {
-        seconds: run.seconds,
+    for (const tenant of TENANTS) {
+      const sent = runs[tenant].reduce((n, r) => n + r.sent, 0);
+      const byStatus = new Map<number, number>();
+      for (const r of runs[tenant])
+        for (const [s, n] of r.byStatus) byStatus.set(s, (byStatus.get(s) ?? 0) + n);
+      const errors = runs[tenant].flatMap((r) => r.errors);
+      const answered = [...byStatus.values()].reduce((a, b) => a + b, 0);
+      const accepted = mine(tenant).filter((l) => l.status === 200).length;
+      const refused = mine(tenant).filter((l) => l.status === 429).length;
+      // The accepted rate while the tenant offered more than its limit
+      // (saturatedRate): the clients' start-up and the tail, when its last
+      // connections trickle out, are not the limiter's doing, and neither is
+      // a pause of a busy machine.
+      const { rate, span, admitted } = measured(tenant);
+      report[tenant] = { rounds: runs[tenant].length, span, admitted, answered, accepted, refused, rate };
+      expect(
         span,
-        inSpan,
-        answered,
-        accepted,
-        refused,
-        rate,
-        errors: run.errors.length,
-      };
-      // Long enough to hold the rate to 5% (one token either way is 1% of the
-      // slow tenant's 50/s over 2 s). A tenant's first answer can come seconds
-      // after the other's on a loaded machine, so this is well under SECONDS.
-      expect(span, tenant).toBeGreaterThan(3);
-      expect(run.errors, tenant).toEqual([]);
-      expect(answered, tenant).toBe(run.sent);
-      expect([...run.byStatus.keys()].sort(), tenant).toEqual([200, 429]);
+        `${tenant}: seconds over its limit in ${runs[tenant].length} rounds`,
+      ).toBeGreaterThanOrEqual(SATURATED_SECONDS);
+      expect(errors, tenant).toEqual([]);
+      expect(answered, tenant).toBe(sent);
+      expect([...byStatus.keys()].sort(), tenant).toEqual([200, 429]);
       // Exactly one audit line per request: accepted ones and 429s, nothing else.
-      expect(mine.length, tenant).toBe(run.sent);
-      expect(accepted + refused, tenant).toBe(run.sent);
-      expect(accepted, tenant).toBe(run.byStatus.get(200));
+      expect(mine(tenant).length, tenant).toBe(sent);
+      expect(accepted + refused, tenant).toBe(sent);
+      expect(accepted, tenant).toBe(byStatus.get(200));
       expect(Math.abs(rate - LIMIT[tenant]) / LIMIT[tenant], `${tenant}: ${rate.toFixed(1)}/s`).toBeLessThan(
         0.05,
       );
     }
     console.log(JSON.stringify(report));
-  });
+  }, 240_000);
 });

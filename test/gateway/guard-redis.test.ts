@@ -1,7 +1,7 @@
 /**
  * Limits and revocation shared by three gateway replicas through a real
- * Redis (test/gateway/redis-server.ts starts one on a free port): a tenant's 200/s
- * is admitted at 200/s in total, not 600; a concurrency cap holds across
+ * Redis (test/gateway/redis-server.ts starts one on a free port): a tenant's 50/s
+ * is admitted at 50/s in total, not 150; a concurrency cap holds across
  * the replicas; a revoked token or API key is refused by all three once they
  * read the list (every 250 ms); and Redis killed mid-run gives the documented
  * fallback (each replica's own buckets) with every request answered. What
@@ -27,8 +27,8 @@ import {
   createGateway,
   hashApiKey,
 } from '../../lib/gateway/index.js';
-import { useServer } from '../helpers.js';
-import { offer } from './helpers.js';
+import { SETTLE_MS, readUntil, useServer } from '../helpers.js';
+import { admittedAt, offer, saturatedRate } from './helpers.js';
 import { noRedis, useRedis } from './redis-server.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
@@ -37,8 +37,11 @@ const redis = useRedis();
 
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
 const KEY = { shared: 'shared-tenant-key-0123456789', other: 'other-tenant-key-0123456789' };
-const LIMIT = 200;
-// Half a second of the rate: a pause of the (shared, busy) machine up to that long loses no tokens to a full bucket.
+// Low enough that three replicas on a busy 2-core machine still offer more (110-140/s were seen
+// there): a rate is measured only while it is exceeded.
+const LIMIT = 50;
+// Two seconds of the rate: a pause of the (shared, busy) machine up to that long loses no tokens to
+// a full bucket, and the rate is counted across it (saturatedRate).
 const BURST = 100;
 const MAX_CONCURRENT = 4;
 
@@ -130,6 +133,7 @@ interface Line {
   tenant: string | null;
   status: number;
   time: string;
+  latencyMs: number;
   error?: string;
 }
 
@@ -172,7 +176,7 @@ async function statusOf(r: Replica, credential: string): Promise<number> {
 }
 
 describe.skipIf(noRedis !== false)('limits and revocation across three replicas on Redis', () => {
-  it("admits a tenant's 200/s across three replicas within 5% of 200/s in total", async () => {
+  it("admits a tenant's 50/s across three replicas within 5% of 50/s in total", async () => {
     const results = await Promise.all(replicas.map((r) => load(r, KEY.shared)));
     const lines = replicas.flatMap(auditLines).filter((l) => l.tenant === 'shared');
     for (const result of results) {
@@ -181,20 +185,12 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     }
     expect(lines.length).toBe(results.reduce((n, r) => n + r.sent, 0));
     expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
-    // The admitted rate while the tenant offered more than its limit, in the steady state: from a
-    // second after the first 429 of any replica (the burst is spent and its slower 200s are answered
-    // by then: a 429 comes back sooner than an inference) to the last 429. Both ends are response
-    // times of a loaded gateway, so their lags cancel.
-    const time = (l: Line) => Date.parse(l.time);
-    const refused = lines.filter((l) => l.status === 429).map(time);
-    const start = Math.min(...refused) + 1000;
-    const end = Math.max(...refused);
-    const span = (end - start) / 1000;
-    const inSpan = lines.filter((l) => l.status === 200 && time(l) > start && time(l) <= end).length;
-    const rate = inSpan / span;
+    // The admitted rate while the tenant offered more than its limit (saturatedRate): the
+    // clients' start-up and tail, and a pause of a busy machine, are not the limiter's doing.
+    const { rate, span, admitted: inSpan } = saturatedRate(lines, LIMIT, BURST);
     // Admitted by each replica over the whole run.
     const perReplica = results.map((r) => r.byStatus.get(200) ?? 0);
-    const whole = (Math.max(...lines.map(time)) - Math.min(...lines.map(time))) / 1000;
+    const whole = (Math.max(...lines.map(admittedAt)) - Math.min(...lines.map(admittedAt))) / 1000;
     console.log(JSON.stringify({ span, inSpan, rate, perReplica, offered: lines.length / whole }));
     expect(span).toBeGreaterThan(2);
     // Every replica took part: the limit is shared, not held by one.
@@ -220,10 +216,13 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     held.shift()!.done({ status: 200 });
     let again: Admission | undefined;
     await expect
-      .poll(async () => {
-        again = await admit(replicas[2]!, jwt).catch(() => undefined);
-        return again !== undefined;
-      })
+      .poll(
+        async () => {
+          again = await admit(replicas[2]!, jwt).catch(() => undefined);
+          return again !== undefined;
+        },
+        { timeout: SETTLE_MS },
+      )
       .toBe(true);
     await expect(admit(replicas[1]!, jwt)).rejects.toMatchObject({ status: 429 });
     for (const a of [...held, again!]) a.done({ status: 200 });
@@ -231,7 +230,8 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
   });
 
   it("renews a running request's concurrency lease, and a stopped replica's leases expire", async () => {
-    const LEASE_MS = 1500;
+    // Renewed every third of it: a renewal may be late by 2 s on a busy machine.
+    const LEASE_MS = 3000;
     const guard = () =>
       new GatewayGuard({
         ...guardOptions(redis().url),
@@ -263,16 +263,14 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       await expect.poll(redisNow, { timeout: 10 * LEASE_MS }).toBeGreaterThan(given + LEASE_MS);
       await expect(ask(other)).rejects.toMatchObject({ status: 429 });
       for (const a of held) a.done({ status: 200 });
-      await expect
-        .poll(() =>
-          ask(other)
-            .then((a) => {
-              a.done({ status: 200 });
-              return true;
-            })
-            .catch(() => false),
-        )
-        .toBe(true);
+      const admitted = () =>
+        ask(other)
+          .then((a) => {
+            a.done({ status: 200 });
+            return true;
+          })
+          .catch(() => false);
+      await expect.poll(admitted, { timeout: SETTLE_MS }).toBe(true);
       // A replica that stops without ending its requests (a crash) renews nothing: its leases run out.
       await Promise.all(Array.from({ length: MAX_CONCURRENT }, () => ask(stopped)));
       stopped.close();
@@ -294,7 +292,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       for (const g of [running, other, stopped]) g.close();
       db.disconnect();
     }
-  }, 30_000);
+  }, 60_000);
 
   it('shares the token and byte buckets that admitted requests spend into (generated tokens, chunked bodies)', async () => {
     const jwt = await token('metered', 'metered-1');
@@ -315,7 +313,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     const jwt = await token('shared', 'token-to-revoke');
     const kept = await token('shared', 'token-kept');
     // Past the rate test's traffic the shared bucket has tokens again.
-    for (const r of replicas) await expect.poll(() => statusOf(r, jwt)).toBe(200);
+    for (const r of replicas) await expect.poll(() => statusOf(r, jwt), { timeout: SETTLE_MS }).toBe(200);
     await replicas[0]!.guard.revoke({ jti: 'token-to-revoke' });
     // The command line revokes the other API key through Redis alone.
     const cli = spawnSync(
@@ -329,13 +327,19 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     const revoked = Date.now();
     for (const r of replicas) {
       // Each replica refuses both once it read the list (every revocationPollMs, 250 ms).
-      await expect.poll(() => statusOf(r, KEY.other), { timeout: 5000 }).toBe(401);
+      await expect.poll(() => statusOf(r, KEY.other), { timeout: SETTLE_MS }).toBe(401);
       await expect(admit(r, jwt)).rejects.toMatchObject({
         status: 401,
         message: 'the credential has been revoked',
       });
-      expect(await statusOf(r, kept)).toBe(200);
-      expect(await statusOf(r, KEY.shared)).toBe(200);
+      // Not revoked: admitted, once the polls above left tokens in the shared bucket.
+      const admittedOnce = (credential: string) =>
+        readUntil(
+          () => statusOf(r, credential),
+          (s) => s !== 429,
+        );
+      expect(await admittedOnce(kept)).toBe(200);
+      expect(await admittedOnce(KEY.shared)).toBe(200);
     }
     console.log(JSON.stringify({ refusedEverywhereAfterMs: Date.now() - revoked }));
   });
@@ -354,7 +358,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
             r.guard.flush();
             return r.audit.length > 0;
           }),
-        { timeout: 5000 },
+        { timeout: SETTLE_MS },
       )
       .toBe(true);
     await redis().kill();
@@ -363,9 +367,12 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
       expect(result.errors).toEqual([]);
       expect((result.byStatus.get(200) ?? 0) + (result.byStatus.get(429) ?? 0)).toBe(result.sent);
     }
+    // One more request each, surely after the kill (a busy machine may have
+    // ended the load before it): answered from the replica's own buckets.
+    for (const r of replicas) expect([200, 429]).toContain(await statusOf(r, KEY.shared));
     for (const [i, r] of replicas.entries()) {
       const lines = auditLines(r);
-      expect(lines.length).toBe(results[i]!.sent);
+      expect(lines.length).toBe(results[i]!.sent + 1);
       expect(lines.every((l) => l.status === 200 || l.status === 429)).toBe(true);
       expect(r.guard.storeUp).toBe(false);
       expect(r.logs.filter((l) => l.level === 'warn').map((l) => l.msg)).toContain(
@@ -394,7 +401,7 @@ describe.skipIf(noRedis !== false)('limits and revocation across three replicas 
     // Redis back: every replica shares its limits again, and says so.
     await redis().restart();
     for (const r of replicas) {
-      await expect.poll(() => r.guard.storeUp, { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => r.guard.storeUp, { timeout: SETTLE_MS }).toBe(true);
       expect(r.logs.at(-1)).toEqual({ level: 'info', msg: 'limits store reachable: limits are shared' });
     }
     expect(await server().metrics()).toMatch(/^triton_node_gateway_limits_store_up 1$/m);

@@ -24,7 +24,10 @@ export function useGateway(server: () => Server, options: GatewayOptions = {}): 
   let listening: Listening | undefined;
   beforeAll(async () => {
     const gateway = createGateway(server(), options);
-    const h = http.createServer(gateway.handler);
+    // As `triton-node serve` has it: an idle connection is kept 65 s, so a
+    // client never sends on one the server is closing (with Node's 5 s, a
+    // request after a busy pause of the event loop met ECONNRESET).
+    const h = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     const { port } = h.address() as AddressInfo;
     listening = { gateway, http: h, url: `http://127.0.0.1:${port}` };
@@ -180,4 +183,57 @@ export async function offer(
   await Promise.all(Array.from({ length: connections }, connection));
   await pool.close();
   return { sent, byStatus, errors, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * When the guard began to admit the request of an audit line, in ms since
+ * the epoch: the line is written when the request ends (`time`), `latencyMs`
+ * after its admission began. A limiter's rate is measured on these instants:
+ * the times requests end carry the inference's latency, which a busy machine
+ * stretches by more than the 5% the rate is held to.
+ */
+export function admittedAt(line: { time: string; latencyMs: number }): number {
+  return Date.parse(line.time) - line.latencyMs;
+}
+
+/**
+ * The rate a token bucket of `rate` per second and `burst` tokens admitted at,
+ * measured only while it was short of tokens, from the audit lines of one
+ * bucket: between two refusals (429) less than burst / rate apart the bucket
+ * was empty at both ends and could not fill up in between, so the admissions
+ * between them are exactly its refill, within a token at the ends of each run
+ * of such gaps. A busy machine that cannot offer more than the rate for a
+ * while (its clients start late, a pause) leaves gaps too long to count,
+ * instead of lowering the rate measured. `span` is the seconds counted.
+ */
+export function saturatedRate(
+  lines: Array<{ status: number; time: string; latencyMs: number }>,
+  rate: number,
+  burst: number,
+): { rate: number; span: number; admitted: number } {
+  const refused = lines
+    .filter((l) => l.status === 429)
+    .map(admittedAt)
+    .sort((a, b) => a - b);
+  const accepted = lines
+    .filter((l) => l.status === 200)
+    .map(admittedAt)
+    .sort((a, b) => a - b);
+  const longest = (burst / rate) * 1000;
+  let spanMs = 0;
+  let admitted = 0;
+  let next = 0;
+  for (let i = 1; i < refused.length; i++) {
+    const from = refused[i - 1]!;
+    const to = refused[i]!;
+    let inGap = 0;
+    while (next < accepted.length && accepted[next]! <= to) {
+      if (accepted[next]! > from) inGap++;
+      next++;
+    }
+    if (to - from >= longest) continue;
+    spanMs += to - from;
+    admitted += inGap;
+  }
+  return { rate: spanMs === 0 ? 0 : admitted / (spanMs / 1000), span: spanMs / 1000, admitted };
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeBytes } from '../../lib/index.js';
-import { useServer } from '../helpers.js';
+import { readUntil, useServer } from '../helpers.js';
 import { binaryBody, bytesOf, httpCall, parseBinaryResponse, useGateway } from './helpers.js';
 
 const server = useServer([
@@ -112,7 +112,11 @@ describe('health and metadata', () => {
     await call('/v2/models/identity_fp32/infer', {
       json: { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 2], data: [1, 2] }] },
     });
-    const r = await call('/v2/models/identity_fp32/stats');
+    // Triton counts the request after its response: read until it did.
+    const r = await readUntil(
+      () => call('/v2/models/identity_fp32/stats'),
+      (x) => x.status !== 200 || x.json.model_stats[0].inference_stats.success.count > 0,
+    );
     expect(r.status).toBe(200);
     const [s] = r.json.model_stats;
     expect(s).toMatchObject({ name: 'identity_fp32', version: '1' });

@@ -319,7 +319,7 @@ describe('inference with GPU memory', () => {
         await collectGarbage(1);
         const s = native.addonStats();
         return s.liveOutputBuffers === baseLive && s.pendingRequests === 0;
-      }, 10_000),
+      }),
     ).toBe(true);
     if (!fakeOnly()) {
       const live = fakeEngine.liveObjects()!;

@@ -89,7 +89,7 @@ describe('memory as CUDA sees it', () => {
       await eventually(async () => {
         await collectGarbage(1);
         return native.addonStats().liveOutputBuffers === liveBefore;
-      }, 10_000),
+      }),
     ).toBe(true);
     const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
     // What the pool keeps for reuse is not a leak; a leak of the outputs

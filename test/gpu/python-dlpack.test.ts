@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Server, type Tensor, cuda } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, eventually, library, skipAllIf } from '../helpers.js';
 import { PLACEMENTS, gpuSkipReason, place, readFloats } from './gpu-env.js';
 
 // DLPack's device type for CUDA memory (kDLCUDA) and for host memory (kDLCPU).
@@ -249,7 +249,7 @@ describe('python models with device tensors (DLPack)', () => {
   it('stop() leaves no stub process and no /dev/shm region behind', async () => {
     await server!.stop();
     server = undefined;
-    for (let i = 0; i < 50 && ownStubs().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => ownStubs().length === 0);
     expect(ownStubs()).toEqual([]);
     expect(ownRegions()).toEqual([]);
   });

@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, skipIf } from '../helpers.js';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, SETTLE_MS, skipIf } from '../helpers.js';
 
 function runChild(env: Record<string, string>) {
   return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-mid-stream.ts`], {
@@ -131,7 +131,7 @@ instance_group [ { kind: KIND_CPU count: 1 } ]
         expect(child.signal).toBeNull();
         expect(child.status).toBe(end === 'exit' ? 7 : 1);
         // The stubs end once their parent has gone (a second or so).
-        const deadline = Date.now() + 10_000;
+        const deadline = Date.now() + SETTLE_MS;
         let leftStubs = stubPids().filter((p) => !stubsBefore.includes(p));
         while (leftStubs.length > 0 && Date.now() < deadline) {
           spawnSync('sleep', ['0.5']);

@@ -87,7 +87,7 @@ describe('callbacks after stop', () => {
         await eventually(() => {
           const live = fakeEngine.liveObjects()!;
           return live.requests === 0 && live.responses === 0;
-        }, 15_000),
+        }),
       ).toBe(true);
     } else {
       await new Promise((r) => setTimeout(r, 2500));
@@ -124,7 +124,7 @@ describe("Triton's model deleter threads", () => {
       live: Record<string, number> | null;
     };
     expect(report.first.stop).toBe('timed out');
-    expect(report.first.ok + report.first.failed).toBe(300);
+    expect(report.first.ok + report.first.failed).toBe(1000);
     expect(report.first.failed).toBeGreaterThan(0);
     expect(report.second).toEqual([3]);
     // The first server still counts as running, so the second one is parked

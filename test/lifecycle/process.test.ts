@@ -64,7 +64,7 @@ describe('process and thread hygiene', () => {
     expect(await worker.terminate()).toBe(1);
     // Its server is stopped by the addon's cleanup: Triton releases every one
     // of those requests.
-    expect(await eventually(() => addon().addonStats().pendingRequests === 0, 15_000)).toBe(true);
+    expect(await eventually(() => addon().addonStats().pendingRequests === 0)).toBe(true);
     // The addon in this environment is unaffected.
     const main = await Server.create(serverOptions());
     try {

@@ -24,6 +24,7 @@ import {
   MODELS,
   collectGarbage,
   eventually,
+  readUntil,
   rejection,
   requestsSettled,
   serverOptions,
@@ -72,7 +73,13 @@ describe('server.share() and Server.attach() in worker threads', () => {
     }
     for (const w of workers) expect(await w.exited).toBe(0);
     // The workers' inferences are this server's statistics: one Triton.
-    const after = (await server().model('identity_fp32').statistics())[0]!.inferenceCount;
+    // Triton counts an inference after its response: read until they are in.
+    const after = (
+      await readUntil(
+        () => server().model('identity_fp32').statistics(),
+        (s) => s[0]!.inferenceCount - before >= 2 * 200,
+      )
+    )[0]!.inferenceCount;
     expect(after - before).toBeGreaterThanOrEqual(2 * 200);
     // The owner serves on, unaffected by the detaches.
     const r = await server().infer('identity_fp32', { inputs: { INPUT0: new Float32Array([3]) } });

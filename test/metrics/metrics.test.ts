@@ -19,7 +19,7 @@ import {
   STREAM_FIRST_RESPONSE_METRIC,
   createMetricsHandler,
 } from '../../lib/metrics/metrics.js';
-import { eventually, serverOptions, useServer } from '../helpers.js';
+import { readUntil, requestsSettled, serverOptions, useServer } from '../helpers.js';
 import { histogramSeries, parseExposition } from './prometheus.js';
 
 const server = useServer(['identity_fp32', 'identity_nobatch']);
@@ -119,10 +119,10 @@ describe("Triton's metrics", () => {
       m.success - before.success === successes &&
       m.backend - before.backend === failures &&
       m.exec - before.exec === successes + failures;
-    // Execution counters are updated just after the request is released.
-    expect(await eventually(async () => expected(await read()), 5000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 100));
-    const after = await read();
+    // Triton counts after the response (identity: before the release):
+    // once every request is released the counters are final.
+    expect(await requestsSettled()).toBe(true);
+    const after = await readUntil(read, expected);
     expect(after.success - before.success).toBe(successes);
     expect(after.backend - before.backend).toBe(failures);
     expect(after.count - before.count).toBe(successes);

@@ -55,7 +55,7 @@ function logCase(what: string, value: unknown): void {
 }
 
 /** A call still pending after this long is a hung Promise (generous: CI machines are slow). */
-const HANG_MS = 15_000;
+const HANG_MS = 30_000;
 
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 
@@ -447,7 +447,7 @@ describe('memory that moves under an in-flight request', () => {
 describe('after the fuzzing', () => {
   it('no request, response or output buffer is left alive', async () => {
     const pending = () => addon().addonStats().pendingRequests;
-    expect(await eventually(() => pending() === 0, 20_000)).toBe(true);
+    expect(await eventually(() => pending() === 0)).toBe(true);
     const settled = await eventually(async () => {
       await collectGarbage(2);
       const live = fakeEngine.liveObjects();
@@ -456,7 +456,7 @@ describe('after the fuzzing', () => {
         (live === null ||
           (live.requests === 0 && live.responses === 0 && live.outputBuffers <= baseline!.outputBuffers))
       );
-    }, 20_000);
+    });
     const live = fakeEngine.liveObjects();
     if (live !== null) {
       expect({

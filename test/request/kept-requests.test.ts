@@ -377,7 +377,7 @@ describe('kept requests and the server', () => {
       await s.loadModel('identity_fp32');
       for (let i = 0; i < 20; i++) await s.model('identity_fp32').infer({ inputs: { INPUT0: new Float32Array([i, 1, 2, 3]) } });
       // The last release (where a request is kept) may follow its result.
-      for (let i = 0; i < 200 && addon().addonStats().keptRequests === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 3000 && addon().addonStats().keptRequests === 0; i++) await new Promise((r) => setTimeout(r, 10));
       const kept = addon().addonStats().keptRequests;
       await s.stop();
       console.log(JSON.stringify({ kept }));`;

@@ -97,18 +97,18 @@ describe('per-request timing', () => {
   });
 
   it('shows queueing behind busy executions for concurrent requests', async () => {
-    const results = await Promise.all(
-      [0, 1, 2].map((i) =>
-        server().infer('identity_delay', { inputs: { INPUT0: new Float32Array([i]) }, timing: true }),
-      ),
+    const t0 = performance.now();
+    const pending = [0, 1, 2].map((i) =>
+      server().infer('identity_delay', { inputs: { INPUT0: new Float32Array([i]) }, timing: true }),
     );
+    const spreadUs = (performance.now() - t0) * 1000;
+    const results = await Promise.all(pending);
     const timings = results.map((r) => checkShape(r.timing));
     const queues = timings.map((t) => t.queueUs).sort((a, b) => a - b);
-    // One instance, no dynamic batching: the last one waited for two
-    // executions, less however long the submissions were spread out (a busy
-    // machine can spread them by milliseconds): at least one whole execution.
-    expect(queues[2]).toBeGreaterThanOrEqual(DELAY_US * 0.99);
-    expect(queues[2]).toBeGreaterThan(queues[0]!);
+    // One instance, no dynamic batching: the last to run waited for two
+    // executions, less how much later than the first it was submitted (a
+    // busy machine can spread the submissions by milliseconds).
+    expect(queues[2]).toBeGreaterThanOrEqual(2 * DELAY_US * 0.99 - spreadUs);
     for (const t of timings) expect(t.computeInferUs).toBeGreaterThanOrEqual(DELAY_US * 0.99);
   });
 
@@ -151,6 +151,6 @@ describe('per-request timing', () => {
       ),
     );
     await collectGarbage();
-    expect(await eventually(() => fakeEngine.liveObjects()!.traces === 0, 5000)).toBe(true);
+    expect(await eventually(() => fakeEngine.liveObjects()!.traces === 0)).toBe(true);
   });
 });

@@ -208,13 +208,19 @@ describe('tune(): failures, a second run, an unload during a run', () => {
   });
 
   it('a model unloaded during a run stays unloaded: tune stops and says so', async () => {
+    // Unloaded once the run reported its first step (it is measuring then).
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
     const run = tune(server, MODEL, {
       ...quick,
       slaP99Ms: 5000,
       preferredBatchSizes: [2, 4],
       queueDelaysUs: [100],
+      onProgress: () => started(),
     }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 250));
+    await running;
     await server.unloadModel(MODEL, { wait: true });
     const err = await run;
     expect(err).toBeInstanceOf(TritonError);

@@ -369,9 +369,20 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     }
     DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
   }
+  // Triton's identity backend reports the execution before it releases the
+  // requests, so a released request's execution is already counted (an
+  // ensemble's release, which waits for its steps' releases, too); its
+  // onnxruntime backend releases first and reports after.
+  const bool report_first = m->backend == BackendKind::kIdentity;
+  if (report_first) {
+    AddExecution(m, batch, input_end - start, output_start - input_end,
+                 end - output_start);
+  }
   for (size_t i = 0; i < n; ++i) ReleaseRequest(b[i]);
-  AddExecution(m, batch, input_end - start, output_start - input_end,
-               end - output_start);
+  if (!report_first) {
+    AddExecution(m, batch, input_end - start, output_start - input_end,
+                 end - output_start);
+  }
 }
 
 void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
