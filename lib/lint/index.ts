@@ -6,8 +6,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { printable } from '../base/printable.js';
+import { checkGpuBudget } from './gpu-budget.js';
 import { type LintFinding, type LintModel, type LintOptions, type Severity, readLintModel } from './model.js';
-import { type LintRule, RULES, SERVER_RULES } from './rules.js';
+import { GPU_MEMORY_BUDGET, type LintRule, RULES, type RuleContext, SERVER_RULES } from './rules.js';
 
 export type { LintFinding, LintOptions, Severity as LintSeverity };
 
@@ -20,43 +21,62 @@ export interface LintReport {
 
 /** Every rule id with its one-line description (its page: docs/lint/<id>.md). */
 export function lintRules(): Array<{ id: string; description: string }> {
-  return [...RULES, ...SERVER_RULES].map((r) => ({ id: r.id, description: r.description }));
+  return [...RULES, GPU_MEMORY_BUDGET, ...SERVER_RULES].map((r) => ({
+    id: r.id,
+    description: r.description,
+  }));
 }
 
 const ORDER: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
+
+/** A finding at a config field path of `model`, or at a position in another file. */
+function findingAt(
+  rule: string,
+  model: LintModel,
+  at: Parameters<RuleContext['report']>[0],
+  severity: Severity,
+  message: string,
+  fix: string | undefined,
+): LintFinding {
+  let file: string;
+  let line = 1;
+  let column = 1;
+  if ('path' in at) {
+    file = model.configFile ?? model.dir;
+    const p = model.positions.get(at.path) ?? model.positions.get(at.path.replace(/\[\d+\]$/, ''));
+    if (p !== undefined) ({ line, column } = p);
+  } else {
+    file = at.file;
+    ({ line, column } = at.position);
+  }
+  return {
+    rule,
+    severity,
+    model: model.name,
+    file,
+    line,
+    column,
+    message,
+    ...(fix === undefined ? {} : { fix }),
+  };
+}
 
 function runRule(rule: LintRule, model: LintModel, options: LintOptions, out: LintFinding[]): void {
   rule.check({
     model,
     options,
     report(at, severity, message, fix) {
-      let file: string;
-      let line = 1;
-      let column = 1;
-      if ('path' in at) {
-        file = model.configFile ?? model.dir;
-        const p = model.positions.get(at.path) ?? model.positions.get(at.path.replace(/\[\d+\]$/, ''));
-        if (p !== undefined) ({ line, column } = p);
-      } else {
-        file = at.file;
-        ({ line, column } = at.position);
-      }
-      out.push({
-        rule: rule.id,
-        severity,
-        model: model.name,
-        file,
-        line,
-        column,
-        message,
-        ...(fix === undefined ? {} : { fix }),
-      });
+      out.push(findingAt(rule.id, model, at, severity, message, fix));
     },
   });
 }
 
-/** Lints one model folder. A config that does not parse is one error finding. */
-export function lintModel(dir: string, name: string, options: LintOptions = {}): LintFinding[] {
+/** One model folder read and linted: the model (undefined when its config does not parse) and its findings. */
+function readAndLint(
+  dir: string,
+  name: string,
+  options: LintOptions,
+): { model: LintModel | undefined; findings: LintFinding[] } {
   const out: LintFinding[] = [];
   let model: LintModel;
   try {
@@ -72,11 +92,16 @@ export function lintModel(dir: string, name: string, options: LintOptions = {}):
       column: m ? Number(m[2]) : 1,
       message: (err as Error).message,
     });
-    return out;
+    return { model: undefined, findings: out };
   }
   const disabled = new Set(options.disable ?? []);
   for (const rule of RULES) if (!disabled.has(rule.id)) runRule(rule, model, options, out);
-  return out;
+  return { model, findings: out };
+}
+
+/** Lints one model folder. A config that does not parse is one error finding. */
+export function lintModel(dir: string, name: string, options: LintOptions = {}): LintFinding[] {
+  return readAndLint(dir, name, options).findings;
 }
 
 /** A finding as the `lint` option words it in errors: rule, message and place. */
@@ -112,13 +137,22 @@ export function lint(repositories: string | readonly string[], options: LintOpti
   );
   if (repos.length === 0) throw new TypeError('lint: no model repository given');
   const findings: LintFinding[] = [];
+  const models: LintModel[] = [];
   for (const repo of repos) {
     if (!existsSync(repo) || !statSync(repo).isDirectory()) {
       throw new TypeError(`lint: the model repository '${repo}' is not a directory`);
     }
     for (const entry of readdirSync(repo, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
-      findings.push(...lintModel(join(repo, entry.name), entry.name, options));
+      const one = readAndLint(join(repo, entry.name), entry.name, options);
+      findings.push(...one.findings);
+      if (one.model !== undefined) models.push(one.model);
+    }
+  }
+  // The models of every repository share the server's GPUs.
+  if (!(options.disable ?? []).includes(GPU_MEMORY_BUDGET.id)) {
+    for (const f of checkGpuBudget(models, options)) {
+      findings.push(findingAt(GPU_MEMORY_BUDGET.id, f.model, { path: f.path }, f.severity, f.message, f.fix));
     }
   }
   const mode = options.serverOptions?.modelControlMode;

@@ -4,11 +4,12 @@
  * bytes of its weight files, a vLLM backend's engine arguments).
  * @internal
  */
-import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRepositoryFileSync } from '../config/files.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { type TextPosition, parseModelConfigTextWithPositions } from '../config/pbtxt.js';
+import { versionWeightBytes } from './weights.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -30,7 +31,11 @@ export interface LintOptions {
   profile?: 'online' | 'offline';
   /** GPUs on the machine the models will run on. */
   gpus?: number;
-  /** Memory of each GPU, bytes (for `instance-count-memory`). */
+  /**
+   * Memory of each GPU, bytes (for `instance-count-memory` and
+   * `gpu-memory-budget`); without it, `gpu-memory-budget` reads the memory
+   * of this machine's GPUs, and says so where it sees none.
+   */
   gpuMemoryBytes?: number;
   /** Host memory the models' CPU instances may use, bytes (for `instance-count-memory`). */
   hostMemoryBytes?: number;
@@ -57,40 +62,12 @@ export interface LintModel {
   versions: number[];
   /** Folder entries that look like versions but are not plain numeric folders (symlinks, 'latest'...). */
   oddEntries: Array<{ name: string; symlink: boolean }>;
-  /** Bytes of the largest version folder (the weights one instance holds), symlinked files included. */
+  /** Weight bytes of the largest version (what one instance holds; lib/lint/weights.ts says which files count). */
   weightBytes: number;
+  /** Weight bytes of each numeric version. */
+  versionBytes: Map<number, number>;
   /** A vLLM backend's engine arguments (`<version>/model.json`), the file and its text. */
   engineArgs?: { file: string; text: string; values: Record<string, unknown> };
-}
-
-/**
- * Bytes of the files under `dir`, symlinks followed: a model file is often a
- * link to where the weights really are (a shared volume, an npm package).
- * Each real folder is counted once (a link cycle ends there); a broken link
- * counts nothing.
- */
-function folderBytes(dir: string, seen = new Set<string>()): number {
-  let real: string;
-  try {
-    real = realpathSync(dir);
-  } catch {
-    return 0;
-  }
-  if (seen.has(real)) return 0;
-  seen.add(real);
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    let stat: ReturnType<typeof statSync>;
-    try {
-      stat = statSync(path);
-    } catch {
-      continue;
-    }
-    if (stat.isDirectory()) total += folderBytes(path, seen);
-    else if (stat.isFile()) total += stat.size;
-  }
-  return total;
 }
 
 /** Entries of a model folder that are neither versions nor what Triton expects beside them. */
@@ -116,19 +93,30 @@ export function readLintModel(dir: string, name: string, options: LintOptions): 
   }
   const versions: number[] = [];
   const oddEntries: LintModel['oddEntries'] = [];
-  let weightBytes = 0;
+  const versionBytes = new Map<number, number>();
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.') || NOT_VERSIONS.has(entry.name)) continue;
     const symlink = lstatSync(join(dir, entry.name)).isSymbolicLink();
     if (/^[0-9]+$/.test(entry.name) && entry.isDirectory() && !symlink) {
       versions.push(Number(entry.name));
-      weightBytes = Math.max(weightBytes, folderBytes(join(dir, entry.name)));
+      versionBytes.set(Number(entry.name), versionWeightBytes(join(dir, entry.name), config));
     } else if (symlink || entry.isDirectory()) {
       oddEntries.push({ name: entry.name, symlink });
     }
   }
   versions.sort((a, b) => a - b);
-  const model: LintModel = { name, dir, configFile, config, positions, versions, oddEntries, weightBytes };
+  const weightBytes = Math.max(0, ...versionBytes.values());
+  const model: LintModel = {
+    name,
+    dir,
+    configFile,
+    config,
+    positions,
+    versions,
+    oddEntries,
+    weightBytes,
+    versionBytes,
+  };
   const latest = versions.at(-1);
   if (latest !== undefined) {
     const file = join(dir, String(latest), 'model.json');

@@ -490,6 +490,13 @@ export const RULES: LintRule[] = [
   },
 ];
 
+/** The rule over all models together (lib/lint/gpu-budget.ts). */
+export const GPU_MEMORY_BUDGET = {
+  id: 'gpu-memory-budget',
+  description:
+    "every model's weights × its instances on a GPU, with estimated runtime memory, fit that GPU with 10-20% free",
+} as const;
+
 /** Rules about the server, not a model. */
 export const SERVER_RULES = [
   {

@@ -14,7 +14,8 @@ export const LINT_USAGE =
   'usage: triton-node lint <repository>... [--profile online|offline] [--gpus N] [--gpu-memory GiB]\n' +
   '                        [--host-memory GiB]\n' +
   '                        [--server-options file.json] [--format text|json|sarif] [--max-warnings N]\n' +
-  "Checks model configs against Triton's guidance; rules: docs/lint/.\n";
+  "Checks model configs against Triton's guidance; rules: docs/lint/.\n" +
+  "--gpu-memory: each GPU's memory (default: what CUDA says of this machine's GPUs).\n";
 
 function fail(message: string): number {
   process.stderr.write(`triton-node lint: ${message}\n${LINT_USAGE}`);
