@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The `triton-node doctor` transcripts of docs/troubleshooting.md that can be
 // made from known inputs, made by running doctor on them: a library of a C API
-// too old (test/fixtures/old-api-version.c) and a GPU build whose CUDA runtime
-// is missing (a library that needs libcudart.so.12, which is not there).
+// too old (test/fixtures/old-api-version.c), a GPU build whose CUDA runtime
+// is missing (a library that needs libcudart.so.12, which is not there), and a
+// pytorch backend whose libtorch_cuda.so is missing (libraries made with cc,
+// one removed; the fake engine stands in for Triton).
 //
 //   node --import tsx scripts/doctor-transcripts.mjs           checks the docs (exit 1 on a difference)
 //   node --import tsx scripts/doctor-transcripts.mjs --write   rewrites the generated blocks
@@ -55,6 +57,40 @@ function doctor(args, env, shownAs) {
   return { text: formatDoctorReport(report), status: r.status };
 }
 
+/**
+ * A pytorch backend laid out as the NGC image has it (libtriton_pytorch.so
+ * beside libtorch*.so and libc10.so, RUNPATH $ORIGIN) whose libtorch_cuda.so
+ * was removed; returns the backends folder.
+ */
+function pytorchWithoutCuda(backends) {
+  const dir = join(backends, 'pytorch');
+  mkdirSync(dir, { recursive: true });
+  const so = (name, needs = []) => {
+    const source = join(dir, `${name}.c`);
+    writeFileSync(source, `int ${name.replace(/\W/g, '_')}(void) { return 0; }\n`);
+    compile([
+      '-shared',
+      '-fPIC',
+      '-nostdlib',
+      `-Wl,-soname,${name}`,
+      '-o',
+      join(dir, name),
+      source,
+      '-Wl,--no-as-needed',
+      ...needs.map((n) => join(dir, n)),
+      '-Wl,--enable-new-dtags,-rpath,$ORIGIN',
+    ]);
+    rmSync(source);
+  };
+  so('libc10.so');
+  so('libtorch_cpu.so', ['libc10.so']);
+  so('libtorch_cuda.so', ['libtorch_cpu.so', 'libc10.so']);
+  so('libtorch.so', ['libtorch_cpu.so', 'libtorch_cuda.so']);
+  so('libtriton_pytorch.so', ['libtorch.so', 'libtorch_cpu.so', 'libtorch_cuda.so', 'libc10.so']);
+  rmSync(join(dir, 'libtorch_cuda.so'));
+  return backends;
+}
+
 /** Every transcript, by name: the command line as the docs show it, doctor's table and exit code. */
 export function makeTranscripts() {
   const scratch = mkdtempSync(join(tmpdir(), 'triton-node-transcripts-'));
@@ -81,12 +117,15 @@ export function makeTranscripts() {
     writeFileSync(join(scratch, 'gpu.c'), 'int gpu_triton_stand_in(void) { return 0; }\n');
     compile(['-shared', '-fPIC', '-o', gpu, join(scratch, 'gpu.c'), '-Wl,--no-as-needed', stub]);
     rmSync(stub);
+    const torchBackends = pytorchWithoutCuda(join(scratch, 'torch-triton', 'backends'));
     const shownAs = [
       [join(scratch, 'old-triton'), '/tmp/old-triton'],
       [join(scratch, 'gpu-triton'), '/tmp/gpu-triton'],
+      [join(scratch, 'torch-triton'), '/tmp/torch-triton'],
     ];
     const oldRun = doctor(['--library', old], {}, shownAs);
     const gpuRun = doctor([], { TRITON_SERVER_LIB: gpu }, shownAs);
+    const torchRun = doctor(['--library', FAKE, '--backend-dir', torchBackends], {}, shownAs);
     return {
       'old-api': {
         command: 'npx triton-node doctor --library /tmp/old-triton/lib/libtritonserver.so',
@@ -95,6 +134,11 @@ export function makeTranscripts() {
       'missing-cuda': {
         command: 'TRITON_SERVER_LIB=/tmp/gpu-triton/lib/libtritonserver.so npx triton-node doctor',
         ...gpuRun,
+      },
+      'pytorch-libraries': {
+        command:
+          'npx triton-node doctor --library build/fake/libtritonserver.so --backend-dir /tmp/torch-triton/backends',
+        ...torchRun,
       },
     };
   } finally {

@@ -7,6 +7,8 @@
  */
 import { readFileSync, statfsSync } from 'node:fs';
 import type { NativeAddon } from '../abi/binding.js';
+import { addonBinaryPath } from '../addon/load.js';
+import { runChild } from './library.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 /** Triton's default minimum compute capability (TRITON_MIN_COMPUTE_CAPABILITY). */
@@ -44,8 +46,46 @@ function gib(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
 
-/** CUDA's facts and lines; `native` null when the addon does not load. */
-export function checkCuda(native: NativeAddon | null, minComputeCapability: number) {
+/**
+ * The child that reads each device's free memory: it loads the addon, asks
+ * cudaMemGetInfo of each device and prints the answers. A child, because
+ * the call creates a CUDA context on the device, which would stay in this
+ * process (hundreds of MiB of each GPU) until it exits.
+ */
+const FREE_MEMORY_SOURCE = `
+const cuda = require(process.argv[1]).cuda;
+const free = [];
+for (let i = 0; i < Number(process.argv[2]); i++) {
+  try { free.push(cuda.memGetInfo(i).free); } catch { free.push(null); }
+}
+process.stdout.write('\\n@@free ' + JSON.stringify(free) + '\\n');
+`;
+
+/** Each of `count` devices' free memory as a new process sees it; nulls where the child could not say. */
+export async function freeMemory(count: number, timeoutMs: number): Promise<Array<number | null>> {
+  const none = Array.from({ length: count }, () => null);
+  if (count === 0) return [];
+  let addonPath: string;
+  try {
+    addonPath = addonBinaryPath();
+  } catch {
+    return none;
+  }
+  const { out } = await runChild(['-e', FREE_MEMORY_SOURCE, addonPath, String(count)], timeoutMs);
+  const line = out.split('\n').find((l) => l.startsWith('@@free '));
+  try {
+    const free = JSON.parse(line?.slice('@@free '.length) ?? 'null') as unknown;
+    return Array.isArray(free) && free.length === count ? (free as Array<number | null>) : none;
+  } catch {
+    return none;
+  }
+}
+
+/**
+ * CUDA's facts and lines; `native` null when the addon does not load.
+ * `timeoutMs`: how long the child that reads the free memory may take.
+ */
+export async function checkCuda(native: NativeAddon | null, minComputeCapability: number, timeoutMs: number) {
   const facts: CudaFacts = {
     runtimePath: null,
     runtimeVersion: null,
@@ -67,13 +107,14 @@ export function checkCuda(native: NativeAddon | null, minComputeCapability: numb
     return { facts, checks };
   }
   const d = native.cuda.describe();
+  const free = d.available ? await freeMemory(d.devices.length, timeoutMs) : [];
   Object.assign(facts, {
     runtimePath: d.runtimePath || null,
     runtimeVersion: cudaVersionText(d.runtimeVersion),
     driverVersion: cudaVersionText(d.driverVersion),
     available: d.available,
     reason: d.reason,
-    devices: d.devices,
+    devices: d.devices.map((device, i) => ({ ...device, freeMemory: free[i] ?? null })),
   });
   checks.push(runtimeCheck(facts, d.driverVersion, d.runtimeVersion));
   for (const device of facts.devices) checks.push(deviceCheck(device, minComputeCapability));
@@ -119,7 +160,8 @@ function runtimeCheck(facts: CudaFacts, driver: number | null, runtime: number |
 }
 
 function deviceCheck(device: CudaFacts['devices'][number], minimum: number): DoctorCheck {
-  const memory = device.totalMemory === null ? '? GiB' : gib(device.totalMemory);
+  const total = device.totalMemory === null ? '? GiB' : gib(device.totalMemory);
+  const memory = `${total}, ${device.freeMemory === null ? '? GiB' : gib(device.freeMemory)} free`;
   const cc = device.computeCapability;
   const detail = `${device.name ?? '(name unknown)'}, ${memory}, compute capability ${cc ?? '?'}`;
   const subject = `GPU ${device.index}`;

@@ -11,10 +11,13 @@ import { addon } from '../addon/load.js';
 import { optionError } from '../base/errors.js';
 import { checkAddon } from './addon.js';
 import { TRITON_MIN_COMPUTE_CAPABILITY, checkCuda, checkLimits } from './gpu.js';
+import type { SearchOptions } from './ldso.js';
 import { backendChecks, backendDirectoryFor, libraryChecks, probeLibraries } from './library.js';
 import { checkModels } from './models.js';
+import { checkBackendNeeds } from './needs.js';
 import { checkOnnxRuntime } from './onnxruntime.js';
 import { checkPython } from './python.js';
+import { checkPytorch } from './pytorch.js';
 import type { DoctorReport } from './report.js';
 
 export { formatDoctorReport } from './report.js';
@@ -73,9 +76,17 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   const used = libraries.find((p) => p.used);
   const backendDir = backendDirectoryFor(used, options.backendDirectory);
   const backends = backendChecks(used, backendDir);
+  // Backends need libtritonserver.so, which the process has loaded by then.
+  const search: SearchOptions = { loaded: { 'libtritonserver.so': used?.path ?? 'libtritonserver.so' } };
+  const needs = checkBackendNeeds(backendDir, backends.facts.found, search);
   const onnxRuntime = checkOnnxRuntime(backendDir);
-  const python = checkPython(backendDir);
-  const cuda = checkCuda(native, options.minComputeCapability ?? TRITON_MIN_COMPUTE_CAPABILITY);
+  const pytorch = checkPytorch(backendDir, search);
+  const python = checkPython(backendDir, process.env.PATH, search);
+  const cuda = await checkCuda(
+    native,
+    options.minComputeCapability ?? TRITON_MIN_COMPUTE_CAPABILITY,
+    options.probeTimeoutMs ?? 60_000,
+  );
   const limits = checkLimits(cuda.facts.available, backends.facts.found);
   const models =
     options.repository === undefined
@@ -89,7 +100,9 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     ...addonPart.checks,
     ...libraryChecks(libraries),
     ...backends.checks,
+    ...needs.checks,
     ...onnxRuntime.checks,
+    ...pytorch.checks,
     ...python.checks,
     ...cuda.checks,
     ...limits.checks,
@@ -101,6 +114,8 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
     addon: addonPart.facts,
     libraries,
     backends: backends.facts,
+    backendLibraries: needs.facts,
+    pytorch: pytorch.facts,
     onnxRuntime: onnxRuntime.facts,
     python: python.facts,
     cuda: cuda.facts,

@@ -68,7 +68,11 @@ interface ProbeOutput {
   serverError: string | null;
 }
 
-function runChild(args: string[], timeoutMs: number): Promise<{ out: string; err: string; why: string }> {
+/** Runs this Node (plain Node in Electron) with `args`; never rejects. */
+export function runChild(
+  args: string[],
+  timeoutMs: number,
+): Promise<{ out: string; err: string; why: string }> {
   return new Promise((resolve) => {
     // In Electron's main process execPath is Electron itself: run it as plain Node.
     const env = process.versions.electron ? { ...process.env, ELECTRON_RUN_AS_NODE: '1' } : process.env;

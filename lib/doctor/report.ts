@@ -13,8 +13,18 @@ export type DoctorStatus = 'ok' | 'info' | 'warn' | 'fail';
 
 /** One line of the report. */
 export interface DoctorCheck {
-  /** What the line is about: addon, library, backends, onnx (ONNX Runtime), python (its backend), cuda, gpu, limits or model. */
-  topic: 'addon' | 'library' | 'backends' | 'onnx' | 'python' | 'cuda' | 'gpu' | 'limits' | 'model';
+  /** What the line is about: addon, library, backends, onnx (ONNX Runtime), python or pytorch (those backends), cuda, gpu, limits or model. */
+  topic:
+    | 'addon'
+    | 'library'
+    | 'backends'
+    | 'onnx'
+    | 'python'
+    | 'pytorch'
+    | 'cuda'
+    | 'gpu'
+    | 'limits'
+    | 'model';
   /** The thing checked: a path, a GPU, a model. */
   subject: string;
   status: DoctorStatus;
@@ -72,6 +82,31 @@ export interface DoctorReport {
     directory: string | null;
     found: string[];
   };
+  /**
+   * Each backend library (libtriton_<name>.so): how many libraries it needs,
+   * directly and through them, and those the dynamic loader would not find.
+   */
+  backendLibraries: Array<{
+    backend: string;
+    library: string;
+    needed: number;
+    missing: Array<{ name: string; neededBy: string }>;
+  }>;
+  /** The pytorch backend of the backend directory, or null when it has none. */
+  pytorch: {
+    /** libtriton_pytorch.so. */
+    backend: string;
+    /** Where the loader finds libtorch.so, or null. */
+    libtorch: string | null;
+    /** Whether the backend links libtorch_cuda.so (a build for GPUs). */
+    cuda: boolean;
+    /** The CUDA runtime libtorch links ('libcudart.so.12') and where it is found (null: not found). */
+    cudaRuntime: { name: string; path: string | null } | null;
+    /** cuDNN: linked, or opened by libtorch on first use (libcudnn.so.9), and where it is found. */
+    cudnn: { name: string; path: string | null; linked: boolean } | null;
+    /** Every library of the backend's the loader would not find. */
+    missing: Array<{ name: string; neededBy: string }>;
+  } | null;
   cuda: {
     runtimePath: string | null;
     /** '12.8' and so on, or null. */
@@ -82,7 +117,13 @@ export interface DoctorReport {
     kernelModule: string | null;
     available: boolean;
     reason: string;
-    devices: CudaDeviceInfo[];
+    /**
+     * Each visible device, with its free memory: cudaMemGetInfo in a child
+     * process (a CUDA context costs hundreds of MiB on each GPU, and this
+     * process keeps none), so it is what a new process sees after creating
+     * its own context. Null where the child could not say.
+     */
+    devices: Array<CudaDeviceInfo & { freeMemory: number | null }>;
     /** The lowest compute capability the server accepts (Triton's default, 6.0, unless given). */
     minComputeCapability: number;
   };
@@ -105,6 +146,10 @@ export interface DoctorReport {
     utils: boolean;
     /** The libpython the stub links ('libpython3.11.so.1.0'), or null. */
     libPython: string | null;
+    /** Where the dynamic loader finds that libpython, or null. */
+    libPythonPath: string | null;
+    /** Libraries the backend or its stub need that the loader would not find. */
+    missing: Array<{ name: string; neededBy: string }>;
     /** The python3.x of that version on PATH, or null. */
     python: string | null;
     pythonVersion: string | null;
@@ -112,6 +157,12 @@ export interface DoctorReport {
     numpy: string | null;
     /** Why that Python could not import numpy, or null. */
     pythonError: string | null;
+    /** torch's version as that Python imports it ('2.8.0'), or null. */
+    torch: string | null;
+    /** The CUDA that torch was built for ('12.8', 'cpu'), or null. */
+    torchCuda: string | null;
+    /** Why that Python could not import torch (it is optional), or null. */
+    torchError: string | null;
     /** bash on PATH (the backend starts stubs through it), or null. */
     bash: string | null;
   } | null;

@@ -18,7 +18,8 @@ import { checkPython, linkedLibPython } from '../../lib/doctor/python.js';
 import { onlyTritonMissing } from '../../lib/doctor/report.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, runProcess, skipIf } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, runProcess, skipAllIf, skipIf } from '../helpers.js';
+import { buildElf, noCompiler, onlyIn } from './elf-fixtures.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
@@ -341,26 +342,38 @@ describe('doctor: ONNX Runtime versions that would meet in one process', () => {
 });
 
 describe('doctor: the Python backend', () => {
+  skipAllIf(noCompiler);
+
   /**
-   * A backends directory with a python backend: an ELF-looking stub that
-   * names `libPython` in its string table (as the dynamic section's NEEDED
-   * entry does), executable unless told, and the utils file unless told.
+   * A backends directory with a python backend made with cc: the backend
+   * library (needing `backendNeeds`), and a stub executable (unless told)
+   * that needs `libPython`, executable unless told, with the utils file
+   * unless told. Each needed library is built in `<dir>/lib` and stays
+   * there unless `drop` names it; search() looks there only.
    */
   function pythonBackend(
     libPython: string,
-    o: { executable?: boolean; stub?: boolean; utils?: boolean } = {},
+    o: {
+      executable?: boolean;
+      stub?: boolean;
+      utils?: boolean;
+      backendNeeds?: string[];
+      drop?: string[];
+    } = {},
   ) {
     const dir = mkdtempSync(join(scratch, 'py-backends-'));
-    mkdirSync(join(dir, 'python'));
-    writeFileSync(join(dir, 'python', 'libtriton_python.so'), '\u007fELF\0');
+    const lib = (name: string) => buildElf(join(dir, 'lib', name));
+    buildElf(join(dir, 'python', 'libtriton_python.so'), { needs: (o.backendNeeds ?? []).map(lib) });
     const stub = join(dir, 'python', 'triton_python_backend_stub');
     if (o.stub !== false) {
-      writeFileSync(stub, `\u007fELF\0libc.so.6\0${libPython}\0libstdc++.so.6\0`);
+      buildElf(stub, { executable: true, needs: [lib(libPython)] });
       chmodSync(stub, o.executable === false ? 0o644 : 0o755);
     }
     if (o.utils !== false) writeFileSync(join(dir, 'python', 'triton_python_backend_utils.py'), '');
+    for (const name of o.drop ?? []) rmSync(join(dir, 'lib', name));
     return dir;
   }
+  const search = (dir: string) => onlyIn(join(dir, 'lib'));
 
   /** A PATH with only the given programs, as scripts that print what a Python would. */
   function pathWith(programs: Record<string, string>): string {
@@ -371,12 +384,16 @@ describe('doctor: the Python backend', () => {
     }
     return dir;
   }
-  const goodPython = 'echo 3.11.2; echo 1.24.2';
-  const noNumpy = 'echo 3.11.2; echo "ModuleNotFoundError: No module named \'numpy\'" >&2; exit 1';
+  const noTorch = 'echo "torch-error ModuleNotFoundError: No module named \'torch\'"';
+  const goodPython = `echo version 3.11.2; echo numpy 1.24.2; ${noTorch}`;
+  const withTorch = 'echo version 3.11.2; echo numpy 1.24.2; echo torch 2.8.0 12.8';
+  const noNumpy = 'echo version 3.11.2; echo "ModuleNotFoundError: No module named \'numpy\'" >&2; exit 1';
+  const check = (dir: string, path: string) => checkPython(dir, path, search(dir));
 
-  it('reads the libpython a stub links from its string table', () => {
+  it('reads the libpython a stub links from its dynamic section', () => {
     const dir = pythonBackend('libpython3.11.so.1.0');
     expect(linkedLibPython(join(dir, 'python', 'triton_python_backend_stub'))).toBe('libpython3.11.so.1.0');
+    expect(linkedLibPython(join(dir, 'python', 'libtriton_python.so'))).toBeNull();
     expect(linkedLibPython(join(scratch, 'absent'))).toBeNull();
   });
 
@@ -385,29 +402,63 @@ describe('doctor: the Python backend', () => {
     expect(checkPython(scratch)).toEqual({ facts: null, checks: [] });
   });
 
-  it('all there: the stub, Python 3.11 with numpy, bash', () => {
+  it('all there: the stub, Python 3.11 with numpy, torch (optional: a fact when absent), bash', () => {
     const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
-    const { facts, checks } = checkPython(pythonBackend('libpython3.11.so.1.0'), path);
+    const dir = pythonBackend('libpython3.11.so.1.0');
+    const { facts, checks } = check(dir, path);
     expect(facts).toMatchObject({
       stubExecutable: true,
       utils: true,
       libPython: 'libpython3.11.so.1.0',
+      libPythonPath: join(dir, 'lib', 'libpython3.11.so.1.0'),
+      missing: [],
       python: join(path, 'python3.11'),
       pythonVersion: '3.11.2',
       numpy: '1.24.2',
+      torch: null,
+      torchError: "ModuleNotFoundError: No module named 'torch'",
       bash: join(path, 'bash'),
     });
-    expect(checks.map((c) => [c.topic, c.status])).toEqual([
-      ['python', 'ok'],
-      ['python', 'ok'],
-      ['python', 'ok'],
+    expect(checks.map((c) => [c.subject.split('/').at(-1), c.status])).toEqual([
+      ['triton_python_backend_stub', 'ok'],
+      [join(path, 'python3.11').split('/').at(-1), 'ok'],
+      ['torch', 'info'],
+      ['bash', 'ok'],
     ]);
     expect(checks[1]!.detail).toBe('Python 3.11.2 with numpy 1.24.2 (the stub links libpython3.11.so.1.0)');
+    expect(checks[2]!.detail).toBe(
+      `${join(path, 'python3.11')} does not import torch (ModuleNotFoundError: No module named 'torch'): only models that import it need it`,
+    );
+    expect(checks[2]!.fix).toBe(`${join(path, 'python3.11')} -m pip install torch, if your models import it`);
+    const torch = check(dir, pathWith({ 'python3.11': withTorch, bash: 'exit 0' }));
+    expect(torch.checks[2]).toEqual({
+      topic: 'python',
+      subject: 'torch',
+      status: 'ok',
+      detail: 'torch 2.8.0 (CUDA 12.8)',
+    });
   });
 
-  it('fails each missing part with a fix: stub, execute bit, utils, the Python, numpy, bash', () => {
+  it("the Python the stub's libpython belongs to, where the loader finds it, before PATH's", () => {
+    const dir = pythonBackend('libpython3.11.so.1.0');
+    // <prefix>/lib/libpython3.11.so.1.0 with <prefix>/bin/python3.11 beside it.
+    const prefix = join(dir, 'prefix');
+    mkdirSync(join(prefix, 'bin'), { recursive: true });
+    buildElf(join(prefix, 'lib', 'libpython3.11.so.1.0'));
+    writeFileSync(join(prefix, 'bin', 'python3.11'), `#!/bin/sh\n${withTorch}\n`);
+    chmodSync(join(prefix, 'bin', 'python3.11'), 0o755);
     const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
-    const fail = (dir: string, p = path) => checkPython(dir, p).checks.filter((c) => c.status === 'fail');
+    const { facts } = checkPython(dir, path, onlyIn(join(prefix, 'lib')));
+    expect(facts).toMatchObject({
+      libPythonPath: join(prefix, 'lib', 'libpython3.11.so.1.0'),
+      python: join(prefix, 'bin', 'python3.11'),
+      torch: '2.8.0',
+    });
+  });
+
+  it('fails each missing part with a fix: stub, execute bit, utils, libraries, the Python, numpy, bash', () => {
+    const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
+    const fail = (dir: string, p = path) => check(dir, p).checks.filter((c) => c.status === 'fail');
     expect(fail(pythonBackend('libpython3.11.so.1.0', { stub: false }))[0]!.detail).toContain(
       'no triton_python_backend_stub beside libtriton_python.so',
     );
@@ -432,6 +483,29 @@ describe('doctor: the Python backend', () => {
     expect(bash[0]!.detail).toContain('starts every stub through bash');
   });
 
+  it("libraries the loader does not find, the backend's and the stub's: one failure naming each, with the fixes", () => {
+    const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
+    const dir = pythonBackend('libpython3.11.so.1.0', {
+      backendNeeds: ['libarchive.so.13'],
+      drop: ['libarchive.so.13', 'libpython3.11.so.1.0'],
+    });
+    const { facts, checks } = check(dir, path);
+    const line = checks.find((c) => c.subject === 'libraries')!;
+    expect(line).toMatchObject({
+      topic: 'python',
+      status: 'fail',
+      detail:
+        'the loader finds no libarchive.so.13 (for libtriton_python.so), libpython3.11.so.1.0 (for triton_python_backend_stub): python models cannot start',
+    });
+    expect(line.fix).toBe(
+      "apt-get install libarchive13 (the python backend unpacks environments with it); install Python 3.11's shared library (Debian/Ubuntu: apt-get install libpython3.11), or put the folder of its libpython3.11.so.1.0 on LD_LIBRARY_PATH",
+    );
+    expect(facts).toMatchObject({
+      libPythonPath: null,
+      missing: [{ name: 'libarchive.so.13' }, { name: 'libpython3.11.so.1.0' }],
+    });
+  });
+
   it('on the python backend of TRITON_BACKEND_DIR (or /work/triton-cpu/install/backends)', (ctx) => {
     const dir = [BACKEND_DIR, '/work/triton-cpu/install/backends'].find(
       (d) => d !== undefined && existsSync(join(d, 'python', 'libtriton_python.so')),
@@ -441,8 +515,8 @@ describe('doctor: the Python backend', () => {
     console.log(checks.map((c) => `${c.status} ${c.subject}: ${c.detail}`).join('\n'));
     expect(facts?.stubExecutable).toBe(true);
     expect(facts?.libPython).toMatch(/^libpython3\.\d+\.so/);
-    // This machine's build: the stub links Debian's Python 3.11, which has numpy.
-    expect(checks.every((c) => c.status === 'ok')).toBe(true);
+    // This machine's build: the stub links Debian's Python 3.11, which has numpy (torch is optional).
+    expect(checks.filter((c) => c.status !== 'ok' && c.subject !== 'torch')).toEqual([]);
     expect(facts?.numpy).toMatch(/^\d+\.\d+/);
   });
 
@@ -455,7 +529,8 @@ describe('doctor: the Python backend', () => {
     );
     const report = await doctor({ library: LIBRARY_PATH, backendDirectory: BACKEND_DIR! });
     expect(report.python?.backend).toBe(join(BACKEND_DIR!, 'python', 'libtriton_python.so'));
-    expect(report.checks.filter((c) => c.topic === 'python').length).toBe(3);
+    // The stub, its Python with numpy, torch (when numpy imports), bash.
+    expect(report.checks.filter((c) => c.topic === 'python').length).toBe(report.python?.numpy ? 4 : 3);
     expect(report.limits.shmFreeBytes).toBeGreaterThan(0);
     expect(report.checks.find((c) => c.subject === '/dev/shm')?.detail).toMatch(/GiB free/);
   }, 120_000);

@@ -1,7 +1,7 @@
 /**
  * doctor()'s CUDA and GPU lines: the runtime and driver versions and each
- * device's name, memory and compute capability against the server's
- * minimum. On a GPU (project gpu) and over the stand-in libcudart (project
+ * device's name, total and free memory (read in a child process) and
+ * compute capability against the server's minimum. On a GPU (project gpu) and over the stand-in libcudart (project
  * gpu-stub: two 8 GiB "stub device"s of compute capability 9.0).
  */
 import { describe, expect, it } from 'vitest';
@@ -25,6 +25,9 @@ describe('doctor(): CUDA and the GPUs', () => {
     for (const device of report.cuda.devices) {
       expect(device.name).toEqual(expect.any(String));
       expect(device.totalMemory).toBeGreaterThan(0);
+      // A new process's view: its own CUDA context is already out of it.
+      expect(device.freeMemory).toBeGreaterThan(0);
+      expect(device.freeMemory).toBeLessThanOrEqual(device.totalMemory!);
       expect(device.computeCapability).toMatch(/^\d+\.\d+$/);
     }
     if (stub) {
@@ -34,11 +37,18 @@ describe('doctor(): CUDA and the GPUs', () => {
         index: 1,
         name: 'stub device 1',
         totalMemory: 8 * 1024 ** 3,
+        freeMemory: 8 * 1024 ** 3,
         computeCapability: '9.0',
       });
     }
     const gpuLines = report.checks.filter((c) => c.topic === 'gpu');
     expect(gpuLines.map((c) => c.status)).toEqual(report.cuda.devices.map(() => 'ok'));
+    const gib = (n: number) => `${(n / 1024 ** 3).toFixed(1)} GiB`;
+    for (const [i, device] of report.cuda.devices.entries()) {
+      expect(gpuLines[i]!.detail).toContain(
+        `, ${gib(device.totalMemory!)}, ${gib(device.freeMemory!)} free, `,
+      );
+    }
     expect(report.checks.find((c) => c.topic === 'cuda')?.status).toBe('ok');
   });
 
