@@ -14,6 +14,7 @@ import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
+import { MUTATIONS as GPU_LINT_DOCTOR } from './mutations/gpu-lint-doctor.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE_GATEWAY } from './mutations/hostile-gateway.mjs';
@@ -447,7 +448,7 @@ const CORE = [
     name: 'lint-positions-lost',
     why: 'lint findings point at the field: every finding lands on line 1, column 1',
     file: 'lib/lint/index.ts',
-    search: '        if (p !== undefined) ({ line, column } = p);\n',
+    search: '    if (p !== undefined) ({ line, column } = p);\n',
     replace: '',
     tests: ['test/lint/lint.test.ts'],
   },
@@ -579,4 +580,5 @@ export const MUTATIONS = [
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,
   ...HOSTILE_GATEWAY,
+  ...GPU_LINT_DOCTOR,
 ];

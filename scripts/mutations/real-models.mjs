@@ -5,9 +5,10 @@ export const MUTATIONS = [
   {
     name: 'lint-weights-not-through-symlinks',
     why: 'lint instance-count-memory: a model file that is a symlink (to its npm package, a volume) counts 0 bytes',
-    file: 'lib/lint/model.ts',
-    search: '      stat = statSync(path);\n',
-    replace: '      stat = lstatSync(path);\n',
+    file: 'lib/lint/weights.ts',
+    search: '    const real = realOrNull(path);\n    const stat = statOrNull(path);\n',
+    replace:
+      '    const real = realOrNull(path);\n    const stat = real === path ? statOrNull(path) : null;\n',
     tests: ['test/lint/lint.test.ts'],
   },
   {
