@@ -119,6 +119,7 @@ function searchPath(node: Node, o: Required<SearchOptions>): Array<[string, Foun
   const out: Array<[string, FoundVia]> = [];
   if (node.elf.runpath === null) {
     for (let n: Node | null = node; n !== null; n = n.parent) {
+      // glibc drops a DT_RPATH that has a DT_RUNPATH beside it.
       if (n.elf.runpath !== null) continue;
       for (const d of n.elf.rpath ?? []) out.push([expand(d, n.file), 'RPATH']);
     }

@@ -79,8 +79,8 @@ export const MUTATIONS = [
     name: 'ldso-runpath-keeps-rpath',
     why: "a library with a RUNPATH of its own is searched without its loaders' RPATHs (ld.so's rule): a library the loader misses would be reported found",
     file: 'lib/doctor/ldso.ts',
-    search: '      if (n.elf.runpath !== null) continue;\n',
-    replace: '',
+    search: '  if (node.elf.runpath === null) {\n',
+    replace: '  if (true) {\n',
     tests: ['test/cli/doctor-libraries.test.ts'],
   },
   {
