@@ -76,8 +76,8 @@ export async function doctor(options: DoctorOptions = {}): Promise<DoctorReport>
   const used = libraries.find((p) => p.used);
   const backendDir = backendDirectoryFor(used, options.backendDirectory);
   const backends = backendChecks(used, backendDir);
-  // Backends need libtritonserver.so, which the process has loaded by then.
-  const search: SearchOptions = { loaded: { 'libtritonserver.so': used?.path ?? 'libtritonserver.so' } };
+  // Backends need libtritonserver.so, which the process has loaded by then (the one used, where known).
+  const search: SearchOptions = used === undefined ? {} : { loaded: { 'libtritonserver.so': used.path } };
   const needs = checkBackendNeeds(backendDir, backends.facts.found, search);
   const onnxRuntime = checkOnnxRuntime(backendDir);
   const pytorch = checkPytorch(backendDir, search);

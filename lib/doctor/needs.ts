@@ -46,6 +46,15 @@ export function missingFix(missing: NeededLibrary[]): string {
   return [...new Set(missing.map((m) => libraryFix(m.name)))].join('; ');
 }
 
+/**
+ * `search` for a backend library: it is loaded into a process that has
+ * libtritonserver.so already (the loader matches that SONAME), so that need
+ * is met whatever the folders hold.
+ */
+export function inServer(search: SearchOptions): SearchOptions {
+  return { ...search, loaded: { 'libtritonserver.so': 'libtritonserver.so', ...search.loaded } };
+}
+
 /** The backend libraries whose needs have lines of their own elsewhere (the pytorch and python topics). */
 const OWN_LINES = new Set(['pytorch', 'python']);
 
@@ -64,7 +73,7 @@ export function checkBackendNeeds(
   const checks: DoctorCheck[] = [];
   for (const backend of backends) {
     const library = join(backendDir, backend, `libtriton_${backend}.so`);
-    const needed = neededLibraries(library, search);
+    const needed = neededLibraries(library, inServer(search));
     if (needed === null) continue;
     const missing = needed.filter((n) => n.path === null);
     facts.push({

@@ -17,7 +17,7 @@ import { constants, accessSync, existsSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { readElfDynamic } from './elf.js';
 import { type NeededLibrary, type SearchOptions, neededLibraries } from './ldso.js';
-import { missingFix, missingText } from './needs.js';
+import { inServer, missingFix, missingText } from './needs.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 const STUB = 'triton_python_backend_stub';
@@ -246,7 +246,8 @@ export function checkPython(
   const backend = join(dir, 'libtriton_python.so');
   const stub = join(dir, STUB);
   const stubNeeds = neededLibraries(stub, search) ?? [];
-  const missing = [...(neededLibraries(backend, search) ?? []), ...stubNeeds].filter((n) => n.path === null);
+  const backendNeeds = neededLibraries(backend, inServer(search)) ?? [];
+  const missing = [...backendNeeds, ...stubNeeds].filter((n) => n.path === null);
   const libPython = linkedLibPython(stub);
   const want = libPython?.match(/^lib(python3\.\d+)/)?.[1];
   // The Python the stub runs: the one its libpython belongs to, else one of that version on PATH.

@@ -11,7 +11,7 @@
  */
 import { dirname, join } from 'node:path';
 import { type NeededLibrary, type SearchOptions, locateFor, neededLibraries } from './ldso.js';
-import { libraryFix, missingFix, missingText } from './needs.js';
+import { inServer, libraryFix, missingFix, missingText } from './needs.js';
 import type { DoctorCheck, DoctorReport } from './report.js';
 
 /** The cuDNN libtorch opens when it does not link one (PyTorch 2.x builds use cuDNN 9). */
@@ -81,7 +81,7 @@ export function checkPytorch(
   search: SearchOptions = {},
 ): { facts: DoctorReport['pytorch']; checks: DoctorCheck[] } {
   const backend = backendDir === null ? null : join(backendDir, 'pytorch', 'libtriton_pytorch.so');
-  const needed = backend === null ? null : neededLibraries(backend, search);
+  const needed = backend === null ? null : neededLibraries(backend, inServer(search));
   if (backend === null || needed === null) return { facts: null, checks: [] };
   const torch = needed.filter((n) => LIBTORCH.test(n.name));
   const torchCuda = needed.find((n) => n.name === 'libtorch_cuda.so');

@@ -485,9 +485,10 @@ describe('doctor: the Python backend', () => {
 
   it("libraries the loader does not find, the backend's and the stub's: one failure naming each, with the fixes", () => {
     const path = pathWith({ 'python3.11': goodPython, bash: 'exit 0' });
+    // libtritonserver.so is no folder's: the process the backend loads into has it.
     const dir = pythonBackend('libpython3.11.so.1.0', {
-      backendNeeds: ['libarchive.so.13'],
-      drop: ['libarchive.so.13', 'libpython3.11.so.1.0'],
+      backendNeeds: ['libtritonserver.so', 'libarchive.so.13'],
+      drop: ['libtritonserver.so', 'libarchive.so.13', 'libpython3.11.so.1.0'],
     });
     const { facts, checks } = check(dir, path);
     const line = checks.find((c) => c.subject === 'libraries')!;
