@@ -34,10 +34,10 @@ describe("gpu-memory-budget on this machine's GPUs", () => {
   const total = devices[0]?.totalMemory ?? 0;
 
   it('within 90% of GPU 0 nothing; over its total an error naming the GPU and where its memory came from', () => {
-    // Two instances of weights + 20% at 45% of the memory: 54%.
+    // One instance of weights + 20% at 45% of the memory.
     model('fits', Math.floor((total * 0.45) / 2.4) * 2, 1);
     expect(lint(dir).findings.filter((f) => f.rule === 'gpu-memory-budget')).toEqual([]);
-    // Two instances at 50% of the memory each, + 20%: 120% with the first.
+    // Two more instances, each at 50% of the memory with its 20%: 145% with the first.
     model('too_big', Math.floor(total / 2.4), 2);
     const found = lint(dir).findings.filter((f) => f.rule === 'gpu-memory-budget');
     expect(found).toHaveLength(1);
