@@ -262,7 +262,7 @@ export async function benchVsTorch(opts: TorchBenchOptions): Promise<number> {
   if (missing !== false) throw new Error(`bench --vs torch: ${missing}`);
   const dir = opts.modelsDir ?? mkdtempSync(path.join(os.tmpdir(), 'tn-bench-torch-'));
   opts.progress(`models in ${dir}`);
-  const manifest = makeGpuModels(dir, { onnx: true });
+  const manifest = await makeGpuModels(dir, { onnx: true });
   const batches = [...new Set([...opts.concurrency, 16])].sort((a, b) => a - b);
   opts.progress(`torch side: batches ${batches.join(',')}`);
   const torch = torchSide(dir, batches, opts);

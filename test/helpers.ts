@@ -7,7 +7,14 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { addon } from '../lib/addon/load.js';
-import { type LibraryInfo, Server, type ServerOptions, TritonError, loadLibrary } from '../lib/index.js';
+import {
+  type LibraryInfo,
+  type ModelStatistics,
+  Server,
+  type ServerOptions,
+  TritonError,
+  loadLibrary,
+} from '../lib/index.js';
 import { fakeEngine } from '../lib/testing.js';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
@@ -118,6 +125,25 @@ export async function readUntil<T>(
     return done(value);
   }, timeoutMs);
   return value;
+}
+
+/**
+ * A model's statistics (its first version's) once every request was released
+ * and Triton counted the executions of those requests: a backend counts each
+ * request before it releases it, and some (onnxruntime, Python) count the
+ * execution after, so a baseline read right after a response can miss the
+ * last one's. The executions are in when their batch elements add up to at
+ * least the inferences (a failed request adds to the former only). For
+ * models that are neither decoupled nor sequence batched.
+ */
+export async function settledStatistics(model: {
+  statistics(): Promise<ModelStatistics[]>;
+}): Promise<ModelStatistics> {
+  expect(await requestsSettled()).toBe(true);
+  return readUntil(
+    async () => (await model.statistics())[0]!,
+    (s) => s.batchStats.reduce((n, b) => n + b.batchSize * b.computeInfer.count, 0) >= s.inferenceCount,
+  );
 }
 
 /**

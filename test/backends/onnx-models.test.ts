@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelStatistics, Server } from '../../lib/index.js';
-import { FIXTURES, eventually, readUntil, requestsSettled } from '../helpers.js';
+import { FIXTURES, eventually, settledStatistics } from '../helpers.js';
 import {
   DiffTable,
   compareOutput,
@@ -94,14 +94,8 @@ async function batched(
   shape: readonly number[],
 ): Promise<Map<number, number>> {
   const expected = await Promise.all(inputs.map((x) => reference(session, x, shape)));
-  // The backend counts each request before it releases it and each execution
-  // after: once every request is released, the counts of earlier tests are
-  // complete when the executions' samples add up to the inferences.
-  expect(await requestsSettled()).toBe(true);
-  const before = await readUntil(
-    async () => (await server.model(model).statistics())[0]!,
-    (s) => s.batchStats.reduce((n, b) => n + b.batchSize * b.computeInfer.count, 0) === s.inferenceCount,
-  );
+  // The earlier tests' executions are all counted first (settledStatistics).
+  const before = await settledStatistics(server.model(model));
   const results = await Promise.all(
     inputs.map((x, i) => server.infer(model, { id: `${model}-${i}`, inputs: { x: { data: x, shape } } })),
   );

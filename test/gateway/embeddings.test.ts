@@ -17,7 +17,14 @@ import { type OpenAIModelOptions, createGateway, hashApiKey } from '../../lib/ga
 import { statisticsDelta } from '../../lib/index.js';
 import { EMBEDDING_SIZE, embedText, embedderUnderTest } from '../backends/embedder.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
-import { eventually, rejection, skipAllIf, useServer } from '../helpers.js';
+import {
+  readUntil,
+  rejection,
+  requestsSettled,
+  settledStatistics,
+  skipAllIf,
+  useServer,
+} from '../helpers.js';
 import { sampleValue } from '../metrics/prometheus.js';
 import { type Listening, useGateway } from './helpers.js';
 
@@ -100,20 +107,19 @@ describe('embeddings', () => {
 
   it('answers a list in one Triton request of n texts, each vector its own text’s, in order', async () => {
     const texts = ['alpha beta', 'gamma', 'delta epsilon zeta', 'alpha beta'];
-    const before = await stats(embedder.model);
+    const before = [await settledStatistics(server().model(embedder.model))];
     const r = await client().embeddings.create({ model: 'embed', input: texts, encoding_format: 'float' });
     expect(r.data.map((d) => d.index)).toEqual([0, 1, 2, 3]);
     r.data.forEach((d, i) => expect(f32(d.embedding), texts[i]).toEqual(embedText(texts[i]!)));
     expect(r.data[0]!.embedding).toEqual(r.data[3]!.embedding);
     expect(r.data[0]!.embedding).not.toEqual(r.data[1]!.embedding);
     expect(r.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
-    let delta = statisticsDelta(before, await stats(embedder.model));
-    expect(
-      await eventually(async () => {
-        delta = statisticsDelta(before, await stats(embedder.model));
-        return delta.inferences >= 4;
-      }),
-    ).toBe(true);
+    // Counted after the response, the execution maybe after the release.
+    expect(await requestsSettled()).toBe(true);
+    const delta = await readUntil(
+      async () => statisticsDelta(before, await stats(embedder.model)),
+      (d) => d.inferences >= 4 && d.executions >= 1,
+    );
     // One request of 4 batch elements, one execution.
     expect(delta).toMatchObject({ requests: 1, successes: 1, inferences: 4, executions: 1 });
   });
@@ -201,21 +207,19 @@ describe('embeddings', () => {
 describe('batching', () => {
   it('batches concurrent HTTP requests in Triton’s dynamic batcher, each answer its own text', async () => {
     const texts = Array.from({ length: 16 }, (_, i) => `request ${i} says ${'word '.repeat(i)}end`);
-    const before = await stats(embedder.gathered);
+    const before = [await settledStatistics(server().model(embedder.gathered))];
     const answers = await Promise.all(
       texts.map((input) =>
         client().embeddings.create({ model: 'embed-gathered', input, encoding_format: 'float' }),
       ),
     );
     answers.forEach((a, i) => expect(f32(a.data[0]!.embedding), texts[i]).toEqual(embedText(texts[i]!)));
-    let delta = statisticsDelta(before, await stats(embedder.gathered));
-    expect(
-      await eventually(async () => {
-        delta = statisticsDelta(before, await stats(embedder.gathered));
-        return delta.inferences >= 16;
-      }),
-      `statistics after 16 requests: ${JSON.stringify(delta)}`,
-    ).toBe(true);
+    expect(await requestsSettled()).toBe(true);
+    const delta = await readUntil(
+      async () => statisticsDelta(before, await stats(embedder.gathered)),
+      (d) => d.inferences >= 16 && d.executions >= 1,
+    );
+    expect(delta.inferences, `statistics after 16 requests: ${JSON.stringify(delta)}`).toBe(16);
     expect(delta.requests).toBe(16);
     // The batcher waits for 4 requests (up to 5 s): 16 requests, fewer executions.
     expect(delta.executions).toBeLessThan(16);

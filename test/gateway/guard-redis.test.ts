@@ -28,7 +28,7 @@ import {
   hashApiKey,
 } from '../../lib/gateway/index.js';
 import { SETTLE_MS, readUntil, useServer } from '../helpers.js';
-import { admittedAt, offer, saturatedRate } from './helpers.js';
+import { SERVE_HTTP_OPTIONS, admittedAt, offer, saturatedRate } from './helpers.js';
 import { noRedis, useRedis } from './redis-server.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
@@ -91,7 +91,7 @@ beforeAll(async () => {
       guard: { ...guardOptions(redis().url), audit: { stream } },
       logger: { info: log('info'), warn: log('warn') },
     });
-    const h = http.createServer(gateway.handler);
+    const h = http.createServer(SERVE_HTTP_OPTIONS, gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     const { port } = h.address() as AddressInfo;
     replicas.push({ gateway, guard: gateway.guard!, http: h, url: `http://127.0.0.1:${port}`, audit, logs });

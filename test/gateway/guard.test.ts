@@ -22,7 +22,7 @@ import type { GuardRequest } from '../../lib/gateway/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../../lib/gateway/index.js';
 import type { Server } from '../../lib/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '../helpers.js';
-import { kserveClient, useGateway } from './helpers.js';
+import { SERVE_HTTP_OPTIONS, kserveClient, useGateway } from './helpers.js';
 
 const served = useServer(['identity_fp32', 'identity_int32', 'identity_delay', 'square_int32']);
 
@@ -357,7 +357,7 @@ describe('input hardening', () => {
   });
 
   it('answers headers past maxHeaderSize with 431 and audits it (the clientError listener)', async () => {
-    const h = http.createServer({ maxHeaderSize: 4096 }, gw().gateway.handler);
+    const h = http.createServer({ ...SERVE_HTTP_OPTIONS, maxHeaderSize: 4096 }, gw().gateway.handler);
     h.on('clientError', gw().gateway.guard!.clientError);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     try {

@@ -37,7 +37,14 @@ import {
   hashApiKey,
 } from '../../lib/gateway/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '../helpers.js';
-import { binaryBody, bytesOf, kserveClient, parseBinaryResponse, useGateway } from './helpers.js';
+import {
+  SERVE_HTTP_OPTIONS,
+  binaryBody,
+  bytesOf,
+  kserveClient,
+  parseBinaryResponse,
+  useGateway,
+} from './helpers.js';
 
 type Msg = Record<string, unknown>;
 type Unary = (req: Msg, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res: Msg) => void) => void;
@@ -472,7 +479,7 @@ describe.sequential('the isolating front under a hostile tenant', () => {
       sharedMemory: { slots: 1, slotBytes: 1 << 16 },
     });
     await front.start();
-    listener = http.createServer(front.handler);
+    listener = http.createServer(SERVE_HTTP_OPTIONS, front.handler);
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
     rpc = await grpcServerFor((s) => front.addToGrpcServer(s));

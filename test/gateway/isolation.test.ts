@@ -24,7 +24,7 @@ import {
   hashApiKey,
 } from '../../lib/gateway/index.js';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '../helpers.js';
-import { binaryBody, bytesOf, kserveClient, parseBinaryResponse } from './helpers.js';
+import { SERVE_HTTP_OPTIONS, binaryBody, bytesOf, kserveClient, parseBinaryResponse } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('../fixtures/isolation-front.ts', import.meta.url));
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
@@ -99,7 +99,7 @@ function useFront(options: () => Omit<IsolatedGatewayOptions, 'groups'>): () => 
   beforeAll(async () => {
     const gateway = createIsolatedGateway({ groups: twoGroups(), ...options() });
     await gateway.start();
-    const h = http.createServer(gateway.handler);
+    const h = http.createServer(SERVE_HTTP_OPTIONS, gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     front = { gateway, http: h, url: `http://127.0.0.1:${(h.address() as AddressInfo).port}` };
   });
@@ -635,7 +635,7 @@ describe('isolated group processes that fail', () => {
     // No time to stop on SIGTERM: the drain below kills with SIGKILL at once.
     const gateway = createIsolatedGateway({ groups, groupHeader: true, stopTimeoutMs: 0 });
     await gateway.start();
-    const h = http.createServer(gateway.handler);
+    const h = http.createServer(SERVE_HTTP_OPTIONS, gateway.handler);
     await new Promise<void>((resolve) => h.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(h.address() as AddressInfo).port}`;
     try {

@@ -20,7 +20,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, createGateway } from '../../lib/gateway/index.js';
 import { Server, statisticsDelta } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, eventually, library, skipAllIf } from '../helpers.js';
+import { BACKEND_DIR, LIBRARY_PATH, eventually, library, settledStatistics, skipAllIf } from '../helpers.js';
 import { gpuSkipReason } from './gpu-env.js';
 import {
   type Manifest,
@@ -62,7 +62,7 @@ describe('/v1/embeddings over the real GPU encoder, against torch', () => {
     library();
     dir = process.env.TRITON_NODE_GPU_MODELS || mkdtempSync(join(tmpdir(), 'tn-gpu-models-'));
     made = !process.env.TRITON_NODE_GPU_MODELS;
-    manifest = makeGpuModels(dir);
+    manifest = await makeGpuModels(dir);
     texts = readTexts(dir, manifest);
     single = readF32(dir, manifest.encoder.single);
     batched = readF32(dir, manifest.encoder.batched);
@@ -133,7 +133,7 @@ describe('/v1/embeddings over the real GPU encoder, against torch', () => {
   it('16 concurrent requests are batched by Triton, each answer its own text', async () => {
     const n = 16;
     const order = Array.from({ length: n }, (_, i) => i % texts.length);
-    const before = await server!.model('encoder').statistics();
+    const before = [await settledStatistics(server!.model('encoder'))];
     const answers = await Promise.all(
       order.map((t) =>
         client.embeddings.create({ model: 'gpu-encoder', input: texts[t]!, encoding_format: 'float' }),

@@ -19,7 +19,15 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CudaBuffer, type InferResult, Server, type Tensor } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf } from '../helpers.js';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  library,
+  readUntil,
+  requestsSettled,
+  settledStatistics,
+  skipAllIf,
+} from '../helpers.js';
 import { PLACEMENTS, type Placement, gpuSkipReason, place, readFloats } from './gpu-env.js';
 import {
   type Manifest,
@@ -103,7 +111,7 @@ describe('real GPU models against torch on the same GPU', () => {
     library();
     dir = process.env.TRITON_NODE_GPU_MODELS || mkdtempSync(join(tmpdir(), 'tn-gpu-models-'));
     made = !process.env.TRITON_NODE_GPU_MODELS;
-    manifest = makeGpuModels(dir);
+    manifest = await makeGpuModels(dir);
     images = readF32(dir, manifest.resnet50.inputs);
     single = readF32(dir, manifest.resnet50.single);
     batched = readF32(dir, manifest.resnet50.batched);
@@ -175,7 +183,8 @@ describe('real GPU models against torch on the same GPU', () => {
 
     it(`${model}: concurrent requests from every placement are batched by Triton and agree with torch`, async () => {
       const n = manifest.resnet50.images;
-      const before = (await server!.model(model).statistics())[0]!;
+      // The earlier tests' executions counted first (settledStatistics).
+      const before = await settledStatistics(server!.model(model));
       const wheres = Array.from({ length: n * 3 }, (_, k) => PLACEMENTS[k % 3]!);
       const got = await Promise.all(wheres.map((w, k) => classify(model, k % n, w)));
       let worst = 0;
@@ -197,7 +206,13 @@ describe('real GPU models against torch on the same GPU', () => {
         refMaxAbs: scale,
       });
       expect(worst).toBeLessThanOrEqual(BATCHED_TOLERANCE * Math.max(1, scale));
-      const after = (await server!.model(model).statistics())[0]!;
+      // Counted after the responses (the execution maybe after the release).
+      expect(await requestsSettled()).toBe(true);
+      const after = await readUntil(
+        async () => (await server!.model(model).statistics())[0]!,
+        (s) =>
+          s.inferenceCount - before.inferenceCount >= got.length && s.executionCount > before.executionCount,
+      );
       const inferences = after.inferenceCount - before.inferenceCount;
       const executions = after.executionCount - before.executionCount;
       expect(inferences).toBe(got.length);
@@ -314,7 +329,7 @@ describe('real GPU models against torch on the same GPU', () => {
     const texts = readTexts(dir, manifest);
     const size = manifest.encoder.size;
     const ref = readF32(dir, manifest.encoder.single);
-    const before = (await server!.model('encoder').statistics())[0]!;
+    const before = await settledStatistics(server!.model('encoder'));
     const results = await Promise.all(texts.map((t) => embed([t])));
     let worstCos = 1;
     results.forEach((r, i) => {
@@ -331,7 +346,12 @@ describe('real GPU models against torch on the same GPU', () => {
       cosineMin: worstCos,
     });
     expect(worstCos).toBeGreaterThanOrEqual(0.99999);
-    const after = (await server!.model('encoder').statistics())[0]!;
+    expect(await requestsSettled()).toBe(true);
+    const after = await readUntil(
+      async () => (await server!.model('encoder').statistics())[0]!,
+      (s) =>
+        s.inferenceCount - before.inferenceCount >= texts.length && s.executionCount > before.executionCount,
+    );
     expect(after.executionCount - before.executionCount).toBeLessThan(texts.length);
   });
 

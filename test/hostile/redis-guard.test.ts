@@ -21,8 +21,9 @@ import {
   createGateway,
   hashApiKey,
 } from '../../lib/gateway/index.js';
+import { SERVE_HTTP_OPTIONS } from '../gateway/helpers.js';
 import { noRedis, useRedis } from '../gateway/redis-server.js';
-import { useServer } from '../helpers.js';
+import { SETTLE_MS, useServer } from '../helpers.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
 const server = useServer(['identity_fp32']);
@@ -117,7 +118,7 @@ function statuses(gs: GatewayGuard[], jwt: string): Promise<number[]> {
 }
 
 /** Resolves with `probe()`'s value once `ok` holds; rejects after `ms` naming `what` and the last value seen. */
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000) {
+async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = SETTLE_MS) {
   const end = Date.now() + ms;
   for (;;) {
     const seen = await probe();
@@ -322,7 +323,8 @@ describe.skipIf(noRedis !== false)('revocation on Redis: no replica ever misses 
     try {
       const jwt = await token('expiring');
       expect(await statuses([...gs, local], jwt)).toEqual([200, 200, 200, 200]);
-      const expiresAt = Date.now() + 3000;
+      // Long enough for every replica to read the revocation (every 250 ms) on a busy machine.
+      const expiresAt = Date.now() + 10_000;
       await gs[0]!.revoke({ jti: 'expiring', expiresAt });
       await local.revoke({ jti: 'expiring', expiresAt });
       // Redis holds the expiry (before: never, the entry stayed until Redis lost it).
@@ -367,8 +369,10 @@ describe.skipIf(noRedis !== false)('what the guard keeps in Redis expires', () =
       };
       for (const [key, refillMs] of Object.entries(keys)) {
         const ttl = await db().pttl(key);
-        // Before: -1 (no TTL) for the buckets: a tenant's keys stayed in Redis for ever.
-        expect(ttl, key).toBeGreaterThan(0);
+        // Before: -1 (no TTL) for the buckets: a tenant's keys stayed in Redis for ever. A key
+        // already gone (-2: a busy machine read it after its TTL) had one.
+        expect(ttl, key).not.toBe(-1);
+        if (ttl !== -2) expect(ttl, key).toBeGreaterThan(0);
         expect(ttl, key).toBeLessThanOrEqual(refillMs + 1000);
       }
       held.done({ status: 200 });
@@ -592,7 +596,7 @@ describe('a body is charged for the bytes read, never for what it declares', () 
           maxBodyBytes: MAX_BODY,
           guard: { ...bodyGuard(store), audit: { stream, flushIntervalMs: 10 } },
         });
-        listener = http.createServer(gateway.handler);
+        listener = http.createServer(SERVE_HTTP_OPTIONS, gateway.handler);
         await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
         url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
       });

@@ -3,7 +3,7 @@
  * time with the machine's torch: real architectures, random weights, never
  * committed. Shared by test/gpu/torch-models.test.ts and bench/torch.ts.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,17 +67,42 @@ export interface Manifest {
 
 /**
  * Makes the models into `dir` (unless its manifest is there already) and
- * returns the manifest. Throws with the generator's output when it fails.
+ * returns the manifest. Rejects with the generator's output when it fails.
+ * Not spawnSync: making them takes minutes, which a test's vitest worker must
+ * spend answering its runner (its calls time out after 60 s).
  */
-export function makeGpuModels(dir: string, options: { onnx?: boolean; python?: string } = {}): Manifest {
+export async function makeGpuModels(
+  dir: string,
+  options: { onnx?: boolean; python?: string } = {},
+): Promise<Manifest> {
   const manifestPath = join(dir, 'references', 'manifest.json');
   if (!existsSync(manifestPath)) {
     const args = [MAKE_MODELS, '--out', dir, ...(options.onnx ? ['--onnx'] : [])];
-    const run = spawnSync(options.python ?? torchPython(), args, {
-      encoding: 'utf8',
-      timeout: 600_000,
-      maxBuffer: 64 << 20,
-    });
+    const run = await new Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = spawn(options.python ?? torchPython(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        let error: Error | undefined;
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          stdout += d;
+        });
+        child.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr += d;
+        });
+        const timer = setTimeout(() => {
+          error = new Error('ran past 600 s');
+          child.kill('SIGTERM');
+        }, 600_000);
+        child.on('error', (e) => {
+          error = e;
+        });
+        child.on('close', (status) => {
+          clearTimeout(timer);
+          resolve({ status, stdout, stderr, ...(error === undefined ? {} : { error }) });
+        });
+      },
+    );
     if (run.status !== 0) {
       throw new Error(
         `make_models.py failed (${run.error?.message ?? `exit ${run.status}`}):\n${run.stderr}\n${run.stdout}`,
