@@ -58,6 +58,8 @@ type Testing = typeof import('../lib/testing.js');
 type Native = typeof import('../lib/addon/load.js');
 
 const MiB = 1024 * 1024;
+/** How long requests may take to drain after their worker ended or the server stopped. */
+const DRAIN_MS = 120_000;
 
 function exposeGc(): () => void {
   const existing = (globalThis as { gc?: () => void }).gc;
@@ -310,15 +312,19 @@ async function workerPhase(
           const code = await w.exited;
           if (code !== 0) recordError(run, `round ${round}: a worker exited with code ${code}`);
         }
-        // The terminated worker's requests are cancelled and released natively.
-        const end = performance.now() + 30_000;
+        // The terminated worker's requests are cancelled and released natively
+        // (those already queued run first): a bound, generous for a busy machine.
+        const end = performance.now() + DRAIN_MS;
         while (native.addon().addonStats().pendingRequests > 0 && performance.now() < end) {
           await new Promise((r) => setTimeout(r, 20));
           progress.moved++;
         }
         const left = native.addon().addonStats().pendingRequests;
         if (left > 0)
-          recordError(run, `round ${round}: ${left} request(s) still pending 30 s after the workers ended`);
+          recordError(
+            run,
+            `round ${round}: ${left} request(s) still pending ${DRAIN_MS / 1000} s after the workers ended`,
+          );
         // This thread's server serves on.
         const input = new Float32Array([round, 1, 2, 3]);
         const r = await identity.infer({ inputs: { INPUT0: input } });
@@ -360,7 +366,7 @@ async function stopPhase(
   streamsDone: number,
 ): Promise<Sample> {
   await server.stop();
-  const drainEnd = performance.now() + 30_000;
+  const drainEnd = performance.now() + DRAIN_MS;
   while (native.addon().addonStats().pendingRequests > 0 && performance.now() < drainEnd) {
     await new Promise((r) => setTimeout(r, 50));
   }
