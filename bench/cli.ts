@@ -58,6 +58,7 @@ interface BenchOptions {
   kind: 'cpu' | 'gpu';
   threads?: number[];
   gpuModels?: string;
+  tokens?: number;
 }
 
 interface SoakCliOptions {
@@ -380,11 +381,29 @@ async function benchVsTorchAnchor(opts: BenchOptions, cmd: Command): Promise<num
   const { benchVsTorch } = await import('./torch.js');
   const models = (opts.models ?? 'resnet50_pt,resnet50_py,encoder').split(',').map((m) => m.trim());
   for (const m of models) {
-    if (!['resnet50_pt', 'resnet50_py', 'encoder'].includes(m)) {
-      throw new TypeError(`Expected resnet50_pt, resnet50_py or encoder in --models but received '${m}'`);
+    if (!['resnet50_pt', 'resnet50_py', 'encoder', 'llm'].includes(m)) {
+      throw new TypeError(
+        `Expected resnet50_pt, resnet50_py, encoder or llm in --models but received '${m}'`,
+      );
     }
   }
   const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  if (models.includes('llm')) {
+    if (models.length > 1)
+      throw new TypeError('Expected --models llm alone (the LLM takes the GPU to itself)');
+    const { benchLlm } = await import('./llm.js');
+    return benchLlm({
+      concurrency: opts.concurrency ?? [1, 8, 32, 64],
+      tokens: opts.tokens ?? 128,
+      rounds: given('rounds') ? opts.rounds : 3,
+      utilization: 0.85,
+      library: path.resolve(opts.library),
+      backendDirectory: opts.backendDir,
+      modelsDir: opts.gpuModels,
+      out: opts.out,
+      progress: opts.progress ? (what) => process.stderr.write(`bench: ${what}\n`) : () => {},
+    });
+  }
   return benchVsTorch({
     concurrency: opts.concurrency ?? [1, 8, 32, 64],
     durationS: given('duration') ? opts.duration : 3,
@@ -438,7 +457,14 @@ function anchorOptions(benchCmd: Command): Command {
     )
     .option(
       '--models <list>',
-      'with --vs: ocr_det,ocr_cls (default), silero_vad; with --vs torch: resnet50_pt,resnet50_py,encoder',
+      'with --vs: ocr_det,ocr_cls (default), silero_vad; with --vs torch: resnet50_pt,resnet50_py,encoder,\n' +
+        'or llm alone (the GPU LLM of test/gpu/llm: streams at each concurrency, in-process and over the\n' +
+        'OpenAI route, against transformers’ batched generate; --tokens new tokens, --rounds requests a stream)',
+    )
+    .option(
+      '--tokens <n>',
+      'with --models llm: new tokens a request (default 128)',
+      arg(positive('--tokens')),
     )
     .option(
       '--gpu-models <dir>',

@@ -194,6 +194,9 @@ class Engine:
         self.free = list(range(num_blocks - 1, 0, -1))
         self.waiting = collections.deque()
         self.running = []
+        # Decode steps run and the tokens they made: tokens / steps is the mean batch of a decode pass.
+        self.decode_steps = 0
+        self.decoded_tokens = 0
         self.memory["cache_bytes"] = num_blocks * self.block_bytes
         self.memory["cache_tokens"] = (num_blocks - 1) * block_size
 
@@ -309,6 +312,8 @@ class Engine:
             events += self._prefill(admitted)
         if decoding:
             events += self._decode(decoding)
+            self.decode_steps += 1
+            self.decoded_tokens += len(decoding)
         for seq, token in events:
             if len(seq.tokens) >= seq.params.max_tokens or seq.length >= self.max_model_len:
                 self.finish(seq, "length")

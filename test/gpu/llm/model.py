@@ -119,6 +119,8 @@ class Gauges:
                 ("llm_kv_cache_blocks_total", "KV cache blocks the model allocated"),
                 ("llm_running_sequences", "Sequences decoding now"),
                 ("llm_waiting_sequences", "Sequences waiting for cache blocks"),
+                ("llm_decode_steps", "Decode passes run (each one forward pass over every running sequence)"),
+                ("llm_decoded_tokens", "Tokens those passes made"),
             ):
                 self.metrics[key] = family(name=key, description=description, kind=family.GAUGE).Metric(
                     labels={"model": model}
@@ -132,6 +134,8 @@ class Gauges:
             "llm_kv_cache_blocks_total": engine.num_blocks - 1,
             "llm_running_sequences": len(engine.running),
             "llm_waiting_sequences": len(engine.waiting),
+            "llm_decode_steps": engine.decode_steps,
+            "llm_decoded_tokens": engine.decoded_tokens,
         }
         for key, metric in self.metrics.items():
             metric.set(values[key])

@@ -66,10 +66,49 @@ export interface Manifest {
 }
 
 /**
+ * Runs a model generator (`args[0]` a script) with `python`; rejects with its
+ * output when it fails or runs past 10 minutes. Not spawnSync: making models
+ * takes minutes, which a test's vitest worker must spend answering its runner
+ * (its calls time out after 60 s).
+ */
+export async function runGenerator(python: string, args: string[]): Promise<string> {
+  const run = await new Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }>(
+    (resolve) => {
+      const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let error: Error | undefined;
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+      });
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+      });
+      const timer = setTimeout(() => {
+        error = new Error('ran past 600 s');
+        child.kill('SIGTERM');
+      }, 600_000);
+      child.on('error', (e) => {
+        error = e;
+      });
+      child.on('close', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr, ...(error === undefined ? {} : { error }) });
+      });
+    },
+  );
+  if (run.status !== 0) {
+    const script = args[0]?.split('/').pop() ?? python;
+    throw new Error(
+      `${script} failed (${run.error?.message ?? `exit ${run.status}`}):\n${run.stderr}\n${run.stdout}`,
+    );
+  }
+  return run.stdout;
+}
+
+/**
  * Makes the models into `dir` (unless its manifest is there already) and
  * returns the manifest. Rejects with the generator's output when it fails.
- * Not spawnSync: making them takes minutes, which a test's vitest worker must
- * spend answering its runner (its calls time out after 60 s).
  */
 export async function makeGpuModels(
   dir: string,
@@ -77,37 +116,12 @@ export async function makeGpuModels(
 ): Promise<Manifest> {
   const manifestPath = join(dir, 'references', 'manifest.json');
   if (!existsSync(manifestPath)) {
-    const args = [MAKE_MODELS, '--out', dir, ...(options.onnx ? ['--onnx'] : [])];
-    const run = await new Promise<{ status: number | null; error?: Error; stdout: string; stderr: string }>(
-      (resolve) => {
-        const child = spawn(options.python ?? torchPython(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        let error: Error | undefined;
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-          stderr += d;
-        });
-        const timer = setTimeout(() => {
-          error = new Error('ran past 600 s');
-          child.kill('SIGTERM');
-        }, 600_000);
-        child.on('error', (e) => {
-          error = e;
-        });
-        child.on('close', (status) => {
-          clearTimeout(timer);
-          resolve({ status, stdout, stderr, ...(error === undefined ? {} : { error }) });
-        });
-      },
-    );
-    if (run.status !== 0) {
-      throw new Error(
-        `make_models.py failed (${run.error?.message ?? `exit ${run.status}`}):\n${run.stderr}\n${run.stdout}`,
-      );
-    }
+    await runGenerator(options.python ?? torchPython(), [
+      MAKE_MODELS,
+      '--out',
+      dir,
+      ...(options.onnx ? ['--onnx'] : []),
+    ]);
   }
   return JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
 }
