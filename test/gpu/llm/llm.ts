@@ -10,7 +10,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from '../../../lib/index.js';
-import { BACKEND_DIR } from '../../helpers.js';
 import { runGenerator, torchPython } from '../torch/models.js';
 
 export const MAKE_LLM = fileURLToPath(new URL('./make_llm.py', import.meta.url));
@@ -42,10 +41,29 @@ export interface LlmManifest {
 
 /** Why the python backend is not there to serve it, or false. */
 export function pythonBackendMissing(): string | false {
+  // Not test/helpers.ts's BACKEND_DIR: the bench imports this file outside vitest.
+  const BACKEND_DIR = process.env.TRITON_BACKEND_DIR;
   if (!BACKEND_DIR)
     return 'needs real Triton (TRITON_SERVER_LIB and TRITON_BACKEND_DIR) with the python backend';
   const file = join(BACKEND_DIR, 'python', 'libtriton_python.so');
   return existsSync(file) ? false : `needs Triton's python backend (${file})`;
+}
+
+/**
+ * Whether TRITON_NODE_GPU_LLM names a model made for the CPU (`make_llm.py
+ * --device cpu --num-blocks N`): a developer's way to run the LLM tests
+ * without a GPU, on real Triton's CPU build with a Python that has torch.
+ */
+export function llmOnCpu(): boolean {
+  const dir = process.env.TRITON_NODE_GPU_LLM;
+  if (!dir) return false;
+  try {
+    return (
+      (JSON.parse(readFileSync(join(dir, 'references', 'llm.json'), 'utf8')) as LlmManifest).gpu === 'cpu'
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** The report file the model writes (one JSON line at start, one per finished request). */

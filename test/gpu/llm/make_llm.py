@@ -85,6 +85,8 @@ def config_pbtxt(args, report_file):
     }
     if report_file:
         params["report_file"] = report_file
+    if args.num_blocks:
+        params["num_blocks"] = str(args.num_blocks)
     lines = ",\n".join(
         "  { key: %s value: { string_value: %s } }" % (json.dumps(k), json.dumps(v)) for k, v in params.items()
     )
@@ -117,11 +119,17 @@ input [
 output [
 %s
 ]
-instance_group [ { count: 1 kind: KIND_GPU gpus: [ 0 ] } ]
+instance_group [ %s ]
 parameters [
 %s
 ]
-""" % (args.name, ",\n".join(inputs), ",\n".join(outputs), lines)
+""" % (
+        args.name,
+        ",\n".join(inputs),
+        ",\n".join(outputs),
+        "{ count: 1 kind: KIND_GPU gpus: [ 0 ] }" if args.device != "cpu" else "{ count: 1 kind: KIND_CPU }",
+        lines,
+    )
 
 
 def greedy_alone(model, device, prompts):

@@ -112,6 +112,9 @@ class Gauges:
 
     def __init__(self, model):
         self.metrics = {}
+        self.last = {}
+        # A Metric must not outlive its MetricFamily: keep both.
+        self.families = []
         try:
             family = pb_utils.MetricFamily
             for key, description in (
@@ -122,23 +125,27 @@ class Gauges:
                 ("llm_decode_steps", "Decode passes run (each one forward pass over every running sequence)"),
                 ("llm_decoded_tokens", "Tokens those passes made"),
             ):
-                self.metrics[key] = family(name=key, description=description, kind=family.GAUGE).Metric(
-                    labels={"model": model}
-                )
+                self.families.append(family(name=key, description=description, kind=family.GAUGE))
+                self.metrics[key] = self.families[-1].Metric(labels={"model": model})
         except Exception:  # metrics off: nothing to publish
             self.metrics = {}
 
-    def set(self, engine):
+    def set(self, engine, counters=False):
+        """Publishes what changed (each set is a message to the server); the step counters only when asked."""
         values = {
             "llm_kv_cache_blocks_used": engine.blocks_in_use,
             "llm_kv_cache_blocks_total": engine.num_blocks - 1,
             "llm_running_sequences": len(engine.running),
             "llm_waiting_sequences": len(engine.waiting),
-            "llm_decode_steps": engine.decode_steps,
-            "llm_decoded_tokens": engine.decoded_tokens,
         }
-        for key, metric in self.metrics.items():
-            metric.set(values[key])
+        if counters:
+            values["llm_decode_steps"] = engine.decode_steps
+            values["llm_decoded_tokens"] = engine.decoded_tokens
+        for key, value in values.items():
+            metric = self.metrics.get(key)
+            if metric is not None and self.last.get(key) != value:
+                metric.set(value)
+                self.last[key] = value
 
 
 class TritonPythonModel:
@@ -189,10 +196,18 @@ class TritonPythonModel:
     # ---- the engine's thread ------------------------------------------------------
 
     def loop(self):
+        try:
+            self.run()
+        except BaseException:
+            # Never a silent death: every request waiting on this thread would hang.
+            pb_utils.Logger.log_error("%s: the engine's thread failed: %s" % (self.name, traceback.format_exc()))
+            self.fail_all("the model '%s' failed: see the server's log" % self.name)
+
+    def run(self):
         engine = self.engine
         while not self.stopping:
             if engine.idle and self.inbox.empty():
-                self.gauges.set(engine)
+                self.gauges.set(engine, counters=True)
                 self.wake.wait(0.5)
                 self.wake.clear()
                 continue
@@ -204,7 +219,7 @@ class TritonPythonModel:
                 self.fail_all("the engine failed: %s" % traceback.format_exc(limit=3))
                 continue
             self.deliver(events)
-            self.gauges.set(engine)
+            self.gauges.set(engine, counters=engine.idle or engine.decode_steps % 64 == 0)
         self.fail_all("the model '%s' is unloading" % self.name)
 
     def take(self):
