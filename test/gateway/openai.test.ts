@@ -218,7 +218,9 @@ describe('errors', () => {
 
   it('answers unsupported and malformed parameters with 400 naming the parameter', async () => {
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ n: 2 }, 'n'],
+      [{ n: 17 }, 'n'],
+      [{ n: 0 }, 'n'],
+      [{ best_of: 2 }, 'best_of'],
       [{ temperature: 5 }, 'temperature'],
       [{ max_tokens: 0 }, 'max_tokens'],
       [{ stop: [1] }, 'stop'],
