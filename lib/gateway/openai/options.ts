@@ -43,7 +43,8 @@ export interface OpenAIModelOptions extends EmbeddingModelOptions {
   /** `max_tokens` sent when a request gives none (default: none sent; the model decides). */
   maxTokensDefault?: number;
   /**
-   * How tokens are counted for `usage`, limits and metrics: `'words'` (default; whitespace-separated
+   * How tokens are counted for `usage`, limits and metrics when the model does not report its own
+   * (the vLLM backend's `num_input_tokens`/`num_output_tokens`): `'words'` (default; whitespace-separated
    * words of the text) or `'responses'` (one per response of the model, as an LLM backend that streams
    * token by token sends them).
    */
