@@ -222,6 +222,32 @@ async function withGuard<T>(guard: Guard, body: () => Promise<T>): Promise<T> {
 }
 
 describe('n choices and the guard', () => {
+  it('a choice that fails cancels the others: one refused spend ends all three requests', async () => {
+    const before = await llm.cancelled(server());
+    let spends = 0;
+    const guard: Guard = {
+      async admit() {
+        return {
+          tenant: 't',
+          done: () => undefined,
+          canSee: () => true,
+          // Refuses once, the 5th spend: the choice that asked fails, the others could go on.
+          spendTokens: () => ++spends !== 5,
+          tokensRetryAfterSeconds: () => 1,
+        };
+      },
+    };
+    const err = await withGuard(guard, () =>
+      rejection(
+        client().completions.create({ model: 'words', prompt: 'tick tock', max_tokens: 2000, n: 3 }),
+        Error,
+      ),
+    );
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    // All three were cancelled, long before their 2,000 tokens.
+    expect(await eventually(async () => (await llm.cancelled(server())) >= before + 3)).toBe(true);
+  });
+
   it('spends and audits the tokens of every choice; a budget below them refuses the answer', async () => {
     const g = budgetGuard(100);
     await withGuard(g.guard, () =>

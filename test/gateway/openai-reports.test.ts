@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+import { finishReason } from '../../lib/gateway/openai/generate.js';
 import { llmUnderTest } from '../backends/llm-helpers.js';
 import { writeLlmModel } from '../backends/python-llm.js';
 import { library, skipAllIf, useServer } from '../helpers.js';
@@ -156,5 +157,22 @@ describe('a model without them', () => {
     expect(c.choices[0]!.finish_reason).toBe(counted >= generated ? 'length' : 'stop');
     // Not what the same model answers when it reports its own: the gateway invents none of that.
     expect([counted, c.choices[0]!.finish_reason]).not.toEqual([generated, 'stop']);
+  });
+});
+
+describe("a model's finish reason in OpenAI's words", () => {
+  it("keeps stop, length and content_filter, maps their synonyms, ignores vLLM's None, and calls the rest stop", () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['stop', 'stop'],
+      ['length', 'length'],
+      ['content_filter', 'content_filter'],
+      ['eos', 'stop'],
+      ['max_tokens', 'length'],
+      ['LENGTH', 'length'],
+      ['None', undefined],
+      ['', undefined],
+      ['abort', 'stop'],
+    ];
+    for (const [reported, expected] of cases) expect(finishReason(reported), reported).toBe(expected);
   });
 });
