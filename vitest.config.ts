@@ -93,6 +93,7 @@ export default defineConfig({
           name: 'dist',
           include: [
             'test/gateway/openai.test.ts',
+            'test/gateway/openai-choices.test.ts',
             'test/gateway/embeddings.test.ts',
             'test/gateway/guard.test.ts',
             'test/gateway/http.test.ts',

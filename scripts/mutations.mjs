@@ -23,6 +23,7 @@ import { MUTATIONS as HOSTILE_REDIS } from './mutations/hostile-redis.mjs';
 import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
+import { MUTATIONS as LLM_GATEWAY } from './mutations/llm-gateway.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
@@ -522,24 +523,22 @@ const CORE = [
     file: 'lib/gateway/openai/routes.ts',
     search:
       "    call.res.once('close', gone);\n" +
-      '    // The client may have left while the body was read and the request built.\n' +
+      '    // The client may have left while the body was read and the requests built.\n' +
       '    if (call.res.destroyed) gone();\n' +
-      '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
-      '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
-      '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
+      '      if (g.stream) await this.#streamed(call, kind, entry, g, choices);\n' +
+      '      else await this.#whole(call, kind, entry, g, choices);\n' +
       '    } finally {\n' +
       '      this.#ctx.cancels.delete(cancel);\n' +
       "      call.res.off('close', gone);\n" +
-      '      stream.cancel();\n',
+      '      gone();\n',
     replace:
-      '    const timing = { first: undefined as number | undefined, last: call.ex.arrived };\n' +
       '    try {\n' +
-      '      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);\n' +
-      '      else await this.#whole(call, kind, entry, g, stream, timing);\n' +
+      '      if (g.stream) await this.#streamed(call, kind, entry, g, choices);\n' +
+      '      else await this.#whole(call, kind, entry, g, choices);\n' +
       '    } finally {\n' +
       '      this.#ctx.cancels.delete(cancel);\n',
-    tests: ['test/gateway/openai.test.ts'],
+    tests: ['test/gateway/openai.test.ts', 'test/gateway/openai-choices.test.ts'],
   },
   {
     name: 'openai-tokens-unlimited',
@@ -576,6 +575,7 @@ export const MUTATIONS = [
   ...ONNX_MODELS,
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
+  ...LLM_GATEWAY,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,

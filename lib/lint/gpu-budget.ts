@@ -7,7 +7,7 @@
  */
 import { addon } from '../addon/load.js';
 import type { ModelInstanceGroup } from '../config/model-config.js';
-import type { LintModel, LintOptions } from './model.js';
+import { type LintModel, type LintOptions, pythonLlmUtilization } from './model.js';
 import { backendOf } from './weights.js';
 
 const MiB = 1024 * 1024;
@@ -81,8 +81,9 @@ interface Share {
   bytes: number;
   /** How `bytes` was reckoned, for the message. */
   how: string;
-  /** A vLLM model's gpu_memory_utilization. */
+  /** An LLM's gpu_memory_utilization, and where it is set (for the fix). */
   utilization?: number;
+  utilizationIn?: string;
 }
 
 /** The versions a model's version policy serves (default: the newest). */
@@ -146,6 +147,27 @@ function modelShares(m: LintModel, totals: number[]): Map<number, Share[]> {
           bytes: count * u * totals[g]!,
           how: `${count > 1 ? `${count} × ` : ''}gpu_memory_utilization ${u}${args === undefined ? " (vLLM's default)" : ''} of ${bytes(totals[g]!)}`,
           utilization: u,
+          utilizationIn: 'model.json',
+        });
+      }
+      continue;
+    }
+    const llm = pythonLlmUtilization(m);
+    if (llm !== undefined) {
+      // A Python LLM takes its share of each GPU an instance of it runs on, whatever its weights
+      // (as vLLM does); KIND_CPU and KIND_MODEL instances still place it, on the first GPU.
+      const u = llm.value;
+      const gpus =
+        kind === 'KIND_GPU' || kind === 'KIND_AUTO' ? (group.gpus === undefined ? all : listed) : [0];
+      for (const g of gpus) {
+        add(g, {
+          model: m,
+          path,
+          instances: count,
+          bytes: count * u * totals[g]!,
+          how: `${count > 1 ? `${count} × ` : ''}gpu_memory_utilization ${u} of ${bytes(totals[g]!)}`,
+          utilization: u,
+          utilizationIn: 'its config.pbtxt parameters',
         });
       }
       continue;
@@ -172,11 +194,11 @@ export interface BudgetFinding {
   fix: string;
 }
 
-/** Models with GPU instances whatever the machine: KIND_GPU groups, listed GPUs, vLLM. */
+/** Models with GPU instances whatever the machine: KIND_GPU groups, listed GPUs, vLLM, Python LLMs. */
 function gpuModels(models: readonly LintModel[]): Array<{ model: LintModel; path: string }> {
   const out: Array<{ model: LintModel; path: string }> = [];
   for (const m of models) {
-    if (backendOf(m.config) === 'vllm') {
+    if (backendOf(m.config) === 'vllm' || pythonLlmUtilization(m) !== undefined) {
       out.push({ model: m, path: m.config.instance_group === undefined ? 'name' : 'instance_group[0]' });
       continue;
     }
@@ -210,7 +232,8 @@ function budgetFix(worst: number, totals: number[], perGpu: Map<number, Share[]>
     // vLLM takes its share of the GPU whatever its weights: lower the share.
     const u =
       Math.floor((anchor.utilization - excess / anchor.instances / totals[worst]!) * 100 + 1e-9) / 100;
-    if (u > 0) ways.push(`set ${anchor.model.name}'s gpu_memory_utilization to ${u} in model.json`);
+    if (u > 0)
+      ways.push(`set ${anchor.model.name}'s gpu_memory_utilization to ${u} in ${anchor.utilizationIn}`);
   } else {
     const keep = anchor.instances - Math.ceil(excess / (anchor.bytes / anchor.instances));
     if (keep >= 1) ways.push(`set ${anchor.model.name}'s count to ${keep}`);

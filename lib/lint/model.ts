@@ -142,3 +142,18 @@ export function jsonKeyPosition(text: string, key: string): TextPosition {
   const before = text.slice(0, at).split('\n');
   return { line: before.length, column: before.at(-1)!.length + 1 };
 }
+
+/**
+ * A Python-backend LLM's `gpu_memory_utilization` config.pbtxt parameter
+ * (the share of its GPU's memory its weights and KV cache may take, as
+ * vLLM's engine argument means it), with the parameter's index; undefined
+ * for any other model, or a value that is not a number.
+ */
+export function pythonLlmUtilization(m: LintModel): { value: number; index: number } | undefined {
+  if (m.config.backend !== 'python') return undefined;
+  const params = (m.config.parameters ?? {}) as Record<string, { string_value?: unknown }>;
+  const index = Object.keys(params).indexOf('gpu_memory_utilization');
+  if (index < 0) return undefined;
+  const value = Number(params.gpu_memory_utilization?.string_value);
+  return Number.isNaN(value) ? undefined : { value, index };
+}

@@ -10,7 +10,13 @@ import { externalFileProblem, findOnnxExternalData } from '../config/onnx-extern
 import { maxSessionThreads, onnxThreadCountProblems } from '../config/onnxruntime.js';
 import type { TextPosition } from '../config/pbtxt.js';
 import { sequenceStateSizes, sequenceStateText } from '../config/sequence-states.js';
-import { type LintModel, type LintOptions, type Severity, jsonKeyPosition } from './model.js';
+import {
+  type LintModel,
+  type LintOptions,
+  type Severity,
+  jsonKeyPosition,
+  pythonLlmUtilization,
+} from './model.js';
 
 /** How a rule reports: at a config field path, or at a position in another file. */
 export interface RuleContext {
@@ -128,8 +134,20 @@ export const RULES: LintRule[] = [
   },
   {
     id: 'gpu-memory-headroom',
-    description: "vLLM's gpu_memory_utilization leaves no headroom above 0.9 (and fails at 1.0)",
+    description:
+      "an LLM's gpu_memory_utilization (vLLM's, or a Python LLM's parameter) leaves no headroom above 0.9 (and fails at 1.0)",
     check({ model, report }) {
+      // A Python-backend LLM reads it from its config.pbtxt parameters: there it is in its place.
+      const python = pythonLlmUtilization(model);
+      if (python !== undefined && python.value > 0.9) {
+        const u = python.value;
+        report(
+          { path: `parameters[${python.index}].value.string_value` },
+          u >= 1 ? 'error' : 'warning',
+          `gpu_memory_utilization ${u} leaves ${u >= 1 ? 'no' : 'too little'} GPU memory for CUDA graphs, the other models and fragmentation`,
+          'set the gpu_memory_utilization parameter to 0.9 (0.85 with other models on the GPU)',
+        );
+      }
       if (model.config.backend !== 'vllm') return;
       const finding = (u: number, misplaced: boolean) =>
         [

@@ -32,6 +32,11 @@ export interface LlmUnderTest {
   stopped(full: string, stop: string): string;
   /** Tokens the model generates for a prompt of `words` words that sets no max_tokens. */
   defaultTokens(words: number): number;
+  /**
+   * The finish reason the model reports then: 'stop' on the fake (it ends with the prompt, as at
+   * an end-of-sequence token), 'length' on the Python model (its default max_tokens, 16, as vLLM's).
+   */
+  defaultFinish: 'stop' | 'length';
   /** Requests the model saw cancelled so far (the fake's statistics; the Python model's report file). */
   cancelled(server: Server): Promise<number>;
 }
@@ -56,6 +61,7 @@ export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
         return at < 0 ? full : words.slice(0, at).join(' ');
       },
       defaultTokens: (words) => words,
+      defaultFinish: 'stop',
       async cancelled(server) {
         const [stats] = await server.model('text_words').statistics();
         return Object.values(stats!.responseStats).reduce((n, s) => n + s.cancel.count, 0);
@@ -70,6 +76,7 @@ export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
       describe: 'none',
       stopped: () => '',
       defaultTokens: () => 0,
+      defaultFinish: 'stop',
       cancelled: async () => 0,
     };
   }
@@ -89,6 +96,7 @@ export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
       return at < 0 ? full : full.slice(0, at);
     },
     defaultTokens: () => 16,
+    defaultFinish: 'length',
     cancelled: async () => readLlmReports(reportFile).filter((r) => r.reason === 'cancelled').length,
   };
 }

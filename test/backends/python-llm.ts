@@ -27,6 +27,16 @@
  * appends one JSON line per finished request to that file: its id, the
  * tokens it generated, the responses it sent and why it ended ("length",
  * "stop", "cancelled").
+ *
+ * Like the vLLM backend's additional outputs, per request: BOOL inputs
+ * `return_finish_reason`, `return_num_input_tokens`,
+ * `return_num_output_tokens` (optional) add to every response
+ * `finish_reason` (BYTES: "length", "stop", or "None" before the end),
+ * `num_input_tokens` (UINT32: the prompt's words) and `num_output_tokens`
+ * (UINT32: tokens generated since the previous response, the one a stop
+ * string cut out included). A stream whose last token was cut out still
+ * sends a last response then (empty text) to carry them. The config lists
+ * them unless `additionalOutputs: false`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -99,9 +109,16 @@ def first(request, name):
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def text_response(text):
+def text_response(text, extras=None):
     data = np.array([text.encode("utf-8")], dtype=np.object_)
-    return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("text_output", data)])
+    tensors = [pb_utils.Tensor("text_output", data)]
+    for name, value in (extras or {}).items():
+        if name == "finish_reason":
+            array = np.array([value.encode("utf-8")], dtype=np.object_)
+        else:
+            array = np.array([value], dtype=np.uint32)
+        tensors.append(pb_utils.Tensor(name, array))
+    return pb_utils.InferenceResponse(output_tensors=tensors)
 
 
 def error_response(message):
@@ -201,7 +218,10 @@ class TritonPythonModel:
             raise ValueError("sampling_parameters: stop must be a string or a list of strings")
         temperature = float(sampling.get("temperature", 0))
         seed = sampling.get("seed")
+        wanted = [n for n in ("finish_reason", "num_input_tokens", "num_output_tokens")
+                  if bool(first(request, "return_" + n) or False)]
         return {
+            "wanted": wanted,
             "prompt": prompt,
             "stream": stream,
             "prepend": prepend,
@@ -211,9 +231,20 @@ class TritonPythonModel:
             "rng": random.Random(int(seed) if seed is not None else None),
         }
 
+    def extras(self, job, tokens, reason):
+        """The additional outputs asked for, on a response that ends with \`tokens\` generated."""
+        values = {
+            "finish_reason": reason,
+            "num_input_tokens": len(job["prompt"].split()),
+            "num_output_tokens": tokens - job["reported"],
+        }
+        job["reported"] = tokens
+        return {n: values[n] for n in job["wanted"]}
+
     def generate(self, request, sender, job):
         gen = Generation(job["stop"])
         state = self.chain.start(job["prompt"])
+        job["reported"] = 0
         tokens = 0
         responses = 0
         reason = "cancelled"
@@ -231,13 +262,14 @@ class TritonPythonModel:
                 piece += gen.flush()
                 reason = "stop" if gen.stopped else "length"
             if job["stream"] and last:
-                if piece != "":
-                    sender.send(text_response(piece), flags=FINAL)
+                # A last token cut out still has its counts and the reason to carry, when asked for.
+                if piece != "" or job["wanted"]:
+                    sender.send(text_response(piece, self.extras(job, tokens, reason)), flags=FINAL)
                     responses += 1
                 else:
                     sender.send(flags=FINAL)
             elif job["stream"] and piece != "":
-                sender.send(text_response(piece))
+                sender.send(text_response(piece, self.extras(job, tokens, "None")))
                 responses += 1
             if last:
                 break
@@ -245,7 +277,7 @@ class TritonPythonModel:
             sender.send(flags=FINAL)
         elif not job["stream"]:
             text = (job["prompt"] if job["prepend"] else "") + gen.text
-            sender.send(text_response(text), flags=FINAL)
+            sender.send(text_response(text, self.extras(job, tokens, reason)), flags=FINAL)
             responses += 1
         self.report(request, tokens, responses, reason)
 
@@ -274,7 +306,22 @@ export interface LlmModelOptions {
   maxTokensDefault?: number;
   /** A file the model appends one JSON line to per finished request (default: none). */
   reportFile?: string;
+  /**
+   * List the vLLM backend's additional outputs in the config (`return_*` inputs, `finish_reason`,
+   * `num_input_tokens`, `num_output_tokens`), as a model that reports its own counts (default true).
+   */
+  additionalOutputs?: boolean;
 }
+
+/** The vLLM backend's additional outputs: the inputs that ask for them, and the outputs. */
+const ADDITIONAL_INPUTS = `,
+  { name: "return_finish_reason" data_type: TYPE_BOOL dims: [ 1 ] optional: true },
+  { name: "return_num_input_tokens" data_type: TYPE_BOOL dims: [ 1 ] optional: true },
+  { name: "return_num_output_tokens" data_type: TYPE_BOOL dims: [ 1 ] optional: true }`;
+const ADDITIONAL_OUTPUTS = `,
+  { name: "finish_reason" data_type: TYPE_STRING dims: [ -1 ] },
+  { name: "num_input_tokens" data_type: TYPE_UINT32 dims: [ -1 ] },
+  { name: "num_output_tokens" data_type: TYPE_UINT32 dims: [ -1 ] }`;
 
 /** The model's config.pbtxt. */
 export function llmConfig(options: LlmModelOptions = {}): string {
@@ -284,6 +331,7 @@ export function llmConfig(options: LlmModelOptions = {}): string {
     max_tokens_default: String(options.maxTokensDefault ?? 16),
   };
   if (options.reportFile !== undefined) params.report_file = options.reportFile;
+  const extra = options.additionalOutputs ?? true;
   const parameters = Object.entries(params)
     .map(([k, v]) => `  { key: ${JSON.stringify(k)} value: { string_value: ${JSON.stringify(v)} } }`)
     .join(',\n');
@@ -295,9 +343,11 @@ input [
   { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] },
   { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true },
   { name: "sampling_parameters" data_type: TYPE_STRING dims: [ 1 ] optional: true },
-  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true }
+  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true }${extra ? ADDITIONAL_INPUTS : ''}
 ]
-output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]
+output [
+  { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] }${extra ? ADDITIONAL_OUTPUTS : ''}
+]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 parameters [
 ${parameters}

@@ -97,7 +97,8 @@ describe('completions', () => {
     for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? '';
     expect(streamed).toBe(stopped.choices[0]!.text);
     const unset = await client().completions.create({ model: 'words', prompt: 'one two three' });
-    expect(unset.choices[0]!.finish_reason).toBe('stop');
+    // The model's own finish reason: its default max_tokens reached, or its end.
+    expect(unset.choices[0]!.finish_reason).toBe(llm.defaultFinish);
     expect(words(unset.choices[0]!.text)).toHaveLength(llm.defaultTokens(3));
     const capped = await client().completions.create({ model: 'words-capped', prompt: 'one two three' });
     expect(capped.choices[0]!.finish_reason).toBe('length');
@@ -152,7 +153,11 @@ describe('chat completions', () => {
     const c = await client().chat.completions.create({ model: 'words', messages });
     expect(c.object).toBe('chat.completion');
     expect(c.id).toMatch(/^chatcmpl-/);
-    expect(c.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant' }, finish_reason: 'stop' });
+    expect(c.choices[0]).toMatchObject({
+      index: 0,
+      message: { role: 'assistant' },
+      finish_reason: llm.defaultFinish,
+    });
     // The fake repeats the prompt: the messages through the template.
     if (library().isFake) expect(c.choices[0]!.message.content).toBe('be brief hello there');
     const n = llm.defaultTokens(4);
@@ -218,7 +223,9 @@ describe('errors', () => {
 
   it('answers unsupported and malformed parameters with 400 naming the parameter', async () => {
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ n: 2 }, 'n'],
+      [{ n: 17 }, 'n'],
+      [{ n: 0 }, 'n'],
+      [{ best_of: 2 }, 'best_of'],
       [{ temperature: 5 }, 'temperature'],
       [{ max_tokens: 0 }, 'max_tokens'],
       [{ stop: [1] }, 'stop'],

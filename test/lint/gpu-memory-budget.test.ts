@@ -310,6 +310,46 @@ describe('gpu-memory-budget: the models of every repository, per GPU', () => {
       /^set llm's gpu_memory_utilization to 0\.77 in model\.json, or use a smaller model/,
     );
   });
+
+  it("a Python LLM's gpu_memory_utilization parameter counts as u × its GPU's memory, whatever its weights", () => {
+    const llm = (u: string, group: string) => ({
+      config: `backend: "python"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n${io}instance_group [ ${group} ]\nparameters { key: "gpu_memory_utilization" value: { string_value: "${u}" } }\nparameters { key: "max_model_len" value: { string_value: "8192" } }\n`,
+      files: { '1/model.py': '# the engine\n' },
+    });
+    const embed = {
+      config: gpu('pytorch', '{ kind: KIND_GPU gpus: [ 0 ] }'),
+      files: { '1/model.pt': 2 * GiB },
+    };
+    const dir = repository({ llm: llm('0.9', '{ count: 1 kind: KIND_GPU gpus: [ 0 ] }'), embed });
+    const [finding] = budget(lint(dir, { gpus: 2, gpuMemoryBytes: 80 * GiB }));
+    expect(finding).toMatchObject({ model: 'llm', severity: 'warning' });
+    expect(finding!.message).toMatch(
+      /^GPU 0: an estimated 74\.4 GiB of 80\.0 GiB \(93%\): llm gpu_memory_utilization 0\.9 of 80\.0 GiB = 72\.0 GiB; embed 1 × 2\.0 GiB \+ 20% = 2\.4 GiB\./,
+    );
+    // Not the vLLM wording: its parameters are where it reads them.
+    expect(finding!.fix).toMatch(
+      /^set llm's gpu_memory_utilization to 0\.77 in its config\.pbtxt parameters, or use a smaller model/,
+    );
+    // At 0.5 on its own GPU it fits; two instances of 0.6 do not.
+    expect(
+      budget(
+        lint(repository({ llm: llm('0.5', '{ kind: KIND_GPU gpus: [ 1 ] }'), embed }), {
+          gpus: 2,
+          gpuMemoryBytes: 80 * GiB,
+        }),
+      ),
+    ).toEqual([]);
+    const [two] = budget(
+      lint(repository({ llm: llm('0.6', '{ count: 2 kind: KIND_GPU gpus: [ 1 ] }'), embed }), {
+        gpus: 2,
+        gpuMemoryBytes: 80 * GiB,
+      }),
+    );
+    expect(two).toMatchObject({ model: 'llm', severity: 'error' });
+    expect(two!.message).toMatch(
+      /^GPU 1: an estimated 96\.0 GiB of 80\.0 GiB \(120%\): llm 2 × gpu_memory_utilization 0\.6 of 80\.0 GiB = 96\.0 GiB\./,
+    );
+  });
 });
 
 describe('gpu-memory-budget without a GPU memory to measure against', () => {

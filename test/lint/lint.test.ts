@@ -477,6 +477,45 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
   });
 });
 
+describe('an LLM served by the Python backend: gpu_memory_utilization as a config.pbtxt parameter', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-pyllm-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  function pythonLlm(name: string, backend: string, u: string): void {
+    mkdirSync(join(dir, name, '1'), { recursive: true });
+    writeFileSync(join(dir, name, '1', 'model.py'), '# the engine\n');
+    writeFileSync(
+      join(dir, name, 'config.pbtxt'),
+      `name: "${name}"\nbackend: "${backend}"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n${io}instance_group [ { count: 1 kind: KIND_GPU } ]\nparameters { key: "max_model_len" value: { string_value: "4096" } }\nparameters { key: "gpu_memory_utilization" value: { string_value: "${u}" } }\n`,
+    );
+  }
+  pythonLlm('py_full', 'python', '1.0');
+  pythonLlm('py_high', 'python', '0.95');
+  pythonLlm('py_fine', 'python', '0.85');
+  // Another backend's parameter of that name is not an LLM's share: left alone.
+  pythonLlm('not_python', 'identity', '0.99');
+  const report = lint(dir, { gpus: 0 });
+  const headroom = report.findings.filter((f) => f.rule === 'gpu-memory-headroom');
+
+  it('gpu-memory-headroom warns above 0.9 and errs at 1.0, at the parameter, without calling it misplaced', () => {
+    expect(headroom.map((f) => [f.model, f.severity, f.file, f.line])).toEqual([
+      ['py_full', 'error', join(dir, 'py_full', 'config.pbtxt'), 9],
+      ['py_high', 'warning', join(dir, 'py_high', 'config.pbtxt'), 9],
+    ]);
+    expect(headroom[0]!.message).toBe(
+      'gpu_memory_utilization 1 leaves no GPU memory for CUDA graphs, the other models and fragmentation',
+    );
+    expect(headroom[1]!.message).toMatch(/^gpu_memory_utilization 0\.95 leaves too little GPU memory/);
+    expect(headroom[1]!.fix).toBe(
+      'set the gpu_memory_utilization parameter to 0.9 (0.85 with other models on the GPU)',
+    );
+    // Its parameters are where a Python LLM reads them: neither vllm-engine-args nor "misplaced".
+    for (const f of report.findings) {
+      expect(f.message).not.toMatch(/ignored there|model\.json/);
+      expect(f.rule).not.toBe('vllm-engine-args');
+    }
+  });
+});
+
 describe('every finding', () => {
   const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-llm-count-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

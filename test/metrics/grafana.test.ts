@@ -2,30 +2,38 @@
  * deploy/grafana: every query of the dashboard names only metrics that
  * /metrics actually exposes, read from a gateway over a server that has run
  * what each panel shows (inferences, a stream with streaming metrics on, a
- * failed request, a deployment).
+ * failed request, a deployment, a streamed OpenAI completion on the
+ * library's LLM), and the LLM panels (TTFT, TPOT, tokens per second) are there.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+import { OPENAI_METRICS } from '../../lib/gateway/openai/index.js';
 import type { Server } from '../../lib/index.js';
+import { llmUnderTest } from '../backends/llm-helpers.js';
 import { useGateway } from '../gateway/helpers.js';
-import { MODELS, useServer } from '../helpers.js';
+import { MODELS, skipIf, useServer } from '../helpers.js';
 
 const DASHBOARD = fileURLToPath(new URL('../../deploy/grafana/triton-node-dashboard.json', import.meta.url));
 
+// The OpenAI panels' metrics come from a generation on the library's LLM (absent: those panels skip).
+const llm = llmUnderTest();
+const models = ['identity_fp32', 'repeat_int32', 'two_versions'];
 const repo = mkdtempSync(join(tmpdir(), 'triton-node-grafana-'));
-for (const m of ['identity_fp32', 'repeat_int32', 'two_versions'])
-  cpSync(join(MODELS, m), join(repo, m), { recursive: true });
+for (const m of models) cpSync(join(MODELS, m), join(repo, m), { recursive: true });
+if (llm.skip === false && existsSync(join(MODELS, llm.model)))
+  cpSync(join(MODELS, llm.model), join(repo, llm.model), { recursive: true });
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-const server = useServer(['identity_fp32', 'repeat_int32', 'two_versions'], {
-  modelRepository: repo,
+const server = useServer(llm.skip === false ? [...models, llm.model] : models, {
+  modelRepository: [repo, ...(llm.skip === false ? llm.repositories.filter((r) => r !== MODELS) : [])],
   metrics: { streaming: true },
 });
-const gw = useGateway(server);
+const gw = useGateway(server, { openai: { llm: { model: llm.model } } });
+const isOpenAIMetric = (name: string) => name.startsWith('triton_node_openai_');
 
 /** PromQL words that are not metric names. */
 const PROMQL = new Set([
@@ -83,6 +91,15 @@ async function exercise(s: Server): Promise<void> {
   }))
     r.dispose();
   await s.deploy('two_versions', { version: 1 });
+  if (llm.skip !== false) return;
+  // Three tokens streamed: one TTFT and one TPOT observation, generated and prompt tokens counted.
+  const res = await request(`${base}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'llm', prompt: 'one two three', max_tokens: 3, stream: true }),
+  });
+  expect(res.statusCode).toBe(200);
+  await res.body.text();
 }
 
 describe('deploy/grafana dashboard', () => {
@@ -113,8 +130,28 @@ describe('deploy/grafana dashboard', () => {
     const missing = queries.flatMap((q) =>
       metricNames(q.expr)
         .filter((n) => !exposed.has(n))
+        // Without an LLM here, no OpenAI metric exists to check (the next test says so).
+        .filter((n) => llm.skip === false || !isOpenAIMetric(n))
         .map((n) => `${q.panel}: ${n}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it('shows the OpenAI routes: TTFT and TPOT p50 / p99 per model, and tokens per second', (ctx) => {
+    skipIf(ctx, llm.skip);
+    const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
+    const [ttft, tpot, generated, prompt] = OPENAI_METRICS;
+    for (const histogram of [ttft, tpot])
+      for (const q of ['0.5', '0.99'])
+        expect(exprs, `${histogram} p${q}`).toContain(
+          `histogram_quantile(${q}, sum by (le, model) (rate(${histogram}_bucket[5m])))`,
+        );
+    expect(exprs).toContain(`sum by (model) (rate(${generated}[1m]))`);
+    expect(exprs).toContain(`sum by (model) (rate(${prompt}[1m]))`);
+    // Every OpenAI metric the dashboard reads is one the routes define (and, above, expose).
+    const named = exprs.flatMap(metricNames).filter(isOpenAIMetric);
+    expect(named.length).toBeGreaterThanOrEqual(5);
+    const defined = OPENAI_METRICS.flatMap((m) => [m, `${m}_bucket`, `${m}_sum`, `${m}_count`]);
+    expect(named.filter((n) => !defined.includes(n))).toEqual([]);
   });
 });

@@ -31,7 +31,7 @@ export interface ResolvedEmbedding {
   truncateDimensions: boolean;
 }
 
-const GENERATION_ONLY = ['chatTemplate', 'maxTokensDefault', 'tokenCount'] as const;
+const GENERATION_ONLY = ['chatTemplate', 'maxTokensDefault', 'tokenCount', 'maxChoices'] as const;
 const EMBEDDINGS_ONLY = ['input', 'output', 'truncateDimensions'] as const;
 
 function name(value: unknown, at: string, fallback: string): string {

@@ -43,13 +43,19 @@ export interface OpenAIModelOptions extends EmbeddingModelOptions {
   /** `max_tokens` sent when a request gives none (default: none sent; the model decides). */
   maxTokensDefault?: number;
   /**
-   * How tokens are counted for `usage`, limits and metrics: `'words'` (default; whitespace-separated
+   * How tokens are counted for `usage`, limits and metrics when the model does not report its own
+   * (the vLLM backend's `num_input_tokens`/`num_output_tokens`): `'words'` (default; whitespace-separated
    * words of the text) or `'responses'` (one per response of the model, as an LLM backend that streams
    * token by token sends them).
    */
   tokenCount?: 'words' | 'responses';
   /** `owned_by` in `/v1/models` (default `'triton-node'`). */
   ownedBy?: string;
+  /**
+   * The most choices (`n`) one request may ask for, each its own Triton request run at the same
+   * time (default 16, at most 128); above it the request is a 400 naming `n`.
+   */
+  maxChoices?: number;
 }
 
 /** A model entry once checked, defaults filled in. */
@@ -61,10 +67,15 @@ export interface ResolvedOpenAIModel {
   maxTokensDefault: number | undefined;
   tokenCount: 'words' | 'responses';
   ownedBy: string;
+  maxChoices: number;
   kind: OpenAIModelKind;
   /** Kind 'embeddings' only. */
   embedding: ResolvedEmbedding | undefined;
 }
+
+/** `maxChoices`' default, and the most it may be. */
+export const DEFAULT_MAX_CHOICES = 16;
+export const MAX_CHOICES = 128;
 
 const DEFAULT_TEMPLATE: Required<ChatTemplate> = {
   message: '<|{role}|>\n{content}\n',
@@ -103,6 +114,9 @@ function resolveModel(id: string, value: unknown): ResolvedOpenAIModel {
   const max = o.maxTokensDefault;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1))
     throw optionError(`${at}.maxTokensDefault`, 'a positive whole number', max);
+  const maxChoices = o.maxChoices ?? DEFAULT_MAX_CHOICES;
+  if (!Number.isSafeInteger(maxChoices) || maxChoices < 1 || maxChoices > MAX_CHOICES)
+    throw optionError(`${at}.maxChoices`, `a whole number from 1 to ${MAX_CHOICES}`, o.maxChoices);
   const tokenCount = o.tokenCount ?? 'words';
   if (tokenCount !== 'words' && tokenCount !== 'responses')
     throw optionError(`${at}.tokenCount`, "'words' or 'responses'", tokenCount);
@@ -115,6 +129,7 @@ function resolveModel(id: string, value: unknown): ResolvedOpenAIModel {
     maxTokensDefault: max,
     tokenCount,
     ownedBy: text(o.ownedBy, `${at}.ownedBy`, 'triton-node'),
+    maxChoices,
   };
 }
 

@@ -86,6 +86,8 @@ export interface Generation {
   includeUsage: boolean;
   /** The limit sent to the model, if any (finish_reason 'length' once reached). */
   maxTokens: number | undefined;
+  /** `n`: choices to generate, each its own Triton request (1 to the model's `maxChoices`). */
+  n: number;
   /** The sampling parameters for the model (OpenAI's names, as vLLM takes them). */
   sampling: Record<string, number | string | string[]>;
 }
@@ -134,7 +136,6 @@ function stopList(body: Body): string[] | undefined {
  * (never among an object's inherited members).
  */
 const UNSUPPORTED = new Map<string, (v: unknown) => boolean>([
-  ['n', (v) => v === 1],
   ['best_of', (v) => v === 1],
   ['echo', (v) => v === false],
   ['logprobs', (v) => v === false || v === null],
@@ -152,6 +153,7 @@ const UNSUPPORTED = new Map<string, (v: unknown) => boolean>([
 /** Parameters read below, or accepted and ignored. */
 const KNOWN = new Set([
   'model',
+  'n',
   'stream',
   'stream_options',
   'max_tokens',
@@ -216,9 +218,26 @@ function common(body: Body, model: ResolvedOpenAIModel, prompt: string): Generat
   set('top_p', numberIn(body, 'top_p', 0, 1));
   set('presence_penalty', numberIn(body, 'presence_penalty', -2, 2));
   set('frequency_penalty', numberIn(body, 'frequency_penalty', -2, 2));
-  set('seed', wholeNumber(body, 'seed', Number.MIN_SAFE_INTEGER));
+  const seed = wholeNumber(body, 'seed', Number.MIN_SAFE_INTEGER);
+  set('seed', seed);
   set('stop', stopList(body));
-  return { prompt, ...streamFlags(body), maxTokens, sampling };
+  const n = choices(body, model);
+  // Choice i samples with seed + i: each must be a seed too.
+  if (seed !== undefined && !Number.isSafeInteger(seed + n - 1))
+    throw invalid(`'seed' + n - 1 must be at most ${Number.MAX_SAFE_INTEGER}; received seed ${seed}`, 'seed');
+  return { prompt, ...streamFlags(body), maxTokens, n, sampling };
+}
+
+/** `n`, bounded by the model entry's `maxChoices`: one HTTP request fans out to at most that many. */
+function choices(body: Body, model: ResolvedOpenAIModel): number {
+  const v = own(body, 'n');
+  if (v === undefined || v === null) return 1;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > model.maxChoices)
+    throw invalid(
+      `'n' must be a whole number from 1 to ${model.maxChoices} for model '${model.id}'; received ${JSON.stringify(v)}`,
+      'n',
+    );
+  return v;
 }
 
 /** A `/v1/completions` body. */

@@ -7,7 +7,9 @@
  * told its model once the body names it, spends its generated tokens
  * against the tenant's limit as they come, and is audited once when it
  * ends, whatever ended it. A client that goes away cancels the Triton
- * request.
+ * request. A request for `n` choices runs `n` Triton requests at once (choice
+ * i with seed + i where a seed is given) and answers them as one: each
+ * choice with its index, the usage summed, every one cancelled together.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferStream } from 'triton-node';
@@ -17,9 +19,15 @@ import type { Admission } from '../guard/types.js';
 import { readBody } from '../http/body.js';
 import { httpGuardContext } from '../http/server.js';
 import { ROUTES } from '../routes.js';
-import { awaitClient, endWithin, slowClientMessage, slowClientOverflow } from '../slow-client.js';
+import {
+  type HeldResponses,
+  awaitClient,
+  endWithin,
+  slowClientMessage,
+  slowClientOverflow,
+} from '../slow-client.js';
 import { EmbeddingsRoute, wrongKind } from './embeddings.js';
-import { ModelInputs, countTokens, responseText, tritonRequest } from './generate.js';
+import { ModelInputs, type ModelResponse, countTokens, readResponse, tritonRequest } from './generate.js';
 import { OpenAIMetrics } from './metrics.js';
 import type { ResolvedOpenAIModel } from './options.js';
 import {
@@ -41,6 +49,57 @@ interface Call {
   req: IncomingMessage;
   res: ServerResponse;
   created: number;
+}
+
+/** One choice of a generation: its own Triton request, and what it produced so far. */
+interface Choice {
+  index: number;
+  stream: InferStream;
+  /** Its text (answers not streamed). */
+  text: string;
+  /** Tokens generated: the model's count where it reports one, else as the entry's tokenCount says. */
+  tokens: number;
+  /** The prompt's tokens, where the model reports them. */
+  promptTokens: number | undefined;
+  /** The model's finish reason, where it reports one. */
+  reason: ModelResponse['finishReason'];
+  /** When its first text and its last response came (performance.now()). */
+  first: number | undefined;
+  last: number;
+}
+
+/** The responses all choices' streams hold for a slow client, and how to cancel them all. */
+function heldBy(choices: readonly Choice[]): HeldResponses {
+  return {
+    get buffered() {
+      return choices.reduce((n, c) => n + c.stream.buffered, 0);
+    },
+    get bufferedBytes() {
+      return choices.reduce((n, c) => n + c.stream.bufferedBytes, 0);
+    },
+    cancel() {
+      for (const c of choices) c.stream.cancel();
+    },
+  };
+}
+
+/**
+ * Runs `each` on every choice at once; the first failure cancels every
+ * choice's request and, once all settled, is thrown (the others' own
+ * failures, their cancellation among them, are its consequences).
+ */
+async function allChoices(choices: readonly Choice[], each: (c: Choice) => Promise<void>): Promise<void> {
+  let failure: { err: unknown } | undefined;
+  await Promise.all(
+    choices.map((c) =>
+      each(c).catch((err: unknown) => {
+        if (failure !== undefined) return;
+        failure = { err };
+        for (const o of choices) o.stream.cancel();
+      }),
+    ),
+  );
+  if (failure !== undefined) throw failure.err;
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) {
@@ -182,35 +241,59 @@ export class OpenAIRoutes implements ExtraRoutes {
     if (this.#ctx.draining) throw new OpenAIError(503, 'the server is shutting down');
     const b = body as Record<string, unknown>;
     const g = kind === 'chat' ? chatRequest(b, entry) : completionRequest(b, entry);
-    this.#metrics?.prompt(entry.id, countTokens(entry, g.prompt));
-    const request = tritonRequest(entry, await this.#inputs.get(entry), g);
-    const stream = this.#ctx.server.model(entry.model, entry.version).stream(request);
-    await this.#run(call, kind, entry, g, stream);
+    const inputs = await this.#inputs.get(entry);
+    // A model that counts its prompt's tokens says so in its responses: counted at the end then.
+    const promptReported = inputs.has('return_num_input_tokens');
+    if (!promptReported) this.#metrics?.prompt(entry.id, countTokens(entry, g.prompt));
+    const seed = g.sampling.seed as number | undefined;
+    const requests = Array.from({ length: g.n }, (_, i) =>
+      tritonRequest(entry, inputs, g, seed === undefined ? undefined : seed + i),
+    );
+    const model = this.#ctx.server.model(entry.model, entry.version);
+    const choices = requests.map(
+      (request, index): Choice => ({
+        index,
+        stream: model.stream(request),
+        text: '',
+        tokens: 0,
+        promptTokens: undefined,
+        reason: undefined,
+        first: undefined,
+        last: call.ex.arrived,
+      }),
+    );
+    try {
+      await this.#run(call, kind, entry, g, choices);
+    } finally {
+      if (promptReported) this.#metrics?.prompt(entry.id, this.#promptTokens(entry, g, choices));
+    }
   }
 
   /**
    * Runs the Triton stream to its end, cancelled by a client that leaves or by
    * a shutdown past its deadline (which also cuts a client its answer waits for).
    */
-  async #run(call: Call, kind: Kind, entry: ResolvedOpenAIModel, g: Generation, stream: InferStream) {
-    const gone = () => stream.cancel();
+  async #run(call: Call, kind: Kind, entry: ResolvedOpenAIModel, g: Generation, choices: Choice[]) {
+    const gone = () => {
+      for (const c of choices) c.stream.cancel();
+    };
     const cancel = () => {
-      stream.cancel();
+      gone();
       if (call.res.writableNeedDrain) call.res.destroy();
     };
     this.#ctx.cancels.add(cancel);
     call.res.once('close', gone);
-    // The client may have left while the body was read and the request built.
+    // The client may have left while the body was read and the requests built.
     if (call.res.destroyed) gone();
-    const timing = { first: undefined as number | undefined, last: call.ex.arrived };
     try {
-      if (g.stream) await this.#streamed(call, kind, entry, g, stream, timing);
-      else await this.#whole(call, kind, entry, g, stream, timing);
+      if (g.stream) await this.#streamed(call, kind, entry, g, choices);
+      else await this.#whole(call, kind, entry, g, choices);
     } finally {
       this.#ctx.cancels.delete(cancel);
       call.res.off('close', gone);
-      stream.cancel();
-      this.#metrics?.record(entry.id, call.ex.arrived, timing.first, timing.last, call.ex.tokens);
+      gone();
+      // Each choice is a generation of its own: its time to first token and per token.
+      for (const c of choices) this.#metrics?.record(entry.id, call.ex.arrived, c.first, c.last, c.tokens);
     }
   }
 
@@ -222,7 +305,7 @@ export class OpenAIRoutes implements ExtraRoutes {
    * nothing for `streams.writeTimeoutMs` is cut (its connection closed, which
    * cancels the model's request); its audit line and the log say why.
    */
-  async #write(call: Call, value: unknown, stream: InferStream): Promise<void> {
+  async #write(call: Call, value: unknown, stream: HeldResponses): Promise<void> {
     const res = call.res;
     if (res.destroyed) return;
     const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -236,24 +319,25 @@ export class OpenAIRoutes implements ExtraRoutes {
     res.destroy();
   }
 
-  /** The next piece of generated text, its tokens spent; undefined at the end. */
-  async #next(
-    call: Call,
-    entry: ResolvedOpenAIModel,
-    stream: InferStream,
-    timing: { first: number | undefined; last: number },
-  ): Promise<string | undefined> {
-    const next = await stream.next();
+  /**
+   * The next piece of a choice's text, its tokens spent (the model's count
+   * where it reports one); undefined at the end.
+   */
+  async #next(call: Call, entry: ResolvedOpenAIModel, choice: Choice): Promise<string | undefined> {
+    const next = await choice.stream.next();
     if (next.done) return undefined;
     const result = next.value;
     call.ex.modelVersion = String(result.version);
-    let text: string;
+    let response: ModelResponse;
     try {
-      text = responseText(result);
+      response = readResponse(result);
     } finally {
       result.dispose();
     }
-    const tokens = countTokens(entry, text, text === '' ? 0 : 1);
+    const text = response.text;
+    if (response.finishReason !== undefined) choice.reason = response.finishReason;
+    if (response.inputTokens !== undefined) choice.promptTokens = response.inputTokens;
+    const tokens = response.outputTokens ?? countTokens(entry, text, text === '' ? 0 : 1);
     if (
       tokens > 0 &&
       call.ex.admission !== undefined &&
@@ -267,18 +351,27 @@ export class OpenAIRoutes implements ExtraRoutes {
         call.ex.admission.tokensRetryAfterSeconds(tokens, entry.model),
       );
     call.ex.tokens += tokens;
+    choice.tokens += tokens;
     const now = performance.now();
-    if (timing.first === undefined && text !== '') timing.first = now;
-    timing.last = now;
+    if (choice.first === undefined && text !== '') choice.first = now;
+    choice.last = now;
     return text;
   }
 
-  #finishReason(g: Generation, call: Call): 'length' | 'stop' {
-    return g.maxTokens !== undefined && call.ex.tokens >= g.maxTokens ? 'length' : 'stop';
+  /** The model's finish reason where it reported one, else 'length' once max_tokens were generated. */
+  #finishReason(g: Generation, choice: Choice): string {
+    if (choice.reason !== undefined) return choice.reason;
+    return g.maxTokens !== undefined && choice.tokens >= g.maxTokens ? 'length' : 'stop';
   }
 
-  #usage(call: Call, entry: ResolvedOpenAIModel, g: Generation) {
-    const prompt = countTokens(entry, g.prompt);
+  /** The prompt's tokens: the model's count where it reported one, else the entry's tokenCount. */
+  #promptTokens(entry: ResolvedOpenAIModel, g: Generation, choices: readonly Choice[]): number {
+    return choices.find((c) => c.promptTokens !== undefined)?.promptTokens ?? countTokens(entry, g.prompt);
+  }
+
+  /** The prompt once (every choice reads the same), the tokens of all choices. */
+  #usage(call: Call, entry: ResolvedOpenAIModel, g: Generation, choices: readonly Choice[]) {
+    const prompt = this.#promptTokens(entry, g, choices);
     return {
       prompt_tokens: prompt,
       completion_tokens: call.ex.tokens,
@@ -291,34 +384,35 @@ export class OpenAIRoutes implements ExtraRoutes {
     kind: Kind,
     entry: ResolvedOpenAIModel,
     g: Generation,
-    stream: InferStream,
-    timing: { first: number | undefined; last: number },
+    choices: Choice[],
   ): Promise<void> {
-    let text = '';
-    for (let piece = await this.#next(call, entry, stream, timing); piece !== undefined; ) {
-      text += piece;
-      piece = await this.#next(call, entry, stream, timing);
-    }
-    const finish_reason = this.#finishReason(g, call);
+    await allChoices(choices, async (c) => {
+      for (let piece = await this.#next(call, entry, c); piece !== undefined; ) {
+        c.text += piece;
+        piece = await this.#next(call, entry, c);
+      }
+    });
     const head = {
       id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.ex.requestId}`,
       created: call.created,
     };
-    const choice =
-      kind === 'chat'
+    const answers = choices.map((c) => {
+      const finish_reason = this.#finishReason(g, c);
+      return kind === 'chat'
         ? {
-            index: 0,
-            message: { role: 'assistant', content: text, refusal: null },
+            index: c.index,
+            message: { role: 'assistant', content: c.text, refusal: null },
             logprobs: null,
             finish_reason,
           }
-        : { index: 0, text, logprobs: null, finish_reason };
+        : { index: c.index, text: c.text, logprobs: null, finish_reason };
+    });
     sendJson(call.res, 200, {
       ...head,
       object: kind === 'chat' ? 'chat.completion' : 'text_completion',
       model: entry.id,
-      choices: [choice],
-      usage: this.#usage(call, entry, g),
+      choices: answers,
+      usage: this.#usage(call, entry, g, choices),
     });
   }
 
@@ -327,8 +421,7 @@ export class OpenAIRoutes implements ExtraRoutes {
     kind: Kind,
     entry: ResolvedOpenAIModel,
     g: Generation,
-    stream: InferStream,
-    timing: { first: number | undefined; last: number },
+    choices: Choice[],
   ): Promise<void> {
     const res = call.res;
     const chunk = (choice: Record<string, unknown> | undefined, extra: object = {}) => ({
@@ -336,31 +429,40 @@ export class OpenAIRoutes implements ExtraRoutes {
       object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',
       created: call.created,
       model: entry.id,
-      choices: choice === undefined ? [] : [{ index: 0, ...choice, logprobs: null }],
+      choices: choice === undefined ? [] : [{ ...choice, logprobs: null }],
       ...extra,
     });
-    const piece = (text: string, finish_reason: string | null) =>
+    // Each chunk carries one choice, by its index.
+    const piece = (index: number, text: string, finish_reason: string | null) =>
       chunk(
         kind === 'chat'
-          ? { delta: text === '' ? {} : { content: text }, finish_reason }
-          : { text, finish_reason },
+          ? { index, delta: text === '' ? {} : { content: text }, finish_reason }
+          : { index, text, finish_reason },
       );
-    // The first response (or the request's error) decides the status.
-    let text = await this.#next(call, entry, stream, timing);
+    // The first response of every choice (or a request's error) decides the status.
+    const firsts: Array<string | undefined> = [];
+    await allChoices(choices, async (c) => {
+      firsts[c.index] = await this.#next(call, entry, c);
+    });
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',
     });
-    const send = (value: unknown) => this.#write(call, value, stream);
+    const held = heldBy(choices);
+    const send = (value: unknown) => this.#write(call, value, held);
     if (kind === 'chat')
-      await send(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+      for (const c of choices)
+        await send(chunk({ index: c.index, delta: { role: 'assistant', content: '' }, finish_reason: null }));
     try {
-      while (text !== undefined) {
-        if (text !== '') await send(piece(text, null));
-        if (res.destroyed) return;
-        text = await this.#next(call, entry, stream, timing);
-      }
+      // The choices' chunks interleave as their models answer; each ends with its finish reason.
+      await allChoices(choices, async (c) => {
+        for (let text = firsts[c.index]; text !== undefined; text = await this.#next(call, entry, c)) {
+          if (text !== '') await send(piece(c.index, text, null));
+          if (res.destroyed) return;
+        }
+        await send(piece(c.index, '', this.#finishReason(g, c)));
+      });
     } catch (err) {
       // Mid-stream: the error is the last event (the client raises it).
       const e = toOpenAIError(err);
@@ -374,8 +476,8 @@ export class OpenAIRoutes implements ExtraRoutes {
       endWithin(res, this.#ctx.options.streams.writeTimeoutMs);
       return;
     }
-    await send(piece('', this.#finishReason(g, call)));
-    if (g.includeUsage) await send(chunk(undefined, { usage: this.#usage(call, entry, g) }));
+    if (res.destroyed) return;
+    if (g.includeUsage) await send(chunk(undefined, { usage: this.#usage(call, entry, g, choices) }));
     await send('[DONE]');
     endWithin(res, this.#ctx.options.streams.writeTimeoutMs);
   }

@@ -176,40 +176,63 @@ bool CheckSquare(const ModelConfig& cfg, std::string* p) {
 }
 
 // fake_text_stream (the fake's own, backends/text_stream.cc): the vLLM
-// example's tensors, found by name; unbatched and decoupled.
+// example's tensors, found by name, and the vLLM backend's additional
+// outputs (each asked for by a BOOL return_<output> input); unbatched and
+// decoupled.
 bool CheckTextStream(const ModelConfig& cfg, std::string* p) {
   if (cfg.max_batch_size != 0) {
     *p = "fake_text_stream backend only supports models with "
          "max_batch_size == 0";
     return false;
   }
+  static const std::map<std::string, const char*> kInputs = {
+      {"text_input", "STRING"},
+      {"stream", "BOOL"},
+      {"sampling_parameters", "STRING"},
+      {"exclude_input_in_output", "BOOL"},
+      {"return_finish_reason", "BOOL"},
+      {"return_num_input_tokens", "BOOL"},
+      {"return_num_output_tokens", "BOOL"}};
+  static const std::map<std::string, const char*> kOutputs = {
+      {"text_output", "STRING"},
+      {"finish_reason", "STRING"},
+      {"num_input_tokens", "UINT32"},
+      {"num_output_tokens", "UINT32"}};
   bool has_text_input = false;
   for (const TensorConfig& t : cfg.input) {
-    const char* type = t.name == "stream" || t.name == "exclude_input_in_output"
-                           ? "BOOL"
-                           : "STRING";
-    if (t.name != "text_input" && t.name != "stream" &&
-        t.name != "exclude_input_in_output" &&
-        t.name != "sampling_parameters") {
+    auto known = kInputs.find(t.name);
+    if (known == kInputs.end()) {
       *p = "fake_text_stream: unexpected input '" + t.name +
            "' (expected text_input, stream, sampling_parameters, "
-           "exclude_input_in_output)";
+           "exclude_input_in_output, return_finish_reason, "
+           "return_num_input_tokens, return_num_output_tokens)";
       return false;
     }
-    if (!ExpectType(t, t.name.c_str(), type, p)) return false;
+    if (!ExpectType(t, t.name.c_str(), known->second, p)) return false;
     has_text_input |= t.name == "text_input";
   }
   if (!has_text_input) {
     *p = "fake_text_stream: expected an input named text_input";
     return false;
   }
-  if (cfg.output.size() != 1) {
-    *p = "expected 1 output, got " + std::to_string(cfg.output.size());
+  if (cfg.output.empty()) {
+    *p = "expected 1 output, got 0";
     return false;
   }
-  return ExpectName(cfg.output[0], "first output", "text_output", p) &&
-         ExpectType(cfg.output[0], "text_output", "STRING", p) &&
-         RequireDecoupled(cfg, p);
+  if (!ExpectName(cfg.output[0], "first output", "text_output", p)) {
+    return false;
+  }
+  for (const TensorConfig& t : cfg.output) {
+    auto known = kOutputs.find(t.name);
+    if (known == kOutputs.end()) {
+      *p = "fake_text_stream: unexpected output '" + t.name +
+           "' (expected text_output, finish_reason, num_input_tokens, "
+           "num_output_tokens)";
+      return false;
+    }
+    if (!ExpectType(t, t.name.c_str(), known->second, p)) return false;
+  }
+  return RequireDecoupled(cfg, p);
 }
 
 // fake_text_embedding (the fake's own, backends/text_embedding.cc): one
