@@ -49,6 +49,7 @@ const ADMIN_ROUTES = new Set([
   ROUTES.unload.name,
   ROUTES.systemStatus.name,
   ROUTES.metrics.name,
+  ROUTES.traceSetting.name,
 ]);
 
 /** The tenant of everyone when authentication is off and no `anonymous` tenant is configured. */
