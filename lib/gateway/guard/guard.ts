@@ -45,11 +45,11 @@ const UNAVAILABLE = 14;
  * is one: its series name every model of every tenant, with their counters.
  */
 const ADMIN_ROUTES = new Set([
+  ROUTES.traceSetting.name,
   ROUTES.load.name,
   ROUTES.unload.name,
   ROUTES.systemStatus.name,
   ROUTES.metrics.name,
-  ROUTES.traceSetting.name,
 ]);
 
 /** The tenant of everyone when authentication is off and no `anonymous` tenant is configured. */

@@ -1,3 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GatewayContext } from '../context.js';
+import type { Exchange } from '../exchange.js';
 /**
  * `GET|POST /v2[/models/{model}]/trace/setting` (the trace extension): GET
  * answers the settings, POST updates them from its JSON body first; any
@@ -6,10 +9,17 @@
 import { GatewayError } from '../kserve/errors.js';
 import { traceSetting, updateFromJson } from '../trace/protocol.js';
 import { readJsonBody } from './body.js';
-import type { HttpCall } from './kserve.js';
 import { sendJson } from './respond.js';
 
-export async function handleTraceSetting(call: HttpCall, model: string): Promise<void> {
+/** What of kserve.ts's HttpCall the route reads. */
+interface TraceCall {
+  ctx: GatewayContext;
+  ex: Exchange;
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
+export async function handleTraceSetting(call: TraceCall, model: string): Promise<void> {
   const { ctx, ex, req, res } = call;
   if (req.method !== 'GET' && req.method !== 'POST') {
     throw new GatewayError(405, 'Method Not Allowed', 'UNSUPPORTED');
