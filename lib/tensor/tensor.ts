@@ -332,7 +332,7 @@ export interface TimingTrace {
   version: number;
   /** Its timestamps (0 where Triton reported none: an ensemble has no compute of its own). */
   timestampsNs: TimingTimestamps;
-  /** The same timestamps, exact (steady clock nanoseconds). */
+  /** The same timestamps, exact (steady clock nanoseconds); not enumerable, so left out of JSON. */
   timestampsBigNs: Record<keyof TimingTimestamps, bigint>;
 }
 
@@ -355,7 +355,10 @@ function toTrace(span: NativeTraceSpan): TimingTrace {
     timestampsBigNs[key] = ns;
     timestampsNs[key] = Number(ns);
   });
-  return { id: Number(id), parentId: Number(parentId), model, version, timestampsNs, timestampsBigNs };
+  const trace = { id: Number(id), parentId: Number(parentId), model, version, timestampsNs } as TimingTrace;
+  // Not enumerable: a result with its timing stays JSON-serializable (bigints are not).
+  Object.defineProperty(trace, 'timestampsBigNs', { value: timestampsBigNs, enumerable: false });
+  return trace;
 }
 
 // Exact (bigint) differences, not clamped: hiding an out-of-order pair would

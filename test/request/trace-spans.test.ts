@@ -39,6 +39,11 @@ describe('timing.traces', () => {
     expect(own).toMatchObject({ parentId: 0, model: 'identity_fp32', version: 1 });
     expect(own.timestampsNs).toEqual(r.timing!.timestampsNs);
     for (const k of ORDER) expect(own.timestampsBigNs[k], k).toBeGreaterThan(0n);
+    // The result stays JSON-serializable (the exact bigints are left out).
+    const json = JSON.parse(JSON.stringify(r.toJSON()));
+    expect(json.timing.traces).toEqual([
+      { id: own.id, parentId: 0, model: 'identity_fp32', version: 1, timestampsNs: own.timestampsNs },
+    ]);
   });
 
   it('an ensemble has a child trace per step, each inside its parent', async () => {
