@@ -28,6 +28,7 @@ import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
+import { MUTATIONS as TRACE_OTEL } from './mutations/trace-otel.mjs';
 
 /**
  * @typedef {object} Mutation
@@ -576,6 +577,7 @@ export const MUTATIONS = [
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
   ...LLM_GATEWAY,
+  ...TRACE_OTEL,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,

@@ -17,6 +17,7 @@ import {
 } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { parseVersion } from '../routes.js';
+import { grpcSettings, traceSetting, updateFromGrpc } from '../trace/protocol.js';
 import { unary } from './call.js';
 import { type Json, type Params, decodeGrpcRequest, encodeGrpcResponse } from './codec.js';
 
@@ -154,6 +155,12 @@ export function unaryRpcs(
         ex.canSee(s.name),
       );
       return { model_stats: stats.map(statisticsDocument) };
+    }),
+    TraceSetting: unary(ctx, 'TraceSetting', async (req) => {
+      const settings = (req.settings ?? {}) as Record<string, { value?: string[] }>;
+      const model = typeof req.model_name === 'string' ? req.model_name : '';
+      const update = Object.keys(settings).length === 0 ? undefined : () => updateFromGrpc(settings);
+      return grpcSettings(await traceSetting(server, ctx.trace, model, update));
     }),
     ...repositoryRpcs(ctx),
     ...sharedMemoryRpcs(shm, ctx),

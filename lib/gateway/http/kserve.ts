@@ -25,6 +25,7 @@ import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
 import { readBody, readJsonBody } from './body.js';
 import { handleGenerate, handleGenerateStream } from './generate.js';
 import { sendEmpty, sendJson } from './respond.js';
+import { handleTraceSetting } from './trace.js';
 
 /** One HTTP request to a KServe route: the gateway, the request's exchange, and the node:http pair. */
 export interface HttpCall {
@@ -273,4 +274,6 @@ export const HANDLERS = new Map<Route, Handler>([
   [ROUTES.cudaRegister, sharedMemory(true, 'register')],
   [ROUTES.cudaUnregister, sharedMemory(true, 'unregister')],
   [ROUTES.metrics, plainRoute(metrics)],
+  [ROUTES.traceSetting, (call) => handleTraceSetting(call, '')],
+  [ROUTES.modelTraceSetting, (call) => handleTraceSetting(call, modelOf(call).name)],
 ]);

@@ -25,6 +25,7 @@ export const EXTENSIONS = [
   'sequence',
   'system_shared_memory',
   'generate',
+  'trace',
 ] as const;
 
 export interface ServerMetadataDocument {
