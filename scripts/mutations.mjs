@@ -15,6 +15,7 @@ import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GPU_LINT_DOCTOR } from './mutations/gpu-lint-doctor.mjs';
+import { MUTATIONS as GPU_LLM } from './mutations/gpu-llm.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE_GATEWAY } from './mutations/hostile-gateway.mjs';
@@ -583,4 +584,5 @@ export const MUTATIONS = [
   ...EMBEDDINGS,
   ...HOSTILE_GATEWAY,
   ...GPU_LINT_DOCTOR,
+  ...GPU_LLM,
 ];
