@@ -299,26 +299,33 @@ class Engine:
     # ---- one step -------------------------------------------------------------
 
     @torch.inference_mode()
-    def step(self):
+    def step(self, deliver=None):
         """Runs one step; returns [(seq, token)] in order: the admitted ones' first tokens, then the decoded ones.
 
         A sequence that reaches max_tokens, the end token or max_model_len is finished (its blocks freed)
-        before this returns; the caller ends the others it wants to (stop strings, cancellation).
+        before its token is handed on; the caller ends the others it wants to (stop strings,
+        cancellation). With `deliver`, each phase's tokens go to it as soon as they are sampled: a new
+        request's first token does not wait for the running ones' decode pass.
         """
         admitted = self._admit()
         events = []
         decoding = [s for s in self.running if s not in admitted and s.tokens]
         if admitted:
-            events += self._prefill(admitted)
+            events += self._settle(self._prefill(admitted), deliver)
         if decoding:
-            events += self._decode(decoding)
+            events += self._settle(self._decode(decoding), deliver)
             self.decode_steps += 1
             self.decoded_tokens += len(decoding)
+        return events
+
+    def _settle(self, events, deliver):
         for seq, token in events:
             if len(seq.tokens) >= seq.params.max_tokens or seq.length >= self.max_model_len:
                 self.finish(seq, "length")
             elif token == EOS and not seq.params.ignore_eos:
                 self.finish(seq, "stop")
+        if deliver is not None:
+            deliver(events)
         return events
 
     def _admit(self):
@@ -346,9 +353,7 @@ class Engine:
 
     def _decode(self, seqs):
         width = max(len(s.blocks) for s in seqs)
-        table = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            table[i, : len(s.blocks)] = torch.tensor(s.blocks, dtype=torch.long)
+        table = torch.tensor([s.blocks + [0] * (width - len(s.blocks)) for s in seqs], dtype=torch.long)
         lengths = torch.tensor([s.length - 1 for s in seqs], dtype=torch.long)
         tokens = torch.tensor([s.tokens[-1] for s in seqs], dtype=torch.long)
         logits = self._forward_decode(
