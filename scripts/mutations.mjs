@@ -27,6 +27,7 @@ import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
+import { MUTATIONS as WIRE_FIXES } from './mutations/wire-fixes.mjs';
 
 /**
  * @typedef {object} Mutation
@@ -581,4 +582,5 @@ export const MUTATIONS = [
   ...EMBEDDINGS,
   ...HOSTILE_GATEWAY,
   ...GPU_LINT_DOCTOR,
+  ...WIRE_FIXES,
 ];

@@ -134,8 +134,8 @@ export const MUTATIONS = [
     name: 'fake-queue-admits-one-more',
     why: 'the fake at least as strict as Triton: a dynamic batcher with max_queue_size N queues an (N+1)-th request',
     file: 'native/fake/scheduling/scheduler.cc',
-    search: '        m->queue.size() >= qp.max_queue_size) {\n',
-    replace: '        m->queue.size() > qp.max_queue_size) {\n',
+    search: '        m->queue.size() + m->forming >= qp.max_queue_size) {\n',
+    replace: '        m->queue.size() + m->forming > qp.max_queue_size) {\n',
     tests: [HOSTILE],
   },
 ];
