@@ -229,7 +229,7 @@ export const MAX_DATA_DEPTH = 100;
  * form; as Triton, 400 for a value or array at depth 100 or deeper ('data'
  * itself is depth 0), in Triton's words.
  */
-export function flatten(data: Json[], _what: string): Json[] {
+export function flatten(data: Json[]): Json[] {
   if (!data.some(Array.isArray)) return data;
   const out: Json[] = [];
   const tooDeep = () => badRequest(`JSON nesting depth exceeds maximum allowed limit (${MAX_DATA_DEPTH})`);
@@ -479,7 +479,7 @@ function decodeInput(
       `Expected an array for ${what} 'data' (or binary data) but received ${describe(input.data)}`,
     );
   }
-  const values = flatten(input.data, what);
+  const values = flatten(input.data);
   if (values.length !== count || !Number.isSafeInteger(count)) {
     throw badRequest(
       `${what}: shape [${shape.join(',')}] has ${count} elements but 'data' has ${values.length}`,
