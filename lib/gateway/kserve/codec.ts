@@ -118,7 +118,8 @@ function parameters(v: Json, what: string): Record<string, Json> {
 /**
  * A shape as Triton's HTTP server reads it: each dimension an unsigned JSON
  * integer (anything else is INTERNAL, 500, in Triton's words), kept exact: a
- * bigint past 2^53 (the header is parsed again for it: parseExactShapes).
+ * bigint past 2^53 (the header is parsed again for it: parseExactShapes,
+ * after which a number past 2^53 was written with a fraction or exponent).
  */
 function shapeOf(v: Json, what: string): Array<number | bigint> {
   if (!Array.isArray(v))
@@ -127,7 +128,7 @@ function shapeOf(v: Json, what: string): Array<number | bigint> {
     if (
       typeof d === 'bigint'
         ? d < 0n || d > UINT64_MAX
-        : typeof d !== 'number' || !Number.isInteger(d) || d < 0
+        : typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0
     ) {
       throw new GatewayError(
         500,
@@ -150,10 +151,9 @@ function asInt64(d: number | bigint): bigint {
 /**
  * The element count of a JSON-data input's shape, checked as Triton's HTTP
  * server checks it (INVALID_ARG, 400, in its words): no negative dimension,
- * no count or byte size past INT64_MAX; then a number (past 2^53 no body
- * can hold that many elements: the count check that follows refuses it).
+ * no count or byte size past INT64_MAX.
  */
-function checkedCount(name: string, shape: Array<number | bigint>, datatype: DataType): number {
+function checkedCount(name: string, shape: Array<number | bigint>, datatype: DataType): bigint {
   const dims = shape.map(asInt64);
   const text = `[${dims.join(',')}]`;
   // Dimension by dimension, as Triton's GetElementCount: the first negative
@@ -165,7 +165,7 @@ function checkedCount(name: string, shape: Array<number | bigint>, datatype: Dat
         `invalid shape for input '${name}': shape ${text} contains one or more invalid dimensions`,
       );
     }
-    if (d === 0n) return 0;
+    if (d === 0n) return 0n;
     if (count > INT64_MAX / d) {
       throw badRequest(
         `invalid shape for input '${name}': shape ${text} causes total element count to exceed maximum size of ${INT64_MAX}`,
@@ -179,7 +179,7 @@ function checkedCount(name: string, shape: Array<number | bigint>, datatype: Dat
       `byte size overflow for input '${name}': element count (${count}) * data type size (${size}) exceeds maximum allowed size (${INT64_MAX})`,
     );
   }
-  return Number(count);
+  return count;
 }
 
 /** Integer literals past 2^53 in JSON text, outside strings (a string matches whole and stays). */
@@ -433,13 +433,16 @@ function decodeInput(
   }
   const exactShape = shapeOf(input.shape, `${what} shape`);
   const params = parameters(input.parameters, `${what} parameters`);
-  const count = checkedCount(name, exactShape, datatype);
+  const exactCount = checkedCount(name, exactShape, datatype);
+  // Past 2^53 no body holds that many elements: the size and count checks below refuse it.
+  const count = Number(exactCount);
   const shape = exactShape.map(Number);
+  const shapeText = `[${exactShape.join(',')}]`;
   const size = datatype === 'BYTES' ? -1 : count * elementSize(datatype);
   const checkSize = (bytes: number, source: string) => {
     if (size >= 0 && bytes !== size) {
       throw badRequest(
-        `${what}: shape [${shape.join(',')}] of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
+        `${what}: shape ${shapeText} of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
       );
     }
   };
@@ -482,7 +485,7 @@ function decodeInput(
   const values = flatten(input.data);
   if (values.length !== count || !Number.isSafeInteger(count)) {
     throw badRequest(
-      `${what}: shape [${shape.join(',')}] has ${count} elements but 'data' has ${values.length}`,
+      `${what}: shape ${shapeText} has ${exactCount} elements but 'data' has ${values.length}`,
     );
   }
   return tensor(jsonData(values, datatype, what));
