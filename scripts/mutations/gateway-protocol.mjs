@@ -77,7 +77,7 @@ export const MUTATIONS = [
     name: 'generate-flattens-recursively',
     why: 'no stack overflow: the generate form flattens nested arrays with flat(Infinity), which overflows on deep nesting',
     file: 'lib/gateway/http/generate.ts',
-    search: "    const data = Array.isArray(value) ? flatten(value, `input '${key}'`) : [value];\n",
+    search: '    const data = Array.isArray(value) ? flatten(value) : [value];\n',
     replace: '    const data = Array.isArray(value) ? value.flat(Number.POSITIVE_INFINITY) : [value];\n',
     tests: [HOSTILE],
   },
