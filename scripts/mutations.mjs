@@ -30,6 +30,7 @@ import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
 import { MUTATIONS as TRACE_OTEL } from './mutations/trace-otel.mjs';
+import { MUTATIONS as WIRE_FIXES } from './mutations/wire-fixes.mjs';
 
 /**
  * @typedef {object} Mutation
@@ -585,4 +586,5 @@ export const MUTATIONS = [
   ...HOSTILE_GATEWAY,
   ...GPU_LINT_DOCTOR,
   ...GPU_LLM,
+  ...WIRE_FIXES,
 ];

@@ -9,6 +9,7 @@ import type { GatewayContext } from '../context.js';
 import { GatewayError, badRequest } from '../kserve/errors.js';
 import {
   indexDocument,
+  load,
   modelMetadata,
   modelStatistics,
   serverMetadata,
@@ -57,10 +58,7 @@ function repositoryRpcs(ctx: GatewayContext): Record<string, unknown> {
             `unexpected parameter '${k}' of the load request (expected 'config' as a string or 'file:<path>' as bytes)`,
           );
       }
-      await server.loadModel(req.model_name as string, {
-        ...(config === undefined ? {} : { config }),
-        ...(Object.keys(files).length === 0 ? {} : { files }),
-      });
+      await load(server, req.model_name as string, config, files);
       return {};
     }),
     RepositoryModelUnload: unary(ctx, 'RepositoryModelUnload', async (req) => {

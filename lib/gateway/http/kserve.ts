@@ -14,12 +14,14 @@ import { decodeInferRequest, encodeInferResponse, inferenceHeaderLength } from '
 import { GatewayError, badRequest } from '../kserve/errors.js';
 import {
   indexDocument,
+  load,
   modelMetadata,
   modelStatistics,
   serverMetadata,
   statisticsDocument,
   unload,
 } from '../kserve/protocol.js';
+import { decodeRawInferRequest } from '../kserve/raw-input.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
 import { readBody, readJsonBody } from './body.js';
@@ -71,7 +73,10 @@ async function infer(call: HttpCall): Promise<void> {
   refuseWhileDraining(ctx);
   const length = inferenceHeaderLength(req);
   const body = await readBody(req, ctx.options.maxBodyBytes, ex.bodyCharge);
-  const decoded = decodeInferRequest(body, length, shm);
+  const decoded =
+    length === 0
+      ? decodeRawInferRequest(body, name, await ctx.server.model(name, version).config())
+      : decodeInferRequest(body, length, shm);
   for (const o of decoded.outputs ?? []) {
     if (o.shm === undefined) continue;
     if (shm === undefined)
@@ -173,10 +178,7 @@ async function repository(call: HttpCall, action: 'load' | 'unload'): Promise<vo
     else
       throw badRequest(`unknown parameter '${key}' of the load request (expected 'config' or 'file:<path>')`);
   }
-  await ctx.server.loadModel(name, {
-    ...(config === undefined ? {} : { config }),
-    ...(Object.keys(files).length === 0 ? {} : { files }),
-  });
+  await load(ctx.server, name, config, files);
   return sendEmpty(call.res, 200);
 }
 
