@@ -168,6 +168,7 @@ class Engine:
         max_num_seqs=256,
         max_num_batched_tokens=None,
         num_blocks=None,
+        cuda_graphs=True,
     ):
         self.model = model.eval()
         self.device = torch.device(device)
@@ -181,6 +182,10 @@ class Engine:
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens or max(max_model_len, 2048)
         self.utilization = gpu_memory_utilization
+        # Decode passes replayed from CUDA graphs (one per batch size bucket): a pass costs the GPU's time
+        # instead of hundreds of Python-launched kernels.
+        self.use_graphs = cuda_graphs and torch.device(device).type == "cuda"
+        self.graphs = {}
         self.block_bytes = 2 * self.layers * self.kv_heads * block_size * self.head_dim * _size(self.dtype)
         self.memory = {}
         if num_blocks is None:
@@ -199,6 +204,10 @@ class Engine:
         self.decoded_tokens = 0
         self.memory["cache_bytes"] = num_blocks * self.block_bytes
         self.memory["cache_tokens"] = (num_blocks - 1) * block_size
+        if self.use_graphs:
+            before = torch.cuda.memory_reserved(self.device)
+            self._capture_graphs()
+            self.memory["graph_bytes"] = torch.cuda.memory_reserved(self.device) - before
 
     # ---- capacity -------------------------------------------------------------
 
@@ -212,14 +221,20 @@ class Engine:
         torch.cuda.reset_peak_memory_stats(self.device)
         self.k = torch.zeros((self.layers, 2, self.kv_heads, self.block_size, self.head_dim), dtype=self.dtype, device=self.device)
         self.v = torch.zeros_like(self.k)
-        self._trial_steps()
-        peak = torch.cuda.max_memory_allocated(self.device) - weights
+        peak, decode = self._trial_steps(weights)
         del self.k, self.v
         torch.cuda.empty_cache()
         budget = int(self.utilization * total)
-        room = budget - weights - peak
+        # The graphs keep a pool of their own, as large as the largest decode pass.
+        graphs = decode if self.use_graphs else 0
+        room = budget - weights - peak - graphs
         self.memory.update(
-            total_bytes=total, free_bytes_at_start=free, budget_bytes=budget, weight_bytes=weights, activation_bytes=peak
+            total_bytes=total,
+            free_bytes_at_start=free,
+            budget_bytes=budget,
+            weight_bytes=weights,
+            activation_bytes=peak,
+            graph_reserve_bytes=graphs,
         )
         if room > free:
             raise RequestError(
@@ -238,16 +253,54 @@ class Engine:
         return int(blocks)
 
     @torch.inference_mode()
-    def _trial_steps(self):
-        """The largest prefill and decode this engine will run, against a two-block cache."""
+    def _trial_steps(self, weights):
+        """The largest prefill and decode this engine will run, against a two-block cache.
+
+        Returns the peak memory above the weights over both, and the decode pass's own peak (what a
+        CUDA graph of it keeps).
+        """
         rows = max(1, self.max_num_batched_tokens // self.max_model_len)
         ids = torch.full((rows, self.max_model_len), BOS, dtype=torch.long, device=self.device)
         self._forward_prefill(ids, [[0]] * rows, [1] * rows, write=False)
+        torch.cuda.synchronize(self.device)
+        prefill = torch.cuda.max_memory_allocated(self.device) - weights
+        base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
         width = math.ceil(self.max_model_len / self.block_size)
         table = torch.zeros((self.max_num_seqs, width), dtype=torch.long, device=self.device)
         lengths = torch.full((self.max_num_seqs,), self.max_model_len - 1, dtype=torch.long, device=self.device)
         tokens = torch.full((self.max_num_seqs,), BOS, dtype=torch.long, device=self.device)
         self._forward_decode(tokens, lengths, table)
+        torch.cuda.synchronize(self.device)
+        decode = torch.cuda.max_memory_allocated(self.device) - base
+        return max(prefill, decode + base - weights), decode
+
+    @torch.inference_mode()
+    def _capture_graphs(self):
+        """One CUDA graph of the decode pass per batch size 1, 2, 4, ... max_num_seqs, over the full table width."""
+        width = math.ceil(self.max_model_len / self.block_size)
+        sizes = []
+        n = 1
+        while n < self.max_num_seqs:
+            sizes.append(n)
+            n *= 2
+        sizes.append(self.max_num_seqs)
+        pool = None
+        side = torch.cuda.Stream(self.device)
+        for size in reversed(sizes):  # the largest first: the others share its pool
+            tokens = torch.full((size,), PAD, dtype=torch.long, device=self.device)
+            lengths = torch.zeros((size,), dtype=torch.long, device=self.device)
+            table = torch.zeros((size, width), dtype=torch.long, device=self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):
+                for _ in range(2):
+                    self._forward_decode(tokens, lengths, table)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=pool):
+                logits = self._forward_decode(tokens, lengths, table)
+            pool = graph.pool()
+            self.graphs[size] = (graph, tokens, lengths, table, logits)
         torch.cuda.synchronize(self.device)
 
     def blocks_needed(self, seq):
@@ -356,6 +409,17 @@ class Engine:
         table = torch.tensor([s.blocks + [0] * (width - len(s.blocks)) for s in seqs], dtype=torch.long)
         lengths = torch.tensor([s.length - 1 for s in seqs], dtype=torch.long)
         tokens = torch.tensor([s.tokens[-1] for s in seqs], dtype=torch.long)
+        if self.graphs:
+            n = len(seqs)
+            graph, g_tokens, g_lengths, g_table, g_logits = self.graphs[min(k for k in self.graphs if k >= n)]
+            # Rows past n decode a pad token at position 0 of block 0, which is never handed out.
+            g_table.zero_()
+            g_lengths.zero_()
+            g_table[:n, :width].copy_(table)
+            g_lengths[:n].copy_(lengths)
+            g_tokens[:n].copy_(tokens)
+            graph.replay()
+            return self._sample(seqs, g_logits[:n])
         logits = self._forward_decode(
             tokens.to(self.device, non_blocking=True),
             lengths.to(self.device, non_blocking=True),

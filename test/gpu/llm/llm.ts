@@ -108,6 +108,9 @@ export interface StartLine {
     budget_bytes: number;
     weight_bytes: number;
     activation_bytes: number;
+    /** What the decode passes' CUDA graphs were given, and what capturing them took. */
+    graph_reserve_bytes: number;
+    graph_bytes?: number;
     cache_bytes: number;
     cache_tokens: number;
     block_bytes: number;

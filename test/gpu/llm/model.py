@@ -16,7 +16,8 @@ arrived, checks every running request for cancellation (a cancelled one is
 ended and its cache blocks freed before the next step) and sends each
 stream its new text. Config parameters: `gpu_memory_utilization`,
 `max_model_len`, `block_size`, `max_num_seqs`, `max_num_batched_tokens`,
-`dtype` (float32, bfloat16, float16), `max_tokens_default`, `report_file`
+`dtype` (float32, bfloat16, float16), `cuda_graphs` (true: decode passes replayed from CUDA graphs),
+`max_tokens_default`, `report_file`
 (one JSON line at start with the cache's arithmetic, one per finished request).
 The cache's state is published as gauges in Triton's metrics.
 """
@@ -200,6 +201,7 @@ class TritonPythonModel:
             max_num_seqs=int(params.get("max_num_seqs", "256")),
             max_num_batched_tokens=int(params.get("max_num_batched_tokens", "0")) or None,
             num_blocks=int(params["num_blocks"]) if "num_blocks" in params else None,
+            cuda_graphs=params.get("cuda_graphs", "true") == "true",
         )
         self.lock = threading.Lock()
         memory = dict(self.engine.memory, block_bytes=self.engine.block_bytes, num_blocks=self.engine.num_blocks)
