@@ -277,30 +277,36 @@ class Engine:
 
     @torch.inference_mode()
     def _capture_graphs(self):
-        """One CUDA graph of the decode pass per batch size 1, 2, 4, ... max_num_seqs, over the full table width."""
-        width = math.ceil(self.max_model_len / self.block_size)
-        sizes = []
-        n = 1
-        while n < self.max_num_seqs:
-            sizes.append(n)
-            n *= 2
-        sizes.append(self.max_num_seqs)
+        """CUDA graphs of the decode pass: one per batch size bucket (1, 2, 4, ... max_num_seqs) and table
+        width bucket (8, 16, 32, ... blocks up to max_model_len), so a pass gathers and attends over about
+        the blocks its sequences hold, not the longest sequence the config allows."""
+        def buckets(least, most):
+            out = []
+            n = least
+            while n < most:
+                out.append(n)
+                n *= 2
+            return out + [most]
+
+        widths = buckets(min(8, math.ceil(self.max_model_len / self.block_size)), math.ceil(self.max_model_len / self.block_size))
         pool = None
         side = torch.cuda.Stream(self.device)
-        for size in reversed(sizes):  # the largest first: the others share its pool
-            tokens = torch.full((size,), PAD, dtype=torch.long, device=self.device)
-            lengths = torch.zeros((size,), dtype=torch.long, device=self.device)
-            table = torch.zeros((size, width), dtype=torch.long, device=self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
-                for _ in range(2):
-                    self._forward_decode(tokens, lengths, table)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=pool):
-                logits = self._forward_decode(tokens, lengths, table)
-            pool = graph.pool()
-            self.graphs[size] = (graph, tokens, lengths, table, logits)
+        # The largest first: the others share its memory pool.
+        for size in reversed(buckets(1, self.max_num_seqs)):
+            for width in reversed(widths):
+                tokens = torch.full((size,), PAD, dtype=torch.long, device=self.device)
+                lengths = torch.zeros((size,), dtype=torch.long, device=self.device)
+                table = torch.zeros((size, width), dtype=torch.long, device=self.device)
+                side.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(side):
+                    for _ in range(2):
+                        self._forward_decode(tokens, lengths, table)
+                torch.cuda.current_stream(self.device).wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=pool):
+                    logits = self._forward_decode(tokens, lengths, table)
+                pool = graph.pool()
+                self.graphs[(size, width)] = (graph, tokens, lengths, table, logits)
         torch.cuda.synchronize(self.device)
 
     def blocks_needed(self, seq):
@@ -411,7 +417,8 @@ class Engine:
         tokens = torch.tensor([s.tokens[-1] for s in seqs], dtype=torch.long)
         if self.graphs:
             n = len(seqs)
-            graph, g_tokens, g_lengths, g_table, g_logits = self.graphs[min(k for k in self.graphs if k >= n)]
+            key = min((k for k in self.graphs if k[0] >= n and k[1] >= width), key=lambda k: (k[0], k[1]))
+            graph, g_tokens, g_lengths, g_table, g_logits = self.graphs[key]
             # Rows past n decode a pad token at position 0 of block 0, which is never handed out.
             g_table.zero_()
             g_lengths.zero_()
