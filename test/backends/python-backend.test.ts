@@ -29,6 +29,7 @@ import {
   FIXTURES,
   MODELS,
   library,
+  needsBackend,
   rejection,
   serverOptions,
   skipAllIf,
@@ -43,9 +44,8 @@ const DET_OUT = 'sigmoid_0.tmp_0';
 
 function noPythonBackend(): string | false {
   if (library().isFake) return 'real Triton only (the fake engine cannot run Python models)';
-  if (BACKEND_DIR === undefined || !existsSync(join(BACKEND_DIR, 'python', 'libtriton_python.so'))) {
-    return 'needs a python backend in TRITON_BACKEND_DIR (python/libtriton_python.so)';
-  }
+  const noPython = needsBackend('python');
+  if (noPython !== false) return noPython;
   const files = realModelFiles();
   return typeof files === 'string' ? files : false;
 }
