@@ -653,7 +653,11 @@ function addOutputs(b: Builder, outputs: unknown): Map<string, OutputDestination
     // Refused here on every release: r26.06 refuses it, r25.07 answered it
     // (docs/releases.md).
     if (seen.has(name)) {
-      throw invalid(ctx, `request.outputs names output '${name}' twice: list each output once`, holder);
+      throw invalid(
+        ctx,
+        `request.outputs names output '${name}' of model '${spec.name}' twice: list each output once`,
+        holder,
+      );
     }
     seen.add(name);
     const { memory, device, into } = outputOptions(name, options, io);
