@@ -24,6 +24,7 @@ import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
+import { MUTATIONS as R26 } from './mutations/r26.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
@@ -581,4 +582,5 @@ export const MUTATIONS = [
   ...EMBEDDINGS,
   ...HOSTILE_GATEWAY,
   ...GPU_LINT_DOCTOR,
+  ...R26,
 ];
