@@ -129,7 +129,8 @@
         "native/fake/support/leak_counters.cc",
         "native/fake/support/lexer.cc",
         "native/fake/support/log.cc",
-        "native/fake/support/precondition.cc"
+        "native/fake/support/precondition.cc",
+        "native/fake/support/release.cc"
       ],
       "include_dirs": ["native/include"],
       "cflags!": ["-fno-exceptions", "-fno-rtti"],

@@ -11,6 +11,7 @@
  * @packageDocumentation
  */
 export { Server, type ServerMetadata, type SharedServer } from './api/server.js';
+export { PROVEN_RELEASES, type TritonVersion } from './api/releases.js';
 export type { StartupFailure } from './api/startup-causes.js';
 export type { HealthHandler, HealthOptions, HealthReport, HealthRequest } from './api/health.js';
 export type {
@@ -79,6 +80,7 @@ export type {
   ServerOptions,
   LogOptions,
   LogFormat,
+  TritonLogger,
   MetricsOptions,
   LoadModelOptions,
   UnloadModelOptions,

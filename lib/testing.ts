@@ -33,6 +33,13 @@ export type { FakeLiveObjects };
 export type StandInMode = 'zeros' | 'echo';
 
 /**
+ * The Triton releases whose differences the fake engine imitates (listed in
+ * native/fake/PRECONDITIONS.md, "Releases"); the newest is its default.
+ */
+export const FAKE_RELEASES = ['r25.07', 'r26.06'] as const;
+export type FakeRelease = (typeof FAKE_RELEASES)[number];
+
+/**
  * Stand-ins by backend name, as the model config names the backend once
  * Triton's defaults are filled in (`platform: "onnxruntime_onnx"` means
  * backend `onnxruntime`, `pytorch_libtorch` `pytorch`,
@@ -125,6 +132,24 @@ export const fakeEngine = {
     if (typeof enabled !== 'boolean')
       throw new TypeError(`Expected a boolean for enabled but received ${typeof enabled}`);
     return addon().fakeSetSyncCallbacks(enabled);
+  },
+
+  /**
+   * The Triton release the fake engine imitates where releases differ
+   * (r26.06 unless asked: the newest), after switching to `release` when
+   * given. Process-wide, from the next call into the engine on; also set by
+   * the environment variable TRITONFAKE_RELEASE. Loads the fake engine when
+   * no Triton library is loaded yet; null (and nothing done) on a real Triton.
+   */
+  release(release?: FakeRelease): FakeRelease | null {
+    if (release !== undefined && !(FAKE_RELEASES as readonly unknown[]).includes(release)) {
+      throw new TypeError(
+        `Expected ${FAKE_RELEASES.map((r) => `'${r}'`).join(' or ')} for release but received ${JSON.stringify(release)}`,
+      );
+    }
+    const loaded = libraryInfo() ?? loadLibrary(fakeEngine.libraryPath);
+    if (!loaded.isFake) return null;
+    return addon().fakeRelease(release ?? null) as FakeRelease | null;
   },
 
   /**

@@ -35,6 +35,7 @@ constexpr AddonFunction kFunctions[] = {
     {"fakeSetSyncCallbacks", FakeSetSyncCallbacks},
     {"fakeSetStandIns", FakeSetStandIns},
     {"fakeHoldModelLoads", FakeHoldModelLoads},
+    {"fakeRelease", FakeRelease},
     {"copyOutputs", CopyOutputs},
     {"setCopyOutputs", SetCopyOutputs},
     {"addonStats", AddonStats},

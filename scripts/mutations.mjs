@@ -26,6 +26,7 @@ import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as LLM_GATEWAY } from './mutations/llm-gateway.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
+import { MUTATIONS as R26 } from './mutations/r26.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
@@ -587,4 +588,5 @@ export const MUTATIONS = [
   ...GPU_LINT_DOCTOR,
   ...GPU_LLM,
   ...WIRE_FIXES,
+  ...R26,
 ];

@@ -4,6 +4,8 @@
  * model repository, and one server per test file.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { addon } from '../lib/addon/load.js';
@@ -36,6 +38,25 @@ export function library(): LibraryInfo {
 /** Reason to skip a fake-only test (`why`: what it needs of the fake), or false on the fake engine. */
 export function fakeOnly(why = 'needs its live-object counters or switches'): string | false {
   return library().isFake ? false : `fake engine only (${why})`;
+}
+
+/** The backends a real Triton keeps in TRITON_BACKEND_DIR that some tests need (the fake has its own). */
+export type TritonBackend = 'onnxruntime' | 'python';
+
+/**
+ * Reason to skip a test that needs `backend` on a real Triton whose backend
+ * directory lacks it (Triton would fail the load with "unable to find backend
+ * library"), or false: on the fake engine (it has its own), or when
+ * TRITON_BACKEND_DIR holds `<backend>/libtriton_<backend>.so`.
+ */
+export function needsBackend(backend: TritonBackend): string | false {
+  if (library().isFake) return false;
+  const file = `${backend}/libtriton_${backend}.so`;
+  if (BACKEND_DIR === undefined)
+    return `needs the ${backend} backend: set TRITON_BACKEND_DIR to a directory with ${file}`;
+  return existsSync(join(BACKEND_DIR, file))
+    ? false
+    : `needs the ${backend} backend, which TRITON_BACKEND_DIR (${BACKEND_DIR}) lacks: no ${file}`;
 }
 
 /**

@@ -568,6 +568,9 @@ export interface NativeAddon {
    * the fake holds back before they start; mode 1 holds them, 0 lets them go,
    * -1 only asks (tests of what happens while a model changes). */
   fakeHoldModelLoads(mode: -1 | 0 | 1): number | null;
+  /** Fake engine only (null on a real Triton): the Triton release the fake
+   * imitates after setting `name` (null only asks); TypeError for an unknown name. */
+  fakeRelease(name: string | null): string | null;
   /** Per environment: true when external ArrayBuffers are refused (Electron)
    * or forced off by TRITON_NODE_COPY_OUTPUTS=1 / setCopyOutputs(true). */
   copyOutputs(): boolean;

@@ -159,7 +159,7 @@ function loaderError(err: unknown, candidates: string[]): TritonError {
     '- Pass the path: Server.create({ library: "/path/to/libtritonserver.so", ... })',
     '- Or set TRITON_SERVER_LIB=/path/to/libtritonserver.so',
     '- Or install Triton so that /opt/tritonserver/lib/libtritonserver.so exists (NGC tritonserver images have it)',
-    `- Triton C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x is needed (tested on Triton r25.07, C API ${TRITON_API.major}.${TRITON_API.minor}); a "version" outcome above means the library is older`,
+    `- Triton C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x is needed (tested on Triton r25.07 and r26.06, C API ${TRITON_API.major}.${TRITON_API.minor}); a "version" outcome above means the library is older`,
     '- Without Triton, use the fake engine for tests: import { fakeEngine } from "triton-node/testing"',
   ];
   return new TritonError(lines.join('\n'), { code, attempts, cause: err });

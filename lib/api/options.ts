@@ -40,6 +40,21 @@ export interface LogOptions {
    * process: the last server created sets it.
    */
   format?: LogFormat;
+  /**
+   * Send Triton's log lines to this logger (pino's, or any object with
+   * `info`, `warn` and `error` functions) instead of stderr. Needs a Triton
+   * whose C API has `TRITONSERVER_ServerOptionsSetLogCallback` (1.35+, Triton
+   * 2.72+): on an older library (r25.07, r26.06) Server.create rejects with a
+   * TritonError UNSUPPORTED saying so, and Triton keeps logging to stderr or `file`.
+   */
+  logger?: TritonLogger;
+}
+
+/** Where `log.logger` sends Triton's log lines: pino's logger has this shape. */
+export interface TritonLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
 }
 
 /** Triton's log line formats, in the order of TRITONSERVER_LogFormat. */
@@ -352,6 +367,15 @@ function controlMode(value: unknown): NativeModelControlMode {
   return MODEL_CONTROL_MODES.indexOf(mode) as NativeModelControlMode;
 }
 
+/** `log.logger`, checked: an object with info, warn and error functions. */
+function logger(value: unknown): TritonLogger | undefined {
+  if (value === undefined) return undefined;
+  const shaped =
+    objectLike(value) && ['info', 'warn', 'error'].every((level) => typeof value[level] === 'function');
+  if (!shaped) throw optionError('log.logger', 'an object with info, warn and error functions', value);
+  return value as unknown as TritonLogger;
+}
+
 function logOptions(value: unknown): NativeServerOptions['log'] {
   const log = value ?? {};
   if (!objectLike(log)) throw optionError('log', 'an object', value);
@@ -362,6 +386,7 @@ function logOptions(value: unknown): NativeServerOptions['log'] {
     error: flag('log.error', log.error, true),
   };
   if (log.file !== undefined) out.file = text('log.file', log.file);
+  logger(log.logger);
   if (log.format !== undefined) {
     if (!is.oneOf(LOG_FORMATS, log.format))
       throw optionError('log.format', alternatives(LOG_FORMATS), log.format);
@@ -547,6 +572,8 @@ export interface ParsedServerOptions {
   lint: LintMode;
   /** Seconds into stop() after which Python stubs still running are killed (0: never). */
   pythonStubExitSeconds: number;
+  /** `log.logger`, when given. */
+  logger: TritonLogger | undefined;
 }
 
 /** Checks every option of Server.create. Throws a TypeError or RangeError naming the first mistake. */
@@ -598,7 +625,8 @@ export function parseServerOptions(options: unknown): ParsedServerOptions {
     10,
     NATIVE_UINT32_MAX,
   );
-  return { native, library, streamingMetrics: metrics.streaming, lint, pythonStubExitSeconds };
+  const log = objectLike(o.log) ? logger(o.log.logger) : undefined;
+  return { native, library, streamingMetrics: metrics.streaming, lint, pythonStubExitSeconds, logger: log };
 }
 
 /**

@@ -74,6 +74,7 @@ import {
   parseUnloadModelOptions,
 } from './options.js';
 import { watchPythonStubs } from './python-stubs.js';
+import { LOG_CALLBACK_ENTRY_POINT, type TritonVersion, tritonVersion } from './releases.js';
 import { type StartupFailure, formatStartupFailure, startupFailures } from './startup-causes.js';
 
 export interface ServerMetadata {
@@ -150,6 +151,26 @@ function parseSharedServer(value: unknown): SharedServer {
   return value as unknown as SharedServer;
 }
 
+/**
+ * Why `log.logger` cannot be had. Triton's log callback arrived after the
+ * releases this version was proven on (r25.07, r26.06: C API 1.34, no such
+ * entry point); a library that has it is named as such, since its
+ * signature is in no header this version was written against.
+ */
+function logCallbackMissing(library: LibraryInfo, holder: Error): TritonError {
+  const has = library.optional[LOG_CALLBACK_ENTRY_POINT] === true;
+  const found = `${library.path} (C API ${library.apiMajor}.${library.apiMinor})`;
+  const why = has
+    ? `${found} has ${LOG_CALLBACK_ENTRY_POINT}, but this version of triton-node does not call it yet`
+    : `log.logger needs ${LOG_CALLBACK_ENTRY_POINT} (Triton C API 1.35+, Triton 2.72+), which ${found} does not have`;
+  return tritonError(
+    'UNSUPPORTED',
+    `Server.create: ${why}: leave log.logger out, and Triton logs to stderr or to log.file`,
+    {},
+    holder,
+  );
+}
+
 export class Server implements AsyncDisposable {
   readonly #native: NativeServer;
   readonly #repositories: string[];
@@ -170,6 +191,8 @@ export class Server implements AsyncDisposable {
   #attached = false;
   /** pythonStubExitSeconds: 0 in an attached server (the owner's stop stops Triton). */
   #stubExitSeconds = 0;
+  /** Read from the server's metadata once it started. */
+  #triton: TritonVersion | undefined;
 
   private constructor(
     native: NativeServer,
@@ -209,6 +232,7 @@ export class Server implements AsyncDisposable {
     const parsed = parseServerOptions(options);
     const native = parsed.native;
     const library = loadLibrary(parsed.library);
+    if (parsed.logger !== undefined) throw logCallbackMissing(library, holder);
     if (native.backendDirectory === '') native.backendDirectory = defaultBackendDirectory(library);
     // The fake engine's onnxruntime backend computes with onnxruntime-node's
     // ONNX Runtime when the application has it.
@@ -230,6 +254,7 @@ export class Server implements AsyncDisposable {
     server.#stubExitSeconds = parsed.pythonStubExitSeconds;
     server.#modelConfigName = native.modelConfigName;
     server.#startupFailures = failures;
+    server.#triton = await server.#readVersion(library);
     return server;
   }
 
@@ -306,6 +331,7 @@ export class Server implements AsyncDisposable {
     // The owner's pins as the addon holds them, not the value's (a copy of
     // the moment it was shared), nor any message's.
     server.#deployments.followPins(`triton-node/shared-server/${value.id}`, () => handle.pins());
+    server.#triton = await server.#readVersion(library);
     return server;
   }
 
@@ -335,6 +361,27 @@ export class Server implements AsyncDisposable {
   }
 
   /** The Triton library this server runs on. */
+  /**
+   * Which Triton this server runs on: its server version ('2.70.0'), the C
+   * API version of its library ('1.34'), the release name when the suite
+   * was proven on it ('r26.06'), and whether the library can send its log to
+   * `log.logger`. Read once, when the server started.
+   */
+  get triton(): TritonVersion {
+    return this.#triton!;
+  }
+
+  /** The server version from Triton's metadata (a server that cannot say gives ''). */
+  async #readVersion(library: LibraryInfo): Promise<TritonVersion> {
+    let version = '';
+    try {
+      version = (JSON.parse(await this.#native.metadata()) as { version?: string }).version ?? '';
+    } catch {
+      // A server that cannot give its metadata still runs; its version is unknown.
+    }
+    return tritonVersion(version, library);
+  }
+
   get library(): LibraryInfo {
     return this.#library;
   }

@@ -13,6 +13,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type LoadAttempt, MIN_TRITON_API, TRITON_API } from '../abi/binding.js';
 import { DEFAULT_LIBRARY_PATH, libraryCandidates } from '../addon/load.js';
+import { PROVEN_RELEASES, provenRelease } from '../api/releases.js';
 import type { DoctorCheck, DoctorReport, LibraryProbe } from './report.js';
 
 /** The backends the fake engine has built in. */
@@ -197,7 +198,7 @@ const OUTCOME_FIX: Record<string, string> = {
   dlopen:
     'a library it needs is missing (the detail names it; `ldd` on the file lists them all): run in the image Triton was built for, or add that library to LD_LIBRARY_PATH',
   symbols: 'point TRITON_SERVER_LIB at libtritonserver.so itself',
-  version: `upgrade Triton to C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x (triton-node is tested on Triton r25.07, C API ${TRITON_API.major}.${TRITON_API.minor})`,
+  version: `upgrade Triton to C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x (triton-node is tested on Triton ${Object.values(PROVEN_RELEASES).join(' and ')}, C API ${TRITON_API.major}.${TRITON_API.minor})`,
   probe: 'run `node -e "require(\'triton-node\').loadLibrary()"` to see the error',
 };
 
@@ -215,7 +216,10 @@ export function libraryChecks(probes: LibraryProbe[]): DoctorCheck[] {
   const usedIndex = probes.findIndex((p) => p.used);
   return probes.map((p, i): DoctorCheck => {
     if (p.outcome === 'loaded') {
-      const what = p.isFake ? "triton-node's fake engine" : `Triton ${p.version ?? '(version unknown)'}`;
+      const release = p.version === null ? null : provenRelease(p.version);
+      const what = p.isFake
+        ? "triton-node's fake engine"
+        : `Triton ${p.version ?? '(version unknown)'}${release === null ? '' : ` (${release})`}`;
       const role = p.used ? 'used' : 'not used: an earlier candidate loads';
       const line: DoctorCheck = {
         topic: 'library',

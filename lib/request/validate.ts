@@ -651,6 +651,7 @@ function addOutputs(b: Builder, outputs: unknown): Map<string, OutputDestination
   const { spec, ctx, holder } = b;
   let destinations: Map<string, OutputDestination> | undefined;
   let count = 0;
+  const seen = new Set<string>();
   for (const [name, options] of outputEntries(outputs)) {
     const io = spec.outputs.get(name);
     if (io === undefined) {
@@ -660,6 +661,16 @@ function addOutputs(b: Builder, outputs: unknown): Map<string, OutputDestination
         holder,
       );
     }
+    // Refused here on every release: r26.06 refuses it, r25.07 answered it
+    // (docs/releases.md).
+    if (seen.has(name)) {
+      throw invalid(
+        ctx,
+        `request.outputs names output '${name}' of model '${spec.name}' twice: list each output once`,
+        holder,
+      );
+    }
+    seen.add(name);
     const { memory, device, into } = outputOptions(name, options, io);
     if (into !== undefined) {
       destinations ??= new Map();

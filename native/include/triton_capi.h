@@ -601,6 +601,12 @@ typedef TRITONSERVER_Error* (*TRITONFAKE_SetStandInsFn_t)(const char* spec);
 // ServerLoadModelWithParameters) wait before they start, until a call with
 // `mode` 0 lets them go; -1 changes nothing. Returns how many loads wait now.
 typedef uint32_t (*TRITONFAKE_HoldModelLoadsFn_t)(int32_t mode);
+// Also fake-only: the Triton release whose differences the fake imitates
+// from now on ("r25.07", "r26.06"; native/fake/PRECONDITIONS.md lists
+// them), process-wide; null or an unknown name changes nothing. Returns the
+// release imitated now (a static string). Also settable with the
+// environment variable TRITONFAKE_RELEASE (read once, at the first ServerNew).
+typedef const char* (*TRITONFAKE_SetReleaseFn_t)(const char* name);
 
 // Prototypes for code that links against the library (the fake itself).
 #define TRITON_CAPI_DECLARE_PROTOTYPE(ret, name, params) ret name params;

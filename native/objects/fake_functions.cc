@@ -77,4 +77,27 @@ Napi::Value FakeHoldModelLoads(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, api->TRITONFAKE_HoldModelLoads(mode));
 }
 
+Napi::Value FakeRelease(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !(info[0].IsString() || info[0].IsNull())) {
+    ThrowTypeError(env, "fakeRelease(name) expects a string or null");
+  }
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr || api->TRITONFAKE_SetRelease == nullptr) {
+    return env.Null();
+  }
+  if (info[0].IsNull()) {
+    return Napi::String::New(env, api->TRITONFAKE_SetRelease(nullptr));
+  }
+  const std::string name = info[0].As<Napi::String>().Utf8Value();
+  const std::string now = api->TRITONFAKE_SetRelease(name.c_str());
+  if (now != name) {
+    ThrowTypeError(env,
+                   "Expected 'r25.07' or 'r26.06' for the fake engine's "
+                   "release but received '" +
+                       name + "'");
+  }
+  return Napi::String::New(env, now);
+}
+
 }  // namespace triton_node

@@ -15,6 +15,10 @@ Napi::Value FakeSetStandIns(const Napi::CallbackInfo& info);
 // fakeHoldModelLoads(mode): how many explicit loads the fake holds back
 // (mode 1 holds them, 0 lets them go, -1 only asks); null on a real Triton.
 Napi::Value FakeHoldModelLoads(const Napi::CallbackInfo& info);
+// fakeRelease(name | null): the release the fake imitates after setting
+// `name` (null only asks); null on a real Triton; throws a TypeError for an
+// unknown name.
+Napi::Value FakeRelease(const Napi::CallbackInfo& info);
 // The fake's live-object kinds, in TRITONFAKE_LiveObjects order
 // (TRITONFAKE_LIVE_OBJECT_KINDS of them).
 const char* LiveObjectKindName(unsigned index);

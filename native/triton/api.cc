@@ -34,6 +34,12 @@ std::vector<std::string> ResolveSymbols(void* handle, TritonApi* api) {
   api->optional.emplace_back(#name, api->name != nullptr);
   TRITON_CAPI_OPTIONAL(TRITON_NODE_RESOLVE_OPTIONAL)
 #undef TRITON_NODE_RESOLVE_OPTIONAL
+  // Presence only: the log callback (C API 1.35, Triton 2.72) is not in any
+  // header this project was written against (r25.07 and r26.06 lack it), so
+  // it is never called; `log.logger` says it needs it.
+  api->optional.emplace_back(
+      "TRITONSERVER_ServerOptionsSetLogCallback",
+      dlsym(handle, "TRITONSERVER_ServerOptionsSetLogCallback") != nullptr);
   api->TRITONFAKE_LiveObjects = reinterpret_cast<TRITONFAKE_LiveObjectsFn_t>(
       dlsym(handle, "TRITONFAKE_LiveObjects"));
   api->TRITONFAKE_SetSyncCallbacks =
@@ -44,6 +50,8 @@ std::vector<std::string> ResolveSymbols(void* handle, TritonApi* api) {
   api->TRITONFAKE_HoldModelLoads =
       reinterpret_cast<TRITONFAKE_HoldModelLoadsFn_t>(
           dlsym(handle, "TRITONFAKE_HoldModelLoads"));
+  api->TRITONFAKE_SetRelease = reinterpret_cast<TRITONFAKE_SetReleaseFn_t>(
+      dlsym(handle, "TRITONFAKE_SetRelease"));
   return missing;
 }
 

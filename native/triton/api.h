@@ -23,6 +23,7 @@ struct TritonApi {
   TRITONFAKE_SetSyncCallbacksFn_t TRITONFAKE_SetSyncCallbacks = nullptr;
   TRITONFAKE_SetStandInsFn_t TRITONFAKE_SetStandIns = nullptr;
   TRITONFAKE_HoldModelLoadsFn_t TRITONFAKE_HoldModelLoads = nullptr;
+  TRITONFAKE_SetReleaseFn_t TRITONFAKE_SetRelease = nullptr;
 
   void* handle = nullptr;
   std::string path;

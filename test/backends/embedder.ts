@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { BACKEND_DIR, MODELS, library } from '../helpers.js';
+import { BACKEND_DIR, MODELS, library, needsBackend } from '../helpers.js';
 
 /** The vector size of the test models. */
 export const EMBEDDING_SIZE = 64;
@@ -119,8 +119,8 @@ export function embedderUnderTest(): EmbedderUnderTest {
   if (library().isFake)
     return { skip: false, model: 'text_embed', gathered: 'text_embed_gathered', repositories: [MODELS] };
   const names = { skip: false as const, model: 'text_embed_py', gathered: 'text_embed_py_gathered' };
-  if (BACKEND_DIR === undefined)
-    return { ...names, skip: 'needs TRITON_BACKEND_DIR with the python backend', repositories: [MODELS] };
+  const noPython = needsBackend('python');
+  if (noPython !== false) return { ...names, skip: noPython, repositories: [MODELS] };
   const repo = mkdtempSync(join(tmpdir(), 'tn-embed-'));
   // Registered before the file's useServer(): runs after the server (and the stubs) stopped.
   afterAll(() => rmSync(repo, { recursive: true, force: true }));

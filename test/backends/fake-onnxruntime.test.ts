@@ -2,8 +2,9 @@
  * The fake engine's onnxruntime backend: real ONNX models computed by
  * onnxruntime-node's ONNX Runtime (the inference tests also run on a real
  * Triton with its onnxruntime backend). Loads (auto-complete, complete and broken
- * configs) compared with what a real Triton r25.07 said
- * (test/fixtures/real-triton-r25.07/onnxruntime/), inference outputs compared
+ * configs) compared with what real Tritons said, the fake imitating each
+ * release in turn (test/fixtures/real-triton-r25.07/onnxruntime/ and
+ * real-triton-r26.06/onnxruntime/: r26.06's backend has BF16), inference outputs compared
  * with onnxruntime-node's own, single and batched, and the error when ONNX
  * Runtime is missing.
  */
@@ -22,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError, formatModelConfig } from '../../lib/index.js';
+import type { FakeRelease } from '../../lib/testing.js';
 import {
   BACKEND_DIR,
   FIXTURES,
@@ -46,7 +48,9 @@ import { ADD_BIAS, ADD_FOUR, DEFAULT_BIAS, IDENTITY_FP16 } from './tiny-onnx.js'
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
 const SEQUENCE_BATCHER = true;
 const RECORDER = fileURLToPath(new URL('../onnxruntime/record.ts', import.meta.url));
-const RECORDED = join(FIXTURES, 'real-triton-r25.07', 'onnxruntime');
+/** The releases whose onnxruntime loads were recorded; the fake imitates each in turn. */
+const RELEASES: readonly FakeRelease[] = ['r25.07', 'r26.06'];
+const recordedIn = (release: FakeRelease) => join(FIXTURES, `real-triton-${release}`, 'onnxruntime');
 const files = realModelFiles();
 const ortLibrary = onnxRuntimeNode();
 
@@ -195,11 +199,11 @@ afterAll(async () => {
 });
 
 /** The recorded outcomes, by case. */
-function recorded(): Map<string, OnnxOutcome> {
+function recorded(release: FakeRelease): Map<string, OnnxOutcome> {
   const out = new Map<string, OnnxOutcome>();
-  for (const f of readdirSync(RECORDED)) {
+  for (const f of readdirSync(recordedIn(release))) {
     if (!f.endsWith('.json')) continue;
-    const doc = JSON.parse(readFileSync(join(RECORDED, f), 'utf8')) as OnnxOutcome;
+    const doc = JSON.parse(readFileSync(join(recordedIn(release), f), 'utf8')) as OnnxOutcome;
     out.set(doc.case, doc);
   }
   return out;
@@ -288,53 +292,56 @@ describe('the fake onnxruntime backend without ONNX Runtime', () => {
   });
 });
 
-describe('loads of real models on the fake onnxruntime backend, against real Triton r25.07', () => {
-  skipAllIf(skipReason());
-  const outcomes = new Map<string, OnnxOutcome>();
-  beforeAll(async () => {
-    // As recorded: each mode in a process of its own (after a failed
-    // onnxruntime load, no later server of a process starts the backend).
-    // Not spawnSync: vitest's worker must answer its runner meanwhile.
-    const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
-    try {
-      for (const mode of caseModes()) {
-        // The library under test is the fake here (the describe skips elsewhere).
-        const run = await runProcess(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
-          timeoutMs: 120_000,
-        });
-        if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
+for (const release of RELEASES) {
+  describe(`loads of real models on the fake onnxruntime backend, against real Triton ${release}`, () => {
+    skipAllIf(skipReason());
+    const outcomes = new Map<string, OnnxOutcome>();
+    beforeAll(async () => {
+      // As recorded: each mode in a process of its own (after a failed
+      // onnxruntime load, no later server of a process starts the backend).
+      // Not spawnSync: vitest's worker must answer its runner meanwhile.
+      const out = mkdtempSync(join(tmpdir(), 'fake-ort-cases-'));
+      try {
+        for (const mode of caseModes()) {
+          // The library under test is the fake here (the describe skips elsewhere).
+          const run = await runProcess(process.execPath, ['--import', 'tsx', RECORDER, out, mode], {
+            timeoutMs: 120_000,
+            env: { ...process.env, TRITONFAKE_RELEASE: release },
+          });
+          if (run.status !== 0) throw new Error(`the ${mode} cases failed: ${run.stderr}`);
+        }
+        for (const f of readdirSync(out)) {
+          const o = JSON.parse(readFileSync(join(out, f), 'utf8')) as OnnxOutcome;
+          outcomes.set(o.case, o);
+        }
+      } finally {
+        rmSync(out, { recursive: true, force: true });
       }
-      for (const f of readdirSync(out)) {
-        const o = JSON.parse(readFileSync(join(out, f), 'utf8')) as OnnxOutcome;
-        outcomes.set(o.case, o);
-      }
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
-  }, 240_000);
+    }, 480_000);
 
-  const real = recorded();
-  it('has a recorded outcome for every case', () => {
-    expect([...real.keys()].sort()).toEqual(ONNX_CASES.map((c) => c.name).sort());
-  });
-
-  for (const c of ONNX_CASES) {
-    it(`${c.name}: as real Triton`, (ctx) => {
-      if (c.config?.sequence_batching !== undefined && !SEQUENCE_BATCHER) {
-        ctx.skip('the fake engine has no sequence batcher yet');
-      }
-      const want = real.get(c.name);
-      const got = outcomes.get(c.name);
-      expect(got).toBeDefined();
-      expect(want).toBeDefined();
-      expect({ loaded: got?.loaded, error: got?.error }).toEqual({
-        loaded: want?.loaded,
-        error: want?.error,
-      });
-      expect(essentials(got?.config)).toEqual(essentials(want?.config));
+    const real = recorded(release);
+    it('has a recorded outcome for every case', () => {
+      expect([...real.keys()].sort()).toEqual(ONNX_CASES.map((c) => c.name).sort());
     });
-  }
-});
+
+    for (const c of ONNX_CASES) {
+      it(`${c.name}: as real Triton`, (ctx) => {
+        if (c.config?.sequence_batching !== undefined && !SEQUENCE_BATCHER) {
+          ctx.skip('the fake engine has no sequence batcher yet');
+        }
+        const want = real.get(c.name);
+        const got = outcomes.get(c.name);
+        expect(got).toBeDefined();
+        expect(want).toBeDefined();
+        expect({ loaded: got?.loaded, error: got?.error }).toEqual({
+          loaded: want?.loaded,
+          error: want?.error,
+        });
+        expect(essentials(got?.config)).toEqual(essentials(want?.config));
+      });
+    }
+  });
+}
 
 describe('inference on the onnxruntime backend, against onnxruntime-node', () => {
   skipAllIf(inferenceSkipReason());

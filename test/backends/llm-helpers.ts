@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import type { Server } from '../../lib/index.js';
-import { BACKEND_DIR, MODELS, library } from '../helpers.js';
+import { BACKEND_DIR, MODELS, library, needsBackend } from '../helpers.js';
 import { readLlmReports, writeLlmModel } from './python-llm.js';
 
 export interface LlmUnderTest {
@@ -68,9 +68,10 @@ export function llmUnderTest(name = 'text_llm'): LlmUnderTest {
       },
     };
   }
-  if (BACKEND_DIR === undefined) {
+  const noPython = needsBackend('python');
+  if (noPython !== false) {
     return {
-      skip: 'needs TRITON_BACKEND_DIR with the python backend',
+      skip: noPython,
       model: name,
       repositories: [MODELS],
       describe: 'none',

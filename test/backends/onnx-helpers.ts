@@ -17,7 +17,7 @@ import { inflateSync } from 'node:zlib';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { Server, type Tensor } from '../../lib/index.js';
-import { library, serverOptions } from '../helpers.js';
+import { library, needsBackend, serverOptions } from '../helpers.js';
 import {
   type RealModelCopy,
   type RealModelFiles,
@@ -78,6 +78,11 @@ export function useRealModelServer(
   beforeAll(async () => {
     if (typeof found === 'string') {
       skip = found;
+      return;
+    }
+    const noOnnxRuntime = needsBackend('onnxruntime');
+    if (noOnnxRuntime !== false) {
+      skip = noOnnxRuntime;
       return;
     }
     dir = mkdtempSync(join(tmpdir(), 'triton-real-models-'));

@@ -13,8 +13,9 @@
  * INTERNAL "Failed to process the request(s) for model '<instance>', message:
  * <ExceptionType>: <text>"; a killed stub fails the request it had and every
  * later one routed to that instance with INTERNAL "Stub process '<instance>'
- * is not healthy." while the model stays READY (the backend does not restart
- * it), and unloading it or stopping the server does not finish (stop() runs
+ * is not healthy." while the model stays READY in the index (the backend does
+ * not restart it; r26.06 reports the model and the server not ready, r25.07
+ * ready), and unloading it or stopping the server does not finish (stop() runs
  * into exitTimeoutSeconds; the dead stubs' /dev/shm regions stay).
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -29,6 +30,7 @@ import {
   FIXTURES,
   MODELS,
   library,
+  needsBackend,
   rejection,
   serverOptions,
   skipAllIf,
@@ -43,9 +45,8 @@ const DET_OUT = 'sigmoid_0.tmp_0';
 
 function noPythonBackend(): string | false {
   if (library().isFake) return 'real Triton only (the fake engine cannot run Python models)';
-  if (BACKEND_DIR === undefined || !existsSync(join(BACKEND_DIR, 'python', 'libtriton_python.so'))) {
-    return 'needs a python backend in TRITON_BACKEND_DIR (python/libtriton_python.so)';
-  }
+  const noPython = needsBackend('python');
+  if (noPython !== false) return noPython;
   const files = realModelFiles();
   return typeof files === 'string' ? files : false;
 }
@@ -374,7 +375,7 @@ describe('a stub process that dies', () => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  it('fails its request and every later one (INTERNAL "not healthy"); the model stays READY', async () => {
+  it('fails its request and every later one (INTERNAL "not healthy"); readiness as the release says', async () => {
     const sleepers = stubs().filter((st) => st.instance.startsWith('py_sleep_'));
     expect(sleepers.length).toBe(2); // instance_group count 2
     // Both instances busy, then both stubs killed under their requests.
@@ -399,9 +400,18 @@ describe('a stub process that dies', () => {
       expect(err.code).toBe('INTERNAL');
       expect(err.message).toMatch(/Stub process 'py_sleep_0_[01]' is not healthy/);
     }
+    // The index says READY on both releases. From r26.06 on the backend
+    // reports its instances' readiness (TRITONBACKEND_ModelInstanceReady):
+    // a model whose stubs all died is not ready, and neither is the server
+    // (strictReadiness). r25.07 says ready for both (docs/releases.md).
     const entry = (await server!.modelIndex()).find((m) => m.name === 'py_sleep');
     expect(entry?.state).toBe('READY');
-    expect(await server!.model('py_sleep').isReady()).toBe(true);
+    expect(server!.triton.release, 'a release whose readiness after a stub died is known').toMatch(
+      /^r(25\.07|26\.06)$/,
+    );
+    const ready = server!.triton.release === 'r25.07';
+    expect(await server!.model('py_sleep').isReady()).toBe(ready);
+    expect(await server!.isReady()).toBe(ready);
     // A healthy model next to it still answers.
     const sum = await server!.infer('py_add', {
       inputs: {

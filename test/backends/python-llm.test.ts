@@ -16,6 +16,7 @@ import {
   BACKEND_DIR,
   eventually,
   library,
+  needsBackend,
   requestsSettled,
   skipAllIf,
   until,
@@ -25,8 +26,7 @@ import { LLM_CORPUS, type LlmReport, readLlmReports, writeLlmModel } from './pyt
 
 function skipReason(): string | false {
   if (library().isFake) return 'real Triton only (the fake engine has no Python backend)';
-  if (BACKEND_DIR === undefined) return 'needs TRITON_BACKEND_DIR with the python backend';
-  return false;
+  return needsBackend('python');
 }
 const skip = skipReason();
 skipAllIf(skip);

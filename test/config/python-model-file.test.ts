@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { pythonModelConfig } from '../backends/python-models.js';
-import { BACKEND_DIR, library, serverOptions, skipIf } from '../helpers.js';
+import { BACKEND_DIR, library, needsBackend, serverOptions, skipIf } from '../helpers.js';
 import { rawServer } from '../hostile/raw-server.js';
 
 const ADD_PY = `import triton_python_backend_utils as pb_utils
@@ -69,8 +69,7 @@ model(
 );
 
 function pythonBackendReason(): string | false {
-  if (library().isFake) return false;
-  return BACKEND_DIR === undefined ? 'needs TRITON_BACKEND_DIR with a python backend' : false;
+  return needsBackend('python');
 }
 
 /** A full config of py_nofile, as a load's override. */

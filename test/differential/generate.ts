@@ -16,7 +16,9 @@
  * test/request/differential.test.ts):
  *
  *   TRITON_SERVER_LIB=/path/to/libtritonserver.so TRITON_BACKEND_DIR=/path/to/backends \
- *     npx tsx test/differential/generate.ts record test/fixtures/real-triton-r25.07/outcomes.json
+ *     npx tsx test/differential/generate.ts record test/fixtures/real-triton-<release>/outcomes.json
+ *
+ * (one folder per release: real-triton-r25.07, real-triton-r26.06).
  *
  * `npx tsx test/differential/generate.ts compare <fixture>` runs the cases on
  * the library under test (the fake when TRITON_SERVER_LIB is unset) and
@@ -36,6 +38,7 @@ import {
   SUBMIT_SLOTS,
 } from '../../lib/abi/binding.js';
 import { addon, loadLibrary } from '../../lib/addon/load.js';
+import { provenRelease } from '../../lib/api/releases.js';
 import { DATATYPES } from '../../lib/config/datatypes.js';
 
 /** Bump when the generator changes what it makes: the fixture must then be recorded again. */
@@ -563,6 +566,8 @@ export interface RunOptions {
   library?: string;
   /** Triton's backends (a real Triton; default TRITON_BACKEND_DIR). */
   backendDirectory?: string;
+  /** Filled in: the server version from the metadata of the server the cases ran on. */
+  seen?: { serverVersion?: string };
 }
 
 /** Submits cases one at a time and collects their events (some may arrive inside submit()). */
@@ -643,6 +648,9 @@ class Runner {
 export async function runCases(cases: Case[], options: RunOptions = {}): Promise<Outcome[]> {
   const { runner, server } = await Runner.start(options);
   try {
+    if (options.seen !== undefined) {
+      options.seen.serverVersion = (JSON.parse(await server.metadata()) as { version: string }).version;
+    }
     for (const m of MODELS) await server.loadModel(m.name, undefined, []);
     const outcomes: Outcome[] = [];
     for (const c of cases) outcomes.push(await runner.run(c));
@@ -689,7 +697,7 @@ export function toFixture(
   };
   return {
     description:
-      'Outcomes of the test/differential/generate.ts cases on a real Triton r25.07 (CPU build), recorded ' +
+      'Outcomes of the test/differential/generate.ts cases on the real Triton named in `library`, recorded ' +
       'through the addon; test/request/differential.test.ts replays the cases on the library under test. Observations.',
     library: meta.library,
     generatorVersion: GENERATOR_VERSION,
@@ -750,9 +758,14 @@ async function main(argv: string[]): Promise<void> {
     const seed = argv[2] === undefined ? DEFAULT_SEED : Number(argv[2]);
     const count = argv[3] === undefined ? DEFAULT_COUNT : Number(argv[3]);
     const cases = generateCases(seed, count);
-    const outcomes = await runCases(cases);
+    const seen: { serverVersion?: string } = {};
+    const outcomes = await runCases(cases, { seen });
     const library = process.env.TRITON_SERVER_LIB ?? 'fake engine';
-    const fixture = toFixture(cases, outcomes, { seed, count, library: describeLibrary(library) });
+    const fixture = toFixture(cases, outcomes, {
+      seed,
+      count,
+      library: describeLibrary(library, seen.serverVersion ?? ''),
+    });
     writeFileSync(file, `${JSON.stringify(fixture)}\n`);
     console.log(`recorded ${outcomes.length} outcomes (${fixture.messages.length} messages) to ${file}`);
     return;
@@ -772,10 +785,11 @@ async function main(argv: string[]): Promise<void> {
   process.exitCode = differences === 0 ? 0 : 1;
 }
 
-function describeLibrary(path: string): string {
+function describeLibrary(path: string, serverVersion: string): string {
+  const release = provenRelease(serverVersion) ?? 'of an unproven release';
   return path === 'fake engine'
     ? path
-    : `real Triton r25.07 (CPU build), ${path.split('/').slice(-3).join('/')}`;
+    : `real Triton ${release} (${serverVersion}, CPU build), ${path.split('/').slice(-3).join('/')}`;
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

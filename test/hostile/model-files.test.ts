@@ -23,7 +23,7 @@ import { maxSessionThreads } from '../../lib/config/onnxruntime.js';
 import { type ModelConfig, Server, TritonError, formatModelConfig, lint } from '../../lib/index.js';
 import { onnxRuntimeNode } from '../backends/real-models.js';
 import { ADD_BIAS } from '../backends/tiny-onnx.js';
-import { library, serverOptions, skipIf } from '../helpers.js';
+import { library, needsBackend, serverOptions, skipIf } from '../helpers.js';
 import { rawServer } from './raw-server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'triton-node-hostile-model-files-'));
@@ -110,7 +110,7 @@ async function rejected(work: Promise<unknown>): Promise<TritonError> {
 /** Why a case that loads an ONNX model cannot run here. */
 function onnxReason(): string | false {
   if (library().isFake) return onnxRuntimeNode() === undefined ? 'onnxruntime-node is not installed' : false;
-  return process.env.TRITON_BACKEND_DIR ? false : 'needs TRITON_BACKEND_DIR with an onnxruntime backend';
+  return needsBackend('onnxruntime');
 }
 
 describe('a model file that is a FIFO or a device (both libraries)', () => {

@@ -4,7 +4,7 @@
  * `<dir>/<case>.json`. Recording a real Triton's outcomes:
  *
  *   TRITON_SERVER_LIB=/path/to/libtritonserver.so TRITON_BACKEND_DIR=/path/to/backends \
- *     npx tsx test/onnxruntime/record.ts test/fixtures/real-triton-r25.07/onnxruntime
+ *     npx tsx test/onnxruntime/record.ts test/fixtures/real-triton-<release>/onnxruntime
  *
  * The backends directory must have the onnxruntime backend. What is written
  * is Triton's observed behaviour, not code.
@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Server, TritonError, loadLibrary } from '../../lib/index.js';
+import { Server, TritonError, type TritonVersion, loadLibrary } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { realModelFiles } from '../backends/real-models.js';
 import {
@@ -40,6 +40,7 @@ export async function runOnnxCases(
   backendDirectory: string | undefined,
   mode: OnnxCaseMode,
   cases: readonly OnnxCase[] = ONNX_CASES,
+  seen: { triton?: TritonVersion } = {},
 ): Promise<OnnxOutcome[]> {
   const strict = mode === 'strict';
   const dmbs = /^auto-dmbs(\d+)$/.exec(mode)?.[1];
@@ -59,6 +60,7 @@ export async function runOnnxCases(
         exitTimeoutSeconds: 5,
         log: { warn: false, error: false },
       });
+      seen.triton = server.triton;
       try {
         for (const c of cases) {
           if (caseMode(c) !== mode) continue;
@@ -110,17 +112,23 @@ async function main(): Promise<void> {
   }
   const library = process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath;
   const info = loadLibrary(library);
+  const seen: { triton?: TritonVersion } = {};
   const outcomes = await runOnnxCases(
     library,
     process.env.TRITON_BACKEND_DIR || undefined,
     mode as OnnxCaseMode,
+    ONNX_CASES,
+    seen,
   );
+  const release = seen.triton?.release ?? `of an unproven release (${seen.triton?.server})`;
   mkdirSync(resolve(out), { recursive: true });
   for (const o of outcomes) {
     const doc = {
       description:
         'Outcome of loading this case of test/onnxruntime/cases.ts (a real ONNX model with this config) on the library named; an observation.',
-      library: info.isFake ? 'the fake engine' : `real Triton r25.07 CPU build (${library})`,
+      library: info.isFake
+        ? `the fake engine, imitating ${seen.triton?.release}`
+        : `real Triton ${release} CPU build (${library})`,
       ...o,
     };
     writeFileSync(join(resolve(out), `${o.case}.json`), `${JSON.stringify(doc, null, 2)}\n`);

@@ -1387,7 +1387,7 @@ export function buildCall(recipe: CallRecipe): BuiltCall {
       if (typeof n !== 'string' || !known.has(n)) {
         fault({ hard: true, why: `unknown output ${describeValue(n)}`, names: nameWords(String(n)) });
       } else if (seen.has(n)) {
-        fault({ hard: false, why: `output ${n} twice`, names: nameWords(n) });
+        fault({ hard: true, why: `output ${n} twice`, names: nameWords(n) });
       }
       seen.add(n);
       if (typeof n === 'string') wanted.set(n, undefined);

@@ -1,6 +1,6 @@
 // The fake's own exports (TRITONFAKE_*, no Triton has them): live-object
 // counts for leak tests, synchronous callbacks, stand-in backends, and
-// model loads held back.
+// model loads held back, and the Triton release imitated.
 #include <cstdint>
 #include <string>
 
@@ -9,6 +9,7 @@
 #include "../repository/repository.h"
 #include "../scheduling/submission.h"
 #include "../support/leak_counters.h"
+#include "../support/release.h"
 #include "export.h"
 
 using namespace fake;
@@ -38,4 +39,14 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONFAKE_SetStandIns(const char* spec) {
 
 FAKE_EXPORT uint32_t TRITONFAKE_HoldModelLoads(int32_t mode) {
   return HoldModelLoads(mode);
+}
+
+// The Triton release to imitate from now on ("r25.07", "r26.06"); null
+// leaves it. Returns the release imitated (a static string).
+FAKE_EXPORT const char* TRITONFAKE_SetRelease(const char* name) {
+  if (name != nullptr) {
+    ReadReleaseFromEnvironment();  // so that a later server does not undo it
+    SetRelease(name);
+  }
+  return ReleaseName();
 }

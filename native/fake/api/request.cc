@@ -10,6 +10,7 @@
 #include "../core/request.h"
 #include "../core/request_validation.h"
 #include "../scheduling/submission.h"
+#include "../support/release.h"
 #include "export.h"
 
 namespace fake {
@@ -314,7 +315,13 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceRequestAddRequestedOutput(
     TRITONSERVER_InferenceRequest* inference_request, const char* name) {
   REQUEST_SETTER_CHECKS(inference_request);
   FAKE_NOT_NULL(name);
-  inference_request->requested_outputs.insert(name);
+  // r26.06 refuses a second request for the same output (core PR #493,
+  // AddOriginalRequestedOutput); r25.07 kept a set and took it in silence.
+  if (!inference_request->requested_outputs.insert(name).second &&
+      AtLeast(Release::kR26_06)) {
+    return ErrArg(inference_request->Prefix() + "output '" + name +
+                  "' already exists in request");
+  }
   inference_request->needs_normalization = true;
   return nullptr;
 }

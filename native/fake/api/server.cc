@@ -19,6 +19,7 @@
 #include "../scheduling/submission.h"
 #include "../support/clock.h"
 #include "../support/log.h"
+#include "../support/release.h"
 #include "export.h"
 
 namespace fake {
@@ -196,6 +197,7 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
     SetSyncCallbacks(true);
   }
   ReadStandInsFromEnvironment();
+  ReadReleaseFromEnvironment();
   LogInfo(
       "triton-node-fake-engine: a CPU stand-in for libtritonserver.so "
       "(C API 1.34); this is NOT NVIDIA Triton Inference Server");
@@ -312,7 +314,10 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
   FAKE_NOT_NULL(server_metadata);
   auto* m = new TRITONSERVER_Message();
   m->json =
-      "{\"name\":\"triton-node-fake-engine\",\"version\":\"0.1.0\","
+      std::string("{\"name\":\"triton-node-fake-engine\",\"version\":\"") +
+      ReleaseServerVersion() + "\",\"triton_node_imitates\":\"" +
+      ReleaseName() +
+      "\","
       "\"extensions\":[\"model_repository\",\"model_repository(unload_"
       "dependents)\",\"schedule_policy\",\"model_configuration\","
       "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","

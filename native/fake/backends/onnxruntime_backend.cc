@@ -37,6 +37,7 @@
 #include "../scheduling/sequence_batcher.h"
 #include "../support/cuda_copy.h"
 #include "../support/log.h"
+#include "../support/release.h"
 #include "onnx_external_data.h"
 #include "onnxruntime_api.h"
 
@@ -107,13 +108,15 @@ const char* ConfigTypeOfOnnx(int type) {
       return "TYPE_FP64";
     case ort::kString:
       return "TYPE_STRING";
-    default:  // BF16 included: the real backend's table has none
+    case ort::kBfloat16:  // in the backend's table since r26.06's
+      return AtLeast(Release::kR26_06) ? "TYPE_BF16" : "TYPE_INVALID";
+    default:
       return "TYPE_INVALID";
   }
 }
 
 // The ONNX element type for a config data type (kUndefined when ONNX has
-// none: the real backend's table, which has no BF16).
+// none: the real backend's table, which has BF16 from r26.06 on).
 int OnnxTypeOfConfig(const std::string& t) {
   static const std::map<std::string, int> kTypes = {
       {"TYPE_BOOL", ort::kBool},     {"TYPE_UINT8", ort::kUint8},
@@ -123,6 +126,7 @@ int OnnxTypeOfConfig(const std::string& t) {
       {"TYPE_INT64", ort::kInt64},   {"TYPE_FP16", ort::kFloat16},
       {"TYPE_FP32", ort::kFloat},    {"TYPE_FP64", ort::kDouble},
       {"TYPE_STRING", ort::kString}};
+  if (t == "TYPE_BF16" && AtLeast(Release::kR26_06)) return ort::kBfloat16;
   auto it = kTypes.find(t);
   return it == kTypes.end() ? ort::kUndefined : it->second;
 }

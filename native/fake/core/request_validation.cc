@@ -4,6 +4,7 @@
 // data size (BYTES: its elements).
 #include "request_validation.h"
 
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "../config/data_types.h"
+#include "../support/release.h"
 #include "error.h"
 
 namespace fake {
@@ -49,6 +51,64 @@ int64_t ByteSize(TRITONSERVER_DataType dt, const std::vector<int64_t>& dims) {
 std::string ModelInputLookupError(const std::string& name,
                                   const std::string& model) {
   return "unexpected inference input '" + name + "' for model '" + model + "'";
+}
+
+// r26.06 counts a shape's elements with checks (common's GetElementCount):
+// the first -1 makes it unknown, a dimension below -1 before that is an
+// error, as is a count past INT64_MAX. r25.07 multiplied without them.
+enum class Count { kKnown, kWildcard, kInvalid, kOverflow };
+Count CheckedElementCount(const std::vector<int64_t>& dims, int64_t* n) {
+  *n = 0;
+  bool first = true;
+  for (int64_t d : dims) {
+    if (d == -1) return Count::kWildcard;
+    if (d < 0) return Count::kInvalid;
+    if (first) {
+      *n = d;
+      first = false;
+    } else if (d != 0 && *n > INT64_MAX / d) {
+      return Count::kOverflow;
+    } else {
+      *n *= d;
+    }
+  }
+  return Count::kKnown;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+// r26.06's refusal of a shape whose size cannot be computed, before the
+// size is compared (Normalize's GetByteSize / ValidateBytesInputs'
+// GetElementCount, model_config_utils.h); null on r25.07 and for sizes.
+TRITONSERVER_Error* UncountableShape(const std::string& name,
+                                     const RequestInput& in) {
+  if (!AtLeast(Release::kR26_06)) return nullptr;
+  int64_t n = 0;
+  const Count c = CheckedElementCount(in.batch_shape, &n);
+  const bool bytes = in.datatype == TRITONSERVER_TYPE_BYTES;
+  if (c == Count::kInvalid) {
+    return ErrArg("tensor '" + name + "' contains an invalid dimension " +
+                  (bytes ? "in shape " : "") + DimsText(in.batch_shape));
+  }
+  const std::string max = std::to_string(INT64_MAX);
+  if (c == Count::kOverflow) {
+    return ErrArg((bytes ? "element count" : "byte size") +
+                  std::string(" for tensor '") + name +
+                  "' exceeds maximum size of " + max);
+  }
+  const int64_t es = DataTypeSize(in.datatype);
+  if (c == Count::kKnown && !bytes && es > 0 && n > INT64_MAX / es) {
+    return ErrArg("byte size for tensor '" + name +
+                  "' exceeds maximum size of " + max);
+  }
+  return nullptr;
 }
 
 // Walks a BYTES input's buffers as Triton does: each element is a 4-byte
@@ -336,6 +396,7 @@ TRITONSERVER_Error* CheckInput(TRITONSERVER_InferenceRequest* r, Model* m,
   in->batch_shape.clear();
   if (batch != 0) in->batch_shape.push_back(batch);
   in->batch_shape.insert(in->batch_shape.end(), shape.begin(), shape.end());
+  if (auto* e = UncountableShape(name, *in)) return e;
   if (in->datatype == TRITONSERVER_TYPE_BYTES) {
     return ValidateBytes(r, name, *in, model);
   }
