@@ -79,6 +79,8 @@ export type {
   ServerOptions,
   LogOptions,
   LogFormat,
+  LogSettings,
+  LogSettingsUpdate,
   MetricsOptions,
   LoadModelOptions,
   UnloadModelOptions,
