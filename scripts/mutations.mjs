@@ -24,6 +24,7 @@ import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as LLM_GATEWAY } from './mutations/llm-gateway.mjs';
+import { MUTATIONS as LOGGING_EXT } from './mutations/logging-ext.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
@@ -578,6 +579,7 @@ export const MUTATIONS = [
   ...KEPT_REQUESTS,
   ...LLM_GATEWAY,
   ...TRACE_OTEL,
+  ...LOGGING_EXT,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,

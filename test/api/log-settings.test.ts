@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { until, useServer } from '../helpers.js';
+import { Server } from '../../lib/index.js';
+import { serverOptions, until, useServer } from '../helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-log-settings-'));
 const file = join(dir, 'triton.log');
@@ -77,5 +78,14 @@ describe('server.logSettings() and updateLogSettings()', () => {
     expect(() => s.updateLogSettings({ infos: true } as never)).toThrow(/received string "infos"/);
     expect(() => s.updateLogSettings(null as never)).toThrow(TypeError);
     expect(s.logSettings()).toEqual(before);
+  });
+
+  it('a log file that cannot be opened fails the start, and the log stays where it was (as Triton)', async () => {
+    const before = server().logSettings();
+    const missing = join(dir, 'no-such-dir', 'triton.log');
+    const start = Server.create(serverOptions({ log: { info: before.info, file: missing } }));
+    await expect(start).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(start).rejects.toThrow(/log\.file: .*Failed to open log file: No such file or directory/);
+    expect(server().logSettings()).toEqual(before);
   });
 });
