@@ -58,6 +58,7 @@
         "native/triton/api.cc",
         "native/triton/datatypes.cc",
         "native/triton/errors.cc",
+        "native/triton/log_settings.cc",
         "native/triton/server_handles.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native", "native/include"],

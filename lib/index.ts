@@ -81,6 +81,8 @@ export type {
   LogOptions,
   LogFormat,
   TritonLogger,
+  LogSettings,
+  LogSettingsUpdate,
   MetricsOptions,
   LoadModelOptions,
   UnloadModelOptions,

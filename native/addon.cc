@@ -28,6 +28,8 @@ struct AddonFunction {
 constexpr AddonFunction kFunctions[] = {
     {"loadLibrary", LoadLibrary},
     {"libraryInfo", LibraryInfo},
+    {"logSettings", LogSettingsOf},
+    {"updateLogSettings", UpdateLogSettings},
     {"setEventDecoder", ServerWrap::SetEventDecoder},
     {"createServer", ServerWrap::CreateServer},
     {"attachServer", ServerWrap::AttachServer},

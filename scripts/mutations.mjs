@@ -25,6 +25,7 @@ import { MUTATIONS as HOSTILE_WORKERS } from './mutations/hostile-workers.mjs';
 import { MUTATIONS as HOSTILE } from './mutations/hostile.mjs';
 import { MUTATIONS as KEPT_REQUESTS } from './mutations/kept-requests.mjs';
 import { MUTATIONS as LLM_GATEWAY } from './mutations/llm-gateway.mjs';
+import { MUTATIONS as LOGGING_EXT } from './mutations/logging-ext.mjs';
 import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as R26 } from './mutations/r26.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
@@ -581,6 +582,7 @@ export const MUTATIONS = [
   ...KEPT_REQUESTS,
   ...LLM_GATEWAY,
   ...TRACE_OTEL,
+  ...LOGGING_EXT,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,

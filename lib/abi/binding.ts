@@ -538,12 +538,30 @@ export interface NativeCudaDescription {
   devices: CudaDeviceInfo[];
 }
 
+/** Triton's logger (native/triton/log_settings.h): format is a TRITONSERVER_LogFormat. */
+export interface NativeLogSettings {
+  file: string;
+  info: boolean;
+  warn: boolean;
+  error: boolean;
+  verbose: number;
+  format: number;
+}
+
 export interface NativeAddon {
   /** Loads libtritonserver once per process (later calls with another path
    * fail with ALREADY_EXISTS unless it is the same file). Throws an Error
    * with code 'NOT_FOUND' or 'UNSUPPORTED' and `attempts: LoadAttempt[]`. */
   loadLibrary(candidates: string[]): LibraryInfo;
   libraryInfo(): LibraryInfo | null;
+  /** Triton's process-wide logger as this process last set it (throws UNAVAILABLE before loadLibrary). */
+  logSettings(): NativeLogSettings;
+  /**
+   * Changes Triton's logger now (TRITONSERVER_ServerOptionsSetLog* on no
+   * options object) and returns the new settings. verbose: an `int`;
+   * format: a TRITONSERVER_LogFormat. Throws a TritonError when a setter fails.
+   */
+  updateLogSettings(update: Partial<Omit<NativeLogSettings, 'file'>>): NativeLogSettings;
   /** Per environment, before any createServer(): what makes each server's
    * event decoder (lib/addon/load.ts passes lib/addon/events.ts's). */
   setEventDecoder(create: () => NativeEventDecoder): void;

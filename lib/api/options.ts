@@ -14,6 +14,7 @@ import {
   type ModelControlMode,
   NATIVE_INT32_MAX,
   NATIVE_UINT32_MAX,
+  type NativeLogSettings,
   type NativeModelControlMode,
   type NativeServerOptions,
 } from '../abi/binding.js';
@@ -60,6 +61,23 @@ export interface TritonLogger {
 /** Triton's log line formats, in the order of TRITONSERVER_LogFormat. */
 export const LOG_FORMATS = ['default', 'iso8601'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * Triton's logger as it is now (`server.logSettings()`): one per process,
+ * set by the last server created and by `server.updateLogSettings()`.
+ */
+export interface LogSettings {
+  /** The log file ('' for stderr). */
+  file: string;
+  info: boolean;
+  warn: boolean;
+  error: boolean;
+  verbose: number;
+  format: LogFormat;
+}
+
+/** What `server.updateLogSettings()` changes (the file is set at start only, as in tritonserver). */
+export type LogSettingsUpdate = Partial<Omit<LogSettings, 'file'>>;
 
 /** The `metrics` option of `Server.create`. */
 export interface MetricsOptions {
@@ -393,6 +411,38 @@ function logOptions(value: unknown): NativeServerOptions['log'] {
     out.format = LOG_FORMATS.indexOf(log.format);
   }
   return out;
+}
+
+/** A `server.updateLogSettings()` argument as the addon takes it (TypeError/RangeError naming the field). */
+export function parseLogSettingsUpdate(value: unknown): Partial<Omit<NativeLogSettings, 'file'>> {
+  if (!objectLike(value) || Array.isArray(value))
+    throw optionError('the log settings update', 'an object', value);
+  const out: Partial<Omit<NativeLogSettings, 'file'>> = {};
+  for (const key of Object.keys(value)) {
+    if (key === 'file')
+      throw optionError('file', "no log file (it is set at start: Server.create's log.file)", value.file);
+    if (!['info', 'warn', 'error', 'verbose', 'format'].includes(key))
+      throw optionError(
+        'the log settings update',
+        "only 'info', 'warn', 'error', 'verbose' and 'format'",
+        key,
+      );
+  }
+  for (const key of ['info', 'warn', 'error'] as const) {
+    if (value[key] !== undefined) out[key] = flag(key, value[key], false);
+  }
+  if (value.verbose !== undefined) out.verbose = whole('verbose', value.verbose, 0, NATIVE_INT32_MAX);
+  if (value.format !== undefined) {
+    if (!is.oneOf(LOG_FORMATS, value.format))
+      throw optionError('format', alternatives(LOG_FORMATS), value.format);
+    out.format = LOG_FORMATS.indexOf(value.format);
+  }
+  return out;
+}
+
+/** The addon's log settings as the API answers them. */
+export function logSettingsOf(native: NativeLogSettings): LogSettings {
+  return { ...native, format: LOG_FORMATS[native.format] ?? 'default' };
 }
 
 /** `{ backend: { setting: value } }` as [backend, setting, value] triples of strings. */

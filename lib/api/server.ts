@@ -63,13 +63,17 @@ import {
   LINT_MODES,
   type LintMode,
   type LoadModelOptions,
+  type LogSettings,
+  type LogSettingsUpdate,
   type ServerOptions,
   type UnloadModelOptions,
   defaultBackendDirectory,
   flag,
+  logSettingsOf,
   modelName,
   modelVersion,
   parseLoadModelOptions,
+  parseLogSettingsUpdate,
   parseServerOptions,
   parseUnloadModelOptions,
 } from './options.js';
@@ -924,6 +928,31 @@ export class Server implements AsyncDisposable {
         return v;
       })
       .sort((a, b) => a.version - b.version);
+  }
+
+  // ---- Triton's log ----------------------------------------------------------
+
+  /**
+   * Triton's logger as it is now. It is one per process: the last server
+   * created set it, and `updateLogSettings()` changes it for every server.
+   */
+  logSettings(): LogSettings {
+    return logSettingsOf(addon().logSettings());
+  }
+
+  /**
+   * Changes Triton's logger now, as tritonserver's logging extension does
+   * (`POST /v2/logging`), and returns the settings it then has. The file is
+   * set at start only (`log.file`). TypeError or RangeError for a bad field;
+   * a TritonError when Triton refuses it.
+   */
+  updateLogSettings(update: LogSettingsUpdate): LogSettings {
+    const parsed = parseLogSettingsUpdate(update);
+    try {
+      return logSettingsOf(addon().updateLogSettings(parsed));
+    } catch (err) {
+      throw fromNativeError(err);
+    }
   }
 
   // ---- metrics -------------------------------------------------------------

@@ -39,7 +39,7 @@ export type {
   OpenAIModelKind,
   OpenAIModelOptions,
 };
-import type { TraceOptions } from './trace/settings.js';
+import { type TraceOptions, checkTraceOptions } from './trace/settings.js';
 export { GatewayError } from './kserve/errors.js';
 export type { TraceMode, TraceOptions } from './trace/settings.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
@@ -179,7 +179,7 @@ function resolveOptions(options: GatewayOptions) {
       sharedMemory: flag('sharedMemory'),
       metrics: flag('metrics'),
       streams: resolveStreamOptions(options.streams),
-      ...(options.trace === undefined ? {} : { trace: options.trace }),
+      ...(options.trace === undefined ? {} : { trace: checkTraceOptions(options.trace) }),
     },
     logger,
   };

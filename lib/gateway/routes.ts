@@ -110,6 +110,8 @@ export const ROUTES = {
   // GET reads the settings, POST updates them (trace/http.ts checks the method).
   traceSetting: kserve('trace_setting', 'trace', 'GET /v2/trace/setting', 'TraceSetting'),
   modelTraceSetting: kserve('trace_setting', 'trace', `GET ${MODEL}/trace/setting`),
+  // GET reads Triton's log settings, POST changes them (http/logging.ts checks the method).
+  logging: kserve('logging', 'logging', 'GET /v2/logging', 'LogSettings'),
   // The OpenAI routes take one trailing slash after any of their paths.
   openaiModels: openai('openai_models', 'GET /v1/models'),
   openaiModel: openai('openai_models', 'GET /v1/models/{id}'),

@@ -6,6 +6,7 @@
 #include "server/exit_registry.h"
 #include "triton/api.h"
 #include "triton/errors.h"
+#include "triton/log_settings.h"
 
 namespace triton_node {
 namespace {
@@ -57,7 +58,57 @@ Napi::Error LoadError(Napi::Env env, const LoadResult& result) {
   return error;
 }
 
+Napi::Object LogSettingsObject(Napi::Env env, const LogSettings& s) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("file", Napi::String::New(env, s.file));
+  out.Set("info", Napi::Boolean::New(env, s.info));
+  out.Set("warn", Napi::Boolean::New(env, s.warn));
+  out.Set("error", Napi::Boolean::New(env, s.error));
+  out.Set("verbose", Napi::Number::New(env, s.verbose));
+  out.Set("format", Napi::Number::New(env, s.format));
+  return out;
+}
+
+const TritonApi& LoadedOrThrow(Napi::Env env) {
+  const TritonApi* api = LoadedApi();
+  if (api == nullptr) {
+    throw MakeError(env, "UNAVAILABLE", "the Triton library is not loaded");
+  }
+  return *api;
+}
+
 }  // namespace
+
+Napi::Value LogSettingsOf(const Napi::CallbackInfo& info) {
+  LoadedOrThrow(info.Env());
+  return LogSettingsObject(info.Env(), CurrentLogSettings());
+}
+
+Napi::Value UpdateLogSettings(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  LoadedOrThrow(env);
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    ThrowTypeError(env, "updateLogSettings(update) expects an object");
+  }
+  Napi::Object o = info[0].As<Napi::Object>();
+  LogUpdate u;
+  auto flag = [&o](const char* name, std::optional<bool>* out) {
+    Napi::Value v = o.Get(name);
+    if (v.IsBoolean()) *out = v.As<Napi::Boolean>().Value();
+  };
+  flag("info", &u.info);
+  flag("warn", &u.warn);
+  flag("error", &u.error);
+  if (o.Get("verbose").IsNumber()) {
+    u.verbose = o.Get("verbose").As<Napi::Number>().Int32Value();
+  }
+  if (o.Get("format").IsNumber()) {
+    u.format = o.Get("format").As<Napi::Number>().Int32Value();
+  }
+  TRITONSERVER_Error* err = ApplyLogUpdate(nullptr, u);
+  if (err != nullptr) throw MakeError(env, TakeError(err));
+  return LogSettingsObject(env, CurrentLogSettings());
+}
 
 Napi::Value LoadLibrary(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

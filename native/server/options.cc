@@ -1,6 +1,7 @@
 #include "server/options.h"
 
 #include "triton/api.h"
+#include "triton/log_settings.h"
 #include "triton/owners.h"
 #include "triton/server_handles.h"
 
@@ -250,23 +251,21 @@ void SetMemoryOptions(TRITONSERVER_ServerOptions* opts,
 void SetLogAndMetricsOptions(TRITONSERVER_ServerOptions* opts,
                              const ServerOptionsData& d, FirstError* c) {
   const TritonApi& api = Api();
-  if (!d.log_file.empty()) {
-    c->Check(api.TRITONSERVER_ServerOptionsSetLogFile(opts, d.log_file.c_str()),
-             "log.file");
+  // Each log setter changes Triton's process-wide logger now (log_settings.h
+  // records it); one at a time, so that a failure names its option.
+  LogUpdate file, verbose, format, info, warn, error;
+  if (!d.log_file.empty()) file.file = d.log_file;
+  verbose.verbose = d.log_verbose;
+  if (d.log_format >= 0) format.format = d.log_format;
+  info.info = d.log_info;
+  warn.warn = d.log_warn;
+  error.error = d.log_error;
+  const std::pair<const LogUpdate*, const char*> log[] = {
+      {&file, "log.file"}, {&verbose, "log.verbose"}, {&format, "log.format"},
+      {&info, "log.info"}, {&warn, "log.warn"},       {&error, "log.error"}};
+  for (const auto& [update, what] : log) {
+    c->Check(ApplyLogUpdate(opts, *update), what);
   }
-  c->Check(api.TRITONSERVER_ServerOptionsSetLogVerbose(opts, d.log_verbose),
-           "log.verbose");
-  if (d.log_format >= 0) {
-    c->Check(api.TRITONSERVER_ServerOptionsSetLogFormat(
-                 opts, static_cast<TRITONSERVER_LogFormat>(d.log_format)),
-             "log.format");
-  }
-  c->Check(api.TRITONSERVER_ServerOptionsSetLogInfo(opts, d.log_info),
-           "log.info");
-  c->Check(api.TRITONSERVER_ServerOptionsSetLogWarn(opts, d.log_warn),
-           "log.warn");
-  c->Check(api.TRITONSERVER_ServerOptionsSetLogError(opts, d.log_error),
-           "log.error");
   c->Check(api.TRITONSERVER_ServerOptionsSetMetrics(opts, d.metrics),
            "metrics");
   if (d.gpu_metrics >= 0) {

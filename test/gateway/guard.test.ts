@@ -321,6 +321,31 @@ describe('tenants', () => {
     }
     expect(await served().model('identity_fp32').isReady()).toBe(true);
   });
+
+  it("refuses Triton's log and trace settings to non-admin tenants with 403, before the server", async () => {
+    const log = served().logSettings();
+    const asks: [string, unknown][] = [
+      ['/v2/logging', undefined],
+      ['/v2/logging', { log_error: false, log_warning: false }],
+      ['/v2/trace/setting', undefined],
+      ['/v2/trace/setting', { trace_rate: '1' }],
+      ['/v2/models/identity_fp32/trace/setting', { trace_count: '5' }],
+    ];
+    for (const [path, body] of asks) {
+      let r: Reply & { id: string } = undefined as never;
+      const reached = await reach(async () => {
+        r = await call(path, { headers: bearer(KEYS.alice), body });
+      });
+      expect(r.status, path).toBe(403);
+      expect(reached, path).toEqual({ calls: 0, triton: 0 });
+      expect(audited(r.id)[0]).toMatchObject({ status: 403, tenant: 'alice', route: expect.any(String) });
+    }
+    expect(served().logSettings()).toEqual(log);
+    expect((await call('/v2/trace/setting', { headers: bearer(KEYS.root) })).json).toMatchObject({
+      trace_rate: '1000',
+    });
+    expect((await call('/v2/logging', { headers: bearer(KEYS.root) })).status).toBe(200);
+  });
 });
 
 describe('input hardening', () => {
@@ -527,6 +552,12 @@ describe('over gRPC', () => {
       ).rejects.toMatchObject({
         code: grpc.status.PERMISSION_DENIED,
       });
+      await expect(
+        rpc('LogSettings', { settings: { log_error: { bool_param: false } } }, bearer(KEYS.alice)),
+      ).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      await expect(
+        rpc('TraceSetting', { settings: { trace_rate: { value: ['1'] } } }, bearer(KEYS.alice)),
+      ).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
       await expect(rpc('ModelInfer', inferMsg('a..b', 'g-dots'), bearer(KEYS.root))).rejects.toMatchObject({
         code: grpc.status.INVALID_ARGUMENT,
       });

@@ -29,6 +29,7 @@ import {
 import { fakeEngine } from 'triton-node/testing';
 import { importPeers } from '../../internal.js';
 import { exampleModels } from './demo.js';
+import { traceOptionsOf } from './trace-config.js';
 
 export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <dir>...] [options]
   <dir>, --repository <dir>, -r <dir>   a model repository (repeatable)
@@ -55,6 +56,9 @@ export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <d
   --strict-model-config[=true|false]  require complete config.pbtxt files (default false, as tritonserver:
                                    Triton's backends complete a missing config, inputs or outputs)
   --log-level <level>    pino level (default info)
+  --trace-config <setting>=<value>, --trace-config triton,<setting>=<value>   the trace extension's global
+                         setting at start, as tritonserver's flag (repeatable): level=OFF|TIMESTAMPS|TENSORS,
+                         rate=<n>, count=<n>, mode=triton|opentelemetry; triton,file=<path>, triton,log-frequency=<n>
 Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops, and so does the exit of the
 npm or npx that started it (npm does not pass signals on). In a container, run node directly:
   exec node node_modules/triton-node/dist/cli.js serve ...
@@ -145,6 +149,7 @@ export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
         'max-body-bytes': { type: 'string' },
         'max-header-bytes': { type: 'string' },
         'log-level': { type: 'string' },
+        'trace-config': { type: 'string', multiple: true },
         'fake-engine': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -207,6 +212,14 @@ export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
   if (values['load-model']) server.startupModels = values['load-model'] as string[];
   if (typeof values['max-body-bytes'] === 'string')
     gateway.maxBodyBytes = whole(values['max-body-bytes'], '--max-body-bytes');
+  const traceFlags = values['trace-config'] as string[] | undefined;
+  if (traceFlags !== undefined) {
+    try {
+      gateway.trace = traceOptionsOf(traceFlags, gateway.trace);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
   let grpcPort: number | null = 8001;
   if (file.grpcPort === null) grpcPort = null;
   else if (file.grpcPort !== undefined) grpcPort = port(file.grpcPort, '"grpcPort" in --config');
@@ -369,7 +382,15 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const server = await startServer(config, logger);
   if (server === undefined) return 1;
-  const gateway = createGateway(server, { ...config.gateway, logger: config.gateway.logger ?? logger });
+  let gateway: Gateway;
+  try {
+    gateway = createGateway(server, { ...config.gateway, logger: config.gateway.logger ?? logger });
+  } catch (err) {
+    // A "gateway" section of --config the gateway refuses (a TypeError naming the option).
+    logger.error?.({ err: (err as Error).message }, 'the gateway options are invalid');
+    await server.stop();
+    return 2;
+  }
   let httpServer: http.Server | undefined;
   let grpcServer: (GrpcShutdownLike & object) | undefined;
   try {

@@ -17,6 +17,11 @@ import {
   unload,
 } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
+import {
+  type GrpcLogValue,
+  grpcLogSettings,
+  updateFromGrpc as updateLogFromGrpc,
+} from '../logging/protocol.js';
 import { parseVersion } from '../routes.js';
 import { grpcSettings, traceSetting, updateFromGrpc } from '../trace/protocol.js';
 import { unary } from './call.js';
@@ -159,6 +164,10 @@ export function unaryRpcs(
       const model = typeof req.model_name === 'string' ? req.model_name : '';
       const update = Object.keys(settings).length === 0 ? undefined : () => updateFromGrpc(settings);
       return grpcSettings(await traceSetting(server, ctx.trace, model, update));
+    }),
+    LogSettings: unary(ctx, 'LogSettings', async (req) => {
+      updateLogFromGrpc(server, (req.settings ?? {}) as Record<string, GrpcLogValue>);
+      return grpcLogSettings(server.logSettings());
     }),
     ...repositoryRpcs(ctx),
     ...sharedMemoryRpcs(shm, ctx),

@@ -46,6 +46,7 @@ const UNAVAILABLE = 14;
  */
 const ADMIN_ROUTES = new Set([
   ROUTES.traceSetting.name,
+  ROUTES.logging.name,
   ROUTES.load.name,
   ROUTES.unload.name,
   ROUTES.systemStatus.name,

@@ -26,6 +26,7 @@ import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
 import { readBody, readJsonBody } from './body.js';
 import { handleGenerate, handleGenerateStream } from './generate.js';
+import { handleLogging } from './logging.js';
 import { sendEmpty, sendJson } from './respond.js';
 import { handleTraceSetting } from './trace.js';
 
@@ -278,4 +279,5 @@ export const HANDLERS = new Map<Route, Handler>([
   [ROUTES.metrics, plainRoute(metrics)],
   [ROUTES.traceSetting, (call) => handleTraceSetting(call, '')],
   [ROUTES.modelTraceSetting, (call) => handleTraceSetting(call, modelOf(call).name)],
+  [ROUTES.logging, handleLogging],
 ]);

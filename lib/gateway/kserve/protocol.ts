@@ -27,6 +27,7 @@ export const EXTENSIONS = [
   'system_shared_memory',
   'generate',
   'trace',
+  'logging',
 ] as const;
 
 export interface ServerMetadataDocument {

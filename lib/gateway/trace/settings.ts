@@ -28,6 +28,34 @@ export interface TraceOptions {
   mode?: TraceMode;
 }
 
+/** The `trace` option, or a TypeError naming what is wrong in it (tritonserver refuses these at start). */
+export function checkTraceOptions(o: TraceOptions): TraceOptions {
+  const fail = (name: string, expected: string, got: unknown) =>
+    new TypeError(
+      `Expected ${expected} for ${name === '' ? 'trace' : `trace.${name}`} but received ${JSON.stringify(got) ?? String(got)}`,
+    );
+  if (typeof o !== 'object' || o === null) throw fail('', 'an object', o);
+  const { level, mode } = o;
+  if (
+    level !== undefined &&
+    level !== 'OFF' &&
+    !(Array.isArray(level) && level.every((l) => l === 'TIMESTAMPS' || l === 'TENSORS'))
+  )
+    throw fail('level', "'OFF' or an array of 'TIMESTAMPS' and 'TENSORS'", level);
+  const whole = (name: 'rate' | 'count' | 'logFrequency', min: number) => {
+    const v = o[name];
+    if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= 2 ** 31 - 1))
+      throw fail(name, `an integer from ${min} to ${2 ** 31 - 1}`, v);
+  };
+  whole('rate', 0);
+  whole('count', -1);
+  whole('logFrequency', 0);
+  if (o.file !== undefined && typeof o.file !== 'string') throw fail('file', 'a path', o.file);
+  if (mode !== undefined && mode !== 'triton' && mode !== 'opentelemetry')
+    throw fail('mode', "'triton' or 'opentelemetry'", mode);
+  return o;
+}
+
 const LEVEL_TIMESTAMPS = 4;
 const LEVEL_TENSORS = 8;
 

@@ -20,14 +20,13 @@ using namespace fake;
     body;                                                           \
     return nullptr;                                                 \
   }
-// Triton's logging setters change its process-wide logger and never read
-// the options object; the fake keeps the settings in the options it is
-// given (a null one is accepted and ignored).
+// Triton's logging setters change its process-wide logger when they are
+// called and never read the options object (tritonserver passes none to
+// change the log at run time); so do these.
 #define LOG_SETTER(name, type, body)                                \
   FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptions##name( \
       TRITONSERVER_ServerOptions* options, type value) {            \
-    if (options == nullptr) return nullptr;                         \
-    FAKE_LIVE(kServerOptions, options);                             \
+    (void)options;                                                  \
     body;                                                           \
     return nullptr;                                                 \
   }
@@ -60,23 +59,21 @@ OPT_SETTER(SetStrictReadiness, bool, options->strict_readiness = value)
 OPT_SETTER(SetExitTimeout, unsigned int, options->exit_timeout_s = value)
 OPT_SETTER(SetModelLoadThreadCount, unsigned int, (void)value)
 OPT_SETTER(SetModelLoadRetryCount, unsigned int, (void)value)
-LOG_SETTER(SetLogFile, const char*, options->log_file = value ? value : "")
-LOG_SETTER(SetLogInfo, bool, options->log_info = value)
-LOG_SETTER(SetLogWarn, bool, options->log_warn = value)
-LOG_SETTER(SetLogError, bool, options->log_error = value)
-LOG_SETTER(SetLogVerbose, int, options->log_verbose = value)
-
-// Like Triton's: the process-wide logger changes now, whatever `options` is;
-// an unknown format changes nothing.
-FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetLogFormat(
-    TRITONSERVER_ServerOptions* options, const TRITONSERVER_LogFormat format) {
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerOptionsSetLogFile(
+    TRITONSERVER_ServerOptions* options, const char* file) {
   (void)options;
-  if (format == TRITONSERVER_LOG_DEFAULT ||
-      format == TRITONSERVER_LOG_ISO8601) {
-    SetLogFormat(format);
-  }
-  return nullptr;
+  const std::string refused = SetLogFile(file == nullptr ? "" : file);
+  if (refused.empty()) return nullptr;
+  return Err(TRITONSERVER_ERROR_INTERNAL, refused);
 }
+LOG_SETTER(SetLogInfo, bool, SetLogInfo(value))
+LOG_SETTER(SetLogWarn, bool, SetLogWarn(value))
+LOG_SETTER(SetLogError, bool, SetLogError(value))
+LOG_SETTER(SetLogVerbose, int, SetLogVerbose(value))
+// An unknown format changes nothing.
+LOG_SETTER(SetLogFormat, TRITONSERVER_LogFormat,
+           if (value == TRITONSERVER_LOG_DEFAULT ||
+               value == TRITONSERVER_LOG_ISO8601) SetLogFormat(value))
 OPT_SETTER(SetMetrics, bool, options->metrics = value)
 OPT_SETTER(SetGpuMetrics, bool, (void)value)
 OPT_SETTER(SetCpuMetrics, bool, (void)value)

@@ -75,16 +75,6 @@ TRITONSERVER_Error* StopEngine(Engine* engine) {
              "Exit timeout expired. Exiting immediately.");
 }
 
-// The log settings of the options (the log follows the last server made).
-LogOptions LogOptionsOf(const TRITONSERVER_ServerOptions& o) {
-  LogOptions log;
-  log.info = o.log_info;
-  log.warn = o.log_warn;
-  log.error = o.log_error;
-  log.file = o.log_file;
-  return log;
-}
-
 // The models to load at start: every model of the repositories without
 // model control, else the startup models ("*" for all).
 std::vector<std::string> StartupModels(Engine* engine,
@@ -178,7 +168,6 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerNew(
   // As Triton: with exit-on-error, a failed start is an error; without, the
   // error is logged and a server that is not live is handed back.
   if (init != nullptr && options->exit_on_error) return fail(init);
-  SetLogOptions(LogOptionsOf(*options));
   auto engine = std::make_shared<Engine>();
   engine->self = engine;
   engine->options = *options;

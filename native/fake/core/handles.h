@@ -121,9 +121,6 @@ struct TRITONSERVER_ServerOptions
   unsigned exit_timeout_s = 30;
   std::string backend_dir;
   std::string model_config_name;
-  std::string log_file;
-  bool log_info = true, log_warn = true, log_error = true;
-  int log_verbose = 0;
   bool metrics = true;
   uint64_t pinned_pool = 268435456;
   TRITONSERVER_RateLimitMode rate_limit_mode = TRITONSERVER_RATE_LIMIT_OFF;

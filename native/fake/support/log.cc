@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -14,17 +17,15 @@
 namespace fake {
 
 namespace {
+// Triton's logger: one per process, its defaults until a setter is called.
+struct Logger {
+  bool info = true, warn = true, error = true;
+  int verbose = 0;
+  std::string file;  // "" for stderr
+};
 std::mutex g_log_mu;
-LogOptions g_log_options;  // of the last server created
-}  // namespace
-
-void SetLogOptions(const LogOptions& o) {
-  std::lock_guard<std::mutex> lock(g_log_mu);
-  g_log_options = o;
-}
-
-namespace {
-// Process-wide, set when the option is set (as Triton's logger is).
+Logger g_log;  // guarded by g_log_mu
+// Read without the lock by each line's prefix.
 std::atomic<int> g_log_format{TRITONSERVER_LOG_DEFAULT};
 
 // "<level> fake-engine] ", or with TRITONSERVER_LOG_ISO8601
@@ -43,16 +44,45 @@ std::string LogPrefix(char level) {
 }
 }  // namespace
 
+void SetLogInfo(bool on) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_log.info = on;
+}
+void SetLogWarn(bool on) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_log.warn = on;
+}
+void SetLogError(bool on) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_log.error = on;
+}
+void SetLogVerbose(int level) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_log.verbose = std::max(0, level);
+}
+
+std::string SetLogFile(const std::string& file) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  if (!file.empty()) {
+    std::ofstream probe(file, std::ios::app);
+    if (probe.fail()) {
+      return std::string("Failed to open log file: ") + std::strerror(errno);
+    }
+  }
+  g_log.file = file;
+  return std::string();
+}
+
 void SetLogFormat(int format) { g_log_format.store(format); }
 
 static void WriteLog(char level, const std::string& line) {
   std::lock_guard<std::mutex> lock(g_log_mu);
-  if (level == 'I' && !g_log_options.info) return;
-  if (level == 'W' && !g_log_options.warn) return;
-  if (level == 'E' && !g_log_options.error) return;
+  if (level == 'I' && !g_log.info) return;
+  if (level == 'W' && !g_log.warn) return;
+  if (level == 'E' && !g_log.error) return;
   const std::string text = LogPrefix(level) + line + "\n";
-  if (!g_log_options.file.empty()) {
-    std::ofstream f(g_log_options.file, std::ios::app);
+  if (!g_log.file.empty()) {
+    std::ofstream f(g_log.file, std::ios::app);
     f << text;
     return;
   }

@@ -1,6 +1,6 @@
 // The engine's log: lines in Triton's shape ("I fake-engine] ...", or with
 // the ISO8601 format a timestamp and the pid first), to stderr or the log
-// file, honouring the log options of the last server created.
+// file, as the logger's settings are when the line is written.
 #ifndef TRITON_NODE_FAKE_SUPPORT_LOG_H_
 #define TRITON_NODE_FAKE_SUPPORT_LOG_H_
 
@@ -8,13 +8,18 @@
 
 namespace fake {
 
-// The server options' logging settings (TRITONSERVER_ServerOptionsSetLog*).
-struct LogOptions {
-  bool info = true, warn = true, error = true;
-  std::string file;  // "" for stderr
-};
-void SetLogOptions(const LogOptions& options);
-// TRITONSERVER_LogFormat of every log line from now on (process-wide).
+// Triton's process-wide logger, changed by the
+// TRITONSERVER_ServerOptionsSetLog* setters when they are called (they never
+// read their options object).
+void SetLogInfo(bool on);
+void SetLogWarn(bool on);
+void SetLogError(bool on);
+// A negative level is kept as 0, as Triton keeps it.
+void SetLogVerbose(int level);
+// "" logs to stderr. A file that cannot be opened for appending is refused
+// (the reason returned) and the log stays where it was, as Triton's does.
+std::string SetLogFile(const std::string& file);
+// TRITONSERVER_LogFormat of every log line from now on.
 void SetLogFormat(int format);
 
 void LogInfo(const std::string& line);
