@@ -211,15 +211,8 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
-export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
-  const missing = torchMissing();
-  if (missing !== false) throw new Error(missing);
-  const dir = opts.modelsDir ?? mkdtempSync(path.join(os.tmpdir(), 'tn-bench-llm-'));
-  opts.progress(`making the LLM in ${dir}`);
-  const manifest: LlmManifest = await makeLlm(dir, { utilization: opts.utilization });
-  const prompts = manifest.references.map((r) => r.prompt);
-  opts.progress('transformers batched generate (the anchor)');
-  const torch = anchor(dir, opts);
+/** Every way at every concurrency, on a server over the model in `dir`. */
+async function tritonSide(dir: string, prompts: string[], opts: LlmBenchOptions): Promise<LlmRun[]> {
   const server = await Server.create({
     modelRepository: dir,
     library: opts.library,
@@ -227,7 +220,6 @@ export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
     exitTimeoutSeconds: 30,
   });
   const runs: LlmRun[] = [];
-  let failures = 0;
   try {
     await server.loadModel(LLM);
     const gateway = createGateway(server, { openai: { llm: { model: LLM } } });
@@ -240,12 +232,11 @@ export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
       for (const c of opts.concurrency) {
         for (const way of ['in-process', 'openai-stream', 'openai'] as const) {
           opts.progress(`${way} at ${c} streams`);
-          const run =
+          runs.push(
             way === 'in-process'
               ? await inProcess(server, prompts, c, opts)
-              : await openai(baseURL, prompts, c, way === 'openai-stream', opts);
-          failures += run.errors;
-          runs.push(run);
+              : await openai(baseURL, prompts, c, way === 'openai-stream', opts),
+          );
         }
       }
     } finally {
@@ -256,7 +247,43 @@ export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
   } finally {
     await server.stop();
   }
-  const title = `bench --vs torch --models llm: ${manifest.gpu}, ${manifest.parameters.toLocaleString('en')} parameters (${manifest.dtype}), ${opts.tokens} new tokens a request, ${opts.rounds} requests a stream`;
+  return runs;
+}
+
+/** The issue's goals, each with its measured value, and the ratios to transformers. */
+function goals(runs: LlmRun[], torch: { cases: AnchorCase[] }, concurrency: number[]): string[] {
+  const at = (way: LlmRun['way'], c: number) => runs.find((r) => r.way === way && r.concurrency === c);
+  const out: string[] = [];
+  const one = at('in-process', 1);
+  const many = at('in-process', 32);
+  if (one && many) {
+    const x = many.tokensPerSecond / one.tokensPerSecond;
+    out.push(`aggregate tokens/s at 32 streams over 1 stream (in-process): ${f1(x)}× (goal ≥ 8×)`);
+    const t = many.ttftP99Ms / one.ttftP99Ms;
+    out.push(`TTFT p99 at 32 streams over c=1 (in-process): ${f2(t)}× (goal ≤ 3×)`);
+  }
+  for (const c of concurrency) {
+    const s = at('openai-stream', c);
+    const n = at('openai', c);
+    if (s && n)
+      out.push(
+        `streaming over non-streaming requests/s at ${c} (OpenAI route): ${f2(s.requestsPerSecond / n.requestsPerSecond)} (goal ≥ 0.9)`,
+      );
+  }
+  const worst = Math.max(...runs.map((r) => r.eventLoopP99Ms));
+  out.push(`event loop p99 delay, worst run: ${f1(worst)} ms (goal ≤ 5 ms)`);
+  for (const c of concurrency) {
+    const r = at('in-process', c);
+    const a = torch.cases.find((x) => x.batch === c);
+    if (r && a)
+      out.push(
+        `tokens/s at ${c}: triton-node in-process over transformers batch ${c}: ${f2(r.tokensPerSecond / a.tokensPerSecond)}`,
+      );
+  }
+  return out;
+}
+
+function table(title: string, runs: LlmRun[], torch: { cases: AnchorCase[] }): string[] {
   const lines = [
     title,
     '',
@@ -273,42 +300,28 @@ export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
       `  batch ${String(a.batch).padStart(3)}${f0(a.tokensPerSecond).padStart(42)}  ${f1(a.firstTokenMs).padStart(14)}`,
     );
   }
-  const at = (way: LlmRun['way'], c: number) => runs.find((r) => r.way === way && r.concurrency === c);
-  const goals: string[] = [];
-  const one = at('in-process', 1);
-  const many = at('in-process', 32);
-  if (one && many) {
-    const x = many.tokensPerSecond / one.tokensPerSecond;
-    goals.push(`aggregate tokens/s at 32 streams over 1 stream (in-process): ${f1(x)}× (goal ≥ 8×)`);
-    const t = many.ttftP99Ms / one.ttftP99Ms;
-    goals.push(`TTFT p99 at 32 streams over c=1 (in-process): ${f2(t)}× (goal ≤ 3×)`);
-  }
-  for (const c of opts.concurrency) {
-    const s = at('openai-stream', c);
-    const n = at('openai', c);
-    if (s && n)
-      goals.push(
-        `streaming over non-streaming requests/s at ${c} (OpenAI route): ${f2(s.requestsPerSecond / n.requestsPerSecond)} (goal ≥ 0.9)`,
-      );
-  }
-  const worst = Math.max(...runs.map((r) => r.eventLoopP99Ms));
-  goals.push(`event loop p99 delay, worst run: ${f1(worst)} ms (goal ≤ 5 ms)`);
-  for (const c of opts.concurrency) {
-    const r = at('in-process', c);
-    const a = torch.cases.find((x) => x.batch === c);
-    if (r && a)
-      goals.push(
-        `tokens/s at ${c}: triton-node in-process over transformers batch ${c}: ${f2(r.tokensPerSecond / a.tokensPerSecond)}`,
-      );
-  }
-  lines.push('', ...goals);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return lines;
+}
+
+export async function benchLlm(opts: LlmBenchOptions): Promise<number> {
+  const missing = torchMissing();
+  if (missing !== false) throw new Error(missing);
+  const dir = opts.modelsDir ?? mkdtempSync(path.join(os.tmpdir(), 'tn-bench-llm-'));
+  opts.progress(`making the LLM in ${dir}`);
+  const manifest: LlmManifest = await makeLlm(dir, { utilization: opts.utilization });
+  const prompts = manifest.references.map((r) => r.prompt);
+  opts.progress('transformers batched generate (the anchor)');
+  const torch = anchor(dir, opts);
+  const runs = await tritonSide(dir, prompts, opts);
+  const title = `bench --vs torch --models llm: ${manifest.gpu}, ${manifest.parameters.toLocaleString('en')} parameters (${manifest.dtype}), ${opts.tokens} new tokens a request, ${opts.rounds} requests a stream`;
+  const measured = goals(runs, torch, opts.concurrency);
+  process.stdout.write(`${[...table(title, runs, torch), '', ...measured].join('\n')}\n`);
   await mkdir(opts.out, { recursive: true });
   const file = path.join(opts.out, `bench-llm-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   await writeFile(
     file,
-    `${JSON.stringify({ title, manifest: { ...manifest, references: undefined }, runs, torch, goals }, null, 2)}\n`,
+    `${JSON.stringify({ title, manifest: { ...manifest, references: undefined }, runs, torch, goals: measured }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults: ${file}\n`);
-  return failures > 0 ? 1 : 0;
+  return runs.some((r) => r.errors > 0) ? 1 : 0;
 }

@@ -123,6 +123,26 @@ function whole(text: unknown, option: string): number {
   return n;
 }
 
+/** The JSON object of `--config`; a UsageError saying why when it cannot be read or is not one. */
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--config: cannot read '${path}': ${(err as NodeJS.ErrnoException).code}`);
+  }
+  let file: unknown;
+  try {
+    file = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--config: '${path}' is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) {
+    throw new UsageError(`--config: '${path}' must hold a JSON object`);
+  }
+  return file as Record<string, unknown>;
+}
+
 /** The configuration: the config file's, with the flags on top. */
 export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
   const args = [...argv];
@@ -160,25 +180,7 @@ export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
     throw new UsageError((err as Error).message);
   }
   if (values.help) return 'help';
-  let file: Record<string, unknown> = {};
-  if (typeof values.config === 'string') {
-    let text: string;
-    try {
-      text = readFileSync(values.config, 'utf8');
-    } catch (err) {
-      throw new UsageError(
-        `--config: cannot read '${values.config}': ${(err as NodeJS.ErrnoException).code}`,
-      );
-    }
-    try {
-      file = JSON.parse(text);
-    } catch (err) {
-      throw new UsageError(`--config: '${values.config}' is not JSON: ${(err as Error).message}`);
-    }
-    if (typeof file !== 'object' || file === null || Array.isArray(file)) {
-      throw new UsageError(`--config: '${values.config}' must hold a JSON object`);
-    }
-  }
+  const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
   const server = { ...((file.server as Partial<ServerOptions>) ?? {}) };
   const gateway = { ...((file.gateway as GatewayOptions) ?? {}) };
   const repositories = [...positionals, ...((values.repository as string[] | undefined) ?? [])];
@@ -339,6 +341,34 @@ async function loadPeers(
 }
 
 /** Runs `triton-node serve`; resolves with the exit code. */
+/** `serve` with `isolation` in --config: a front that admits and audits, over group processes. */
+async function serveIsolatedFront(
+  config: ServeConfig,
+  isolation: IsolatedGatewayOptions,
+  peers: NonNullable<Awaited<ReturnType<typeof loadPeers>>>,
+): Promise<number> {
+  const { logger, grpc } = peers;
+  const grpcPort = config.grpcPort;
+  const maxBytes = isolation.maxBodyBytes ?? 64 * 1024 * 1024;
+  const onGrpc =
+    grpc === undefined || grpcPort === null
+      ? undefined
+      : (add: (s: GrpcServerLike) => Promise<void>) => listenGrpc(grpc, add, config.host, grpcPort, maxBytes);
+  // The front admits each request (its tenant picks the group) and audits it.
+  const guard =
+    config.gateway.guard === undefined ? undefined : new GatewayGuard(config.gateway.guard, { logger });
+  const listen = async (handler: http.RequestListener, host: string, httpPort: number) => {
+    const s = await listenHttp(handler, host, httpPort, config.maxHeaderBytes);
+    if (guard !== undefined) s.on('clientError', guard.clientError);
+    return s;
+  };
+  try {
+    return await serveIsolated({ ...config, isolation }, { logger, listen, listenGrpc: onGrpc, guard });
+  } finally {
+    guard?.close();
+  }
+}
+
 export async function serveCommand(args: string[]): Promise<number> {
   let config: ServeConfig | 'help';
   try {
@@ -355,31 +385,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const peers = await loadPeers(config);
   if (peers === undefined) return 1;
   const { logger, grpc } = peers;
-  if (config.isolation !== undefined) {
-    const grpcPort = config.grpcPort;
-    const maxBytes = config.isolation.maxBodyBytes ?? 64 * 1024 * 1024;
-    const onGrpc =
-      grpc === undefined || grpcPort === null
-        ? undefined
-        : (add: (s: GrpcServerLike) => Promise<void>) =>
-            listenGrpc(grpc, add, config.host, grpcPort, maxBytes);
-    // The front admits each request (its tenant picks the group) and audits it.
-    const guard =
-      config.gateway.guard === undefined ? undefined : new GatewayGuard(config.gateway.guard, { logger });
-    const listen = async (handler: http.RequestListener, host: string, httpPort: number) => {
-      const s = await listenHttp(handler, host, httpPort, config.maxHeaderBytes);
-      if (guard !== undefined) s.on('clientError', guard.clientError);
-      return s;
-    };
-    try {
-      return await serveIsolated(
-        { ...config, isolation: config.isolation },
-        { logger, listen, listenGrpc: onGrpc, guard },
-      );
-    } finally {
-      guard?.close();
-    }
-  }
+  if (config.isolation !== undefined) return serveIsolatedFront(config, config.isolation, peers);
   const server = await startServer(config, logger);
   if (server === undefined) return 1;
   let gateway: Gateway;
