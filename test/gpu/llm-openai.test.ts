@@ -18,9 +18,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, createGateway } from '../../lib/gateway/index.js';
-import { Server, lint } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf, until } from '../helpers.js';
-import { gpuSkipReason } from './gpu-env.js';
+import { lint } from '../../lib/index.js';
+import { until } from '../helpers.js';
 import {
   type FinishedLine,
   LLM,
@@ -28,54 +27,36 @@ import {
   type StartLine,
   gauge,
   generate,
-  llmOnCpu,
-  makeLlm,
-  pythonBackendMissing,
   readReport,
 } from './llm/llm.js';
-import { torchMissing } from './torch/models.js';
-
-const onCpu = llmOnCpu();
-const reason = onCpu ? pythonBackendMissing() : gpuSkipReason || pythonBackendMissing() || torchMissing();
+import { llmSkipReason, onCpu, useLlm } from './llm/use-llm.js';
 
 describe('the OpenAI routes over the GPU LLM, with the official client', () => {
-  skipAllIf(reason);
-  let server: Server | undefined;
+  const llm = useLlm();
+  const server = () => llm.server;
   let gateway: Gateway | undefined;
   let listener: http.Server | undefined;
   let client: OpenAI;
   let base = '';
   let dir = '';
-  let made = false;
   let manifest: LlmManifest;
 
   beforeAll(async () => {
-    if (reason !== false) return;
-    library();
-    dir = process.env.TRITON_NODE_GPU_LLM || mkdtempSync(join(tmpdir(), 'tn-gpu-llm-'));
-    made = !process.env.TRITON_NODE_GPU_LLM;
-    manifest = await makeLlm(dir);
-    server = await Server.create({
-      modelRepository: dir,
-      library: LIBRARY_PATH,
-      ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
-      exitTimeoutSeconds: 30,
-    });
-    await server.loadModel(LLM);
-    gateway = createGateway(server, { openai: { llm: { model: LLM } } });
+    if (llmSkipReason !== false) return;
+    manifest = llm.manifest;
+    dir = llm.dir;
+    gateway = createGateway(server(), { openai: { llm: { model: LLM } } });
     listener = http.createServer(gateway.handler);
     await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
     client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0 });
-  }, 900_000);
+  });
 
   afterAll(async () => {
     gateway?.close();
     listener?.closeAllConnections();
     if (listener) await new Promise((resolve) => listener!.close(resolve));
-    await server?.stop();
-    if (made && dir !== '') rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  });
 
   const refs = () => manifest.references;
 
@@ -134,7 +115,7 @@ describe('the OpenAI routes over the GPU LLM, with the official client', () => {
   it('chat, streamed and not: the templated prompt’s greedy text both ways', async () => {
     const messages = [{ role: 'user' as const, content: 'Say something about GPUs.' }];
     const prompt = '<|user|>\nSay something about GPUs.\n<|assistant|>\n';
-    const direct = await generate(server!, prompt, { max_tokens: 32, temperature: 0 });
+    const direct = await generate(server(), prompt, { max_tokens: 32, temperature: 0 });
     const whole = await client.chat.completions.create({
       model: 'llm',
       messages,
@@ -175,7 +156,7 @@ describe('the OpenAI routes over the GPU LLM, with the official client', () => {
     // Choice i is the request with seed 11 + i (a sampled end token may end one early).
     const direct = await Promise.all(
       [0, 1, 2, 3].map((i) =>
-        generate(server!, refs()[0]!.prompt, { max_tokens: 24, temperature: 1, seed: 11 + i }),
+        generate(server(), refs()[0]!.prompt, { max_tokens: 24, temperature: 1, seed: 11 + i }),
       ),
     );
     expect(direct.map((d) => d.text)).toEqual(texts(a));
@@ -256,7 +237,7 @@ describe('the OpenAI routes over the GPU LLM, with the official client', () => {
     await until(
       'the model to free every block and report an aborted request',
       async () => {
-        const m = await server!.metrics();
+        const m = await server().metrics();
         seen = m.split('\n').filter((l) => l.startsWith('llm_kv_cache_blocks_used'));
         const aborted = readReport(dir).some(
           (l): l is FinishedLine => l.event === 'finished' && l.reason === 'abort' && l.tokens < 900,

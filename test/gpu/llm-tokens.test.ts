@@ -10,13 +10,9 @@
 // without a Python that has torch with CUDA and transformers.
 //
 // TRITON_NODE_GPU_LLM=DIR keeps the model there (made once).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Server, TritonError } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf, until } from '../helpers.js';
-import { gpuSkipReason } from './gpu-env.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TritonError } from '../../lib/index.js';
+import { until } from '../helpers.js';
 import {
   type FinishedLine,
   LLM,
@@ -24,48 +20,24 @@ import {
   type StartLine,
   gauge,
   generate,
-  llmOnCpu,
-  makeLlm,
-  pythonBackendMissing,
   readReport,
 } from './llm/llm.js';
-import { torchMissing } from './torch/models.js';
-
-// A model made for the CPU (TRITON_NODE_GPU_LLM, see llmOnCpu) runs these tests without a GPU.
-const onCpu = llmOnCpu();
-const reason = onCpu ? pythonBackendMissing() : gpuSkipReason || pythonBackendMissing() || torchMissing();
+import { onCpu, useLlm } from './llm/use-llm.js';
 
 describe('a Llama-shaped LM on the GPU, against transformers', () => {
-  skipAllIf(reason);
-  let server: Server | undefined;
-  let dir = '';
-  let made = false;
+  const llm = useLlm();
+  const server = () => llm.server;
   let manifest: LlmManifest;
-
-  beforeAll(async () => {
-    if (reason !== false) return;
-    library();
-    dir = process.env.TRITON_NODE_GPU_LLM || mkdtempSync(join(tmpdir(), 'tn-gpu-llm-'));
-    made = !process.env.TRITON_NODE_GPU_LLM;
-    manifest = await makeLlm(dir);
-    server = await Server.create({
-      modelRepository: dir,
-      library: LIBRARY_PATH,
-      ...(BACKEND_DIR === undefined ? {} : { backendDirectory: BACKEND_DIR }),
-      exitTimeoutSeconds: 30,
-    });
-    await server.loadModel(LLM);
-  }, 900_000);
-
-  afterAll(async () => {
-    await server?.stop();
-    if (made && dir !== '') rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  let dir = '';
+  beforeAll(() => {
+    manifest = llm.manifest;
+    dir = llm.dir;
+  });
 
   const greedy = () => ({ max_tokens: manifest.new_tokens, temperature: 0 });
 
   async function gauges(): Promise<Record<string, number | undefined>> {
-    const text = await server!.metrics();
+    const text = await server().metrics();
     const names = [
       'llm_kv_cache_blocks_used',
       'llm_kv_cache_blocks_total',
@@ -92,7 +64,7 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
 
   it('each prompt alone, streamed: the tokens of transformers’ generate(do_sample=False)', async () => {
     for (const ref of manifest.references) {
-      const got = await generate(server!, ref.prompt, greedy());
+      const got = await generate(server(), ref.prompt, greedy());
       expect(got.tokens, ref.prompt).toEqual(ref.tokens);
       expect(got.text).toBe(ref.text);
       expect(got.counted).toBe(ref.tokens.length);
@@ -103,7 +75,7 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
 
   it('each prompt alone, not streamed: one response with the same tokens and text', async () => {
     for (const ref of manifest.references) {
-      const got = await generate(server!, ref.prompt, greedy(), { stream: false });
+      const got = await generate(server(), ref.prompt, greedy(), { stream: false });
       expect(got.responses).toBe(1);
       expect(got.tokens, ref.prompt).toEqual(ref.tokens);
       expect(got.text).toBe(ref.text);
@@ -114,7 +86,7 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
     await idle();
     const before = await gauges();
     const order = Array.from({ length: 32 }, (_, i) => manifest.references[i % manifest.references.length]!);
-    const got = await Promise.all(order.map((ref) => generate(server!, ref.prompt, greedy())));
+    const got = await Promise.all(order.map((ref) => generate(server(), ref.prompt, greedy())));
     got.forEach((g, i) => expect(g.tokens, `stream ${i}: ${order[i]!.prompt}`).toEqual(order[i]!.tokens));
     const after = await idle();
     const steps = after.llm_decode_steps! - before.llm_decode_steps!;
@@ -127,10 +99,10 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
   it('a request that joins between steps of a running one changes neither', async () => {
     const [a, b] = manifest.references;
     const long = { max_tokens: 600, temperature: 0 };
-    const first = generate(server!, a!.prompt, long);
+    const first = generate(server(), a!.prompt, long);
     const before = (await gauges()).llm_decode_steps!;
     await until('the long request to decode', async () => (await gauges()).llm_decode_steps! > before + 3);
-    const second = await generate(server!, b!.prompt, greedy());
+    const second = await generate(server(), b!.prompt, greedy());
     expect(second.tokens).toEqual(b!.tokens);
     const full = await first;
     expect(full.tokens.slice(0, a!.tokens.length)).toEqual(a!.tokens);
@@ -141,14 +113,16 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
     await idle();
     const id = `leaver-${Date.now()}`;
     const total = (await gauges()).llm_kv_cache_blocks_total!;
-    const stream = server!.model(LLM).stream({
-      id,
-      inputs: {
-        text_input: ['leave early'],
-        stream: [true],
-        sampling_parameters: [JSON.stringify({ max_tokens: 900, temperature: 0 })],
-      },
-    });
+    const stream = server()
+      .model(LLM)
+      .stream({
+        id,
+        inputs: {
+          text_input: ['leave early'],
+          stream: [true],
+          sampling_parameters: [JSON.stringify({ max_tokens: 900, temperature: 0 })],
+        },
+      });
     let read = 0;
     for await (const _ of stream) {
       read += 1;
@@ -171,7 +145,7 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
   }, 300_000);
 
   it('a request beyond max_model_len is refused with the numbers, and the model serves on', async () => {
-    const error = await generate(server!, 'too long', { max_tokens: 5000 }).then(
+    const error = await generate(server(), 'too long', { max_tokens: 5000 }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -180,10 +154,10 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
     expect((error as TritonError).message).toMatch(
       new RegExp(`maximum context length is ${manifest.max_model_len} tokens.*asks for ${5000 + 9}`),
     );
-    const bad = await generate(server!, 'x', { top_p: 2 }).catch((e: unknown) => e);
+    const bad = await generate(server(), 'x', { top_p: 2 }).catch((e: unknown) => e);
     expect((bad as TritonError).message).toMatch(/top_p must be in \(0, 1\]/);
     const ref = manifest.references[0]!;
-    expect((await generate(server!, ref.prompt, greedy())).tokens).toEqual(ref.tokens);
+    expect((await generate(server(), ref.prompt, greedy())).tokens).toEqual(ref.tokens);
   }, 300_000);
 
   it('stop strings end the text before them; max_tokens and the seed are kept', async () => {
@@ -192,17 +166,17 @@ describe('a Llama-shaped LM on the GPU, against transformers', () => {
     const at = Math.max(1, Math.floor(ref.text.length / 2));
     const stop = ref.text.slice(at, at + 2);
     const cut = ref.text.indexOf(stop);
-    const stopped = await generate(server!, ref.prompt, { ...greedy(), stop: [stop] });
+    const stopped = await generate(server(), ref.prompt, { ...greedy(), stop: [stop] });
     expect(stopped.text).toBe(ref.text.slice(0, cut));
     expect(stopped.finishReason).toBe('stop');
-    const short = await generate(server!, ref.prompt, { max_tokens: 5 });
+    const short = await generate(server(), ref.prompt, { max_tokens: 5 });
     expect(short.tokens).toEqual(ref.tokens.slice(0, 5));
     expect(short.finishReason).toBe('length');
     const sampled = { max_tokens: 32, temperature: 1, top_p: 0.95, seed: 7 };
     const [one, two, other] = await Promise.all([
-      generate(server!, ref.prompt, sampled),
-      generate(server!, ref.prompt, sampled),
-      generate(server!, ref.prompt, { ...sampled, seed: 8 }),
+      generate(server(), ref.prompt, sampled),
+      generate(server(), ref.prompt, sampled),
+      generate(server(), ref.prompt, { ...sampled, seed: 8 }),
     ]);
     expect(one.tokens).toEqual(two.tokens);
     expect(other.tokens).not.toEqual(one.tokens);
