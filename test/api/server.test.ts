@@ -23,6 +23,21 @@ describe('server lifecycle', () => {
     expect(server.stopped).toBe(true);
   });
 
+  it("names itself by the server id, 'triton' unless serverId says otherwise (as tritonserver)", async () => {
+    const plain = await Server.create(serverOptions());
+    const named = await Server.create({ ...serverOptions(), serverId: 'edge-7' });
+    try {
+      expect((await plain.metadata()).name).toBe('triton');
+      expect((await named.metadata()).name).toBe('edge-7');
+      // The fake tells itself apart by its version (build metadata), never its name.
+      const version = (await plain.metadata()).version;
+      if (library().isFake) expect(version).toBe('0.1.0+triton-node-fake-engine');
+      else expect(version).not.toContain('fake');
+    } finally {
+      await Promise.all([plain.stop(), named.stop()]);
+    }
+  });
+
   it('stop() is idempotent: a second (and concurrent) stop resolves', async () => {
     const server = await Server.create(serverOptions());
     const a = server.stop();

@@ -18,6 +18,7 @@
 #include "../repository/repository.h"
 #include "../scheduling/submission.h"
 #include "../support/clock.h"
+#include "../support/json.h"
 #include "../support/log.h"
 #include "export.h"
 
@@ -311,8 +312,12 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
   FAKE_LIVE(kServer, server);
   FAKE_NOT_NULL(server_metadata);
   auto* m = new TRITONSERVER_Message();
-  m->json =
-      "{\"name\":\"triton-node-fake-engine\",\"version\":\"0.1.0\","
+  // The name is the server id, "triton" unless set, as Triton's; the fake
+  // says what it is in its version (semver build metadata).
+  m->json = "{\"name\":";
+  JsonEscape(server->engine->options.server_id, &m->json);
+  m->json +=
+      ",\"version\":\"0.1.0+triton-node-fake-engine\","
       "\"extensions\":[\"model_repository\",\"model_repository(unload_"
       "dependents)\",\"schedule_policy\",\"model_configuration\","
       "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
