@@ -427,9 +427,6 @@ def main():
             continue
         repository = repos[instance.split("_explicit")[0]]
         extra = ["--model-control-mode", "explicit"] if instance.endswith("_explicit") else []
-        if not os.environ.get("TRITON_SERVER_LIB"):
-            # The fake cannot load every example model (docs/api.md says which and why): serve the rest.
-            extra.append("--exit-on-error=false")
         try:
             serve = Serve(instance, repository, work, extra)
         except RuntimeError as error:

@@ -176,6 +176,27 @@ const TINY_INFERENCE: Array<[Uint8Array, ModelConfig]> = [
     },
   ],
   [
+    // Two instances: a sequence's queued requests could run on either.
+    SEQUENCE_CONTROLS,
+    {
+      name: 'sequence_controls_two',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      sequence_batching: {
+        max_sequence_idle_microseconds: SEQUENCE_IDLE_US,
+        control_input: [
+          { name: 'START', control: [{ kind: 'CONTROL_SEQUENCE_START', int32_false_true: [0, 1] }] },
+          { name: 'END', control: [{ kind: 'CONTROL_SEQUENCE_END', fp32_false_true: [0, 1] }] },
+          { name: 'READY', control: [{ kind: 'CONTROL_SEQUENCE_READY', bool_false_true: [false, true] }] },
+          { name: 'CORRID', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_UINT64' }] },
+        ],
+      },
+      input: [{ name: 'INPUT', data_type: 'TYPE_INT32', dims: [1] }],
+      output: [{ name: 'OUTPUT', data_type: 'TYPE_INT32', dims: [1] }],
+      instance_group: [{ kind: 'KIND_CPU', count: 2 }],
+    },
+  ],
+  [
     SEQUENCE_STRING_CORRID,
     {
       name: 'sequence_string_corrid',
@@ -705,15 +726,16 @@ describe('sequence control inputs on the onnxruntime backend (START, END, READY,
 
   it("refuses control inputs the model cannot take or the config gets wrong, in Triton's words", async () => {
     const base = TINY_INFERENCE.find(([, c]) => c.name === 'sequence_controls')![1];
-    const controls = base.sequence_batching!.control_input!;
+    type Controls = NonNullable<NonNullable<ModelConfig['sequence_batching']>['control_input']>;
+    const controls: Controls = base.sequence_batching!.control_input!;
     const broken: Array<[string, ModelConfig['sequence_batching'], string]> = [
       [
         'sequence_controls_unknown',
         {
           control_input: [
-            ...controls,
+            ...controls.filter((c) => c.name !== 'CORRID'),
             { name: 'NOPE', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_INT32' }] },
-          ].filter((c) => c.name !== 'CORRID'),
+          ] as Controls,
         },
         "configuration specified sequence control 'NOPE', but model does not provide that input",
       ],
@@ -749,6 +771,30 @@ describe('sequence control inputs on the onnxruntime backend (START, END, READY,
       expect(err, name).toBeInstanceOf(TritonError);
       expect((err as TritonError).message, name).toContain(message);
     }
+  });
+
+  it("a sequence's responses arrive in its requests' order, its requests queued at once on two instances", async () => {
+    // The next request of a sequence may run only once the response before it went out:
+    // were it queued earlier, the other instance could answer it first.
+    const sequences = [501, 502, 503, 504];
+    const steps = 12;
+    const arrived = new Map<number, number[]>(sequences.map((id) => [id, []]));
+    await Promise.all(
+      sequences.flatMap((id) =>
+        Array.from({ length: steps }, (_, i) =>
+          server()
+            .infer('sequence_controls_two', {
+              inputs: { INPUT: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(i) } },
+              correlationId: id,
+              sequenceStart: i === 0,
+              sequenceEnd: i === steps - 1,
+            })
+            .then((r) => arrived.get(id)!.push((r.outputs.OUTPUT!.data as Int32Array)[0]!)),
+        ),
+      ),
+    );
+    for (const id of sequences)
+      expect(arrived.get(id), `sequence ${id}`).toEqual(Array.from({ length: steps }, (_, i) => i));
   });
 
   it("a request cannot give a control input (it is the batcher's)", async () => {

@@ -1075,13 +1075,8 @@ void OnnxRuntimeRespond(Model* m,
       resps[i]->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
     }
   }
-  if (sequence) {
-    for (auto* r : b) {
-      SequenceStepDone(
-          m, SequenceKey(r),
-          (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0);
-    }
-  }
+  // The sequences' next requests are queued once these responses went out
+  // (IdentityExecute calls SequenceStepDone).
 }
 
 }  // namespace fake
