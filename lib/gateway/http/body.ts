@@ -141,14 +141,7 @@ export function readLoadBody(
       // Nothing past the limit can pass: stop as soon as the scan cannot say more.
       if (received > limit && scan.broken) fail(tooLarge(limit, `more than ${limit}`));
     });
-    req.on('end', () => {
-      if (settled) return;
-      try {
-        charge?.(received);
-      } catch (err) {
-        fail(err as GatewayError);
-        return;
-      }
+    const answer = () => {
       if (received > limit) {
         fail(
           scan.oversized !== undefined
@@ -168,6 +161,19 @@ export function readLoadBody(
       } catch (err) {
         reject(err);
       }
+    };
+    req.on('end', () => {
+      if (settled) return;
+      // Every byte read is charged, past the limit too: this body was read.
+      let paid: void | Promise<void>;
+      try {
+        paid = charge?.(received);
+      } catch (err) {
+        fail(err as GatewayError);
+        return;
+      }
+      if (paid instanceof Promise) paid.then(answer, (err) => fail(err as GatewayError));
+      else answer();
     });
     req.on('error', (err) => fail(new GatewayError(400, `request body could not be read: ${err.message}`)));
     req.on('aborted', () =>
