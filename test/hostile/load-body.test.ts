@@ -6,6 +6,7 @@
  * such a body streams through a scanner that holds none of it (load-scan.ts):
  * Triton's answer when a `file:` value passes INT_MAX, serve's 413 otherwise.
  */
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { INT_MAX, LoadBodyScan } from '../../lib/gateway/http/load-scan.js';
@@ -101,7 +102,7 @@ describe('a load body past maxBodyBytes, through the gateway', () => {
         'content-type': 'application/json',
         'content-length': String(head.length + chunks * chunk.length + tail.length),
       },
-      body: body(),
+      body: Readable.from(body()),
     });
     expect({ status: res.statusCode, body: await res.body.text() }).toEqual({
       status: 400,
