@@ -118,7 +118,8 @@ export function readLoadBody(
   const length = declared === undefined ? undefined : Number(declared);
   // A load body within the limit: read as any body.
   if (length !== undefined && length <= limit) return readJsonBody(req, limit, what, true, charge);
-  if (req.destroyed && !req.readableEnded)
+  // A client that left while its load was admitted (as readBody).
+  if (!req.readableEnded && req.destroyed)
     return Promise.reject(new GatewayError(400, 'the client closed the request before its body ended'));
   return new Promise((resolve, reject) => {
     const scan = new LoadBodyScan();
