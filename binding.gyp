@@ -36,6 +36,7 @@
         "native/objects/server_object.cc",
         "native/request/builder.cc",
         "native/request/callbacks.cc",
+        "native/request/trace_log.cc",
         "native/request/completion_queue.cc",
         "native/request/context.cc",
         "native/request/delivery.cc",

@@ -68,6 +68,10 @@ export default defineConfig({
         find: /^triton-node\/gateway$/,
         replacement: fileURLToPath(new URL('./lib/gateway/index.ts', import.meta.url)),
       },
+      {
+        find: /^triton-node\/testing$/,
+        replacement: fileURLToPath(new URL('./lib/testing.ts', import.meta.url)),
+      },
     ],
   },
   test: {

@@ -106,6 +106,7 @@ export {
   type TensorJSON,
   type MemoryType,
   type InferTiming,
+  type TimingTrace,
   type TimingTimestamps,
   type OutputDestination,
 } from './tensor/tensor.js';

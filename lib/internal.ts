@@ -14,6 +14,7 @@
  */
 export { describe, optionError } from './base/errors.js';
 export { bfloat16ToNumber, halfToNumber } from './tensor/tensor.js';
+export { isTraceparent } from './request/otel.js';
 
 /** Whether `err` says that the package `name` itself is not installed (not one of its own imports). */
 function isMissing(err: unknown, name: string): boolean {

@@ -16,6 +16,7 @@ import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GPU_LINT_DOCTOR } from './mutations/gpu-lint-doctor.mjs';
+import { MUTATIONS as GPU_LLM } from './mutations/gpu-llm.mjs';
 import { MUTATIONS as GUARD_REDIS } from './mutations/guard-redis.mjs';
 import { MUTATIONS as HOSTILE_ENGINE } from './mutations/hostile-engine.mjs';
 import { MUTATIONS as HOSTILE_GATEWAY } from './mutations/hostile-gateway.mjs';
@@ -29,6 +30,8 @@ import { MUTATIONS as ONNX_MODELS } from './mutations/onnx-models.mjs';
 import { MUTATIONS as REAL_MODELS } from './mutations/real-models.mjs';
 import { MUTATIONS as SHIPPED } from './mutations/shipped.mjs';
 import { MUTATIONS as TENANT_FRONT } from './mutations/tenant-front.mjs';
+import { MUTATIONS as TRACE_OTEL } from './mutations/trace-otel.mjs';
+import { MUTATIONS as WIRE_FIXES } from './mutations/wire-fixes.mjs';
 
 /**
  * @typedef {object} Mutation
@@ -577,10 +580,13 @@ export const MUTATIONS = [
   ...EXIT_ORDER,
   ...KEPT_REQUESTS,
   ...LLM_GATEWAY,
+  ...TRACE_OTEL,
   ...HOSTILE_MODELS,
   ...HOSTILE_ENGINE,
   ...EMBEDDINGS,
   ...HOSTILE_GATEWAY,
   ...GPU_LINT_DOCTOR,
+  ...GPU_LLM,
+  ...WIRE_FIXES,
   ...FAKE_CLIENTS,
 ];

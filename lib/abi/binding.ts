@@ -285,7 +285,22 @@ export interface NativeTiming {
   computeOutputStartNs: bigint;
   computeEndNs: bigint;
   requestEndNs: bigint;
+  /**
+   * Every trace of the request, its own first: [trace id, parent trace id
+   * (0 for the request's own), model, version, then the 7 timestamps above in
+   * that order (0 where Triton reported none)]. Ensemble steps are child traces.
+   */
+  traces: NativeTraceSpan[];
 }
+
+/** One trace of a request (NativeTiming.traces). */
+export type NativeTraceSpan = [
+  id: bigint,
+  parentId: bigint,
+  model: string,
+  version: number,
+  ...timestamps: bigint[],
+];
 
 /** One response (or a bare FINAL) of one submitted request. */
 export interface NativeEvent {

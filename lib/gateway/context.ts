@@ -6,10 +6,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'triton-node';
+import { isTraceparent } from '../internal.js';
 import { type Exchange, InFlight } from './exchange.js';
 import type { Guard } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { ResolvedStreamOptions } from './slow-client.js';
+import { type TraceOptions, TraceSettings } from './trace/settings.js';
 
 /** The logger the gateway writes to: pino's shape (`logger.info({ ... }, 'message')`), any subset of levels. */
 export interface GatewayLogger {
@@ -27,6 +29,8 @@ export interface ResolvedGatewayOptions {
   metrics: boolean;
   /** What a streamed answer may hold for a slow client, and how long it waits for one (slow-client.ts). */
   streams: ResolvedStreamOptions;
+  /** The trace extension's global setting at start (trace/settings.ts). */
+  trace?: TraceOptions;
 }
 
 /** Routes served beside the KServe ones, by path family (the OpenAI routes under `/v1/`). */
@@ -53,6 +57,8 @@ export class GatewayContext {
   readonly serving = new WeakSet<object>();
   /** The OpenAI-compatible routes under `/v1/` (undefined when `options.openai` is not set). */
   openai: ExtraRoutes | undefined;
+  /** The trace extension's settings (trace/settings.ts). */
+  readonly trace: TraceSettings;
 
   constructor(
     server: Server,
@@ -65,6 +71,13 @@ export class GatewayContext {
     this.logger = logger;
     this.metrics = metrics;
     this.ledger = new InFlight(metrics);
+    this.trace = new TraceSettings(options.trace);
+  }
+
+  /** Lets the trace settings decide whether `ex`'s inference is traced, under `traceparent` when valid. */
+  traceExchange(ex: Exchange, traceparent: unknown): void {
+    ex.tracing = this.trace;
+    if (typeof traceparent === 'string' && isTraceparent(traceparent)) ex.traceparent = traceparent;
   }
 
   /** Requests being served now (HTTP requests, gRPC calls, streams). */

@@ -12,6 +12,7 @@ import type { Admission, AuditOutcome, Guard, GuardRequest } from './guard/types
 import { GatewayError } from './kserve/errors.js';
 import type { GatewayMetrics } from './metrics.js';
 import { type Protocol, type Route, type RouteMatch, metricLabel } from './routes.js';
+import type { TraceSettings } from './trace/settings.js';
 
 /**
  * Charges the bytes of a request body once they are read (the guard's
@@ -76,6 +77,10 @@ export class Exchange {
   modelVersion: string | undefined;
   /** Why it failed, for the audit line (the OpenAI routes, the isolating front). */
   error: string | undefined;
+  /** The trace extension's settings, which decide whether its inference is traced (trace/settings.ts). */
+  tracing: TraceSettings | undefined;
+  /** Its W3C `traceparent` (HTTP header, gRPC metadata), when valid. */
+  traceparent: string | undefined;
   readonly #metrics: GatewayMetrics | undefined;
   #ended = false;
 
@@ -124,9 +129,12 @@ export class Exchange {
     run: (r: InferRequest) => Promise<R>,
   ): Promise<R> {
     if (this.admission !== undefined && request.timing === undefined) request.timing = true;
+    const traced = this.tracing?.sample(this.match.model ?? '', this.traceparent);
+    traced?.prepare(request);
     const started = performance.now();
     try {
       const result = await run(request);
+      traced?.done(result.timing, request.id);
       const t = result.timing;
       if (t !== undefined) {
         const computeUs = t.computeInputUs + t.computeInferUs + t.computeOutputUs;

@@ -39,7 +39,9 @@ export type {
   OpenAIModelKind,
   OpenAIModelOptions,
 };
+import type { TraceOptions } from './trace/settings.js';
 export { GatewayError } from './kserve/errors.js';
+export type { TraceMode, TraceOptions } from './trace/settings.js';
 export { GatewayGuard, hashApiKey } from './guard/index.js';
 export type {
   AuditRecord,
@@ -93,6 +95,11 @@ export interface GatewayOptions {
    * responses and 16 MiB more while it waits, 30 s.
    */
   streams?: GatewayStreamOptions;
+  /**
+   * The trace extension's global setting at start, as tritonserver's `--trace-config`
+   * (docs/observability.md); default: level OFF, rate 1000, count -1, mode 'triton', no file.
+   */
+  trace?: TraceOptions;
 }
 
 /** What `gateway.drain()` waits for. */
@@ -128,8 +135,10 @@ export interface Gateway {
    * everything finished in time.
    */
   drain(options?: DrainOptions): Promise<boolean>;
-  /** Unregisters every shared memory region; writes the audit log's last lines and closes it. */
+  /** Unregisters every shared memory region; writes the audit log's last lines and closes it; ends the trace files. */
   close(): void;
+  /** Writes the traces kept for the trace file and ends the files (close() starts it too). */
+  closeTraces(): Promise<void>;
   /** The guard when `options.guard` was given: `update(options)` changes keys, tenants and limits at run time. */
   readonly guard: GatewayGuard | undefined;
   /**
@@ -170,6 +179,7 @@ function resolveOptions(options: GatewayOptions) {
       sharedMemory: flag('sharedMemory'),
       metrics: flag('metrics'),
       streams: resolveStreamOptions(options.streams),
+      ...(options.trace === undefined ? {} : { trace: options.trace }),
     },
     logger,
   };
@@ -227,7 +237,9 @@ export function createGateway(server: Server, options: GatewayOptions = {}): Gat
       guard?.flush();
       return finished;
     },
+    closeTraces: () => ctx.trace.close(),
     close() {
+      ctx.trace.close().catch((err) => ctx.log('error', { err }, 'writing the trace file failed'));
       shm?.close();
       guard?.close();
     },

@@ -107,6 +107,9 @@ export const ROUTES = {
     'CudaSharedMemoryUnregister',
   ),
   metrics: kserve('metrics', 'metrics', 'GET /metrics'),
+  // GET reads the settings, POST updates them (trace/http.ts checks the method).
+  traceSetting: kserve('trace_setting', 'trace', 'GET /v2/trace/setting', 'TraceSetting'),
+  modelTraceSetting: kserve('trace_setting', 'trace', `GET ${MODEL}/trace/setting`),
   // The OpenAI routes take one trailing slash after any of their paths.
   openaiModels: openai('openai_models', 'GET /v1/models'),
   openaiModel: openai('openai_models', 'GET /v1/models/{id}'),

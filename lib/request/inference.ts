@@ -22,6 +22,7 @@ import {
 } from '../base/errors.js';
 import type { StreamMetrics } from '../metrics/metrics.js';
 import { type OutputDestination, type Tensor, toTensor, toTiming } from '../tensor/tensor.js';
+import { exportSpans, spanParent } from './otel.js';
 import { type ModelIo, parseModelIo } from './plan.js';
 import { type InferResult, Result } from './result.js';
 import { InferStream, type StreamHooks, type StreamOptions } from './stream.js';
@@ -293,12 +294,17 @@ export class Inference {
         correlationId: request.correlationId,
       };
       this.#checkOpen(ctx, request.signal);
+      // Read in the caller's async context, before the request is sent.
+      const spans =
+        request.trace === undefined || request.trace === false ? undefined : await spanParent(request.trace);
       // The first calls to a model share one config fetch.
       const prepared = this.#prepare(request, ctx, true);
       const built = prepared instanceof Promise ? await prepared : prepared;
       const outcome = await this.#settle(built, ctx, request.signal);
       if (typeof outcome === 'function') throw outcome();
-      return this.#result(name, ctx.version, outcome, request.id, built.destinations);
+      const result = this.#result(name, ctx.version, outcome, request.id, built.destinations);
+      if (spans !== undefined && result.timing !== undefined) exportSpans(spans, result.timing);
+      return result;
     } catch (err) {
       throw err instanceof TritonError ? stackHere(err) : err;
     }

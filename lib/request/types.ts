@@ -75,6 +75,15 @@ export interface InferRequest {
   signal?: AbortSignal;
   /** Report Triton's per-request timing on the result (`result.timing`). Off by default. */
   timing?: boolean;
+  /**
+   * Export Triton's timestamps of this inference as OpenTelemetry spans
+   * (implies `timing`), through `@opentelemetry/api` when the application
+   * installed it (an optional peer; without it nothing is exported): `true`
+   * makes them children of the caller's active context, a W3C `traceparent`
+   * header value (`00-<trace id>-<span id>-<flags>`) children of that remote
+   * span. docs/observability.md. Off by default.
+   */
+  trace?: boolean | string;
   /** Default placement of outputs: 'cpu' (default), 'pinned', 'gpu' or `{ type: 'gpu', device }`. */
   outputMemory?: OutputMemory;
   /** GPU id for outputMemory 'gpu' (same as `outputMemory: { type: 'gpu', device }`). */

@@ -31,6 +31,7 @@ import {
 } from '../config/datatypes.js';
 import { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
 import type { MemoryType, OutputDestination } from '../tensor/tensor.js';
+import { isTraceparent } from './otel.js';
 import { type Batch, type IoSpec, type ModelIo, parseModelIo } from './plan.js';
 import type { TensorInput } from './types.js';
 import type { InferRequest, OutputMemory, OutputOptions, ParameterValue } from './types.js';
@@ -385,6 +386,7 @@ const REQUEST_KEYS: ReadonlySet<string> = new Set([
   'version',
   'signal',
   'timing',
+  'trace',
   'outputMemory',
   'outputDevice',
 ]);
@@ -414,6 +416,15 @@ export function checkRequestShape(request: unknown): asserts request is InferReq
   }
   if (r.timing !== undefined && typeof r.timing !== 'boolean') {
     throw new TypeError(`Expected a boolean for request.timing but received ${describe(r.timing)}`);
+  }
+  if (
+    r.trace !== undefined &&
+    typeof r.trace !== 'boolean' &&
+    !(typeof r.trace === 'string' && isTraceparent(r.trace))
+  ) {
+    throw new TypeError(
+      `Expected a boolean or a W3C traceparent ('00-<32 hex>-<16 hex>-<2 hex>') for request.trace but received ${describe(r.trace)}`,
+    );
   }
 }
 
@@ -731,7 +742,9 @@ function addSettings(b: Builder, request: InferRequest): void {
     // its model could never unload (docs/threading.md#kept-requests).
     nums[SUBMIT_SLOTS.flags] = 0;
   }
-  if (request.timing === true) nums[SUBMIT_SLOTS.timing] = 1;
+  if (request.timing === true || (request.trace !== undefined && request.trace !== false)) {
+    nums[SUBMIT_SLOTS.timing] = 1;
+  }
   if (request.outputMemory === undefined && request.outputDevice === undefined) return;
   const place = placement(
     'request.outputMemory',

@@ -2,7 +2,7 @@
  * Tensors coming back from Triton, and the conversion of the addon's plain
  * output descriptions into them.
  */
-import type { NativeMemoryType, NativeOutput, NativeTiming } from '../abi/binding.js';
+import type { NativeMemoryType, NativeOutput, NativeTiming, NativeTraceSpan } from '../abi/binding.js';
 import { addon } from '../addon/load.js';
 import { type DataType, type TypedArray, arrayTypeOf, decodeBytes, isDataType } from '../config/datatypes.js';
 import { CudaBuffer, HostBuffer } from './cuda.js';
@@ -313,6 +313,52 @@ export interface InferTiming {
   totalUs: number;
   /** The timestamps the intervals come from. */
   timestampsNs: TimingTimestamps;
+  /**
+   * Each of Triton's traces of the request: its own first, then one per
+   * ensemble step (a child of the trace of the ensemble that ran it), in
+   * the order Triton first reported them.
+   */
+  traces: TimingTrace[];
+}
+
+/** One of Triton's traces of a request (`timing.traces`). */
+export interface TimingTrace {
+  /** Triton's trace id. */
+  id: number;
+  /** The parent trace's id: 0 for the request's own trace, the ensemble's for a step. */
+  parentId: number;
+  /** The model and version the trace's request ran on. */
+  model: string;
+  version: number;
+  /** Its timestamps (0 where Triton reported none: an ensemble has no compute of its own). */
+  timestampsNs: TimingTimestamps;
+  /** The same timestamps, exact (steady clock nanoseconds); not enumerable, so left out of JSON. */
+  timestampsBigNs: Record<keyof TimingTimestamps, bigint>;
+}
+
+const ACTIVITY_KEYS = [
+  'requestStartNs',
+  'queueStartNs',
+  'computeStartNs',
+  'computeInputEndNs',
+  'computeOutputStartNs',
+  'computeEndNs',
+  'requestEndNs',
+] as const;
+
+function toTrace(span: NativeTraceSpan): TimingTrace {
+  const [id, parentId, model, version, ...ts] = span;
+  const timestampsNs = {} as TimingTimestamps;
+  const timestampsBigNs = {} as Record<keyof TimingTimestamps, bigint>;
+  ACTIVITY_KEYS.forEach((key, i) => {
+    const ns = ts[i] ?? 0n;
+    timestampsBigNs[key] = ns;
+    timestampsNs[key] = Number(ns);
+  });
+  const trace = { id: Number(id), parentId: Number(parentId), model, version, timestampsNs } as TimingTrace;
+  // Not enumerable: a result with its timing stays JSON-serializable (bigints are not).
+  Object.defineProperty(trace, 'timestampsBigNs', { value: timestampsBigNs, enumerable: false });
+  return trace;
 }
 
 // Exact (bigint) differences, not clamped: hiding an out-of-order pair would
@@ -337,5 +383,6 @@ export function toTiming(t: NativeTiming): InferTiming {
       computeEndNs: Number(t.computeEndNs),
       requestEndNs: Number(t.requestEndNs),
     },
+    traces: (t.traces ?? []).map(toTrace),
   };
 }

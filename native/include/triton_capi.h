@@ -287,6 +287,12 @@ typedef void (*TRITONSERVER_InferenceResponseCompleteFn_t)(
     (TRITONSERVER_InferenceTrace * trace))                                     \
   X(TRITONSERVER_Error*, TRITONSERVER_InferenceTraceId,                        \
     (TRITONSERVER_InferenceTrace * trace, uint64_t * id))                      \
+  X(TRITONSERVER_Error*, TRITONSERVER_InferenceTraceParentId,                  \
+    (TRITONSERVER_InferenceTrace * trace, uint64_t * parent_id))               \
+  X(TRITONSERVER_Error*, TRITONSERVER_InferenceTraceModelName,                 \
+    (TRITONSERVER_InferenceTrace * trace, const char** model_name))            \
+  X(TRITONSERVER_Error*, TRITONSERVER_InferenceTraceModelVersion,              \
+    (TRITONSERVER_InferenceTrace * trace, int64_t * model_version))            \
   X(TRITONSERVER_Error*, TRITONSERVER_InferenceRequestNew,                     \
     (TRITONSERVER_InferenceRequest * *inference_request,                       \
      TRITONSERVER_Server * server, const char* model_name,                     \

@@ -415,6 +415,9 @@ void SetCallbacks(Napi::Env env, const SubmitNumbers& nums,
     Check(env, api.TRITONSERVER_InferenceTraceNew(
                    &ctx->trace, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0,
                    OnTraceActivity, OnTraceRelease, ctx));
+    uint64_t id = 0;
+    Check(env, api.TRITONSERVER_InferenceTraceId(ctx->trace, &id));
+    ctx->traces.Start(id);
     ctx->lifecycle.Traced();
   }
 }

@@ -140,19 +140,28 @@ void OnRequestRelease(TRITONSERVER_InferenceRequest*, const uint32_t flags,
   PushBare(ctx, Completion::kReleased);
 }
 
-void OnTraceActivity(TRITONSERVER_InferenceTrace*,
+void OnTraceActivity(TRITONSERVER_InferenceTrace* trace,
                      TRITONSERVER_InferenceTraceActivity activity,
                      uint64_t timestamp_ns, void* userp) {
   auto* ctx = static_cast<RequestContext*>(userp);
+  uint64_t id = 0;
+  DropError(Api().TRITONSERVER_InferenceTraceId(trace, &id));
+  // Ensemble steps report on child traces with this same userp.
+  if (!ctx->traces.Record(trace, id, activity, timestamp_ns)) return;
   int a = static_cast<int>(activity);
-  if (a >= 0 && a < 7) ctx->timestamps[a] = timestamp_ns;
+  if (a >= 0 && a < kTraceActivities) ctx->timestamps[a] = timestamp_ns;
 }
 
 void OnTraceRelease(TRITONSERVER_InferenceTrace* trace, void* userp) {
   SettleScope scope;
-  // The release function owns the trace.
+  uint64_t id = 0;
+  DropError(Api().TRITONSERVER_InferenceTraceId(trace, &id));
+  // The release function owns the trace, a child trace too.
   DropError(Api().TRITONSERVER_InferenceTraceDelete(trace));
   auto* ctx = static_cast<RequestContext*>(userp);
+  // The request's trace ends when it and every child trace were released
+  // (a child's release may come after its parent's).
+  if (!ctx->traces.Released(id)) return;
   // It may come after FINAL and RELEASE_ALL (a decoupled backend deletes its
   // response factory, which holds the trace, after sending FINAL).
   ctx->ledger->Settle(ctx, Ending::kTrace);

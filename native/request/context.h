@@ -11,6 +11,7 @@
 #include "memory/buffer_use.h"
 #include "memory/placements.h"
 #include "request/lifecycle.h"
+#include "request/trace_log.h"
 #include "triton_capi.h"
 
 namespace triton_node {
@@ -67,6 +68,9 @@ struct RequestContext {
   // after the trace release was queued.
   TRITONSERVER_InferenceTrace* trace = nullptr;
   uint64_t timestamps[7] = {0, 0, 0, 0, 0, 0, 0};
+  // Every trace of the request (request/trace_log.h): its own, and the
+  // children Triton spawns for ensemble steps with the same callbacks.
+  TraceLog traces;
 
   // Where the request is in its life (each half's threads: there).
   RequestLifecycle lifecycle;

@@ -22,6 +22,23 @@ Napi::Object TimingObject(Napi::Env env, const RequestContext* ctx) {
   for (int i = 0; i < 7; ++i) {
     t.Set(kNames[i], Napi::BigInt::New(env, ctx->timestamps[i]));
   }
+  // Each trace: [id, parent id, model, version, 7 timestamps].
+  const TraceLog& log = ctx->traces;
+  Napi::Array traces = Napi::Array::New(env, log.count());
+  for (size_t i = 0; i < log.count(); ++i) {
+    const TraceSpan& s = log.at(i);
+    Napi::Array span = Napi::Array::New(env, 4 + kTraceActivities);
+    span.Set(0u, Napi::BigInt::New(env, s.id));
+    span.Set(1u, Napi::BigInt::New(env, s.parent_id));
+    span.Set(2u, Napi::String::New(env, s.model));
+    span.Set(3u, Napi::Number::New(env, static_cast<double>(s.version)));
+    for (int a = 0; a < kTraceActivities; ++a) {
+      span.Set(static_cast<uint32_t>(4 + a),
+               Napi::BigInt::New(env, s.timestamps[a]));
+    }
+    traces.Set(static_cast<uint32_t>(i), span);
+  }
+  t.Set("traces", traces);
   return t;
 }
 

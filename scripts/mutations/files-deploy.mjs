@@ -80,8 +80,8 @@ export const MUTATIONS = [
     name: 'shm-key-nul-unchecked',
     why: 'system shared memory: a key with NUL reaches open() and answers 500 instead of 400',
     file: 'lib/gateway/kserve/shared-memory.ts',
-    search: "        : file.includes('\\0')\n",
-    replace: '        : false\n',
+    search: "  if (file.includes('\\0')) {\n",
+    replace: '  if (false) {\n',
     tests: ['test/deploy/hostile-files.test.ts'],
   },
   {

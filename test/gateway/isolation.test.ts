@@ -328,6 +328,24 @@ describe.sequential('isolated groups behind a guard', () => {
     expect(after.socketBytes - before.socketBytes).toBeGreaterThan(values.byteLength);
   });
 
+  it('passes a raw binary request (Inference-Header-Content-Length: 0) over the socket, as it came', async () => {
+    const { url, gateway } = front();
+    const values = Float32Array.from([1, 2, 3, 4]);
+    const before = gateway.groups()[0]!;
+    const res = await request(`${url}/v2/models/identity_fp32/infer`, {
+      method: 'POST',
+      body: bytesOf(values),
+      headers: { 'inference-header-content-length': '0', ...alice },
+      dispatcher,
+    });
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    expect(res.statusCode, bytes.toString()).toBe(200);
+    const { outputs } = parseBinaryResponse(bytes, Number(res.headers['inference-header-content-length']));
+    expect(outputs[0]).toMatchObject({ name: 'OUTPUT0', datatype: 'FP32', shape: [1, 4] });
+    expect(bytesOf(values).equals(outputs[0]!.bytes!)).toBe(true);
+    expect(gateway.groups()[0]!.socketRequests).toBe(before.socketRequests + 1);
+  });
+
   it("refuses clients' own shared memory regions (they would name the front's)", async () => {
     const { url } = front();
     const sneaky = {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { parseServeArgs } from '../../lib/cli/commands/serve.js';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, useServer } from '../helpers.js';
 import { kserveClient, useGateway } from './helpers.js';
 
@@ -120,6 +121,30 @@ describe('triton-node serve', () => {
       expect(child.status, child.stderr).toBe(2);
       expect(child.stderr).toMatch(/a model repository is required/);
     }
+  });
+
+  it("defaults strictModelConfig to tritonserver's false; --strict-model-config and the config file set it", () => {
+    const strictOf = (...args: string[]) => {
+      const config = parseServeArgs(['--repository', MODELS, ...args]);
+      if (config === 'help') throw new Error('help');
+      return config.server.strictModelConfig;
+    };
+    expect(strictOf()).toBe(false);
+    expect(strictOf('--strict-model-config')).toBe(true);
+    expect(strictOf('--strict-model-config', 'true')).toBe(true);
+    expect(strictOf('--strict-model-config=false')).toBe(false);
+    const dir = mkdtempSync(join(tmpdir(), 'serve-config-'));
+    try {
+      const file = join(dir, 'serve.json');
+      writeFileSync(file, JSON.stringify({ server: { strictModelConfig: true } }));
+      expect(strictOf('--config', file)).toBe(true);
+      expect(strictOf('--config', file, '--strict-model-config=false')).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(() => strictOf('--strict-model-config=maybe')).toThrow(
+      "Expected true or false for --strict-model-config but received 'maybe'",
+    );
   });
 
   it('is a command of the package CLI: `triton-node --help` lists it, `serve --help` prints its usage', () => {

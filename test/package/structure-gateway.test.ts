@@ -202,12 +202,14 @@ describe('optional peers, declared where they are used', () => {
     peerDependenciesMeta: Record<string, { optional?: boolean }>;
   };
 
-  it('package.json lists exactly the peers the gateway and `triton-node serve` declare, each optional', () => {
+  it('package.json lists exactly the peers the library, the gateway and `triton-node serve` declare, each optional', () => {
+    const library = declared('lib/request/otel.ts', 'LIBRARY_PEERS');
     const gateway = declared('lib/gateway/peers.ts', 'GATEWAY_PEERS');
     const serve = declared('lib/cli/commands/serve.ts', 'SERVE_PEERS');
+    expect(library).toEqual(['@opentelemetry/api']);
     expect(gateway).toEqual(['@grpc/grpc-js', '@grpc/proto-loader', 'jose', 'ioredis']);
     expect(serve).toEqual(['pino']);
-    const all = [...gateway, ...serve].sort();
+    const all = [...library, ...gateway, ...serve].sort();
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(all);
     for (const name of all) expect(manifest.peerDependenciesMeta[name]?.optional, name).toBe(true);
   });

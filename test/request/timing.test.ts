@@ -26,7 +26,15 @@ function checkShape(t: InferTiming | undefined): InferTiming {
   expect(t).toBeDefined();
   const timing = t!;
   expect(Object.keys(timing).sort()).toEqual(
-    ['computeInferUs', 'computeInputUs', 'computeOutputUs', 'queueUs', 'timestampsNs', 'totalUs'].sort(),
+    [
+      'computeInferUs',
+      'computeInputUs',
+      'computeOutputUs',
+      'queueUs',
+      'timestampsNs',
+      'totalUs',
+      'traces',
+    ].sort(),
   );
   // Triton's raw timestamps, every activity present and in Triton's order.
   const ts = timing.timestampsNs;
@@ -49,7 +57,7 @@ function checkShape(t: InferTiming | undefined): InferTiming {
   expect(timing.computeOutputUs).toBeCloseTo(us(ts.computeOutputStartNs, ts.computeEndNs), 2);
   expect(timing.totalUs).toBeCloseTo(us(ts.requestStartNs, ts.requestEndNs), 2);
   for (const [k, v] of Object.entries(timing)) {
-    if (k === 'timestampsNs') continue;
+    if (k === 'timestampsNs' || k === 'traces') continue;
     expect(Number.isFinite(v), k).toBe(true);
     expect(v, k).toBeGreaterThanOrEqual(0);
   }

@@ -1,6 +1,7 @@
 /**
  * `triton-node serve [R...] [--repository R] [--fake-engine] [--http-port 8000]
  * [--grpc-port 8001] [--exit-on-error=false] [--strict-readiness=false]
+ * [--strict-model-config=true]
  * [--config file]`: an in-process Triton behind the KServe v2 protocol over
  * HTTP and gRPC, with structured logs (pino) and a graceful shutdown on
  * SIGTERM and SIGINT, and on the exit of the npm that started it. Resolves with the exit code once the process should
@@ -51,6 +52,8 @@ export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <d
                                    false: serve the models that loaded, each failure logged with its cause
   --strict-readiness[=true|false]  /v2/health/ready only when every model is ready (default true);
                                    false: ready once serving, and each loaded model's own ready route says so
+  --strict-model-config[=true|false]  require complete config.pbtxt files (default false, as tritonserver:
+                                   Triton's backends complete a missing config, inputs or outputs)
   --log-level <level>    pino level (default info)
 Serves the KServe v2 protocol; SIGTERM or SIGINT drains and stops, and so does the exit of the
 npm or npx that started it (npm does not pass signals on). In a container, run node directly:
@@ -121,6 +124,7 @@ export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
   const args = [...argv];
   const exitOnError = takeBoolean(args, 'exit-on-error');
   const strictReadiness = takeBoolean(args, 'strict-readiness');
+  const strictModelConfig = takeBoolean(args, 'strict-model-config');
   let values: Record<string, string | string[] | boolean | undefined>;
   let positionals: string[];
   try {
@@ -183,6 +187,10 @@ export function parseServeArgs(argv: string[]): ServeConfig | 'help' {
   }
   if (exitOnError !== undefined) server.exitOnError = exitOnError;
   if (strictReadiness !== undefined) server.strictReadiness = strictReadiness;
+  // tritonserver's default (--strict-model-config=false: auto-complete on),
+  // not the library's (true): serve answers as tritonserver does.
+  if (strictModelConfig !== undefined) server.strictModelConfig = strictModelConfig;
+  server.strictModelConfig ??= false;
   const isolation = file.isolation as IsolatedGatewayOptions | undefined;
   if (isolation !== undefined && (typeof isolation !== 'object' || isolation === null))
     throw new UsageError('--config: "isolation" must be an object { "groups": { ... } }');

@@ -57,7 +57,9 @@ export function grpcExchange(
   const requestId = requestIdOf(
     rpc === 'ModelStreamInfer' ? msg.id || headers['x-request-id'] : headers['x-request-id'] || msg.id,
   );
-  return new Exchange('grpc', matchRpc(rpc, msg), requestId, ctx.metrics);
+  const ex = new Exchange('grpc', matchRpc(rpc, msg), requestId, ctx.metrics);
+  ctx.traceExchange(ex, headers.traceparent);
+  return ex;
 }
 
 /** What the guard is told of a call besides its route: its metadata, tensor bytes and peer. */

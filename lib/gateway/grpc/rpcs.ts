@@ -9,6 +9,7 @@ import type { GatewayContext } from '../context.js';
 import { GatewayError, badRequest } from '../kserve/errors.js';
 import {
   indexDocument,
+  load,
   modelMetadata,
   modelStatistics,
   serverMetadata,
@@ -17,6 +18,7 @@ import {
 } from '../kserve/protocol.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { parseVersion } from '../routes.js';
+import { grpcSettings, traceSetting, updateFromGrpc } from '../trace/protocol.js';
 import { unary } from './call.js';
 import { type Json, type Params, decodeGrpcRequest, encodeGrpcResponse } from './codec.js';
 
@@ -56,10 +58,7 @@ function repositoryRpcs(ctx: GatewayContext): Record<string, unknown> {
             `unexpected parameter '${k}' of the load request (expected 'config' as a string or 'file:<path>' as bytes)`,
           );
       }
-      await server.loadModel(req.model_name as string, {
-        ...(config === undefined ? {} : { config }),
-        ...(Object.keys(files).length === 0 ? {} : { files }),
-      });
+      await load(server, req.model_name as string, config, files);
       return {};
     }),
     RepositoryModelUnload: unary(ctx, 'RepositoryModelUnload', async (req) => {
@@ -154,6 +153,12 @@ export function unaryRpcs(
         ex.canSee(s.name),
       );
       return { model_stats: stats.map(statisticsDocument) };
+    }),
+    TraceSetting: unary(ctx, 'TraceSetting', async (req) => {
+      const settings = (req.settings ?? {}) as Record<string, { value?: string[] }>;
+      const model = typeof req.model_name === 'string' ? req.model_name : '';
+      const update = Object.keys(settings).length === 0 ? undefined : () => updateFromGrpc(settings);
+      return grpcSettings(await traceSetting(server, ctx.trace, model, update));
     }),
     ...repositoryRpcs(ctx),
     ...sharedMemoryRpcs(shm, ctx),

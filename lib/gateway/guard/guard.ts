@@ -45,6 +45,7 @@ const UNAVAILABLE = 14;
  * is one: its series name every model of every tenant, with their counters.
  */
 const ADMIN_ROUTES = new Set([
+  ROUTES.traceSetting.name,
   ROUTES.load.name,
   ROUTES.unload.name,
   ROUTES.systemStatus.name,

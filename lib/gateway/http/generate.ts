@@ -43,7 +43,7 @@ async function generateRequest(
         `model '${name}' has no input '${key}' (its inputs: ${meta.inputs.map((i) => i.name).join(', ')})`,
       );
     }
-    const data = Array.isArray(value) ? flatten(value, `input '${key}'`) : [value];
+    const data = Array.isArray(value) ? flatten(value) : [value];
     inputs.push({ name: key, datatype: spec.datatype, shape: fitShape(spec.shape, data.length, key), data });
   }
   // Written back as JSON for the codec: only scalars may go, so that nothing nests deeply.

@@ -14,17 +14,20 @@ import { decodeInferRequest, encodeInferResponse, inferenceHeaderLength } from '
 import { GatewayError, badRequest } from '../kserve/errors.js';
 import {
   indexDocument,
+  load,
   modelMetadata,
   modelStatistics,
   serverMetadata,
   statisticsDocument,
   unload,
 } from '../kserve/protocol.js';
+import { decodeRawInferRequest } from '../kserve/raw-input.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
 import { readBody, readJsonBody, readLoadBody } from './body.js';
 import { handleGenerate, handleGenerateStream } from './generate.js';
 import { sendEmpty, sendJson } from './respond.js';
+import { handleTraceSetting } from './trace.js';
 
 /** One HTTP request to a KServe route: the gateway, the request's exchange, and the node:http pair. */
 export interface HttpCall {
@@ -70,7 +73,10 @@ async function infer(call: HttpCall): Promise<void> {
   refuseWhileDraining(ctx);
   const length = inferenceHeaderLength(req);
   const body = await readBody(req, ctx.options.maxBodyBytes, ex.bodyCharge);
-  const decoded = decodeInferRequest(body, length, shm);
+  const decoded =
+    length === 0
+      ? decodeRawInferRequest(body, name, await ctx.server.model(name, version).config())
+      : decodeInferRequest(body, length, shm);
   for (const o of decoded.outputs ?? []) {
     if (o.shm === undefined) continue;
     if (shm === undefined)
@@ -176,10 +182,7 @@ async function repository(call: HttpCall, action: 'load' | 'unload'): Promise<vo
     else
       throw badRequest(`unknown parameter '${key}' of the load request (expected 'config' or 'file:<path>')`);
   }
-  await ctx.server.loadModel(name, {
-    ...(config === undefined ? {} : { config }),
-    ...(Object.keys(files).length === 0 ? {} : { files }),
-  });
+  await load(ctx.server, name, config, files);
   return sendEmpty(call.res, 200);
 }
 
@@ -277,4 +280,6 @@ export const HANDLERS = new Map<Route, Handler>([
   [ROUTES.cudaRegister, sharedMemory(true, 'register')],
   [ROUTES.cudaUnregister, sharedMemory(true, 'unregister')],
   [ROUTES.metrics, plainRoute(metrics)],
+  [ROUTES.traceSetting, (call) => handleTraceSetting(call, '')],
+  [ROUTES.modelTraceSetting, (call) => handleTraceSetting(call, modelOf(call).name)],
 ]);

@@ -92,6 +92,7 @@ export function createHttpHandler(ctx: GatewayContext, shm: SharedMemoryRegistry
     const path = pathOf(req.url);
     const match = matchHttp(path, ctx.openai !== undefined);
     const ex = new Exchange('http', match, requestIdOf(req.headers['x-request-id']), ctx.metrics);
+    ctx.traceExchange(ex, req.headers.traceparent);
     res.once('close', () => {
       ctx.serving.delete(socket);
       // The OpenAI routes end their exchanges themselves (the audit line has their tokens).

@@ -114,6 +114,11 @@ async function inferBody(
       `Inference-Header-Content-Length ${headerLength} is larger than the request body (${body.length} bytes)`,
     );
   }
+  // A raw binary request has no header, so names no region: passed on as it is.
+  if (headerLength === 0) {
+    group.counters.socketRequests++;
+    return { body, headerLength, slot: undefined };
+  }
   // Every request the process gets had its JSON header read here, so no
   // client-named region reaches it, whatever the headers say.
   const json = parseJsonHeader(body.toString('utf8', 0, headerLength ?? body.length));

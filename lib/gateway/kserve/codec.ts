@@ -115,10 +115,104 @@ function parameters(v: Json, what: string): Record<string, Json> {
   return v;
 }
 
-function shapeOf(v: Json, what: string): number[] {
+/**
+ * A shape as Triton's HTTP server reads it: each dimension an unsigned JSON
+ * integer (anything else is INTERNAL, 500, in Triton's words), kept exact: a
+ * bigint past 2^53 (the header is parsed again for it: parseExactShapes,
+ * after which a number past 2^53 was written with a fraction or exponent).
+ */
+function shapeOf(v: Json, what: string): Array<number | bigint> {
   if (!Array.isArray(v))
     throw badRequest(`Expected an array of dimensions for ${what} but received ${describe(v)}`);
-  return v.map((d, i) => nonNegativeInteger(d, `${what}[${i}]`));
+  return v.map((d) => {
+    if (
+      typeof d === 'bigint'
+        ? d < 0n || d > UINT64_MAX
+        : typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0
+    ) {
+      throw new GatewayError(
+        500,
+        "Unable to parse 'shape': attempt to access JSON non-unsigned-integer as unsigned-integer",
+        'INTERNAL',
+      );
+    }
+    return d as number | bigint;
+  });
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** A dimension as Triton keeps it after reading it unsigned: an int64 (2^63 and past wrap negative). */
+function asInt64(d: number | bigint): bigint {
+  return BigInt.asIntN(64, BigInt(d));
+}
+
+/**
+ * The element count of a JSON-data input's shape, checked as Triton's HTTP
+ * server checks it (INVALID_ARG, 400, in its words): no negative dimension,
+ * no count or byte size past INT64_MAX.
+ */
+function checkedCount(name: string, shape: Array<number | bigint>, datatype: DataType): bigint {
+  const dims = shape.map(asInt64);
+  const text = `[${dims.join(',')}]`;
+  // Dimension by dimension, as Triton's GetElementCount: the first negative
+  // or zero one decides.
+  let count = 1n;
+  for (const d of dims) {
+    if (d < 0n) {
+      throw badRequest(
+        `invalid shape for input '${name}': shape ${text} contains one or more invalid dimensions`,
+      );
+    }
+    if (d === 0n) return 0n;
+    if (count > INT64_MAX / d) {
+      throw badRequest(
+        `invalid shape for input '${name}': shape ${text} causes total element count to exceed maximum size of ${INT64_MAX}`,
+      );
+    }
+    count *= d;
+  }
+  const size = datatype === 'BYTES' ? 1n : BigInt(elementSize(datatype));
+  if (size > 1n && count > INT64_MAX / size) {
+    throw badRequest(
+      `byte size overflow for input '${name}': element count (${count}) * data type size (${size}) exceeds maximum allowed size (${INT64_MAX})`,
+    );
+  }
+  return count;
+}
+
+/** Integer literals past 2^53 in JSON text, outside strings (a string matches whole and stays). */
+const BIG_INTEGER = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![.eE\d])/g;
+
+const MARK = 'triton-node-integer:';
+
+/**
+ * The header parsed again with its integer literals past 2^53 kept exact,
+ * for the shapes that JSON.parse rounded: each such literal is read as a
+ * marked string, and the marks in a shape become bigints.
+ */
+function parseExactShapes(text: string): Record<string, Json> {
+  // In the JSON text the mark is the escape \u0000; parsed, a NUL character.
+  const marked = text.replace(BIG_INTEGER, (t) => (t.startsWith('"') ? t : `"\\u0000${MARK}${t}"`));
+  const json = JSON.parse(marked) as Record<string, Json>;
+  const exact = (v: Json): Json =>
+    typeof v === 'string' && v.startsWith(`\0${MARK}`) ? BigInt(v.slice(MARK.length + 1)) : v;
+  for (const input of Array.isArray(json.inputs) ? json.inputs : []) {
+    if (isObject(input) && Array.isArray(input.shape)) input.shape = input.shape.map(exact);
+  }
+  return json;
+}
+
+/** Whether a header has a shape JSON.parse may have rounded (an integer past 2^53). */
+function hasRoundedShape(json: Record<string, Json>): boolean {
+  if (!Array.isArray(json.inputs)) return false;
+  return json.inputs.some(
+    (input) =>
+      isObject(input) &&
+      Array.isArray(input.shape) &&
+      input.shape.some((d) => typeof d === 'number' && Number.isInteger(d) && !Number.isSafeInteger(d)),
+  );
 }
 
 export function product(shape: readonly number[]): number {
@@ -127,14 +221,23 @@ export function product(shape: readonly number[]): number {
   return n;
 }
 
-/** Flattens nested JSON arrays (row-major), as the protocol allows either form; 400 past 64 levels. */
-export function flatten(data: Json[], what: string): Json[] {
+/** Triton's HTTP server's limit on the nesting of an input's 'data' (its HTTP_MAX_JSON_NESTING_DEPTH). */
+export const MAX_DATA_DEPTH = 100;
+
+/**
+ * Flattens nested JSON arrays (row-major), as the protocol allows either
+ * form; as Triton, 400 for a value or array at depth 100 or deeper ('data'
+ * itself is depth 0), in Triton's words.
+ */
+export function flatten(data: Json[]): Json[] {
   if (!data.some(Array.isArray)) return data;
   const out: Json[] = [];
+  const tooDeep = () => badRequest(`JSON nesting depth exceeds maximum allowed limit (${MAX_DATA_DEPTH})`);
   const walk = (v: Json[], depth: number) => {
-    if (depth > 64) throw badRequest(`${what}: 'data' is nested too deeply`);
+    if (depth >= MAX_DATA_DEPTH) throw tooDeep();
     for (const x of v) {
       if (Array.isArray(x)) walk(x, depth + 1);
+      else if (depth + 1 >= MAX_DATA_DEPTH) throw tooDeep();
       else out.push(x);
     }
   };
@@ -328,14 +431,18 @@ function decodeInput(
       `Expected one of ${DATATYPES.join(', ')} for ${what} datatype but received ${describe(datatype)}`,
     );
   }
-  const shape = shapeOf(input.shape, `${what} shape`);
+  const exactShape = shapeOf(input.shape, `${what} shape`);
   const params = parameters(input.parameters, `${what} parameters`);
-  const count = product(shape);
+  const exactCount = checkedCount(name, exactShape, datatype);
+  // Past 2^53 no body holds that many elements: the size and count checks below refuse it.
+  const count = Number(exactCount);
+  const shape = exactShape.map(Number);
+  const shapeText = `[${exactShape.join(',')}]`;
   const size = datatype === 'BYTES' ? -1 : count * elementSize(datatype);
   const checkSize = (bytes: number, source: string) => {
     if (size >= 0 && bytes !== size) {
       throw badRequest(
-        `${what}: shape [${shape.join(',')}] of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
+        `${what}: shape ${shapeText} of ${datatype} needs ${size} bytes but ${source} has ${bytes}`,
       );
     }
   };
@@ -375,10 +482,10 @@ function decodeInput(
       `Expected an array for ${what} 'data' (or binary data) but received ${describe(input.data)}`,
     );
   }
-  const values = flatten(input.data, what);
-  if (values.length !== count) {
+  const values = flatten(input.data);
+  if (values.length !== count || !Number.isSafeInteger(count)) {
     throw badRequest(
-      `${what}: shape [${shape.join(',')}] has ${count} elements but 'data' has ${values.length}`,
+      `${what}: shape ${shapeText} has ${exactCount} elements but 'data' has ${values.length}`,
     );
   }
   return tensor(jsonData(values, datatype, what));
@@ -400,7 +507,9 @@ export function decodeInferRequest(
     );
   }
   const end = headerLength ?? body.length;
-  const json = parseJsonHeader(body.toString('utf8', 0, end));
+  const text = body.toString('utf8', 0, end);
+  let json = parseJsonHeader(text);
+  if (hasRoundedShape(json)) json = parseExactShapes(text);
   const request: InferRequest = { inputs: {} };
   if (json.id !== undefined) {
     if (typeof json.id !== 'string')
@@ -580,7 +689,8 @@ export function encodeInferResponse(
 
 /**
  * The JSON header's length a binary inference request declares
- * (`Inference-Header-Content-Length`), undefined for a JSON-only body. The
+ * (`Inference-Header-Content-Length`), undefined for a JSON-only body, 0 for
+ * a raw binary request (no header: the body is the only input's bytes). The
  * gateway and the isolating front parse it with this one function, so the
  * front reads a request's JSON header exactly as the group's process will.
  */
@@ -591,13 +701,6 @@ export function inferenceHeaderLength(req: IncomingMessage): number | undefined 
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
     throw badRequest(`Unable to parse Inference-Header-Content-Length: '${text}'`);
-  }
-  if (n === 0) {
-    throw new GatewayError(
-      501,
-      'Inference-Header-Content-Length 0 (a raw binary request without a JSON header) is not supported',
-      'UNSUPPORTED',
-    );
   }
   return n;
 }

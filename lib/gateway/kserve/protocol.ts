@@ -13,6 +13,7 @@ import {
   type StatisticsDuration,
   cuda,
 } from 'triton-node';
+import { GatewayError } from './errors.js';
 
 /** The protocol extensions this gateway serves (server metadata lists them). */
 export const EXTENSIONS = [
@@ -25,6 +26,7 @@ export const EXTENSIONS = [
   'sequence',
   'system_shared_memory',
   'generate',
+  'trace',
 ] as const;
 
 export interface ServerMetadataDocument {
@@ -169,4 +171,34 @@ export async function unload(server: Server, name: string, dependents: boolean):
     const index = await server.modelIndex();
     if (!index.some((e) => e.name === name)) throw err;
   }
+}
+
+/**
+ * A load of the repository routes (HTTP load, gRPC RepositoryModelLoad). A
+ * `config` that is not JSON fails as Triton fails it (its core cannot poll
+ * the model: INTERNAL, "failed to load"; recorded in
+ * test/fixtures/real-triton-r25.07/wire-answers.json) without reaching the
+ * library, whose loadModel takes JSON only.
+ */
+export async function load(
+  server: Server,
+  name: string,
+  config: string | undefined,
+  files: Record<string, Uint8Array>,
+): Promise<void> {
+  if (config !== undefined) {
+    try {
+      JSON.parse(config);
+    } catch {
+      throw new GatewayError(
+        500,
+        `failed to load '${name}', failed to poll from model repository`,
+        'INTERNAL',
+      );
+    }
+  }
+  await server.loadModel(name, {
+    ...(config === undefined ? {} : { config }),
+    ...(Object.keys(files).length === 0 ? {} : { files }),
+  });
 }

@@ -73,22 +73,28 @@ const SHM_NAME_MAX = 255;
 /** The file name of a key under shm_open's rules: leading '/'s dropped, then one name, no NUL. */
 function shmName(region: string, key: string): string {
   const file = key.replace(/^\/+/, '');
+  // A NUL would cut Triton's C string short and open another object: refused.
+  if (file.includes('\0')) {
+    throw badRequest(
+      `failed to register shared memory region '${region}': invalid key '${key.replace(/\0/g, '\\0')}' (it has a NUL character)`,
+    );
+  }
   const why =
     file === '' || file === '.' || file === '..'
       ? 'it names no object'
       : file.includes('/')
         ? "it has a '/' after the leading one"
-        : file.includes('\0')
-          ? 'it has a NUL character'
-          : Buffer.byteLength(file) > SHM_NAME_MAX
-            ? `it is longer than ${SHM_NAME_MAX} bytes`
-            : undefined;
-  if (why !== undefined) {
-    throw badRequest(
-      `failed to register shared memory region '${region}': invalid key '${key.replace(/\0/g, '\\0')}' (${why})`,
-    );
-  }
-  return file;
+        : Buffer.byteLength(file) > SHM_NAME_MAX
+          ? `it is longer than ${SHM_NAME_MAX} bytes`
+          : undefined;
+  if (why === undefined) return file;
+  // shm_open refuses these: Triton answers INTERNAL (500) "Unable to open
+  // shared memory region: '<key>'", and so does the gateway.
+  throw new GatewayError(
+    500,
+    `Unable to open shared memory region: '${key}' (invalid key: ${why})`,
+    'INTERNAL',
+  );
 }
 
 function nonNegative(v: unknown, what: string): number {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "../core/handles.h"
+#include "../scheduling/submission.h"
 #include "export.h"
 
 namespace {
@@ -57,3 +58,45 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceTraceId(
   *id = trace->id;
   return nullptr;
 }
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceTraceParentId(
+    TRITONSERVER_InferenceTrace* trace, uint64_t* parent_id) {
+  FAKE_LIVE(kTrace, trace);
+  FAKE_NOT_NULL(parent_id);
+  *parent_id = trace->parent_id;
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceTraceModelName(
+    TRITONSERVER_InferenceTrace* trace, const char** model_name) {
+  FAKE_LIVE(kTrace, trace);
+  FAKE_NOT_NULL(model_name);
+  *model_name = trace->model_name.c_str();
+  return nullptr;
+}
+
+FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_InferenceTraceModelVersion(
+    TRITONSERVER_InferenceTrace* trace, int64_t* model_version) {
+  FAKE_LIVE(kTrace, trace);
+  FAKE_NOT_NULL(model_version);
+  *model_version = trace->model_version;
+  return nullptr;
+}
+
+namespace fake {
+
+// As Triton's InferenceTrace::SpawnChildTrace: a new id, the parent's id,
+// level, functions and userp; the step's request releases it.
+TRITONSERVER_InferenceTrace* SpawnChildTrace(
+    TRITONSERVER_InferenceTrace* parent) {
+  auto* t = new TRITONSERVER_InferenceTrace();
+  t->id = g_next_trace_id.fetch_add(1);
+  t->parent_id = parent->id;
+  t->level = parent->level;
+  t->activity_fn = parent->activity_fn;
+  t->release_fn = parent->release_fn;
+  t->userp = parent->userp;
+  return t;
+}
+
+}  // namespace fake

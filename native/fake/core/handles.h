@@ -80,6 +80,10 @@ struct TRITONSERVER_InferenceTrace : fake::Counted<fake::kLiveTrace>,
                                      fake::Tracked<fake::Handle::kTrace> {
   uint64_t id = 0;
   uint64_t parent_id = 0;
+  // The model of the request that took the trace (set when it starts, as
+  // Triton does before REQUEST_START).
+  std::string model_name;
+  int64_t model_version = -1;
   TRITONSERVER_InferenceTraceLevel level = TRITONSERVER_TRACE_LEVEL_DISABLED;
   TRITONSERVER_InferenceTraceActivityFn_t activity_fn = nullptr;
   TRITONSERVER_InferenceTraceReleaseFn_t release_fn = nullptr;

@@ -114,7 +114,10 @@ struct Model {
   bool stop_threads = false;
   std::vector<std::thread> threads;  // one per instance
   int busy_instances = 0;            // guarded by mu
-  ExecuteFn execute = nullptr;       // the backend (backends/backends.h)
+  // Requests in batches still forming (waiting out max_queue_delay): still
+  // queued as Triton counts them for max_queue_size. Guarded by mu.
+  size_t forming = 0;
+  ExecuteFn execute = nullptr;  // the backend (backends/backends.h)
 
   ~Model();
   // Stops and joins the instance threads: by the reaper, else when the

@@ -201,7 +201,14 @@ void Context::ScheduleSteps(const std::shared_ptr<Context>& ctx,
                       "Server is stopping, scheduler for model has stopped "
                       "accepting new inference requests"};
       } else {
-        status = Status::Take(RunRequest(req, nullptr));
+        // As Triton's ensemble scheduler: a traced ensemble gives each
+        // step a child trace (released with the step's request), and one
+        // the step never took is released at once.
+        TRITONSERVER_InferenceTrace* parent = ctx->request_->trace;
+        TRITONSERVER_InferenceTrace* child =
+            parent == nullptr ? nullptr : SpawnChildTrace(parent);
+        status = Status::Take(RunRequest(req, child));
+        if (!status.ok && child != nullptr) child->Release();
       }
       if (status.ok) {
         step.release();  // its response callback frees it after FINAL

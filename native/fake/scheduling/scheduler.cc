@@ -100,6 +100,7 @@ void TakeQueued(Model* m, const BatchPolicy& bp,
     }
     m->queue.pop_front();
     batch->push_back(r);
+    ++m->forming;
     *size += r->batch_size;
     if (!bp.batching || *size >= bp.target) break;
   }
@@ -172,6 +173,7 @@ void InstanceLoop(Model* m) {
     batch.clear();
     rejected.clear();
     GatherBatch(m, bp, &lock, &batch, &rejected);
+    m->forming -= batch.size();  // leaves the queue as it starts executing
     ++m->busy_instances;
     for (auto* r : batch) r->state.store(RequestState::kExecuting);
     lock.unlock();
@@ -217,8 +219,10 @@ TRITONSERVER_Error* Enqueue(Model* m, TRITONSERVER_InferenceRequest* r) {
       std::abort();
     }
     const auto& qp = m->config.dynamic_batching.default_queue_policy;
+    // A request waiting in a forming batch is still queued for Triton's
+    // dynamic batcher: it leaves the queue only when its batch executes.
     if (m->config.dynamic_batching.present && qp.max_queue_size > 0 &&
-        m->queue.size() >= qp.max_queue_size) {
+        m->queue.size() + m->forming >= qp.max_queue_size) {
       return Err(TRITONSERVER_ERROR_UNAVAILABLE,
                  r->Prefix() + "Exceeds maximum queue size");
     }

@@ -22,7 +22,11 @@ void StartRequest(TRITONSERVER_InferenceRequest* r, Model* m,
                   TRITONSERVER_InferenceTrace* trace) {
   r->target.id = r->id;
   r->trace = trace;
-  if (trace != nullptr) trace->attached.store(true);
+  if (trace != nullptr) {
+    trace->attached.store(true);
+    trace->model_name = m->name;
+    trace->model_version = m->version;
+  }
   r->request_start_ns = SteadyNs();
   r->queue_start_ns = r->request_start_ns;
   r->deadline_ns = 0;

@@ -14,6 +14,11 @@ namespace fake {
 TRITONSERVER_Error* RunRequest(TRITONSERVER_InferenceRequest* r,
                                TRITONSERVER_InferenceTrace* trace);
 
+// A child of `parent` for an ensemble step's request (api/trace.cc), as
+// Triton's ensemble scheduler spawns one.
+TRITONSERVER_InferenceTrace* SpawnChildTrace(
+    TRITONSERVER_InferenceTrace* parent);
+
 // Synchronous callbacks (TRITONFAKE_SetSyncCallbacks, or
 // TRITONFAKE_SYNC_CALLBACKS=1 when a server is created): every request runs
 // on the thread that submits it. Process-wide.

@@ -168,6 +168,7 @@ class Engine:
         max_num_seqs=256,
         max_num_batched_tokens=None,
         num_blocks=None,
+        cuda_graphs=True,
     ):
         self.model = model.eval()
         self.device = torch.device(device)
@@ -181,6 +182,10 @@ class Engine:
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens or max(max_model_len, 2048)
         self.utilization = gpu_memory_utilization
+        # Decode passes replayed from CUDA graphs (one per batch size bucket): a pass costs the GPU's time
+        # instead of hundreds of Python-launched kernels.
+        self.use_graphs = cuda_graphs and torch.device(device).type == "cuda"
+        self.graphs = {}
         self.block_bytes = 2 * self.layers * self.kv_heads * block_size * self.head_dim * _size(self.dtype)
         self.memory = {}
         if num_blocks is None:
@@ -199,6 +204,10 @@ class Engine:
         self.decoded_tokens = 0
         self.memory["cache_bytes"] = num_blocks * self.block_bytes
         self.memory["cache_tokens"] = (num_blocks - 1) * block_size
+        if self.use_graphs:
+            before = torch.cuda.memory_reserved(self.device)
+            self._capture_graphs()
+            self.memory["graph_bytes"] = torch.cuda.memory_reserved(self.device) - before
 
     # ---- capacity -------------------------------------------------------------
 
@@ -212,14 +221,20 @@ class Engine:
         torch.cuda.reset_peak_memory_stats(self.device)
         self.k = torch.zeros((self.layers, 2, self.kv_heads, self.block_size, self.head_dim), dtype=self.dtype, device=self.device)
         self.v = torch.zeros_like(self.k)
-        self._trial_steps()
-        peak = torch.cuda.max_memory_allocated(self.device) - weights
+        peak, decode = self._trial_steps(weights)
         del self.k, self.v
         torch.cuda.empty_cache()
         budget = int(self.utilization * total)
-        room = budget - weights - peak
+        # The graphs keep a pool of their own, as large as the largest decode pass.
+        graphs = decode if self.use_graphs else 0
+        room = budget - weights - peak - graphs
         self.memory.update(
-            total_bytes=total, free_bytes_at_start=free, budget_bytes=budget, weight_bytes=weights, activation_bytes=peak
+            total_bytes=total,
+            free_bytes_at_start=free,
+            budget_bytes=budget,
+            weight_bytes=weights,
+            activation_bytes=peak,
+            graph_reserve_bytes=graphs,
         )
         if room > free:
             raise RequestError(
@@ -238,16 +253,60 @@ class Engine:
         return int(blocks)
 
     @torch.inference_mode()
-    def _trial_steps(self):
-        """The largest prefill and decode this engine will run, against a two-block cache."""
+    def _trial_steps(self, weights):
+        """The largest prefill and decode this engine will run, against a two-block cache.
+
+        Returns the peak memory above the weights over both, and the decode pass's own peak (what a
+        CUDA graph of it keeps).
+        """
         rows = max(1, self.max_num_batched_tokens // self.max_model_len)
         ids = torch.full((rows, self.max_model_len), BOS, dtype=torch.long, device=self.device)
         self._forward_prefill(ids, [[0]] * rows, [1] * rows, write=False)
+        torch.cuda.synchronize(self.device)
+        prefill = torch.cuda.max_memory_allocated(self.device) - weights
+        base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
         width = math.ceil(self.max_model_len / self.block_size)
         table = torch.zeros((self.max_num_seqs, width), dtype=torch.long, device=self.device)
         lengths = torch.full((self.max_num_seqs,), self.max_model_len - 1, dtype=torch.long, device=self.device)
         tokens = torch.full((self.max_num_seqs,), BOS, dtype=torch.long, device=self.device)
         self._forward_decode(tokens, lengths, table)
+        torch.cuda.synchronize(self.device)
+        decode = torch.cuda.max_memory_allocated(self.device) - base
+        return max(prefill, decode + base - weights), decode
+
+    @torch.inference_mode()
+    def _capture_graphs(self):
+        """CUDA graphs of the decode pass: one per batch size bucket (1, 2, 4, ... max_num_seqs) and table
+        width bucket (8, 16, 32, ... blocks up to max_model_len), so a pass gathers and attends over about
+        the blocks its sequences hold, not the longest sequence the config allows."""
+        def buckets(least, most):
+            out = []
+            n = least
+            while n < most:
+                out.append(n)
+                n *= 2
+            return out + [most]
+
+        widths = buckets(min(8, math.ceil(self.max_model_len / self.block_size)), math.ceil(self.max_model_len / self.block_size))
+        pool = None
+        side = torch.cuda.Stream(self.device)
+        # The largest first: the others share its memory pool.
+        for size in reversed(buckets(1, self.max_num_seqs)):
+            for width in reversed(widths):
+                tokens = torch.full((size,), PAD, dtype=torch.long, device=self.device)
+                lengths = torch.zeros((size,), dtype=torch.long, device=self.device)
+                table = torch.zeros((size, width), dtype=torch.long, device=self.device)
+                side.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(side):
+                    for _ in range(2):
+                        self._forward_decode(tokens, lengths, table)
+                torch.cuda.current_stream(self.device).wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=pool):
+                    logits = self._forward_decode(tokens, lengths, table)
+                pool = graph.pool()
+                self.graphs[(size, width)] = (graph, tokens, lengths, table, logits)
         torch.cuda.synchronize(self.device)
 
     def blocks_needed(self, seq):
@@ -299,26 +358,33 @@ class Engine:
     # ---- one step -------------------------------------------------------------
 
     @torch.inference_mode()
-    def step(self):
+    def step(self, deliver=None):
         """Runs one step; returns [(seq, token)] in order: the admitted ones' first tokens, then the decoded ones.
 
         A sequence that reaches max_tokens, the end token or max_model_len is finished (its blocks freed)
-        before this returns; the caller ends the others it wants to (stop strings, cancellation).
+        before its token is handed on; the caller ends the others it wants to (stop strings,
+        cancellation). With `deliver`, each phase's tokens go to it as soon as they are sampled: a new
+        request's first token does not wait for the running ones' decode pass.
         """
         admitted = self._admit()
         events = []
         decoding = [s for s in self.running if s not in admitted and s.tokens]
         if admitted:
-            events += self._prefill(admitted)
+            events += self._settle(self._prefill(admitted), deliver)
         if decoding:
-            events += self._decode(decoding)
+            events += self._settle(self._decode(decoding), deliver)
             self.decode_steps += 1
             self.decoded_tokens += len(decoding)
+        return events
+
+    def _settle(self, events, deliver):
         for seq, token in events:
             if len(seq.tokens) >= seq.params.max_tokens or seq.length >= self.max_model_len:
                 self.finish(seq, "length")
             elif token == EOS and not seq.params.ignore_eos:
                 self.finish(seq, "stop")
+        if deliver is not None:
+            deliver(events)
         return events
 
     def _admit(self):
@@ -346,11 +412,21 @@ class Engine:
 
     def _decode(self, seqs):
         width = max(len(s.blocks) for s in seqs)
-        table = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            table[i, : len(s.blocks)] = torch.tensor(s.blocks, dtype=torch.long)
+        table = torch.tensor([s.blocks + [0] * (width - len(s.blocks)) for s in seqs], dtype=torch.long)
         lengths = torch.tensor([s.length - 1 for s in seqs], dtype=torch.long)
         tokens = torch.tensor([s.tokens[-1] for s in seqs], dtype=torch.long)
+        if self.graphs:
+            n = len(seqs)
+            key = min((k for k in self.graphs if k[0] >= n and k[1] >= width), key=lambda k: (k[0], k[1]))
+            graph, g_tokens, g_lengths, g_table, g_logits = self.graphs[key]
+            # Rows past n decode a pad token at position 0 of block 0, which is never handed out.
+            g_table.zero_()
+            g_lengths.zero_()
+            g_table[:n, :width].copy_(table)
+            g_lengths[:n].copy_(lengths)
+            g_tokens[:n].copy_(tokens)
+            graph.replay()
+            return self._sample(seqs, g_logits[:n])
         logits = self._forward_decode(
             tokens.to(self.device, non_blocking=True),
             lengths.to(self.device, non_blocking=True),

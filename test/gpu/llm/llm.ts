@@ -6,7 +6,7 @@
  * that keeps every token id the model sent. Shared by the llm tests and
  * bench/llm.ts.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from '../../../lib/index.js';
@@ -72,7 +72,8 @@ export function reportFile(dir: string): string {
 }
 
 /**
- * Makes the model into `dir` unless it is there, and returns its manifest.
+ * Makes the model into `dir` unless it is there (then copies this checkout's
+ * model.py and engine.py over the kept ones), and returns its manifest.
  * `utilization` is the config's gpu_memory_utilization (default 0.5: other
  * GPU tests may share the card).
  */
@@ -92,6 +93,10 @@ export async function makeLlm(
       String(options.utilization ?? 0.5),
     ]);
   }
+  // The weights are kept; the model's code is always this checkout's.
+  for (const file of ['model.py', 'engine.py']) {
+    copyFileSync(fileURLToPath(new URL(`./${file}`, import.meta.url)), join(dir, LLM, '1', file));
+  }
   return JSON.parse(readFileSync(manifest, 'utf8')) as LlmManifest;
 }
 
@@ -103,6 +108,9 @@ export interface StartLine {
     budget_bytes: number;
     weight_bytes: number;
     activation_bytes: number;
+    /** What the decode passes' CUDA graphs were given, and what capturing them took. */
+    graph_reserve_bytes: number;
+    graph_bytes?: number;
     cache_bytes: number;
     cache_tokens: number;
     block_bytes: number;

@@ -16,7 +16,8 @@ arrived, checks every running request for cancellation (a cancelled one is
 ended and its cache blocks freed before the next step) and sends each
 stream its new text. Config parameters: `gpu_memory_utilization`,
 `max_model_len`, `block_size`, `max_num_seqs`, `max_num_batched_tokens`,
-`dtype` (float32, bfloat16, float16), `max_tokens_default`, `report_file`
+`dtype` (float32, bfloat16, float16), `cuda_graphs` (true: decode passes replayed from CUDA graphs),
+`max_tokens_default`, `report_file`
 (one JSON line at start with the cache's arithmetic, one per finished request).
 The cache's state is published as gauges in Triton's metrics.
 """
@@ -26,6 +27,7 @@ import os
 import queue
 import sys
 import threading
+import time
 import traceback
 
 import numpy as np
@@ -148,6 +150,30 @@ class Gauges:
                 self.last[key] = value
 
 
+class Phases:
+    """Where the engine's thread spends its time between two idle moments (a report line at each)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.seconds = {}
+        self.steps = 0
+        self.responses = 0
+        self.mark = time.perf_counter()
+
+    def add(self, phase, since):
+        now = time.perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - since
+        self.mark = now
+
+    def line(self):
+        line = {"event": "phases", "steps": self.steps, "tokens": self.responses}
+        line.update({k: round(v, 4) for k, v in self.seconds.items()})
+        self.reset()
+        return line
+
+
 class TritonPythonModel:
     def initialize(self, args):
         config = json.loads(args["model_config"])
@@ -175,17 +201,41 @@ class TritonPythonModel:
             max_num_seqs=int(params.get("max_num_seqs", "256")),
             max_num_batched_tokens=int(params.get("max_num_batched_tokens", "0")) or None,
             num_blocks=int(params["num_blocks"]) if "num_blocks" in params else None,
+            cuda_graphs=params.get("cuda_graphs", "true") == "true",
         )
         self.lock = threading.Lock()
         memory = dict(self.engine.memory, block_bytes=self.engine.block_bytes, num_blocks=self.engine.num_blocks)
         pb_utils.Logger.log_info("%s: KV cache %s" % (self.name, json.dumps(memory)))
         self.report({"event": "start", "memory": memory, "device": str(device)})
         self.gauges = Gauges(self.name)
+        self.phases = Phases()
         self.inbox = queue.SimpleQueue()
         self.wake = threading.Event()
         self.stopping = False
+        # Responses go out from a thread of their own, in order: a send is a round trip to the server
+        # process, which the next step's GPU work overlaps.
+        self.outbox = queue.SimpleQueue()
+        self.sender = threading.Thread(target=self.send_loop, name="llm-sender", daemon=True)
+        self.sender.start()
         self.thread = threading.Thread(target=self.loop, name="llm-engine", daemon=True)
         self.thread.start()
+
+    def send(self, sender, response, flags):
+        self.outbox.put((sender, response, flags))
+
+    def send_loop(self):
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                return
+            sender, response, flags = item
+            try:
+                if response is None:
+                    sender.send(flags=flags)
+                else:
+                    sender.send(response, flags=flags)
+            except Exception as e:  # a request already ended (its client left): nothing to send to
+                pb_utils.Logger.log_verbose("%s: a response was not sent: %s" % (self.name, e))
 
     def execute(self, requests):
         for request in requests:
@@ -211,15 +261,21 @@ class TritonPythonModel:
                 self.wake.wait(0.5)
                 self.wake.clear()
                 continue
+            clock = time.perf_counter()
             self.take()
             self.cancel()
+            self.phases.add("take_and_cancel", clock)
             try:
-                events = engine.step()
+                engine.step(self.deliver)
             except Exception:
                 self.fail_all("the engine failed: %s" % traceback.format_exc(limit=3))
                 continue
-            self.deliver(events)
+            clock = time.perf_counter()
             self.gauges.set(engine, counters=engine.idle or engine.decode_steps % 64 == 0)
+            self.phases.add("gauges", clock)
+            self.phases.steps += 1
+            if engine.idle:
+                self.report(self.phases.line())
         self.fail_all("the model '%s' is unloading" % self.name)
 
     def take(self):
@@ -231,22 +287,24 @@ class TritonPythonModel:
             try:
                 job = Job(request)
             except RequestError as e:
-                request.get_response_sender().send(error_response(str(e)), flags=FINAL)
+                self.send(request.get_response_sender(), error_response(str(e)), FINAL)
                 continue
             try:
                 seq = Sequence(encode(job.prompt), job.sampling(self.max_tokens_default), job)
                 self.engine.add(seq)
             except RequestError as e:
-                job.sender.send(error_response(str(e)), flags=FINAL)
+                self.send(job.sender, error_response(str(e)), FINAL)
 
     def cancel(self):
         for seq in list(self.engine.running) + list(self.engine.waiting):
             if seq.tag.request.is_cancelled():
                 self.engine.finish(seq, "abort")
-                seq.tag.sender.send(flags=FINAL)
+                self.send(seq.tag.sender, None, FINAL)
                 self.done(seq)
 
     def deliver(self, events):
+        self.phases.add("step", self.phases.mark)
+        clock = time.perf_counter()
         for seq, token in events:
             job = seq.tag
             job.unsent.append(token)
@@ -256,25 +314,27 @@ class TritonPythonModel:
             if seq.finished:
                 piece += seq.text.flush()
                 if job.stream:
-                    job.sender.send(job.response(piece, seq, True), flags=FINAL)
+                    self.send(job.sender, job.response(piece, seq, True), FINAL)
                 else:
                     text = (job.prompt if job.prepend else "") + seq.text.text
-                    job.sender.send(job.response(text, seq, True), flags=FINAL)
+                    self.send(job.sender, job.response(text, seq, True), FINAL)
                 self.done(seq)
             elif job.stream and piece != "":
-                job.sender.send(job.response(piece, seq, False))
+                self.send(job.sender, job.response(piece, seq, False), 0)
+        self.phases.add("deliver", clock)
+        self.phases.responses += len(events)
 
     def fail_all(self, message):
         for seq in list(self.engine.running) + list(self.engine.waiting):
             self.engine.finish(seq, "abort")
-            seq.tag.sender.send(error_response(message), flags=FINAL)
+            self.send(seq.tag.sender, error_response(message), FINAL)
             self.done(seq)
         while True:
             try:
                 request = self.inbox.get_nowait()
             except queue.Empty:
                 return
-            request.get_response_sender().send(error_response(message), flags=FINAL)
+            self.send(request.get_response_sender(), error_response(message), FINAL)
 
     def done(self, seq):
         self.report(
@@ -299,3 +359,5 @@ class TritonPythonModel:
         self.stopping = True
         self.wake.set()
         self.thread.join(timeout=10)
+        self.outbox.put(None)
+        self.sender.join(timeout=10)
