@@ -55,6 +55,14 @@ export const MUTATIONS = [
     tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {
+    name: 'fake-clients-end-forgets',
+    why: 'a sequence is forgotten once its END request is admitted, as Triton forgets the id when it queues the END: a request of the id sent while the END runs needs START',
+    file: 'native/fake/scheduling/sequence_batcher.cc',
+    search: '(it == m->sequences.by_key.end() || it->second.ended)',
+    replace: '(it == m->sequences.by_key.end())',
+    tests: ['test/backends/fake-onnxruntime.test.ts'],
+  },
+  {
     name: 'fake-clients-load-int-max',
     why: "a load body past maxBodyBytes whose file: value passes INT_MAX gets tritonserver's 400 naming it, not serve's 413",
     file: 'lib/gateway/http/body.ts',

@@ -202,6 +202,8 @@ const TINY_INFERENCE: Array<[Uint8Array, ModelConfig]> = [
       name: 'sequence_string_corrid',
       backend: 'onnxruntime',
       max_batch_size: 0,
+      // The fake sleeps this long in each execution (real Triton's onnxruntime backend ignores it).
+      parameters: { execute_delay_ms: { string_value: '200' } },
       sequence_batching: {
         max_sequence_idle_microseconds: SEQUENCE_IDLE_US,
         oldest: { max_candidate_sequences: 4 },
@@ -771,6 +773,33 @@ describe('sequence control inputs on the onnxruntime backend (START, END, READY,
       expect(err, name).toBeInstanceOf(TritonError);
       expect((err as TritonError).message, name).toContain(message);
     }
+  });
+
+  it('forgets a sequence once its END request is submitted: a request sent right after needs START', async () => {
+    // Sent while the END request still runs (the fake's copy of the model sleeps 200 ms in
+    // each execution, execute_delay_ms; real Triton forgot the id when it queued the END anyway).
+    const text = (id: string, start: boolean, end: boolean) =>
+      server().infer('sequence_string_corrid', {
+        inputs: { TEXT: { datatype: 'BYTES', shape: [1], data: ['x'] } },
+        correlationId: id,
+        sequenceStart: start,
+        sequenceEnd: end,
+      });
+    const ending = text('s-601', true, true);
+    const late = text('s-601', false, false).then(
+      () => 'served',
+      (e: unknown) => e,
+    );
+    await ending;
+    expect(await late).toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringContaining(
+        "inference request for sequence s-601 to model 'sequence_string_corrid' must specify the START flag",
+      ),
+    });
+    // A new sequence of that id starts as any.
+    const again = await Promise.all([text('s-601', true, false), text('s-601', false, true)]);
+    expect(again.map((r) => r.outputs.CORRID_OUT!.strings())).toEqual([['s-601'], ['s-601']]);
   });
 
   it("a sequence's responses arrive in its requests' order, its requests queued at once on two instances", async () => {

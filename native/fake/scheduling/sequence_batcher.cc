@@ -195,7 +195,8 @@ TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
     m->sequences.by_key.erase(it);
     it = m->sequences.by_key.end();
   }
-  if (!start && it == m->sequences.by_key.end()) {
+  const bool end = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0;
+  if (!start && (it == m->sequences.by_key.end() || it->second.ended)) {
     return ErrArg("inference request for sequence " + SequenceIdText(r) +
                   " to model '" + m->name +
                   "' must specify the START flag on the first request of the "
@@ -203,6 +204,9 @@ TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
   }
   Sequence& seq = m->sequences.by_key[key];
   seq.last_us = now;
+  // A START after an END still running queues behind it (Triton would give
+  // it a slot of its own; one after the other, nothing it sees differs).
+  seq.ended = end;
   if (seq.running) {
     seq.waiting.push_back(r);
     *run_now = false;
