@@ -11,6 +11,7 @@
 
 import { MUTATIONS as EMBEDDINGS } from './mutations/embeddings.mjs';
 import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
+import { MUTATIONS as FAKE_CLIENTS } from './mutations/fake-clients.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
@@ -591,4 +592,5 @@ export const MUTATIONS = [
   ...GPU_LLM,
   ...WIRE_FIXES,
   ...R26,
+  ...FAKE_CLIENTS,
 ];

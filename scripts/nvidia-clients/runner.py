@@ -4,7 +4,8 @@ Run by ./run (Debian's /usr/bin/python3, which sees Debian's grpcio, numpy, geve
 client's Python package from its source (src/python/library/tritonclient, stubs generated here from
 the common repository's protos as the client's build does), builds the model repositories the examples
 and the qa files expect, starts `serve` on free ports, runs every case and prints one line each:
-PASS/FAIL/SKIP name: reason, then `N passed, M failed, K skipped`. Exits 1 when a case failed.
+PASS/FAIL/SKIP/KNOWN name: reason, then `N passed, M failed, K skipped, J known differences`. Exits 1
+when a case failed (a KNOWN case is a failure serve keeps on purpose, with its reason).
 """
 
 import argparse
@@ -76,6 +77,16 @@ QA_SKIPS = {
     "test_register_cuda_shared_memory": "CUDA shared memory (no GPU here)",
     "test_get_cuda_shared_memory_status": "CUDA shared memory (no GPU here)",
     "test_unregister_cuda_shared_memory": "CUDA shared memory (no GPU here)",
+}
+# Cases where serve differs from tritonserver on purpose (docs/api.md, "NVIDIA's clients against
+# serve", says why): when one fails it is reported KNOWN with the reason, never PASS, and does not
+# fail the run. A KNOWN case that passes is a PASS (the difference is gone: remove it here).
+KNOWN_DIFFERENCES = {
+    "test_content_encoding_chunked_manually": (
+        "the request has both Content-Length (added by `requests`) and Transfer-Encoding: chunked; "
+        "Node's HTTP parser refuses it with 400 before serve sees it (a request-smuggling guard), "
+        "and only --insecure-http-parser, which lifts every such guard, would let it through"
+    ),
 }
 # The models of the server's docs/examples/model_repository the examples use (the image models'
 # files are downloaded, see SKIPPED_EXAMPLES).
@@ -287,9 +298,12 @@ def with_ports(path, serve, into):
 
 class Results:
     def __init__(self):
-        self.counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        self.counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "KNOWN": 0}
 
     def add(self, status, name, reason=""):
+        known = [why for case, why in KNOWN_DIFFERENCES.items() if name.endswith("." + case)]
+        if status == "FAIL" and known:
+            status, reason = "KNOWN", "{} (it failed: {})".format(known[0], reason)
         self.counts[status] += 1
         print("{} {}{}".format(status, name, ": " + reason if reason else ""), flush=True)
 
@@ -427,9 +441,6 @@ def main():
             continue
         repository = repos[instance.split("_explicit")[0]]
         extra = ["--model-control-mode", "explicit"] if instance.endswith("_explicit") else []
-        if not os.environ.get("TRITON_SERVER_LIB"):
-            # The fake cannot load every example model (docs/api.md says which and why): serve the rest.
-            extra.append("--exit-on-error=false")
         try:
             serve = Serve(instance, repository, work, extra)
         except RuntimeError as error:
@@ -453,7 +464,8 @@ def main():
         finally:
             serve.stop()
     c = results.counts
-    print("{} passed, {} failed, {} skipped".format(c["PASS"], c["FAIL"], c["SKIP"]), flush=True)
+    print("{} passed, {} failed, {} skipped, {} known differences".format(
+        c["PASS"], c["FAIL"], c["SKIP"], c["KNOWN"]), flush=True)
     if flags.keep:
         log("kept: " + work)
     else:

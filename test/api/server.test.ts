@@ -23,6 +23,21 @@ describe('server lifecycle', () => {
     expect(server.stopped).toBe(true);
   });
 
+  it("names itself by the server id, 'triton' unless serverId says otherwise (as tritonserver)", async () => {
+    const plain = await Server.create(serverOptions());
+    const named = await Server.create({ ...serverOptions(), serverId: 'edge-7' });
+    try {
+      expect((await plain.metadata()).name).toBe('triton');
+      expect((await named.metadata()).name).toBe('edge-7');
+      // The fake tells itself apart by a field of its own (the release it imitates), never its name.
+      const metadata = (await plain.metadata()) as unknown as Record<string, unknown>;
+      if (library().isFake) expect(metadata.triton_node_imitates).toMatch(/^r\d\d\.\d\d$/);
+      else expect(metadata).not.toHaveProperty('triton_node_imitates');
+    } finally {
+      await Promise.all([plain.stop(), named.stop()]);
+    }
+  });
+
   it('stop() is idempotent: a second (and concurrent) stop resolves', async () => {
     const server = await Server.create(serverOptions());
     const a = server.stop();

@@ -43,7 +43,15 @@ import {
   realModelFiles,
   writeRealModelCopy,
 } from './real-models.js';
-import { ADD_BIAS, ADD_FOUR, DEFAULT_BIAS, IDENTITY_FP16 } from './tiny-onnx.js';
+import {
+  ADD_BIAS,
+  ADD_FOUR,
+  DEFAULT_BIAS,
+  IDENTITY_FP16,
+  IDENTITY_STRING,
+  SEQUENCE_CONTROLS,
+  SEQUENCE_STRING_CORRID,
+} from './tiny-onnx.js';
 
 /** Whether the fake engine runs sequence batching (implicit state) yet. */
 const SEQUENCE_BATCHER = true;
@@ -129,6 +137,89 @@ const TINY_INFERENCE: Array<[Uint8Array, ModelConfig]> = [
       input: [{ name: 'x', data_type: 'TYPE_FP32', dims: [-1] }],
       output: [{ name: 'y', data_type: 'TYPE_FP32', dims: [4] }],
       dynamic_batching: { preferred_batch_size: [3], max_queue_delay_microseconds: 10_000_000 },
+      instance_group: cpu,
+    },
+  ],
+  [
+    // Four rows make a batch (and nothing runs before they are there).
+    IDENTITY_STRING,
+    {
+      name: 'identity_string',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      input: [{ name: 'x', data_type: 'TYPE_STRING', dims: [3] }],
+      output: [{ name: 'y', data_type: 'TYPE_STRING', dims: [3] }],
+      dynamic_batching: { preferred_batch_size: [4], max_queue_delay_microseconds: 10_000_000 },
+      instance_group: cpu,
+    },
+  ],
+  [
+    SEQUENCE_CONTROLS,
+    {
+      name: 'sequence_controls',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      sequence_batching: {
+        max_sequence_idle_microseconds: SEQUENCE_IDLE_US,
+        control_input: [
+          { name: 'START', control: [{ kind: 'CONTROL_SEQUENCE_START', int32_false_true: [7, 9] }] },
+          { name: 'END', control: [{ kind: 'CONTROL_SEQUENCE_END', fp32_false_true: [-1.5, 2.5] }] },
+          { name: 'READY', control: [{ kind: 'CONTROL_SEQUENCE_READY', bool_false_true: [false, true] }] },
+          { name: 'CORRID', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_UINT64' }] },
+        ],
+      },
+      input: [{ name: 'INPUT', data_type: 'TYPE_INT32', dims: [1] }],
+      output: [
+        { name: 'OUTPUT', data_type: 'TYPE_INT32', dims: [1] },
+        { name: 'START_OUT', data_type: 'TYPE_INT32', dims: [1] },
+        { name: 'END_OUT', data_type: 'TYPE_FP32', dims: [1] },
+        { name: 'READY_OUT', data_type: 'TYPE_BOOL', dims: [1] },
+        { name: 'CORRID_OUT', data_type: 'TYPE_UINT64', dims: [1] },
+      ],
+      instance_group: cpu,
+    },
+  ],
+  [
+    // Two instances: a sequence's queued requests could run on either.
+    SEQUENCE_CONTROLS,
+    {
+      name: 'sequence_controls_two',
+      backend: 'onnxruntime',
+      max_batch_size: 4,
+      sequence_batching: {
+        max_sequence_idle_microseconds: SEQUENCE_IDLE_US,
+        control_input: [
+          { name: 'START', control: [{ kind: 'CONTROL_SEQUENCE_START', int32_false_true: [0, 1] }] },
+          { name: 'END', control: [{ kind: 'CONTROL_SEQUENCE_END', fp32_false_true: [0, 1] }] },
+          { name: 'READY', control: [{ kind: 'CONTROL_SEQUENCE_READY', bool_false_true: [false, true] }] },
+          { name: 'CORRID', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_UINT64' }] },
+        ],
+      },
+      input: [{ name: 'INPUT', data_type: 'TYPE_INT32', dims: [1] }],
+      output: [{ name: 'OUTPUT', data_type: 'TYPE_INT32', dims: [1] }],
+      instance_group: [{ kind: 'KIND_CPU', count: 2 }],
+    },
+  ],
+  [
+    SEQUENCE_STRING_CORRID,
+    {
+      name: 'sequence_string_corrid',
+      backend: 'onnxruntime',
+      max_batch_size: 0,
+      // The fake sleeps this long in each execution (real Triton's onnxruntime backend ignores it).
+      parameters: { execute_delay_ms: { string_value: '200' } },
+      sequence_batching: {
+        max_sequence_idle_microseconds: SEQUENCE_IDLE_US,
+        oldest: { max_candidate_sequences: 4 },
+        control_input: [
+          { name: 'CORRID', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_STRING' }] },
+        ],
+      },
+      input: [{ name: 'TEXT', data_type: 'TYPE_STRING', dims: [1] }],
+      output: [
+        { name: 'TEXT_OUT', data_type: 'TYPE_STRING', dims: [1] },
+        { name: 'CORRID_OUT', data_type: 'TYPE_STRING', dims: [1] },
+      ],
       instance_group: cpu,
     },
   ],
@@ -522,6 +613,240 @@ describe('tiny models on the onnxruntime backend: FP16, an optional input, a bat
       [2, 3, 4, 5],
       [3, 4, 5, 6],
     ]);
+  });
+});
+
+describe('string tensors on the onnxruntime backend (TYPE_STRING as ONNX strings)', () => {
+  skipAllIf(inferenceSkipReason());
+  const server = () => shared!.server;
+
+  it('round-trips strings, batched with other requests, each its own rows', async () => {
+    const rows = [
+      [['a', '', 'héllo ✓']],
+      [
+        ['x'.repeat(1000), 'b', 'c'],
+        ['d', 'e', ''],
+      ],
+      [['🚀', 'f', 'g']],
+    ];
+    const results = await Promise.all(
+      rows.map((r) =>
+        server().infer('identity_string', {
+          inputs: { x: { datatype: 'BYTES', shape: [r.length, 3], data: r.flat() } },
+        }),
+      ),
+    );
+    results.forEach((res, i) => {
+      expect(res.outputs.y!.datatype).toBe('BYTES');
+      expect(res.outputs.y!.shape).toEqual([rows[i]!.length, 3]);
+      expect(res.outputs.y!.strings()).toEqual(rows[i]!.flat());
+    });
+  });
+
+  it('an element ends at its first NUL byte, as ONNX Runtime takes C strings', async () => {
+    const elements = [Buffer.from('ab\0cd'), Buffer.from('\0x'), Buffer.from('plain')];
+    const results = await Promise.all(
+      [0, 1].map(() =>
+        server().infer('identity_string', {
+          inputs: { x: { datatype: 'BYTES', shape: [2, 3], data: [...elements, ...elements] } },
+        }),
+      ),
+    );
+    for (const r of results) expect(r.outputs.y!.strings()).toEqual(['ab', '', 'plain', 'ab', '', 'plain']);
+  });
+});
+
+describe('sequence control inputs on the onnxruntime backend (START, END, READY, CORRID)', () => {
+  skipAllIf(inferenceSkipReason());
+  const server = () => shared!.server;
+
+  function step(id: number | string, value: number, start: boolean, end: boolean) {
+    return server().infer('sequence_controls', {
+      inputs: { INPUT: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(value) } },
+      correlationId: id,
+      sequenceStart: start,
+      sequenceEnd: end,
+    });
+  }
+
+  it('gives each request the configured false/true values of its flags, READY true and its correlation id', async () => {
+    const id = 2n ** 40n + 5n;
+    const seen = [];
+    for (const [i, flags] of [
+      [true, false],
+      [false, false],
+      [false, true],
+    ].entries()) {
+      const r = await server().infer('sequence_controls', {
+        inputs: { INPUT: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(i) } },
+        correlationId: id,
+        sequenceStart: flags[0],
+        sequenceEnd: flags[1],
+      });
+      for (const name of ['START_OUT', 'END_OUT', 'READY_OUT', 'CORRID_OUT'])
+        expect(r.outputs[name]!.shape, name).toEqual([1, 1]);
+      seen.push({
+        output: Array.from(r.outputs.OUTPUT!.data as Int32Array),
+        start: Array.from(r.outputs.START_OUT!.data as Int32Array),
+        end: Array.from(r.outputs.END_OUT!.data as Float32Array),
+        ready: Array.from(r.outputs.READY_OUT!.data as Uint8Array).map(Boolean),
+        corrid: Array.from(r.outputs.CORRID_OUT!.data as BigUint64Array),
+      });
+    }
+    expect(seen).toEqual([
+      { output: [0], start: [9], end: [-1.5], ready: [true], corrid: [id] },
+      { output: [1], start: [7], end: [-1.5], ready: [true], corrid: [id] },
+      { output: [2], start: [7], end: [2.5], ready: [true], corrid: [id] },
+    ]);
+    // START and END on one request: both true.
+    const both = await step(3, 4, true, true);
+    expect(Array.from(both.outputs.START_OUT!.data as Int32Array)).toEqual([9]);
+    expect(Array.from(both.outputs.END_OUT!.data as Float32Array)).toEqual([2.5]);
+  });
+
+  it('a string CORRID control gets a string correlation id; a number for it, or a string for a numeric one, is refused', async () => {
+    const r = await server().infer('sequence_string_corrid', {
+      inputs: { TEXT: { datatype: 'BYTES', shape: [1], data: ['hello'] } },
+      correlationId: 'session-ä',
+      sequenceStart: true,
+      sequenceEnd: true,
+    });
+    expect(r.outputs.TEXT_OUT!.strings()).toEqual(['hello']);
+    expect(r.outputs.CORRID_OUT!.strings()).toEqual(['session-ä']);
+    await expect(
+      server().infer('sequence_string_corrid', {
+        inputs: { TEXT: { datatype: 'BYTES', shape: [1], data: ['x'] } },
+        correlationId: 12,
+        sequenceStart: true,
+      }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringContaining(
+        "sequence batching control 'CORRID' data-type is 'UINT64', but model 'sequence_string_corrid' expects 'BYTES'",
+      ),
+    });
+    await expect(step('text-id', 1, true, true)).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringContaining(
+        "sequence batching control 'CORRID' data-type is 'BYTES', but model 'sequence_controls' expects 'UINT64'",
+      ),
+    });
+  });
+
+  it("refuses control inputs the model cannot take or the config gets wrong, in Triton's words", async () => {
+    const base = TINY_INFERENCE.find(([, c]) => c.name === 'sequence_controls')![1];
+    type Controls = NonNullable<NonNullable<ModelConfig['sequence_batching']>['control_input']>;
+    const controls: Controls = base.sequence_batching!.control_input!;
+    const broken: Array<[string, ModelConfig['sequence_batching'], string]> = [
+      [
+        'sequence_controls_unknown',
+        {
+          control_input: [
+            ...controls.filter((c) => c.name !== 'CORRID'),
+            { name: 'NOPE', control: [{ kind: 'CONTROL_SEQUENCE_CORRID', data_type: 'TYPE_INT32' }] },
+          ] as Controls,
+        },
+        "configuration specified sequence control 'NOPE', but model does not provide that input",
+      ],
+      [
+        'sequence_controls_type',
+        {
+          control_input: controls.map((c) =>
+            c.name === 'START'
+              ? { name: 'START', control: [{ kind: 'CONTROL_SEQUENCE_START', fp32_false_true: [0, 1] }] }
+              : c,
+          ),
+        },
+        "unable to load model 'sequence_controls_type', sequence control 'START', the model expects data-type INT32 but the model configuration specifies data-type TYPE_FP32",
+      ],
+      [
+        'sequence_controls_entries',
+        {
+          control_input: controls.map((c) =>
+            c.name === 'END'
+              ? { name: 'END', control: [{ kind: 'CONTROL_SEQUENCE_END', int32_false_true: [0, 1, 2] }] }
+              : c,
+          ),
+        },
+        // A config Triton refuses while reading the repository: the reason goes to its log only.
+        "failed to load 'sequence_controls_entries', failed to poll from model repository",
+      ],
+    ];
+    for (const [name, sequence_batching, message] of broken) {
+      writeTinyModel(shared!.repo, SEQUENCE_CONTROLS, { ...base, name, sequence_batching });
+      const err = await server()
+        .loadModel(name)
+        .catch((e: unknown) => e);
+      expect(err, name).toBeInstanceOf(TritonError);
+      expect((err as TritonError).message, name).toContain(message);
+    }
+  });
+
+  it('forgets a sequence once its END request is submitted: a request sent right after needs START', async () => {
+    // Sent while the END request still runs (the fake's copy of the model sleeps 200 ms in
+    // each execution, execute_delay_ms; real Triton forgot the id when it queued the END anyway).
+    const text = (id: string, start: boolean, end: boolean) =>
+      server().infer('sequence_string_corrid', {
+        inputs: { TEXT: { datatype: 'BYTES', shape: [1], data: ['x'] } },
+        correlationId: id,
+        sequenceStart: start,
+        sequenceEnd: end,
+      });
+    const ending = text('s-601', true, true);
+    const late = text('s-601', false, false).then(
+      () => 'served',
+      (e: unknown) => e,
+    );
+    await ending;
+    expect(await late).toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringContaining(
+        "inference request for sequence s-601 to model 'sequence_string_corrid' must specify the START flag",
+      ),
+    });
+    // A new sequence of that id starts as any.
+    const again = await Promise.all([text('s-601', true, false), text('s-601', false, true)]);
+    expect(again.map((r) => r.outputs.CORRID_OUT!.strings())).toEqual([['s-601'], ['s-601']]);
+  });
+
+  it("a sequence's responses arrive in its requests' order, its requests queued at once on two instances", async () => {
+    // The next request of a sequence may run only once the response before it went out:
+    // were it queued earlier, the other instance could answer it first.
+    const sequences = [501, 502, 503, 504];
+    const steps = 12;
+    const arrived = new Map<number, number[]>(sequences.map((id) => [id, []]));
+    await Promise.all(
+      sequences.flatMap((id) =>
+        Array.from({ length: steps }, (_, i) =>
+          server()
+            .infer('sequence_controls_two', {
+              inputs: { INPUT: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(i) } },
+              correlationId: id,
+              sequenceStart: i === 0,
+              sequenceEnd: i === steps - 1,
+            })
+            .then((r) => arrived.get(id)!.push((r.outputs.OUTPUT!.data as Int32Array)[0]!)),
+        ),
+      ),
+    );
+    for (const id of sequences)
+      expect(arrived.get(id), `sequence ${id}`).toEqual(Array.from({ length: steps }, (_, i) => i));
+  });
+
+  it("a request cannot give a control input (it is the batcher's)", async () => {
+    const err = await server()
+      .infer('sequence_controls', {
+        inputs: {
+          INPUT: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(1) },
+          START: { datatype: 'INT32', shape: [1, 1], data: Int32Array.of(1) },
+        },
+        correlationId: 77,
+        sequenceStart: true,
+        sequenceEnd: true,
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonError);
+    expect((err as TritonError).code).toBe('INVALID_ARG');
   });
 });
 

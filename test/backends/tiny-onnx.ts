@@ -1,6 +1,7 @@
 /**
  * Tiny ONNX models written at run time, for what the real models cannot
- * show: an FP16 or BF16 tensor, an input with a default (an initializer
+ * show: an FP16 or BF16 tensor, string tensors, a sequence model's control
+ * inputs, an input with a default (an initializer
  * that is also a graph input: ONNX Runtime's "overridable initializer",
  * which Triton's config may mark `optional`), a run that fails for a given
  * input shape. Each is one graph of a few nodes, encoded here as the ONNX
@@ -8,7 +9,16 @@
  */
 
 /** ONNX element types (onnx.proto TensorProto.DataType). */
-export const ONNX_TYPES = { FP32: 1, INT64: 7, FP16: 10, BF16: 16 } as const;
+export const ONNX_TYPES = {
+  FP32: 1,
+  INT32: 6,
+  INT64: 7,
+  STRING: 8,
+  BOOL: 9,
+  FP16: 10,
+  UINT64: 13,
+  BF16: 16,
+} as const;
 export type OnnxTypeName = keyof typeof ONNX_TYPES;
 
 /** A graph input or output: its name, element type and dims (a string is a symbolic dimension). */
@@ -154,4 +164,59 @@ export const ADD_FOUR = tinyOnnxModel({
   outputs: [{ name: 'y', type: 'FP32', dims: ['batch', 4] }],
   nodes: [{ op: 'Add', inputs: ['x', 'c'], outputs: ['y'] }],
   initializers: [{ name: 'c', dims: [4], values: [1, 2, 3, 4] }],
+});
+
+/** y = x, strings, [batch, 3]: string tensors in and out. */
+export const IDENTITY_STRING = tinyOnnxModel({
+  inputs: [{ name: 'x', type: 'STRING', dims: ['batch', 3] }],
+  outputs: [{ name: 'y', type: 'STRING', dims: ['batch', 3] }],
+  nodes: [{ op: 'Identity', inputs: ['x'], outputs: ['y'] }],
+});
+
+/**
+ * A sequence model that shows what the sequence batcher gives it: OUTPUT =
+ * INPUT, and each control input (START INT32, END FP32, READY BOOL, CORRID
+ * UINT64, each [batch, 1]) copied to an output of its own.
+ */
+export const SEQUENCE_CONTROLS = tinyOnnxModel({
+  inputs: [
+    { name: 'INPUT', type: 'INT32', dims: ['batch', 1] },
+    { name: 'START', type: 'INT32', dims: ['batch', 1] },
+    { name: 'END', type: 'FP32', dims: ['batch', 1] },
+    { name: 'READY', type: 'BOOL', dims: ['batch', 1] },
+    { name: 'CORRID', type: 'UINT64', dims: ['batch', 1] },
+  ],
+  outputs: [
+    { name: 'OUTPUT', type: 'INT32', dims: ['batch', 1] },
+    { name: 'START_OUT', type: 'INT32', dims: ['batch', 1] },
+    { name: 'END_OUT', type: 'FP32', dims: ['batch', 1] },
+    { name: 'READY_OUT', type: 'BOOL', dims: ['batch', 1] },
+    { name: 'CORRID_OUT', type: 'UINT64', dims: ['batch', 1] },
+  ],
+  nodes: [
+    { op: 'Identity', inputs: ['INPUT'], outputs: ['OUTPUT'] },
+    { op: 'Identity', inputs: ['START'], outputs: ['START_OUT'] },
+    { op: 'Identity', inputs: ['END'], outputs: ['END_OUT'] },
+    { op: 'Identity', inputs: ['READY'], outputs: ['READY_OUT'] },
+    { op: 'Identity', inputs: ['CORRID'], outputs: ['CORRID_OUT'] },
+  ],
+});
+
+/**
+ * A sequence model without batching whose CORRID control is a string: TEXT
+ * (a string [1]) and CORRID copied to outputs.
+ */
+export const SEQUENCE_STRING_CORRID = tinyOnnxModel({
+  inputs: [
+    { name: 'TEXT', type: 'STRING', dims: [1] },
+    { name: 'CORRID', type: 'STRING', dims: [1] },
+  ],
+  outputs: [
+    { name: 'TEXT_OUT', type: 'STRING', dims: [1] },
+    { name: 'CORRID_OUT', type: 'STRING', dims: [1] },
+  ],
+  nodes: [
+    { op: 'Identity', inputs: ['TEXT'], outputs: ['TEXT_OUT'] },
+    { op: 'Identity', inputs: ['CORRID'], outputs: ['CORRID_OUT'] },
+  ],
 });

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { BodyCharge } from '../exchange.js';
 import { parseJsonHeader } from '../kserve/codec.js';
 import { GatewayError } from '../kserve/errors.js';
+import { LoadBodyScan } from './load-scan.js';
 
 /** A body over the limit: 413, and the connection is not read any further. */
 function tooLarge(limit: number, size: number | string): GatewayError {
@@ -96,4 +97,88 @@ export async function readJsonBody(
   const body = await readBody(req, limit, charge);
   if (optional && body.length === 0) return {};
   return parseJsonHeader(body.toString('utf8'), what);
+}
+
+/**
+ * Reads a model load's JSON body as `readJsonBody` does, and answers one past
+ * `limit` as tritonserver does when a `file:` value in it is longer than
+ * INT_MAX (400 "'file:1/model.onnx' exceeds the maximum allowed data size limit
+ * INT_MAX"): the rest of such a body streams through a scanner that keeps none
+ * of it (load-scan.ts), so a 2.9 GB load costs reading it, never holding it.
+ * Any other body past the limit gets the 413 of `readBody`, once read. The
+ * bytes read are charged as any body's.
+ */
+export function readLoadBody(
+  req: IncomingMessage,
+  limit: number,
+  what: string,
+  charge?: BodyCharge,
+): Promise<Record<string, unknown>> {
+  const declared = req.headers['content-length'];
+  const length = declared === undefined ? undefined : Number(declared);
+  // A load body within the limit: read as any body.
+  if (length !== undefined && length <= limit) return readJsonBody(req, limit, what, true, charge);
+  // A client that left while its load was admitted (as readBody).
+  if (!req.readableEnded && req.destroyed)
+    return Promise.reject(new GatewayError(400, 'the client closed the request before its body ended'));
+  return new Promise((resolve, reject) => {
+    const scan = new LoadBodyScan();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const fail = (err: GatewayError) => {
+      if (settled) return;
+      settled = true;
+      req.removeAllListeners('data');
+      req.resume();
+      reject(err);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      scan.push(chunk);
+      received += chunk.length;
+      if (received <= limit) chunks.push(chunk);
+      else chunks.length = 0;
+      // Nothing past the limit can pass: stop as soon as the scan cannot say more.
+      if (received > limit && scan.broken) fail(tooLarge(limit, `more than ${limit}`));
+    });
+    const answer = () => {
+      if (received > limit) {
+        fail(
+          scan.oversized !== undefined
+            ? new GatewayError(
+                400,
+                `'${scan.oversized}' exceeds the maximum allowed data size limit INT_MAX`,
+                'INVALID_ARG',
+              )
+            : tooLarge(limit, received),
+        );
+        return;
+      }
+      settled = true;
+      const body = Buffer.concat(chunks, received);
+      try {
+        resolve(body.length === 0 ? {} : parseJsonHeader(body.toString('utf8'), what));
+      } catch (err) {
+        reject(err);
+      }
+    };
+    req.on('end', () => {
+      if (settled) return;
+      // Every byte read is charged, past the limit too: this body was read.
+      let paid: void | Promise<void>;
+      try {
+        paid = charge?.(received);
+      } catch (err) {
+        fail(err as GatewayError);
+        return;
+      }
+      if (paid instanceof Promise) paid.then(answer, (err) => fail(err as GatewayError));
+      else answer();
+    });
+    req.on('error', (err) => fail(new GatewayError(400, `request body could not be read: ${err.message}`)));
+    req.on('aborted', () =>
+      fail(new GatewayError(400, 'the client closed the request before its body ended')),
+    );
+  });
 }

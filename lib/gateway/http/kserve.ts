@@ -24,7 +24,7 @@ import {
 import { decodeRawInferRequest } from '../kserve/raw-input.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { ROUTES, type Route, methodOf, parseVersion } from '../routes.js';
-import { readBody, readJsonBody } from './body.js';
+import { readBody, readJsonBody, readLoadBody } from './body.js';
 import { handleGenerate, handleGenerateStream } from './generate.js';
 import { handleLogging } from './logging.js';
 import { sendEmpty, sendJson } from './respond.js';
@@ -156,7 +156,11 @@ async function repository(call: HttpCall, action: 'load' | 'unload'): Promise<vo
   }
   wellFormed(call);
   const name = call.ex.match.model!;
-  const body = await optionalJson(call, `the ${action} request`);
+  // A load body may carry model files: one too large gets Triton's answer (readLoadBody).
+  const body =
+    action === 'load'
+      ? await readLoadBody(call.req, ctx.options.maxBodyBytes, 'the load request', call.ex.bodyCharge)
+      : await optionalJson(call, `the ${action} request`);
   const params = body.parameters ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw badRequest(`Expected an object for 'parameters' but received ${JSON.stringify(params)}`);

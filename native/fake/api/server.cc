@@ -18,6 +18,7 @@
 #include "../repository/repository.h"
 #include "../scheduling/submission.h"
 #include "../support/clock.h"
+#include "../support/json.h"
 #include "../support/log.h"
 #include "../support/release.h"
 #include "export.h"
@@ -302,15 +303,18 @@ FAKE_EXPORT TRITONSERVER_Error* TRITONSERVER_ServerMetadata(
   FAKE_LIVE(kServer, server);
   FAKE_NOT_NULL(server_metadata);
   auto* m = new TRITONSERVER_Message();
-  m->json =
-      std::string("{\"name\":\"triton-node-fake-engine\",\"version\":\"") +
-      ReleaseServerVersion() + "\",\"triton_node_imitates\":\"" +
-      ReleaseName() +
-      "\","
-      "\"extensions\":[\"model_repository\",\"model_repository(unload_"
-      "dependents)\",\"schedule_policy\",\"model_configuration\","
-      "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
-      "\"logging\"]";
+  // The name is the server id, "triton" unless set, as Triton's; the version
+  // is the imitated release's, and the fake says what it is in a field of
+  // its own.
+  m->json = "{\"name\":";
+  JsonEscape(server->engine->options.server_id, &m->json);
+  m->json += std::string(",\"version\":\"") + ReleaseServerVersion() +
+             "\",\"triton_node_imitates\":\"" + ReleaseName() +
+             "\","
+             "\"extensions\":[\"model_repository\",\"model_repository(unload_"
+             "dependents)\",\"schedule_policy\",\"model_configuration\","
+             "\"binary_tensor_data\",\"parameters\",\"statistics\",\"trace\","
+             "\"logging\"]";
   // Stand-in backends, when asked for (backends/stand_ins.cc): said here
   // too.
   const std::string stand_ins = StandInsJson();

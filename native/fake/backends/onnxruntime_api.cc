@@ -43,8 +43,12 @@ void FillApi(const void* const* t, Api* a) {
   Take(t, kSessionGetOutputTypeInfo, &a->SessionGetOutputTypeInfo);
   Take(t, kSessionGetInputName, &a->SessionGetInputName);
   Take(t, kSessionGetOutputName, &a->SessionGetOutputName);
+  Take(t, kCreateTensorAsOrtValue, &a->CreateTensorAsOrtValue);
   Take(t, kCreateTensorWithDataAsOrtValue, &a->CreateTensorWithDataAsOrtValue);
   Take(t, kGetTensorMutableData, &a->GetTensorMutableData);
+  Take(t, kFillStringTensor, &a->FillStringTensor);
+  Take(t, kGetStringTensorDataLength, &a->GetStringTensorDataLength);
+  Take(t, kGetStringTensorContent, &a->GetStringTensorContent);
   Take(t, kCastTypeInfoToTensorInfo, &a->CastTypeInfoToTensorInfo);
   Take(t, kGetOnnxTypeFromTypeInfo, &a->GetOnnxTypeFromTypeInfo);
   Take(t, kGetTensorElementType, &a->GetTensorElementType);

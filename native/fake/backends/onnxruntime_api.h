@@ -55,8 +55,12 @@ enum Slot : size_t {
   kSessionGetInputName = 36,
   kSessionGetOutputName = 37,
   kSessionGetOverridableInitializerName = 38,
+  kCreateTensorAsOrtValue = 48,
   kCreateTensorWithDataAsOrtValue = 49,
   kGetTensorMutableData = 51,
+  kFillStringTensor = 52,
+  kGetStringTensorDataLength = 53,
+  kGetStringTensorContent = 54,
   kCastTypeInfoToTensorInfo = 55,
   kGetOnnxTypeFromTypeInfo = 56,
   kGetTensorElementType = 60,
@@ -134,11 +138,21 @@ struct Api {
                                   char** out);
   Status* (*SessionGetOverridableInitializerName)(const Session*, size_t index,
                                                   Allocator*, char** out);
+  // A tensor whose memory ONNX Runtime owns (string tensors: the only way to
+  // make one).
+  Status* (*CreateTensorAsOrtValue)(Allocator*, const int64_t* shape,
+                                    size_t rank, int element_type, Value** out);
   Status* (*CreateTensorWithDataAsOrtValue)(const MemoryInfo*, void* data,
                                             size_t bytes, const int64_t* shape,
                                             size_t rank, int element_type,
                                             Value** out);
   Status* (*GetTensorMutableData)(Value*, void** out);
+  // String tensors: filled from C strings (each ends at its first NUL), read
+  // back as one buffer of all the bytes and each element's start offset.
+  Status* (*FillStringTensor)(Value*, const char* const* s, size_t count);
+  Status* (*GetStringTensorDataLength)(const Value*, size_t* bytes);
+  Status* (*GetStringTensorContent)(const Value*, void* s, size_t bytes,
+                                    size_t* offsets, size_t count);
   Status* (*CastTypeInfoToTensorInfo)(const TypeInfo*, const TensorInfo** out);
   Status* (*GetOnnxTypeFromTypeInfo)(const TypeInfo*, int* out);
   Status* (*GetTensorElementType)(const TensorInfo*, int* out);

@@ -14,8 +14,12 @@
 //     output split back per request; a run's error is every request's.
 //   * sequence batching: the implicit state inputs fed from the sequence's
 //     values (scheduling/sequence_batcher.cc), the state outputs kept as its
-//     next ones.
-// Not modelled: BYTES tensors, GPU instances, batch inputs/outputs, ragged
+//     next ones, and the control inputs (START, END, READY, CORRID) the
+//     batcher gives each request;
+//   * BYTES tensors (TYPE_STRING) as ONNX string tensors: each element
+//     becomes a C string (so it ends at its first NUL byte, as in the real
+//     backend), string outputs are written back as BYTES elements.
+// Not modelled: string states, GPU instances, batch inputs/outputs, ragged
 // batching, ONNX Runtime's session options beyond the thread counts.
 #include "onnxruntime_backend.h"
 
@@ -510,12 +514,73 @@ std::string CheckTensor(const ModelConfig& cfg, const TensorConfig& t,
   return e;
 }
 
+// ONNX's name of an element type, as the real backend writes it.
+std::string OnnxTypeName(int type) {
+  switch (type) {
+    case ort::kFloat:
+      return "FLOAT";
+    case ort::kFloat16:
+      return "FLOAT16";
+    case ort::kDouble:
+      return "DOUBLE";
+    case ort::kBfloat16:
+      return "BFLOAT16";
+    case ort::kUndefined:
+      return "UNDEFINED";
+    default:
+      return ApiTypeOfOnnx(type) == "BYTES" ? "STRING" : ApiTypeOfOnnx(type);
+  }
+}
+
+// A sequence control input against the model's input of that name
+// (ValidateBooleanSequenceControl / ValidateTypedSequenceControl).
+std::string CheckControl(const ModelConfig& cfg, const OnnxModel& m,
+                         const std::string& kind, size_t* expected,
+                         TRITONSERVER_Error_Code* code) {
+  SequenceControl c;
+  std::string e = FindSequenceControl(cfg, kind, &c);
+  if (!e.empty() || c.tensor.empty()) return e;
+  ++*expected;
+  auto it = m.inputs.find(c.tensor);
+  if (it == m.inputs.end()) {
+    *code = TRITONSERVER_ERROR_INTERNAL;
+    return "configuration specified sequence control '" + c.tensor +
+           "', but model does not provide that input";
+  }
+  const std::vector<int64_t>& dims = it->second.dims;
+  std::vector<int64_t> debatched(
+      dims.begin() +
+          std::min<size_t>(cfg.max_batch_size > 0 ? 1 : 0, dims.size()),
+      dims.end());
+  if (debatched.size() != 1 || debatched[0] != 1) {
+    return "unable to load model '" + cfg.name + "', sequence control '" +
+           c.tensor + "' in model has dims " + ShapeText(debatched) +
+           " but dims [1] is expected";
+  }
+  if (OnnxTypeOfConfig(c.data_type) != it->second.type) {
+    return "unable to load model '" + cfg.name + "', sequence control '" +
+           c.tensor + "', the model expects data-type " +
+           OnnxTypeName(it->second.type) +
+           " but the model configuration specifies data-type " + c.data_type;
+  }
+  return "";
+}
+
 std::string Validate(const ModelConfig& cfg, OnnxModel* m,
                      TRITONSERVER_Error_Code* code) {
   *code = TRITONSERVER_ERROR_INVALID_ARG;
   // An optional input is one with a default in the model (an overridable
-  // initializer): the count is of the inputs a run needs.
+  // initializer): the count is of the inputs a run needs, sequence
+  // controls and states included.
   size_t expected = cfg.sequence_batching.state.size();
+  if (cfg.has_sequence_batching) {
+    for (const char* kind :
+         {"CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_END",
+          "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_CORRID"}) {
+      std::string e = CheckControl(cfg, *m, kind, &expected, code);
+      if (!e.empty()) return e;
+    }
+  }
   for (const auto& t : cfg.input) expected += t.optional ? 0 : 1;
   if (m->inputs.size() != expected) {
     return "unable to load model '" + cfg.name + "', configuration expects " +
@@ -620,14 +685,12 @@ std::string OnnxRuntimeLoad(const ort::Library* lib, const std::string& dir,
     e = AutoComplete(*m, options.default_max_batch_size, cfg);
     if (!e.empty()) return e;
   }
-  for (const auto* ios : {&cfg->input, &cfg->output}) {
-    for (const auto& t : *ios) {
-      if (t.datatype == TRITONSERVER_TYPE_BYTES) {
-        *code = TRITONSERVER_ERROR_UNSUPPORTED;
-        return "the fake engine's onnxruntime backend does not support "
-               "TYPE_STRING tensors ('" +
-               t.name + "')";
-      }
+  for (const auto& st : cfg->sequence_batching.state) {
+    if (st.datatype == TRITONSERVER_TYPE_BYTES) {
+      *code = TRITONSERVER_ERROR_UNSUPPORTED;
+      return "the fake engine's onnxruntime backend does not support "
+             "TYPE_STRING sequence states ('" +
+             st.input_name + "')";
     }
   }
   e = Validate(*cfg, m.get(), code);
@@ -668,6 +731,7 @@ struct RunValues {
   const ort::Library* lib;
   std::vector<ort::Value*> inputs, outputs;
   std::vector<std::vector<char>> buffers;
+  std::vector<std::string> strings;  // string inputs' elements, run-long
   ~RunValues() {
     for (auto* v : inputs) {
       if (v != nullptr) lib->api.ReleaseValue(v);
@@ -677,6 +741,44 @@ struct RunValues {
     }
   }
 };
+
+// Triton's BYTES elements (a 4-byte little-endian length, then the bytes)
+// of a whole batch's input as C strings: each ends at its first NUL, as
+// the real backend hands them to ONNX Runtime. The request was checked to
+// hold whole elements; a short one ends the walk.
+void SplitStrings(const std::vector<char>& data,
+                  std::vector<std::string>* out) {
+  size_t off = 0;
+  while (off + 4 <= data.size()) {
+    uint32_t len = 0;
+    for (int k = 3; k >= 0; --k) {
+      len = (len << 8) | static_cast<unsigned char>(data[off + k]);
+    }
+    off += 4;
+    const size_t n = std::min<size_t>(len, data.size() - off);
+    const char* p = data.data() + off;
+    out->emplace_back(p, std::find(p, p + n, '\0'));
+    off += n;
+  }
+}
+
+// A string tensor of the batch's elements (ONNX Runtime copies them).
+std::string MakeStringInput(const OnnxModel& om, const std::vector<char>& data,
+                            const std::vector<int64_t>& shape, bool scalar,
+                            RunValues* v, ort::Value** value) {
+  const ort::Api& a = om.lib->api;
+  const size_t first = v->strings.size();
+  SplitStrings(data, &v->strings);
+  std::vector<const char*> ptrs;
+  for (size_t i = first; i < v->strings.size(); ++i) {
+    ptrs.push_back(v->strings[i].c_str());
+  }
+  std::string e = om.lib->Take(a.CreateTensorAsOrtValue(
+      om.lib->allocator, scalar ? nullptr : shape.data(),
+      scalar ? 0 : shape.size(), ort::kString, value));
+  if (!e.empty()) return e;
+  return om.lib->Take(a.FillStringTensor(*value, ptrs.data(), ptrs.size()));
+}
 
 std::string MakeInputs(const OnnxModel& om,
                        const std::vector<TRITONSERVER_InferenceRequest*>& b,
@@ -698,11 +800,16 @@ std::string MakeInputs(const OnnxModel& om,
     std::vector<char>& data = v->buffers.back();
     ort::Value* value = nullptr;
     const bool scalar = info->second.dims.empty();
-    e = om.lib->Take(a.CreateTensorWithDataAsOrtValue(
-        om.lib->cpu, data.data(), data.size(), scalar ? nullptr : shape.data(),
-        scalar ? 0 : shape.size(), info->second.type, &value));
+    if (in.datatype == TRITONSERVER_TYPE_BYTES) {
+      e = MakeStringInput(om, data, shape, scalar, v, &value);
+    } else {
+      e = om.lib->Take(a.CreateTensorWithDataAsOrtValue(
+          om.lib->cpu, data.data(), data.size(),
+          scalar ? nullptr : shape.data(), scalar ? 0 : shape.size(),
+          info->second.type, &value));
+    }
+    if (value != nullptr) v->inputs.push_back(value);
     if (!e.empty()) return e;
-    v->inputs.push_back(value);
     names->push_back(in.name);
   }
   return "";
@@ -735,6 +842,32 @@ std::string MakeStateInputs(Model* m, TRITONSERVER_InferenceRequest* r,
     if (!e.empty()) return e;
     v->inputs.push_back(value);
     names->push_back(st.input_name);
+  }
+  return "";
+}
+
+// The control inputs of a sequence model's (single) request, as Triton's
+// sequence batcher adds them to it.
+std::string MakeControlInputs(Model* m, TRITONSERVER_InferenceRequest* r,
+                              std::vector<std::string>* names, RunValues* v) {
+  const OnnxModel& om = *m->onnx;
+  std::vector<int64_t> shape{1};
+  if (m->config.max_batch_size > 0) shape.push_back(1);
+  for (ControlTensor& t : SequenceControlTensors(m->config, r)) {
+    v->buffers.push_back(std::move(t.bytes));
+    std::vector<char>& data = v->buffers.back();
+    ort::Value* value = nullptr;
+    std::string e;
+    if (t.datatype == TRITONSERVER_TYPE_BYTES) {
+      e = MakeStringInput(om, data, shape, false, v, &value);
+    } else {
+      e = om.lib->Take(om.lib->api.CreateTensorWithDataAsOrtValue(
+          om.lib->cpu, data.data(), data.size(), shape.data(), shape.size(),
+          OnnxTypeOfConfig(ConfigNameFromDataType(t.datatype)), &value));
+    }
+    if (value != nullptr) v->inputs.push_back(value);
+    if (!e.empty()) return e;
+    names->push_back(t.name);
   }
   return "";
 }
@@ -775,6 +908,34 @@ bool KeepState(Model* m, TRITONSERVER_InferenceRequest* r,
   return is_state;
 }
 
+// A string output as Triton's BYTES elements, one after the other, and
+// where each element starts in them (`starts` has one more entry: the end).
+std::string SerializeStrings(const ort::Library& lib, ort::Value* value,
+                             size_t elements, std::vector<char>* out,
+                             std::vector<size_t>* starts) {
+  size_t total = 0;
+  std::string e = lib.Take(lib.api.GetStringTensorDataLength(value, &total));
+  if (!e.empty()) return e;
+  std::vector<char> content(total);
+  std::vector<size_t> offsets(elements + 1);
+  e = lib.Take(lib.api.GetStringTensorContent(value, content.data(), total,
+                                              offsets.data(), elements));
+  if (!e.empty()) return e;
+  offsets[elements] = total;
+  out->reserve(total + 4 * elements);
+  starts->reserve(elements + 1);
+  for (size_t i = 0; i < elements; ++i) {
+    starts->push_back(out->size());
+    const uint32_t len = static_cast<uint32_t>(offsets[i + 1] - offsets[i]);
+    for (int k = 0; k < 4; ++k)
+      out->push_back(static_cast<char>(len >> (8 * k)));
+    out->insert(out->end(), content.begin() + offsets[i],
+                content.begin() + offsets[i + 1]);
+  }
+  starts->push_back(out->size());
+  return "";
+}
+
 // One computed output for each request that asked for it: its rows of the
 // batch (the whole output when the model does not batch).
 std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
@@ -797,9 +958,6 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
   }
   a.ReleaseTensorInfo(info);
   if (!e.empty()) return e;
-  void* data = nullptr;
-  e = om.lib->Take(a.GetTensorMutableData(value, &data));
-  if (!e.empty()) return e;
   if (shape.empty()) {
     auto it = om.scalar_outputs.find(name);
     if (it == om.scalar_outputs.end()) {
@@ -812,6 +970,12 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
   for (const auto& t : m->config.output) {
     if (t.name == name) oc = &t;
   }
+  const bool strings = type == ort::kString;
+  void* data = nullptr;
+  if (!strings) {
+    e = om.lib->Take(a.GetTensorMutableData(value, &data));
+    if (!e.empty()) return e;
+  }
   if (m->config.has_sequence_batching &&
       KeepState(m, b[0], name, type, shape, data, &e)) {
     if (!e.empty() || oc == nullptr) return e;
@@ -823,23 +987,37 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
   }
   int64_t elements = 1;
   for (int64_t d : shape) elements *= d;
-  const size_t bytes =
-      static_cast<size_t>(elements) * DataTypeSize(oc->datatype);
   if (batching && (shape.empty() || shape[0] != total_batch)) {
     return "output '" + name + "' has shape " + ShapeText(shape) +
            ", expected a first dimension of " + std::to_string(total_batch) +
            " (the batch)";
   }
-  const size_t row = batching && total_batch > 0 ? bytes / total_batch : bytes;
-  size_t offset = 0;
+  // Fixed-size elements are sent from ONNX Runtime's buffer; strings from
+  // their BYTES form, `starts[i]` the offset of element i in it.
+  std::vector<char> serialized;
+  std::vector<size_t> starts;
+  if (strings) {
+    e = SerializeStrings(*om.lib, value, static_cast<size_t>(elements),
+                         &serialized, &starts);
+    if (!e.empty()) return e;
+    data = serialized.data();
+  }
+  const size_t element_size = strings ? 0 : DataTypeSize(oc->datatype);
+  const size_t per_row = static_cast<size_t>(
+      batching && total_batch > 0 ? elements / total_batch : elements);
+  size_t offset = 0, element = 0;
   for (size_t i = 0; i < b.size(); ++i) {
     TRITONSERVER_InferenceRequest* r = b[i];
     std::vector<int64_t> mine = shape;
-    size_t my_bytes = bytes;
+    size_t my_elements = static_cast<size_t>(elements);
     if (batching) {
       mine[0] = static_cast<int64_t>(r->request_batch);
-      my_bytes = row * r->request_batch;
+      my_elements = per_row * r->request_batch;
     }
+    const size_t my_bytes =
+        strings ? starts[element + my_elements] - starts[element]
+                : my_elements * element_size;
+    element += my_elements;
     const bool wanted =
         std::find(r->outputs_to_send.begin(), r->outputs_to_send.end(), oc) !=
         r->outputs_to_send.end();
@@ -878,6 +1056,9 @@ void OnnxRuntimeRespond(Model* m,
   if (e.empty() && sequence) {
     e = MakeStateInputs(m, b[0], &input_names, &values);
   }
+  if (e.empty() && sequence) {
+    e = MakeControlInputs(m, b[0], &input_names, &values);
+  }
   if (e.empty()) {
     std::vector<const char*> in_names, out_names;
     for (const auto& n : input_names) in_names.push_back(n.c_str());
@@ -898,13 +1079,8 @@ void OnnxRuntimeRespond(Model* m,
       resps[i]->error = Err(TRITONSERVER_ERROR_INTERNAL, e);
     }
   }
-  if (sequence) {
-    for (auto* r : b) {
-      SequenceStepDone(
-          m, SequenceKey(r),
-          (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0);
-    }
-  }
+  // The sequences' next requests are queued once these responses went out
+  // (IdentityExecute calls SequenceStepDone).
 }
 
 }  // namespace fake

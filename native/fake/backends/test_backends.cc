@@ -19,7 +19,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <system_error>
+#include <utility>
 #include <thread>
 
 #include "../config/data_types.h"
@@ -30,6 +32,7 @@
 #include "../support/cuda_copy.h"
 #include "../support/log.h"
 #include "backends.h"
+#include "../scheduling/sequence_batcher.h"
 #include "onnxruntime_backend.h"
 #include "stand_ins.h"
 
@@ -353,6 +356,17 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     std::lock_guard<std::mutex> lock(m->stats.mu);
     m->stats.input_bytes += in_bytes;
   }
+  // A sequence's next request runs once this one's response went out and
+  // it was released, as in Triton (the batcher schedules it after the
+  // backend's execute returned): its response can never overtake this one.
+  std::vector<std::pair<std::string, bool>> steps;
+  if (m->config.has_sequence_batching) {
+    for (auto* r : b) {
+      steps.emplace_back(
+          SequenceKey(r),
+          (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0);
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     TRITONSERVER_InferenceRequest* r = b[i];
     TRITONSERVER_InferenceResponse* resp = resps[i];
@@ -379,6 +393,7 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                  end - output_start);
   }
   for (size_t i = 0; i < n; ++i) ReleaseRequest(b[i]);
+  for (const auto& step : steps) SequenceStepDone(m, step.first, step.second);
   if (!report_first) {
     AddExecution(m, batch, input_end - start, output_start - input_end,
                  end - output_start);

@@ -213,9 +213,45 @@ std::map<std::string, std::string> ToStringMap(const Json* m) {
   return out;
 }
 
+SequenceControlConfig ToSequenceControl(const Json& c) {
+  SequenceControlConfig control;
+  // Protobuf's default kind is its first value.
+  control.kind = c.find("kind") != nullptr ? GetString(c, "kind")
+                                           : "CONTROL_SEQUENCE_START";
+  if (c.find("data_type") != nullptr) {
+    control.data_type = GetString(c, "data_type");
+  }
+  for (int64_t v : GetInt64List(c, "int32_false_true")) {
+    control.int32_false_true.push_back(static_cast<int32_t>(v));
+  }
+  if (const Json* v = c.find("fp32_false_true")) {
+    for (size_t i = 0; i < v->size(); ++i) {
+      control.fp32_false_true.push_back(
+          static_cast<float>(v->at(i).as_double()));
+    }
+  }
+  if (const Json* v = c.find("bool_false_true")) {
+    for (size_t i = 0; i < v->size(); ++i) {
+      control.bool_false_true.push_back(v->at(i).as_bool());
+    }
+  }
+  return control;
+}
+
 void ToSequenceBatching(const Json& sb, SequenceBatchingConfig* out) {
   out->max_sequence_idle_microseconds =
       GetUint(sb, "max_sequence_idle_microseconds");
+  const Json* controls = sb.find("control_input");
+  for (size_t i = 0; controls != nullptr && i < controls->size(); ++i) {
+    const Json& ci = controls->at(i);
+    SequenceControlInputConfig input;
+    input.name = GetString(ci, "name");
+    const Json* list = ci.find("control");
+    for (size_t j = 0; list != nullptr && j < list->size(); ++j) {
+      input.control.push_back(ToSequenceControl(list->at(j)));
+    }
+    out->control_input.push_back(std::move(input));
+  }
   out->iterative_sequence = GetBool(sb, "iterative_sequence");
   const Json* states = sb.find("state");
   for (size_t i = 0; states != nullptr && i < states->size(); ++i) {

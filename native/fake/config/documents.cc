@@ -103,7 +103,28 @@ Json SequenceBatchingJson(const SequenceBatchingConfig& sb) {
   Json o = Json::Object();
   o.set("max_sequence_idle_microseconds",
         Json::Uint(sb.max_sequence_idle_microseconds));
-  o.set("control_input", Json::Array());
+  Json controls = Json::Array();
+  for (const auto& ci : sb.control_input) {
+    Json c = Json::Object();
+    c.set("name", Json::Str(ci.name));
+    Json list = Json::Array();
+    for (const auto& ctl : ci.control) {
+      Json k = Json::Object();
+      k.set("kind", Json::Str(ctl.kind));
+      Json i32 = Json::Array(), f32 = Json::Array(), b = Json::Array();
+      for (int32_t v : ctl.int32_false_true) i32.push(Json::Int(v));
+      for (float v : ctl.fp32_false_true) f32.push(Json::Double(v));
+      for (bool v : ctl.bool_false_true) b.push(Json::Bool(v));
+      k.set("int32_false_true", std::move(i32));
+      k.set("fp32_false_true", std::move(f32));
+      k.set("bool_false_true", std::move(b));
+      k.set("data_type", Json::Str(ctl.data_type));
+      list.push(std::move(k));
+    }
+    c.set("control", std::move(list));
+    controls.push(std::move(c));
+  }
+  o.set("control_input", std::move(controls));
   Json states = Json::Array();
   for (const auto& st : sb.state) {
     Json s = Json::Object();

@@ -185,6 +185,10 @@ class JsonNormalizer {
         return Fail(path, "expected an enum name", error);
       case FieldType::kMessage:
         return Message(*f.message, in, path, out, error, depth + 1);
+      case FieldType::kFloat:
+        if (!in.is_number()) return Fail(path, "expected a number", error);
+        *out = Json::Double(in.as_double());
+        return true;
       default:
         return Integer(f, in, path, out, error);
     }

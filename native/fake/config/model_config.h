@@ -107,8 +107,25 @@ struct SequenceStateConfig {
   bool use_growable_memory = false;
 };
 
+// One control of a control input (ModelSequenceBatching.Control): the
+// values its tensor takes for false and true (exactly one of the three
+// lists set, for START/END/READY), or the data type of CORRID.
+struct SequenceControlConfig {
+  std::string kind;  // "CONTROL_SEQUENCE_START", ...
+  std::vector<int32_t> int32_false_true;
+  std::vector<float> fp32_false_true;
+  std::vector<bool> bool_false_true;
+  std::string data_type = "TYPE_INVALID";
+};
+
+struct SequenceControlInputConfig {
+  std::string name;
+  std::vector<SequenceControlConfig> control;
+};
+
 struct SequenceBatchingConfig {
   uint64_t max_sequence_idle_microseconds = 0;  // 0: Triton's 1 s
+  std::vector<SequenceControlInputConfig> control_input;
   std::vector<SequenceStateConfig> state;
   bool iterative_sequence = false;
 };
@@ -197,9 +214,27 @@ void FillBackendDefaults(const std::map<std::string, bool>* files,
 // FillModelConfigDefaults: a backend or platform is named, max_batch_size is
 // not negative, every input/output has a name, a data type and valid dims,
 // dynamic batching sizes and priority levels are consistent, instance
-// groups are well formed. Returns false with Triton's message; Triton only
-// logs it and fails the load with "failed to poll from model repository".
+// groups are well formed, sequence control inputs are well formed. Returns
+// false with Triton's message; Triton only logs it and fails the load with
+// "failed to poll from model repository".
 bool ValidateModelConfig(const ModelConfig& cfg, std::string* error);
+
+// A control input of a sequence model (sequence_batching.control_input), as
+// Triton's batcher gives it to the backend with each request.
+struct SequenceControl {
+  std::string tensor;  // the model input's name; "" when the model has none
+  std::string data_type = "TYPE_INVALID";  // its config data type
+  TRITONSERVER_DataType datatype = TRITONSERVER_TYPE_INVALID;
+  std::vector<char> false_value, true_value;  // START/END/READY: one element
+};
+// The control of `kind` ("CONTROL_SEQUENCE_START", ...) with Triton's checks
+// of it (GetBooleanSequenceControlProperties, or the typed one for CORRID):
+// "" and *out (tensor "" when the model has none), else the error.
+std::string FindSequenceControl(const ModelConfig& cfg, const std::string& kind,
+                                SequenceControl* out);
+// Triton's checks of sequence_batching.control_input (part of
+// ValidateModelConfig, made while polling the repository for any model).
+bool ValidateSequenceControls(const ModelConfig& cfg, std::string* error);
 
 // Triton's checks of an ensemble's config alone (part of
 // ValidateModelConfig): platform, no instance groups, every step complete,

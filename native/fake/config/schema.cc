@@ -159,11 +159,30 @@ const MessageDesc kSequenceStateDesc{
      Scalar("use_same_buffer_for_input_output", FieldType::kBool),
      Scalar("use_growable_memory", FieldType::kBool)}};
 
+const EnumDesc kControlKindEnum{"inference.ModelSequenceBatching.Control.Kind",
+                                {{"CONTROL_SEQUENCE_START", 0},
+                                 {"CONTROL_SEQUENCE_READY", 1},
+                                 {"CONTROL_SEQUENCE_END", 2},
+                                 {"CONTROL_SEQUENCE_CORRID", 3}}};
+
+const MessageDesc kSequenceControlDesc{
+    "inference.ModelSequenceBatching.Control",
+    {Enum("kind", &kControlKindEnum),
+     Scalar("int32_false_true", FieldType::kInt32, true),
+     Scalar("fp32_false_true", FieldType::kFloat, true),
+     Scalar("bool_false_true", FieldType::kBool, true),
+     Enum("data_type", &kDataTypeEnum)}};
+
+const MessageDesc kSequenceControlInputDesc{
+    "inference.ModelSequenceBatching.ControlInput",
+    {Scalar("name", FieldType::kString),
+     Message("control", &kSequenceControlDesc, true)}};
+
 const MessageDesc kSequenceBatchingDesc{
     "inference.ModelSequenceBatching",
     {Skipped("direct"), Skipped("oldest"),
      Scalar("max_sequence_idle_microseconds", FieldType::kUint64),
-     Skipped("control_input", true),
+     Message("control_input", &kSequenceControlInputDesc, true),
      Message("state", &kSequenceStateDesc, true),
      Scalar("iterative_sequence", FieldType::kBool)}};
 

@@ -27,6 +27,7 @@ enum class FieldType {
   kInt64,
   kUint32,
   kUint64,
+  kFloat,  // protobuf float (fp32_false_true)
   kEnum,
   kMessage,
   kSkippedMessage,  // a real ModelConfig message the fake does not model

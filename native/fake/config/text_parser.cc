@@ -3,6 +3,7 @@
 // strings, enum identifiers) into the intermediate form of schema.h,
 // then into a ModelConfig. Error messages are those of protobuf's text
 // parser, plus the dotted path of the field being read.
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -361,6 +362,8 @@ class TextParser {
         return ParseBool(f, out);
       case FieldType::kEnum:
         return ParseEnum(f, out);
+      case FieldType::kFloat:
+        return ParseFloat(out);
       default:
         return ParseInteger(f, out);
     }
@@ -427,6 +430,22 @@ class TextParser {
                                "\" for field \"" + f.name + "\".");
     }
     *out = Json::Str(name);
+    return Read();
+  }
+
+  // A float: an integer or a decimal number, optionally negative (an 'f'
+  // suffix, as protobuf's text format allows, is the tokenizer's).
+  bool ParseFloat(Json* out) {
+    bool negative = false;
+    if (IsSymbol("-")) {
+      negative = true;
+      if (!Read()) return false;
+    }
+    if (tok_.kind != Token::Kind::kInt && tok_.kind != Token::Kind::kFloat) {
+      return Fail("Expected double, got: " + Describe(tok_));
+    }
+    const double v = std::strtod(tok_.text.c_str(), nullptr);
+    *out = Json::Double(negative ? -v : v);
     return Read();
   }
 

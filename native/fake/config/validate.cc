@@ -1,7 +1,9 @@
 // The checks Triton makes on a model config read from the repository (after
 // its defaults are filled), with Triton's messages; and the fake's own
 // bound on a sequence model's state (SequenceStateSizeProblem).
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "data_types.h"
@@ -175,6 +177,60 @@ bool ValidateInstanceGroups(const ModelConfig& cfg, std::string* error) {
   return true;
 }
 
+// A value of a control's type, as a tensor's one element.
+template <typename T>
+std::vector<char> ElementBytes(T v) {
+  std::vector<char> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+
+bool IsBooleanKind(const std::string& kind) {
+  return kind != "CONTROL_SEQUENCE_CORRID";
+}
+
+// The false/true values of a boolean control (exactly one list was set).
+std::string BooleanValues(const SequenceControlConfig& c,
+                          const std::string& model, SequenceControl* out) {
+  const bool i32 = !c.int32_false_true.empty();
+  const bool f32 = !c.fp32_false_true.empty();
+  const bool b = !c.bool_false_true.empty();
+  if (!i32 && !f32 && !b) {
+    return "sequence batching must specify either 'int32_false_true', "
+           "'fp32_false_true' or 'bool_false_true' for " +
+           c.kind + " for " + model;
+  }
+  if ((i32 && f32) || (i32 && b) || (f32 && b)) {
+    return "sequence batching specifies more than one from "
+           "'int32_false_true', 'fp32_false_true' and 'bool_false_true' for " +
+           c.kind + " for " + model;
+  }
+  const char* list = i32   ? "int32_false_true"
+                     : f32 ? "fp32_false_true"
+                           : "bool_false_true";
+  const size_t n = i32   ? c.int32_false_true.size()
+                   : f32 ? c.fp32_false_true.size()
+                         : c.bool_false_true.size();
+  if (n != 2) {
+    return std::string("sequence batching control '") + list +
+           "' must have exactly 2 entries for " + c.kind + " for " + model;
+  }
+  if (i32) {
+    out->data_type = "TYPE_INT32";
+    out->false_value = ElementBytes(c.int32_false_true[0]);
+    out->true_value = ElementBytes(c.int32_false_true[1]);
+  } else if (f32) {
+    out->data_type = "TYPE_FP32";
+    out->false_value = ElementBytes(c.fp32_false_true[0]);
+    out->true_value = ElementBytes(c.fp32_false_true[1]);
+  } else {
+    out->data_type = "TYPE_BOOL";
+    out->false_value = ElementBytes<uint8_t>(c.bool_false_true[0] ? 1 : 0);
+    out->true_value = ElementBytes<uint8_t>(c.bool_false_true[1] ? 1 : 0);
+  }
+  return "";
+}
+
 bool Validate(const ModelConfig& cfg, std::string* error) {
   if (cfg.name.empty()) {
     *error = "model configuration must specify 'name'";
@@ -189,6 +245,9 @@ bool Validate(const ModelConfig& cfg, std::string* error) {
   }
   for (const auto& t : cfg.output) {
     if (!ValidateTensor(t, false, cfg, error)) return false;
+  }
+  if (cfg.has_sequence_batching && !ValidateSequenceControls(cfg, error)) {
+    return false;
   }
   if (cfg.has_ensemble_scheduling)
     return ValidateEnsembleScheduling(cfg, error);
@@ -254,6 +313,73 @@ bool ValidateModelConfig(const ModelConfig& cfg, std::string* error) {
   if (Validate(cfg, &message)) return true;
   if (error != nullptr) *error = message;
   return false;
+}
+
+std::string FindSequenceControl(const ModelConfig& cfg, const std::string& kind,
+                                SequenceControl* out) {
+  *out = SequenceControl();
+  std::vector<std::string> seen_tensors;
+  bool seen = false;
+  for (const auto& ci : cfg.sequence_batching.control_input) {
+    if (ci.name.empty()) {
+      return "sequence batching control tensor must have a name for " +
+             cfg.name;
+    }
+    if (std::find(seen_tensors.begin(), seen_tensors.end(), ci.name) !=
+        seen_tensors.end()) {
+      return "sequence batching control tensor '" + ci.name +
+             "' is specified for multiple control kinds for " + cfg.name;
+    }
+    seen_tensors.push_back(ci.name);
+    for (const auto& c : ci.control) {
+      if (c.kind != kind) continue;
+      if (seen) {
+        return "sequence batching specifies multiple " + kind +
+               " tensors for " + cfg.name;
+      }
+      seen = true;
+      out->tensor = ci.name;
+      if (IsBooleanKind(kind)) {
+        std::string e = BooleanValues(c, cfg.name, out);
+        if (!e.empty()) return e;
+      } else {
+        out->data_type = c.data_type;
+        if (!c.int32_false_true.empty() || !c.fp32_false_true.empty() ||
+            !c.bool_false_true.empty()) {
+          return "sequence batching must not specify either "
+                 "'int32_false_true', 'fp32_false_true' or 'bool_false_true' "
+                 "for " +
+                 kind + " for " + cfg.name;
+        }
+      }
+    }
+  }
+  out->datatype = DataTypeFromConfigName(out->data_type);
+  return "";
+}
+
+// Triton's checks of the control inputs (the part of ValidateModelConfig
+// for sequence batching).
+bool ValidateSequenceControls(const ModelConfig& cfg, std::string* error) {
+  SequenceControl c;
+  for (const char* kind :
+       {"CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_END",
+        "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_CORRID"}) {
+    *error = FindSequenceControl(cfg, kind, &c);
+    if (!error->empty()) return false;
+  }
+  if (!c.tensor.empty() && c.datatype != TRITONSERVER_TYPE_UINT64 &&
+      c.datatype != TRITONSERVER_TYPE_INT64 &&
+      c.datatype != TRITONSERVER_TYPE_UINT32 &&
+      c.datatype != TRITONSERVER_TYPE_INT32 &&
+      c.datatype != TRITONSERVER_TYPE_BYTES) {
+    *error = "unexpected data type for control CONTROL_SEQUENCE_CORRID for " +
+             cfg.name +
+             ". Allowed data types are TYPE_UINT64, TYPE_INT64, TYPE_UINT32, "
+             "TYPE_INT32 and TYPE_STRING";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace fake

@@ -51,6 +51,9 @@ struct Sequence {
   bool running = false;  // a request of it is queued or executing
   std::deque<TRITONSERVER_InferenceRequest*> waiting;  // behind that one
   uint64_t last_us = 0;                                // its last request
+  // Its END request was admitted: as in Triton, which forgets a sequence's
+  // id when it enqueues the END, a later request of the id needs START.
+  bool ended = false;
   // Implicit state, one per sequence_batching.state: its current value.
   std::vector<std::vector<char>> states;
 };

@@ -264,8 +264,11 @@ TRITONSERVER_Error* ReadModelConfig(Engine* engine, const std::string& name,
                   "name of the form 'model.<backend_name>'.");
   }
   // Triton checks the whole config while polling; the fake checks what
-  // concerns ensembles.
+  // concerns ensembles and sequence control inputs.
   if (IsEnsemble(*cfg) && !ValidateModelConfig(*cfg, &error)) {
+    return PollFailure(name, error);
+  }
+  if (cfg->has_sequence_batching && !ValidateSequenceControls(*cfg, &error)) {
     return PollFailure(name, error);
   }
   return nullptr;

@@ -4,15 +4,19 @@
 // cancellation of a waiting request (it ends the sequence), and implicit
 // state (sequence_batching.state): the state inputs a backend
 // reads, zeros (or the zero_data initial state) when a sequence starts, and
-// the state outputs it writes, kept for the sequence's next request.
-// Not modelled: control inputs, the oldest strategy, slots (a sequence
-// never waits for one), data_file initial states.
+// the state outputs it writes, kept for the sequence's next request; and
+// control inputs (START, END, READY, CORRID) given to the backend with each
+// request. The oldest strategy is accepted and runs as the direct one:
+// each request on its own (batching sequences together changes no result).
+// Not modelled: slots (a sequence never waits for one, so READY is always
+// true), data_file initial states.
 #include "sequence_batcher.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -48,7 +52,77 @@ uint64_t MachineMemoryBytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
+// A value as a tensor's one element.
+template <typename T>
+std::vector<char> ElementBytes(T v) {
+  std::vector<char> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+
 }  // namespace
+
+std::vector<ControlTensor> SequenceControlTensors(
+    const ModelConfig& cfg, const TRITONSERVER_InferenceRequest* r) {
+  std::vector<ControlTensor> out;
+  const bool start = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0;
+  const bool end = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0;
+  const std::pair<const char*, bool> kBoolean[] = {
+      {"CONTROL_SEQUENCE_START", start},
+      {"CONTROL_SEQUENCE_END", end},
+      {"CONTROL_SEQUENCE_READY", true}};
+  SequenceControl c;
+  for (const auto& k : kBoolean) {
+    // Load checked the config: no error here.
+    if (!FindSequenceControl(cfg, k.first, &c).empty() || c.tensor.empty()) {
+      continue;
+    }
+    out.push_back(
+        {c.tensor, c.datatype, k.second ? c.true_value : c.false_value});
+  }
+  if (!FindSequenceControl(cfg, "CONTROL_SEQUENCE_CORRID", &c).empty() ||
+      c.tensor.empty()) {
+    return out;
+  }
+  ControlTensor t{c.tensor, c.datatype, {}};
+  if (c.datatype == TRITONSERVER_TYPE_BYTES) {
+    // One BYTES element: the id's length, then the id.
+    const std::string& id = r->corr_str;
+    t.bytes = ElementBytes(static_cast<uint32_t>(id.size()));
+    t.bytes.insert(t.bytes.end(), id.begin(), id.end());
+  } else {
+    // The id's low bytes in the type's size (little-endian), as Triton
+    // copies it.
+    const uint64_t id = r->corr_id;
+    t.bytes = ElementBytes(id);
+    t.bytes.resize(DataTypeSize(c.datatype));
+  }
+  out.push_back(std::move(t));
+  return out;
+}
+
+TRITONSERVER_Error* CheckCorrelationIdType(
+    const ModelConfig& cfg, const TRITONSERVER_InferenceRequest* r) {
+  SequenceControl c;
+  if (!FindSequenceControl(cfg, "CONTROL_SEQUENCE_CORRID", &c).empty() ||
+      c.tensor.empty()) {
+    return nullptr;
+  }
+  const bool numeric = c.datatype == TRITONSERVER_TYPE_UINT64 ||
+                       c.datatype == TRITONSERVER_TYPE_INT64 ||
+                       c.datatype == TRITONSERVER_TYPE_UINT32 ||
+                       c.datatype == TRITONSERVER_TYPE_INT32;
+  const char* given = nullptr;
+  if (r->corr_is_string && c.datatype != TRITONSERVER_TYPE_BYTES) {
+    given = "BYTES";
+  } else if (!r->corr_is_string && !numeric) {
+    given = "UINT64";
+  }
+  if (given == nullptr) return nullptr;
+  return ErrArg(r->Prefix() + "sequence batching control '" + c.tensor +
+                "' data-type is '" + given + "', but model '" + cfg.name +
+                "' expects '" + TRITONSERVER_DataTypeString(c.datatype) + "'");
+}
 
 std::string SequenceKey(const TRITONSERVER_InferenceRequest* r) {
   return (r->corr_is_string ? "s:" : "u:") + SequenceIdText(r);
@@ -56,14 +130,6 @@ std::string SequenceKey(const TRITONSERVER_InferenceRequest* r) {
 
 std::string SequenceConfigProblem(const ModelConfig& cfg,
                                   TRITONSERVER_Error_Code* code) {
-  *code = TRITONSERVER_ERROR_UNSUPPORTED;
-  for (const auto& f : cfg.ignored_fields) {
-    if (f == "sequence_batching.control_input" ||
-        f == "sequence_batching.oldest") {
-      return "the fake engine's sequence batcher does not support " +
-             f.substr(18);
-    }
-  }
   *code = TRITONSERVER_ERROR_INVALID_ARG;
   // Triton's checks of each state's initial state (when the scheduler is
   // made, after the backend created the model).
@@ -129,7 +195,8 @@ TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
     m->sequences.by_key.erase(it);
     it = m->sequences.by_key.end();
   }
-  if (!start && it == m->sequences.by_key.end()) {
+  const bool end = (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0;
+  if (!start && (it == m->sequences.by_key.end() || it->second.ended)) {
     return ErrArg("inference request for sequence " + SequenceIdText(r) +
                   " to model '" + m->name +
                   "' must specify the START flag on the first request of the "
@@ -137,6 +204,9 @@ TRITONSERVER_Error* SequenceAdmit(Model* m, TRITONSERVER_InferenceRequest* r,
   }
   Sequence& seq = m->sequences.by_key[key];
   seq.last_us = now;
+  // A START after an END still running queues behind it (Triton would give
+  // it a slot of its own; one after the other, nothing it sees differs).
+  seq.ended = end;
   if (seq.running) {
     seq.waiting.push_back(r);
     *run_now = false;

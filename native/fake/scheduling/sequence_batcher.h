@@ -13,6 +13,24 @@
 
 namespace fake {
 
+// One control tensor of a request: name, type and the bytes of its one
+// element (the backend adds the shape: [1], or [1, 1] with batching).
+struct ControlTensor {
+  std::string name;
+  TRITONSERVER_DataType datatype;
+  std::vector<char> bytes;
+};
+// The control tensors of r, as Triton's batcher sets them: START and END
+// from the request's flags, READY true (the fake runs no empty slot),
+// CORRID the correlation id in the configured type.
+std::vector<ControlTensor> SequenceControlTensors(
+    const ModelConfig& cfg, const TRITONSERVER_InferenceRequest* r);
+// At submission (InferenceRequest::ValidateCorrelationId): a correlation
+// id of a type the CORRID control cannot take (a string id for a numeric
+// CORRID, a number for a TYPE_STRING one) is INVALID_ARG.
+TRITONSERVER_Error* CheckCorrelationIdType(
+    const ModelConfig& cfg, const TRITONSERVER_InferenceRequest* r);
+
 // A request's sequence: "u:<id>" or "s:<id>".
 std::string SequenceKey(const TRITONSERVER_InferenceRequest* r);
 // What the fake cannot do (UNSUPPORTED) or Triton refuses (INVALID_ARG,

@@ -66,6 +66,10 @@ void SetSyncCallbacks(bool enabled) { g_sync_callbacks.store(enabled); }
 TRITONSERVER_Error* RunRequest(TRITONSERVER_InferenceRequest* r,
                                TRITONSERVER_InferenceTrace* trace) {
   Model* m = r->model.get();
+  if (m->config.has_sequence_batching) {
+    // Part of Triton's request checks: nothing was counted yet.
+    if (auto* e = CheckCorrelationIdType(m->config, r)) return e;
+  }
   StartRequest(r, m, trace);
   if (m->config.has_sequence_batching) {
     bool run_now = true;
