@@ -74,6 +74,20 @@ function versionFolders(dir: string): number[] {
   return names.filter((n) => /^\d+$/.test(n) && isDirectory(join(dir, n))).map(Number);
 }
 
+/** The model files from which a backend completes a missing config (strictModelConfig false). */
+const COMPLETABLE = [
+  'model.onnx',
+  'model.plan',
+  'model.pt',
+  'model.py',
+  'model.savedmodel',
+  'model.graphdef',
+];
+
+function hasCompletableFile(versionDir: string): boolean {
+  return COMPLETABLE.some((f) => existsSync(join(versionDir, f)));
+}
+
 /** The versions a config's version_policy names that have no folder (for `specific`), else []. */
 function missingSpecificVersions(config: Record<string, unknown>, folders: number[]): number[] | undefined {
   const policy = config.version_policy as { specific?: { versions?: unknown[] } } | undefined;
@@ -101,6 +115,9 @@ export function modelFolderProblem(
   if (!existsSync(join(dir, file))) {
     if (options.strictModelConfig) {
       return `no ${file} in ${dir} (Triton needs one while strictModelConfig is true)`;
+    }
+    if (!versionFolders(dir).some((v) => hasCompletableFile(join(dir, String(v))))) {
+      return `no ${file} in ${dir}, and no model file in its version folders that a backend completes a config from (${COMPLETABLE.join(', ')})`;
     }
   } else {
     let text: string;

@@ -50,8 +50,8 @@ export const MUTATIONS = [
     name: 'r26-fake-one-version',
     why: "the fake's metadata gives the version of the release it imitates",
     file: 'native/fake/api/server.cc',
-    search: '      ReleaseServerVersion() + "\\",\\"triton_node_imitates\\":\\"" +\n',
-    replace: '      "2.70.0" "\\",\\"triton_node_imitates\\":\\"" +\n',
+    search: ' + ReleaseServerVersion() +\n',
+    replace: ' + "2.70.0" +\n',
     tests: ['test/api/releases.test.ts', 'test/request/differential.test.ts'],
   },
   {

@@ -26,7 +26,10 @@ const IO =
 const CAUSES: Record<string, RegExp> = {
   bad_config: /^config\.pbtxt does not parse: line 5, column \d+: /,
   no_version: /^no version folder in .*no_version: the model's files go in a numbered folder/,
-  no_config: /^no config\.pbtxt in .*no_config \(Triton needs one while strictModelConfig is true\)/,
+  // With strictModelConfig true (the library's default) it is the missing file; false (serve's
+  // default, as tritonserver): nothing a backend could complete a config from.
+  no_config:
+    /^no config\.pbtxt in .*no_config( \(Triton needs one while strictModelConfig is true\)|, and no model file in its version folders)/,
   bad_dims: /^config\.pbtxt: input 'INPUT0' dims \[0\]: each dimension must be an integer >= 1, or -1/,
   unknown_backend: /^UNAVAILABLE: .*unable to find backend library for backend 'no_such_backend'/,
   missing_file: /^UNAVAILABLE: .*model\.onnx/,

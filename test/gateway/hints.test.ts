@@ -128,6 +128,9 @@ const RPCS: Record<string, Msg> = {
   CudaSharedMemoryStatus: { name: 'no_such_region' },
   CudaSharedMemoryRegister: { name: 'r', raw_handle: Buffer.alloc(1), device_id: 0, byte_size: 8 },
   CudaSharedMemoryUnregister: { name: 'no_such_region' },
+  // Refused settings: the answer is an error, and nothing changes for the other tests.
+  TraceSetting: { model_name: 'no_such_model', settings: { trace_rate: { value: ['not a number'] } } },
+  LogSettings: { settings: { log_verbose_level: { string_param: 'not a number' } } },
 };
 
 describe('gRPC', () => {

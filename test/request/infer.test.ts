@@ -430,7 +430,9 @@ describe('inference', () => {
     });
     const t = timed.timing!;
     expect(t).toBeDefined();
-    const { timestampsNs, ...intervals } = t;
+    const { timestampsNs, traces, ...intervals } = t;
+    // One trace: the request's own (an ensemble adds its steps').
+    expect(traces).toHaveLength(1);
     for (const v of [...Object.values(intervals), ...Object.values(timestampsNs)]) {
       expect(Number.isFinite(v)).toBe(true);
       expect(v).toBeGreaterThanOrEqual(0);
