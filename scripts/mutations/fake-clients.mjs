@@ -19,7 +19,7 @@ export const MUTATIONS = [
     why: "a batched string output goes back to each request as its own rows: every request got the whole batch's strings",
     file: 'native/fake/backends/onnxruntime_backend.cc',
     search: 'strings ? starts[element + my_elements] - starts[element]',
-    replace: 'strings ? serialized.size()',
+    replace: 'strings ? starts.back()',
     tests: ['test/backends/fake-onnxruntime.test.ts'],
   },
   {

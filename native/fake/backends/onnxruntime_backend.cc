@@ -936,6 +936,92 @@ std::string SerializeStrings(const ort::Library& lib, ort::Value* value,
   return "";
 }
 
+// The element type and shape of a computed output; a scalar output takes
+// the shape the model configuration gives it.
+std::string OutputTypeAndShape(const OnnxModel& om, const std::string& name,
+                               ort::Value* value, int* type,
+                               std::vector<int64_t>* shape) {
+  const ort::Api& a = om.lib->api;
+  ort::TensorInfo* info = nullptr;
+  std::string e = om.lib->Take(a.GetTensorTypeAndShape(value, &info));
+  if (!e.empty()) return e;
+  size_t rank = 0;
+  e = om.lib->Take(a.GetTensorElementType(info, type));
+  if (e.empty()) e = om.lib->Take(a.GetDimensionsCount(info, &rank));
+  if (e.empty()) {
+    shape->resize(rank);
+    e = om.lib->Take(a.GetDimensions(info, shape->data(), rank));
+  }
+  a.ReleaseTensorInfo(info);
+  if (!e.empty()) return e;
+  if (shape->empty()) {
+    auto it = om.scalar_outputs.find(name);
+    if (it == om.scalar_outputs.end()) {
+      return "Failed to find the scalar output dimension for " + name +
+             " in the model configuration.";
+    }
+    *shape = it->second;
+  }
+  return "";
+}
+
+// A batch's computed output as it is sent: fixed-size elements from ONNX
+// Runtime's buffer; strings from their BYTES form, `starts[i]` the offset of
+// element i in it.
+struct BatchOutput {
+  const std::string& name;
+  const TensorConfig* config;
+  const std::vector<int64_t>& shape;
+  int64_t elements;
+  bool strings;
+  const void* data;
+  const std::vector<size_t>& starts;
+};
+
+// Gives each request that asked for the output its rows of the batch (the
+// whole output when the model does not batch).
+void SendRows(const BatchOutput& out,
+              const std::vector<TRITONSERVER_InferenceRequest*>& b,
+              TRITONSERVER_InferenceResponse** resps, int64_t total_batch,
+              bool batching) {
+  const std::vector<size_t>& starts = out.starts;
+  const size_t element_size =
+      out.strings ? 0 : DataTypeSize(out.config->datatype);
+  const size_t per_row = static_cast<size_t>(
+      batching && total_batch > 0 ? out.elements / total_batch : out.elements);
+  size_t offset = 0, element = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    TRITONSERVER_InferenceRequest* r = b[i];
+    std::vector<int64_t> mine = out.shape;
+    size_t my_elements = static_cast<size_t>(out.elements);
+    if (batching) {
+      mine[0] = static_cast<int64_t>(r->request_batch);
+      my_elements = per_row * r->request_batch;
+    }
+    const size_t my_bytes =
+        out.strings ? starts[element + my_elements] - starts[element]
+                    : my_elements * element_size;
+    element += my_elements;
+    const bool wanted =
+        std::find(r->outputs_to_send.begin(), r->outputs_to_send.end(),
+                  out.config) != r->outputs_to_send.end();
+    if (wanted && resps[i]->error == nullptr) {
+      ResponseOutput* o = nullptr;
+      TRITONSERVER_Error* err =
+          AllocateOutput(resps[i], r->target, out.config, mine, my_bytes, &o);
+      if (err == nullptr && my_bytes > 0) {
+        std::string ce =
+            CopyBuffer(o->buffer, o->memory_type, o->memory_type_id,
+                       static_cast<const char*>(out.data) + offset,
+                       TRITONSERVER_MEMORY_CPU, 0, my_bytes, out.name);
+        if (!ce.empty()) err = Err(TRITONSERVER_ERROR_INTERNAL, ce);
+      }
+      if (err != nullptr) resps[i]->error = err;
+    }
+    offset += my_bytes;
+  }
+}
+
 // One computed output for each request that asked for it: its rows of the
 // batch (the whole output when the model does not batch).
 std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
@@ -944,28 +1030,10 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
                         int64_t total_batch, bool batching) {
   const OnnxModel& om = *m->onnx;
   const ort::Api& a = om.lib->api;
-  ort::TensorInfo* info = nullptr;
-  std::string e = om.lib->Take(a.GetTensorTypeAndShape(value, &info));
-  if (!e.empty()) return e;
   int type = 0;
-  size_t rank = 0;
   std::vector<int64_t> shape;
-  e = om.lib->Take(a.GetTensorElementType(info, &type));
-  if (e.empty()) e = om.lib->Take(a.GetDimensionsCount(info, &rank));
-  if (e.empty()) {
-    shape.resize(rank);
-    e = om.lib->Take(a.GetDimensions(info, shape.data(), rank));
-  }
-  a.ReleaseTensorInfo(info);
+  std::string e = OutputTypeAndShape(om, name, value, &type, &shape);
   if (!e.empty()) return e;
-  if (shape.empty()) {
-    auto it = om.scalar_outputs.find(name);
-    if (it == om.scalar_outputs.end()) {
-      return "Failed to find the scalar output dimension for " + name +
-             " in the model configuration.";
-    }
-    shape = it->second;
-  }
   const TensorConfig* oc = nullptr;
   for (const auto& t : m->config.output) {
     if (t.name == name) oc = &t;
@@ -992,8 +1060,6 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
            ", expected a first dimension of " + std::to_string(total_batch) +
            " (the batch)";
   }
-  // Fixed-size elements are sent from ONNX Runtime's buffer; strings from
-  // their BYTES form, `starts[i]` the offset of element i in it.
   std::vector<char> serialized;
   std::vector<size_t> starts;
   if (strings) {
@@ -1002,40 +1068,8 @@ std::string SplitOutput(Model* m, const std::string& name, ort::Value* value,
     if (!e.empty()) return e;
     data = serialized.data();
   }
-  const size_t element_size = strings ? 0 : DataTypeSize(oc->datatype);
-  const size_t per_row = static_cast<size_t>(
-      batching && total_batch > 0 ? elements / total_batch : elements);
-  size_t offset = 0, element = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    TRITONSERVER_InferenceRequest* r = b[i];
-    std::vector<int64_t> mine = shape;
-    size_t my_elements = static_cast<size_t>(elements);
-    if (batching) {
-      mine[0] = static_cast<int64_t>(r->request_batch);
-      my_elements = per_row * r->request_batch;
-    }
-    const size_t my_bytes =
-        strings ? starts[element + my_elements] - starts[element]
-                : my_elements * element_size;
-    element += my_elements;
-    const bool wanted =
-        std::find(r->outputs_to_send.begin(), r->outputs_to_send.end(), oc) !=
-        r->outputs_to_send.end();
-    if (wanted && resps[i]->error == nullptr) {
-      ResponseOutput* o = nullptr;
-      TRITONSERVER_Error* err =
-          AllocateOutput(resps[i], r->target, oc, mine, my_bytes, &o);
-      if (err == nullptr && my_bytes > 0) {
-        std::string ce =
-            CopyBuffer(o->buffer, o->memory_type, o->memory_type_id,
-                       static_cast<char*>(data) + offset,
-                       TRITONSERVER_MEMORY_CPU, 0, my_bytes, name);
-        if (!ce.empty()) err = Err(TRITONSERVER_ERROR_INTERNAL, ce);
-      }
-      if (err != nullptr) resps[i]->error = err;
-    }
-    offset += my_bytes;
-  }
+  SendRows({name, oc, shape, elements, strings, data, starts}, b, resps,
+           total_batch, batching);
   return "";
 }
 

@@ -309,6 +309,50 @@ void EchoRequest(const TRITONSERVER_InferenceRequest& r,
   add("flags", "uint:" + std::to_string(r.flags));
 }
 
+// Each request's response from the model's backend, in `resps` (the
+// onnxruntime backend answered the whole batch before).
+void RespondEach(Model* m, const std::vector<TRITONSERVER_InferenceRequest*>& b,
+                 TRITONSERVER_InferenceResponse** resps) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (m->backend == BackendKind::kOnnxRuntime) continue;
+    if (m->backend == BackendKind::kStandIn) {
+      StandInRespond(m, b[i], resps[i]);
+      continue;
+    }
+    if (m->backend == BackendKind::kTextEmbedding) {
+      TextEmbeddingRespond(m, b[i], resps[i]);
+      continue;
+    }
+    IdentityRespond(m, b[i], resps[i]);
+    if (m->echo_request && resps[i]->error == nullptr) {
+      EchoRequest(*b[i], resps[i]);
+    }
+  }
+}
+
+// Sends each request its response, counted in the model's statistics and
+// reported to its trace with the execution's times.
+void DeliverEach(Model* m, const std::vector<TRITONSERVER_InferenceRequest*>& b,
+                 TRITONSERVER_InferenceResponse** resps, uint64_t start,
+                 uint64_t input_end, uint64_t output_start, uint64_t end) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    TRITONSERVER_InferenceRequest* r = b[i];
+    TRITONSERVER_InferenceResponse* resp = resps[i];
+    if (r->trace != nullptr) {
+      ReportCompute(r->trace, start, input_end, output_start, end);
+      r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
+      resp->trace = r->trace;  // released when the response is deleted
+    }
+    if (resp->error == nullptr) {
+      AddSuccess(m, r, start, input_end - start, output_start - input_end,
+                 end - output_start);
+    } else {
+      AddFail(m, r);
+    }
+    DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+  }
+}
+
 }  // namespace
 
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
@@ -336,21 +380,7 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
     OnnxRuntimeRespond(m, b, resps);
   }
   const uint64_t output_start = SteadyNs();
-  for (size_t i = 0; i < n; ++i) {
-    if (m->backend == BackendKind::kOnnxRuntime) continue;
-    if (m->backend == BackendKind::kStandIn) {
-      StandInRespond(m, b[i], resps[i]);
-      continue;
-    }
-    if (m->backend == BackendKind::kTextEmbedding) {
-      TextEmbeddingRespond(m, b[i], resps[i]);
-      continue;
-    }
-    IdentityRespond(m, b[i], resps[i]);
-    if (m->echo_request && resps[i]->error == nullptr) {
-      EchoRequest(*b[i], resps[i]);
-    }
-  }
+  RespondEach(m, b, resps);
   const uint64_t end = SteadyNs();
   {
     std::lock_guard<std::mutex> lock(m->stats.mu);
@@ -367,22 +397,7 @@ void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
           (r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0);
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    TRITONSERVER_InferenceRequest* r = b[i];
-    TRITONSERVER_InferenceResponse* resp = resps[i];
-    if (r->trace != nullptr) {
-      ReportCompute(r->trace, start, input_end, output_start, end);
-      r->trace->Report(TRITONSERVER_TRACE_REQUEST_END, SteadyNs());
-      resp->trace = r->trace;  // released when the response is deleted
-    }
-    if (resp->error == nullptr) {
-      AddSuccess(m, r, start, input_end - start, output_start - input_end,
-                 end - output_start);
-    } else {
-      AddFail(m, r);
-    }
-    DeliverResponse(r->target, resp, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-  }
+  DeliverEach(m, b, resps, start, input_end, output_start, end);
   // Triton's identity backend reports the execution before it releases the
   // requests, so a released request's execution is already counted (an
   // ensemble's release, which waits for its steps' releases, too); its
