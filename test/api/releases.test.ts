@@ -48,11 +48,7 @@ describe('server.triton: which Triton runs', () => {
     skipIf(ctx, fakeOnly('the fake engine imitates a release'));
     expect(fakeEngine.release()).toBe('r26.06');
     expect(server().triton).toMatchObject({ server: '2.70.0', api: '1.34', release: 'r26.06' });
-    expect(await server().metadata()).toMatchObject({
-      name: 'triton',
-      version: '2.70.0',
-      triton_node_imitates: 'r26.06',
-    });
+    expect(await server().metadata()).toMatchObject({ name: 'triton', version: '2.70.0' });
   });
 
   it('fakeEngine.release refuses a release it does not know, naming the ones it does', () => {
