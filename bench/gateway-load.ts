@@ -25,7 +25,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
-import { Server } from '../lib/index.js';
+import { Server } from 'triton-node';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type CudaBuffer, type HostBuffer, cuda } from '../lib/tensor/cuda.js';
+import { type CudaBuffer, type HostBuffer, cuda } from '../packages/triton-node/lib/tensor/cuda.js';
 
 type Placement = 'pageable' | 'pinned' | 'device';
 
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
   if (!existsSync(library))
     throw new Error(`no Triton library at ${library} (build the fake or pass --library)`);
 
-  const api = (await import('../lib/index.js')) as unknown as PublicApi;
+  const api = (await import('triton-node')) as unknown as PublicApi;
   const server = await createServer(api, library);
   const info = api.libraryInfo?.() ?? null;
   const isFake = info?.isFake ?? library.includes(join('build', 'fake'));

@@ -18,8 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { type IsolatedGateway, createGateway, createIsolatedGateway } from '../lib/gateway/index.js';
-import { Server } from '../lib/index.js';
+import { type IsolatedGateway, createGateway, createIsolatedGateway } from '@triton-node/gateway';
+import { Server } from 'triton-node';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({

@@ -24,10 +24,10 @@ import path from 'node:path';
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { createGateway } from '../lib/gateway/index.js';
-import { Server } from '../lib/index.js';
-import { LLM, type LlmManifest, makeLlm } from '../test/gpu/llm/llm.js';
-import { torchMissing, torchPython } from '../test/gpu/torch/models.js';
+import { createGateway } from '@triton-node/gateway';
+import { Server } from 'triton-node';
+import { LLM, type LlmManifest, makeLlm } from '@triton-node/test-support/gpu/llm/llm.js';
+import { torchMissing, torchPython } from '@triton-node/test-support/gpu/torch/models.js';
 
 const DRIVER = fileURLToPath(new URL('./llm/driver.py', import.meta.url));
 const WORKER = fileURLToPath(new URL('./llm/openai-worker.mjs', import.meta.url));

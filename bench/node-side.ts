@@ -83,7 +83,7 @@ export class NodeSide {
 
   /** Starts one server for the whole run and loads every model the cases need. */
   static async start(settings: NodeSettings, models: string[]): Promise<NodeSide> {
-    const api = (await import('../lib/index.js')) as unknown as PublicApi;
+    const api = (await import('triton-node')) as unknown as PublicApi;
     const options: Record<string, unknown> = {
       modelRepository: settings.repository,
       library: settings.library,

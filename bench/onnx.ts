@@ -13,14 +13,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type * as Ort from 'onnxruntime-node';
-import { type Model, type Server, formatModelConfig } from '../lib/index.js';
+import { type Model, type Server, formatModelConfig } from 'triton-node';
 import {
   type RealModelFiles,
   type RealRepositoryOptions,
   makeRealModelRepository,
   realModelConfigs,
   realModelFiles,
-} from '../test/backends/real-models.js';
+} from '@triton-node/test-support/backends/real-models.js';
 import { type LoopRun, type Once, closedLoop } from './closed-loop.js';
 
 export type OnnxModelName = 'ocr_det' | 'ocr_cls' | 'silero_vad';
@@ -481,7 +481,7 @@ async function writeRecord(cases: OnnxCase[], facts: RunFacts, opts: OnnxBenchOp
  * sides use, not the npm package's.
  */
 export async function benchVsOnnxruntime(opts: OnnxBenchOptions): Promise<number> {
-  const { Server, libraryInfo } = await import('../lib/index.js');
+  const { Server, libraryInfo } = await import('triton-node');
   const files = realModelFiles();
   if (typeof files === 'string') throw new Error(`the real ONNX models are missing: ${files}`);
   const loadBefore = os.loadavg()[0]!;

@@ -23,10 +23,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
 import OpenAI from 'openai';
-import { createGateway } from '../lib/gateway/index.js';
-import { Server } from '../lib/index.js';
-import { fakeEngine } from '../lib/testing.js';
-import { writeLlmModel } from '../test/backends/python-llm.js';
+import { createGateway } from '@triton-node/gateway';
+import { Server } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
+import { writeLlmModel } from '@triton-node/test-support/backends/python-llm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
-const { Server } = await import('../lib/index.ts');
+const { Server } = await import('triton-node');
 const { shared, role, requests } = workerData;
 const report = (m) => parentPort.postMessage(m);
 const text = (err) => `${err?.name}: ${err?.code ?? ''} ${err?.message ?? err}`;

@@ -53,9 +53,9 @@ interface Sample {
 }
 
 /** The part of the API the soak uses (imported lazily: the CLI's other commands do not load the addon). */
-type Api = typeof import('../lib/index.js');
-type Testing = typeof import('../lib/testing.js');
-type Native = typeof import('../lib/addon/load.js');
+type Api = typeof import('triton-node');
+type Testing = typeof import('triton-node/testing');
+type Native = typeof import('../packages/triton-node/lib/addon/load.js');
 
 const MiB = 1024 * 1024;
 /** How long requests may take to drain after their worker ended or the server stopped. */
@@ -468,9 +468,9 @@ async function startServer(api: Api, options: SoakOptions) {
 
 async function run(options: SoakOptions): Promise<number> {
   const gc = exposeGc();
-  const api: Api = await import('../lib/index.js');
-  const testing: Testing = await import('../lib/testing.js');
-  const native: Native = await import('../lib/addon/load.js');
+  const api: Api = await import('triton-node');
+  const testing: Testing = await import('triton-node/testing');
+  const native: Native = await import('../packages/triton-node/lib/addon/load.js');
   const info = api.loadLibrary(options.library);
   const sampler = new Sampler(gc, native, testing);
   const server = await startServer(api, options);

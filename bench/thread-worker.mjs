@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
-const { Server } = await import('../lib/index.ts');
+const { Server } = await import('triton-node');
 const { shared, model: name, shape, concurrency } = workerData;
 const now = () => performance.timeOrigin + performance.now();
 const server = await Server.attach(shared);

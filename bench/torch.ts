@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Ort from 'onnxruntime-node';
-import { type CudaBuffer, type HostBuffer, Server, cuda } from '../lib/index.js';
+import { type CudaBuffer, type HostBuffer, Server, cuda } from 'triton-node';
 import {
   type Manifest,
   makeGpuModels,
@@ -30,7 +30,7 @@ import {
   row,
   torchMissing,
   torchPython,
-} from '../test/gpu/torch/models.js';
+} from '@triton-node/test-support/gpu/torch/models.js';
 import { type LoopRun, closedLoop } from './closed-loop.js';
 
 const DRIVER = fileURLToPath(new URL('./torch/driver.py', import.meta.url));

@@ -1,4 +1,4 @@
-// Lint for C++: every tracked source under native/ and bench/native/ must be
+// Lint for C++: every tracked source under packages/triton-node/native/ and bench/native/ must be
 // formatted as .clang-format says. Prints the files that are not.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';

@@ -12,7 +12,7 @@
 // makes every kill meaningless). TypeScript mutations run first, on the
 // unmutated build; native ones are grouped by file so each rebuild compiles
 // one file (and the previous file's restored text) on 2 cores. GPU
-// mutations run the GPU project on the CUDA stub (test/gpu/stub-cudart.c),
+// mutations run the GPU project on the CUDA stub (packages/test-support/gpu/stub-cudart.c),
 // which needs gcc. Set TRITON_SERVER_LIB / TRITON_BACKEND_DIR to run the
 // conformance files against a real Triton instead of the fake engine.
 import { spawnSync } from 'node:child_process';
@@ -74,7 +74,7 @@ if (args.only !== undefined) {
   selected = MUTATIONS.filter((m) => names.includes(m.name));
 }
 
-const isNative = (m) => m.file.startsWith('native/');
+const isNative = (m) => m.file.startsWith('packages/triton-node/native/');
 // TypeScript first (they need no build), then native grouped by file.
 const order = [
   ...selected.filter((m) => !isNative(m)),
@@ -155,7 +155,7 @@ if (order.some((m) => m.gpu)) {
     '-fPIC',
     '-o',
     lib,
-    join(work, 'test/gpu/stub-cudart.c'),
+    join(work, 'packages/test-support/gpu/stub-cudart.c'),
     '-lpthread',
     '-lrt',
   ]);

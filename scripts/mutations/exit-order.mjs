@@ -8,9 +8,9 @@ export const MUTATIONS = [
   {
     name: 'exit-handler-not-renewed',
     why: "exit: the addon's exit handler is registered only when the library loads, so at exit() it runs after Triton's singletons and backends were destroyed (process.exit mid-stream: SIGSEGV/SIGABRT)",
-    file: 'native/server/core.cc',
+    file: 'packages/triton-node/native/server/core.cc',
     search: '        RenewExitHandler();\n',
     replace: '',
-    tests: ['test/lifecycle/exit-order.test.ts'],
+    tests: ['packages/triton-node/test/lifecycle/exit-order.test.ts'],
   },
 ];

@@ -6,16 +6,16 @@
 // no test protecting (serve's boolean flags, a client leaving during
 // admission, the front's control header).
 
-const HOSTILE = 'test/hostile/gateway.test.ts';
-const ISOLATION = 'test/gateway/isolation.test.ts';
-const SERVE = 'test/gateway/serve.test.ts';
+const HOSTILE = 'packages/gateway/test/hostile/gateway.test.ts';
+const ISOLATION = 'packages/gateway/test/isolation.test.ts';
+const SERVE = 'packages/gateway/test/serve.test.ts';
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
   {
     name: 'slow-client-unbounded',
     why: 'streams: while a route waits for a client that reads nothing, the model goes on filling its stream past streams.highWaterMark (up to the library’s 65,536 responses)',
-    file: 'lib/gateway/slow-client.ts',
+    file: 'packages/gateway/lib/slow-client.ts',
     search: '      held !== undefined &&\n',
     replace: '      held === null &&\n',
     tests: [HOSTILE],
@@ -23,7 +23,7 @@ export const MUTATIONS = [
   {
     name: 'slow-client-no-timeout',
     why: 'streams: a client that takes nothing is waited for forever, never cut after streams.writeTimeoutMs',
-    file: 'lib/gateway/slow-client.ts',
+    file: 'packages/gateway/lib/slow-client.ts',
     search: "    const timer = setTimeout(() => done('timeout'), limits.writeTimeoutMs);\n",
     replace: '    const timer = setTimeout(() => undefined, limits.writeTimeoutMs);\n',
     tests: [HOSTILE],
@@ -31,7 +31,7 @@ export const MUTATIONS = [
   {
     name: 'slow-client-end-unwatched',
     why: 'streams: an answer ended (its last event queued) to a client that reads nothing stays open, and in flight, until the client leaves',
-    file: 'lib/gateway/slow-client.ts',
+    file: 'packages/gateway/lib/slow-client.ts',
     search: '  const timer = setTimeout(() => out.destroy(), timeoutMs);\n',
     replace: '  const timer = setTimeout(() => undefined, timeoutMs);\n',
     tests: [HOSTILE],
@@ -39,7 +39,7 @@ export const MUTATIONS = [
   {
     name: 'openai-keys-inherited',
     why: "OpenAI: a body key is looked up in a plain object's table, so 'toString' and 'constructor' pass as supported parameters and '__proto__' answers a TypeError",
-    file: 'lib/gateway/openai/protocol.ts',
+    file: 'packages/gateway/lib/openai/protocol.ts',
     search: '    const accepts = UNSUPPORTED.get(key);\n',
     replace:
       '    const accepts = (Object.fromEntries(UNSUPPORTED) as Record<string, (v: unknown) => boolean>)[key];\n',
@@ -48,7 +48,7 @@ export const MUTATIONS = [
   {
     name: 'limit-states-never-forgotten',
     why: 'guard: the per-model state of every model name ever asked is kept, refilled or not: memory grows with invented names',
-    file: 'lib/gateway/guard/limits.ts',
+    file: 'packages/gateway/lib/guard/limits.ts',
     search:
       '    for (const [model, state] of this.models) if (state.atRest(now)) this.models.delete(model);\n',
     replace: '',
@@ -57,7 +57,7 @@ export const MUTATIONS = [
   {
     name: 'limit-states-unbounded',
     why: 'guard: with slowly refilling buckets the per-model states have no bound, and each invented name gets a fresh, full bucket',
-    file: 'lib/gateway/guard/limits.ts',
+    file: 'packages/gateway/lib/guard/limits.ts',
     search: '    if (this.models.size >= MAX_MODEL_STATES) {\n',
     replace: '    if (this.models.size < 0) {\n',
     tests: [HOSTILE],
@@ -65,7 +65,7 @@ export const MUTATIONS = [
   {
     name: 'admission-left-kept',
     why: 'a client that left while its request was admitted: the admission is kept by a request that has ended, its concurrency slot never given back, no audit line written',
-    file: 'lib/gateway/exchange.ts',
+    file: 'packages/gateway/lib/exchange.ts',
     search: '    if (this.#ended) {\n      admission.done(outcome());\n      return false;\n    }\n',
     replace: '',
     tests: [HOSTILE],
@@ -73,7 +73,7 @@ export const MUTATIONS = [
   {
     name: 'inflight-counted-by-gauge',
     why: 'the ledger of requests in flight counts only through its metrics gauge: a gateway without metrics and the isolating front count nothing, and their drains wait for nothing',
-    file: 'lib/gateway/exchange.ts',
+    file: 'packages/gateway/lib/exchange.ts',
     search: '    this.#count++;\n    this.#gauge?.inFlight(this.#count);\n',
     replace: '    this.#gauge?.inFlight(++this.#count);\n',
     tests: [SERVE, ISOLATION],
@@ -81,7 +81,7 @@ export const MUTATIONS = [
   {
     name: 'worker-exit-waits-for-triton',
     why: "isolation: a group process past its stop deadline exits through process.exit, whose addon cleanup waits Triton's exitTimeoutSeconds for a model that ignores cancellation",
-    file: 'lib/gateway/isolation/worker.ts',
+    file: 'packages/gateway/lib/isolation/worker.ts',
     search: "    process.kill(process.pid, 'SIGKILL');\n",
     replace: '    process.exit(0);\n',
     tests: [ISOLATION],
@@ -89,7 +89,7 @@ export const MUTATIONS = [
   {
     name: 'worker-drains-again-on-stop',
     why: "isolation: a group process told to stop (the front's drain deadline passed) drains again for seconds of its own before it cancels its streams",
-    file: 'lib/gateway/isolation/worker.ts',
+    file: 'packages/gateway/lib/isolation/worker.ts',
     search: "  if (message.type === 'stop') void stop(0, 0);\n",
     replace: "  if (message.type === 'stop') void stop(0, STOP_DEADLINE_MS);\n",
     tests: [ISOLATION],
@@ -97,7 +97,7 @@ export const MUTATIONS = [
   {
     name: 'front-forwards-control-header',
     why: "isolation: the front forwards a client's x-triton-node-isolation-control header (the header of its own requests to a group) instead of dropping it",
-    file: 'lib/gateway/isolation/proxy.ts',
+    file: 'packages/gateway/lib/isolation/proxy.ts',
     search:
       "    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length' && name !== CONTROL_HEADER)\n",
     replace: "    if (!HOP_BY_HOP.has(name) && name !== 'inference-header-content-length')\n",
@@ -106,7 +106,7 @@ export const MUTATIONS = [
   {
     name: 'serve-boolean-space-value',
     why: "serve: '--exit-on-error false' (the value after a space) leaves 'false' to be read as a model repository, and the flag true",
-    file: 'lib/cli/commands/serve.ts',
+    file: 'packages/gateway/lib/cli/serve.ts',
     search: "      if (next === 'true' || next === 'false') {\n",
     replace: "      if (next === 'true' && next === 'false') {\n",
     tests: [SERVE],
@@ -114,17 +114,17 @@ export const MUTATIONS = [
   {
     name: 'doctor-prints-raw-names',
     why: "doctor: a model folder's name is printed as it is: its escape sequences reach the terminal, a newline forges a line of the table",
-    file: 'lib/doctor/report.ts',
+    file: 'packages/triton-node/lib/doctor/report.ts',
     search: '    subject: printable(c.subject),\n    detail: printable(c.detail),\n',
     replace: '    subject: c.subject,\n    detail: c.detail,\n',
-    tests: ['test/cli/doctor.test.ts'],
+    tests: ['packages/triton-node/test/cli/doctor.test.ts'],
   },
   {
     name: 'lint-prints-raw-names',
     why: "lint: a finding's file (a model folder's name in it) is printed as it is, escape sequences and newlines included",
-    file: 'lib/lint/index.ts',
+    file: 'packages/triton-node/lib/lint/index.ts',
     search: '      lines.push(printable(f.file));\n',
     replace: '      lines.push(f.file);\n',
-    tests: ['test/lint/lint.test.ts'],
+    tests: ['packages/triton-node/test/lint/lint.test.ts'],
   },
 ];

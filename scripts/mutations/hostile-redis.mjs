@@ -4,8 +4,8 @@
 // credential is revoked; revocations that expire; keys that must expire in
 // Redis; a cost past a bucket's capacity; a body charged for what it declares.
 
-const HOSTILE = 'test/hostile/redis-guard.test.ts';
-const STORE = 'lib/gateway/guard/store.ts';
+const HOSTILE = 'packages/gateway/test/hostile/redis-guard.test.ts';
+const STORE = 'packages/gateway/lib/guard/store.ts';
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
@@ -56,7 +56,7 @@ export const MUTATIONS = [
   {
     name: 'deny-list-expiry-ignored',
     why: 'revocation: expired revocations are kept, and the deny list never shrinks (a token revoked until its exp stays refused)',
-    file: 'lib/gateway/guard/deny-list.ts',
+    file: 'packages/gateway/lib/guard/deny-list.ts',
     search: '    return until !== undefined && until > now;\n',
     replace: '    return until !== undefined;\n',
     tests: [HOSTILE],
@@ -105,7 +105,7 @@ export const MUTATIONS = [
   {
     name: 'local-oversize-cost-refused',
     why: "limits: a request costing more than a bucket's capacity is refused for ever instead of passing a full bucket and leaving it in debt",
-    file: 'lib/gateway/guard/limits.ts',
+    file: 'packages/gateway/lib/guard/limits.ts',
     search: '    const need = Math.min(cost, this.capacity);\n',
     replace: '    const need = cost;\n',
     tests: [HOSTILE],
@@ -113,7 +113,7 @@ export const MUTATIONS = [
   {
     name: 'declared-body-charged-at-admission',
     why: 'bytesPerSecond: a body is charged its declared Content-Length at admission, so one declared and never sent locks the tenant out',
-    file: 'lib/gateway/guard/guard.ts',
+    file: 'packages/gateway/lib/guard/guard.ts',
     search: '  return { take: request.bodyUnread === true ? 0 : n, need: n };\n',
     replace: '  return { take: n, need: n };\n',
     tests: [HOSTILE],
@@ -121,7 +121,7 @@ export const MUTATIONS = [
   {
     name: 'oversize-body-declared',
     why: 'bytesPerSecond: a Content-Length past maxBodyBytes is weighed against the bytes buckets, and answered 429 (come back later) instead of 413 (never)',
-    file: 'lib/gateway/http/server.ts',
+    file: 'packages/gateway/lib/http/server.ts',
     search: '  const declared = Number.isSafeInteger(length) && length >= 0 && length <= maxBodyBytes;\n',
     replace: '  const declared = Number.isSafeInteger(length) && length >= 0;\n',
     tests: [HOSTILE],
@@ -129,7 +129,7 @@ export const MUTATIONS = [
   {
     name: 'declared-body-never-charged',
     why: 'bytesPerSecond: a body admitted on its Content-Length is never charged once read (every byte of it free)',
-    file: 'lib/gateway/exchange.ts',
+    file: 'packages/gateway/lib/exchange.ts',
     search:
       '    if (context.bytesIn === undefined || declared) this.bodyCharge = chargeOf(admission, declared);\n',
     replace: '    if (context.bytesIn === undefined) this.bodyCharge = chargeOf(admission, declared);\n',
@@ -138,7 +138,7 @@ export const MUTATIONS = [
   {
     name: 'declared-body-named-free',
     why: "bytesPerSecond: a body admitted on its declared size and read before its model is named (the OpenAI routes) is not charged to the tenant's buckets",
-    file: 'lib/gateway/guard/guard.ts',
+    file: 'packages/gateway/lib/guard/guard.ts',
     search: '        const taken = admitted.bytesIn !== undefined && admitted.bodyUnread !== true;\n',
     replace: '        const taken = admitted.bytesIn !== undefined;\n',
     tests: [HOSTILE],
