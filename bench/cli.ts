@@ -157,7 +157,7 @@ function benchSettings(opts: BenchOptions): DriverSettings {
     fileMustExist(
       opts.driver,
       'C++ bench driver',
-      '   - build it: npx node-gyp configure && make -C build bench_driver\n' +
+      '   - build it: (cd bench && npx node-gyp rebuild)\n' +
         '   - or leave it out: --sides node',
     );
   }
@@ -557,7 +557,7 @@ function benchCommand(cmd: Command): void {
     .option(
       '--library <path>',
       'libtritonserver.so to use (default: TRITON_SERVER_LIB, else the fake engine)',
-      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'build/fake/libtritonserver.so'),
+      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'packages/fake-engine/build/fake/libtritonserver.so'),
     )
     .option('--repository <dir>', 'model repository', path.join(ROOT, 'bench/models'))
     .option(
@@ -578,7 +578,7 @@ function benchCommand(cmd: Command): void {
       ['node', 'cpp'] as Side[],
     )
     .option('--out <dir>', 'where the JSON and the chart go', path.join(ROOT, 'bench/results'))
-    .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'build/Release/bench_driver'))
+    .option('--driver <path>', 'the C++ driver', path.join(ROOT, 'bench/build/Release/bench_driver'))
     .option('--no-progress', 'no progress bar');
   anchorOptions(benchCmd).action(async (opts: BenchOptions, command: Command) => {
     process.exitCode =
@@ -621,7 +621,7 @@ function soakCommand(cmd: Command): void {
     .option(
       '--library <path>',
       'libtritonserver.so to use (default: TRITON_SERVER_LIB, else the fake engine)',
-      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'build/fake/libtritonserver.so'),
+      process.env.TRITON_SERVER_LIB || path.join(ROOT, 'packages/fake-engine/build/fake/libtritonserver.so'),
     )
     .option(
       '--repository <dir>',

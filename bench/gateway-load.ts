@@ -33,7 +33,7 @@ const { values } = parseArgs({
   options: {
     library: {
       type: 'string',
-      default: process.env.TRITON_SERVER_LIB ?? `${ROOT}/build/fake/libtritonserver.so`,
+      default: process.env.TRITON_SERVER_LIB ?? `${ROOT}/packages/fake-engine/build/fake/libtritonserver.so`,
     },
     'backend-dir': { type: 'string', default: process.env.TRITON_BACKEND_DIR },
     duration: { type: 'string', default: '20' },

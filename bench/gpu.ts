@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type CudaBuffer, type HostBuffer, cuda } from '../packages/triton-node/lib/tensor/cuda.js';
+import { type CudaBuffer, type HostBuffer, cuda } from 'triton-node';
 
 type Placement = 'pageable' | 'pinned' | 'device';
 

@@ -26,7 +26,7 @@ const { values } = parseArgs({
   options: {
     library: {
       type: 'string',
-      default: process.env.TRITON_SERVER_LIB ?? `${ROOT}/build/fake/libtritonserver.so`,
+      default: process.env.TRITON_SERVER_LIB ?? `${ROOT}/packages/fake-engine/build/fake/libtritonserver.so`,
     },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },

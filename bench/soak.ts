@@ -55,7 +55,7 @@ interface Sample {
 /** The part of the API the soak uses (imported lazily: the CLI's other commands do not load the addon). */
 type Api = typeof import('triton-node');
 type Testing = typeof import('triton-node/testing');
-type Native = typeof import('../packages/triton-node/lib/addon/load.js');
+type Native = { addon(): { addonStats(): import('triton-node/testing').AddonStats } };
 
 const MiB = 1024 * 1024;
 /** How long requests may take to drain after their worker ended or the server stopped. */
@@ -470,7 +470,8 @@ async function run(options: SoakOptions): Promise<number> {
   const gc = exposeGc();
   const api: Api = await import('triton-node');
   const testing: Testing = await import('triton-node/testing');
-  const native: Native = await import('../packages/triton-node/lib/addon/load.js');
+  const testing = await import('triton-node/testing');
+  const native: Native = { addon: () => ({ addonStats: testing.addonStats }) };
   const info = api.loadLibrary(options.library);
   const sampler = new Sampler(gc, native, testing);
   const server = await startServer(api, options);

@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import { addon } from '../triton-node/lib/addon/load.js';
 import {
   type LibraryInfo,
   type ModelStatistics,
@@ -17,7 +16,7 @@ import {
   TritonError,
   loadLibrary,
 } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { addonStats, fakeEngine } from 'triton-node/testing';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
@@ -238,7 +237,7 @@ export async function collectGarbage(rounds = 4): Promise<void> {
  */
 export async function requestsSettled(timeoutMs = SETTLE_MS): Promise<boolean> {
   return eventually(() => {
-    const s = addon().addonStats();
+    const s = addonStats();
     return s.pendingRequests === 0 && s.inflightRequests === 0;
   }, timeoutMs);
 }

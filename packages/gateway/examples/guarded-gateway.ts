@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from 'triton-node';
-import { createGateway, hashApiKey } from 'triton-node/gateway';
+import { createGateway, hashApiKey } from '@triton-node/gateway';
 import { fakeEngine } from 'triton-node/testing';
 
 const PORT = Number(process.env.PORT ?? 8000);

@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
-import { createGateway, hashApiKey } from 'triton-node/gateway';
+import { createGateway, hashApiKey } from '@triton-node/gateway';
 import { DETECTION_CONFIG, detectionModelFile, detectionSize } from '../../triton-node/examples/ocr-steps.js';
 import { decodePng } from '../../triton-node/examples/png.js';
 

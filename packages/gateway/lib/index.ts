@@ -1,12 +1,12 @@
 /**
- * triton-node/gateway: the KServe v2 inference protocol over HTTP (and gRPC)
+ * @triton-node/gateway: the KServe v2 inference protocol over HTTP (and gRPC)
  * in front of an in-process Server, so Triton's own clients, perf tools and
  * KServe can talk to a Node service that embeds Triton.
  *
  * ```ts
  * import http from 'node:http';
  * import { Server } from 'triton-node';
- * import { createGateway } from 'triton-node/gateway';
+ * import { createGateway } from '@triton-node/gateway';
  * const server = await Server.create({ modelRepository: './models', modelControlMode: 'none' });
  * const gateway = createGateway(server);
  * http.createServer(gateway.handler).listen(8000);

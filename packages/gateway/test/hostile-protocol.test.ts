@@ -15,7 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import OpenAI from 'openai';
 import { Client, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addon } from '../../triton-node/lib/addon/load.js';
+import { addonStats } from 'triton-node/testing';
 import type { Guard } from '../lib/guard/types.js';
 import { hashApiKey } from '../lib/index.js';
 import { tensorBytes } from '../lib/kserve/codec.js';
@@ -460,8 +460,8 @@ describe('what the codecs pass through', () => {
     const submitted = () =>
       until(
         'the request to reach Triton',
-        () => addon().addonStats().pendingRequests > 0,
-        () => addon().addonStats(),
+        () => addonStats().pendingRequests > 0,
+        () => addonStats(),
       );
     expect(await requestsSettled()).toBe(true);
     const first = infer('timeout-first', {});

@@ -10,7 +10,7 @@
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { addon } from '../../triton-node/lib/addon/load.js';
+import { addonStats } from 'triton-node/testing';
 import type { Admission, Guard } from '../lib/guard/types.js';
 import { createGateway } from '../lib/index.js';
 import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
@@ -181,7 +181,7 @@ describe('n choices and the client leaving', () => {
       { signal: abort.signal },
     );
     // Each choice is its own request: all three reach Triton.
-    await until('3 requests in Triton', () => addon().addonStats().inflightRequests >= 3);
+    await until('3 requests in Triton', () => addonStats().inflightRequests >= 3);
     abort.abort();
     expect(await rejection(done, Error)).toBeInstanceOf(OpenAI.APIUserAbortError);
     expect(await eventually(async () => (await llm.cancelled(server())) >= before + 3)).toBe(true);

@@ -18,7 +18,7 @@ import Fastify from 'fastify';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { addon } from '../../triton-node/lib/addon/load.js';
+import { addonStats } from 'triton-node/testing';
 import type { Admission, Guard, GuardRequest } from '../lib/guard/types.js';
 import { hashApiKey } from '../lib/index.js';
 import { createGateway } from '../lib/index.js';
@@ -330,7 +330,7 @@ describe('cancellation', () => {
       { signal: abort.signal },
     );
     // The request reaches Triton first (a client gone before that leaves nothing to cancel).
-    await until('the request to reach Triton', () => addon().addonStats().inflightRequests > 0);
+    await until('the request to reach Triton', () => addonStats().inflightRequests > 0);
     abort.abort();
     expect(await rejection(done, Error)).toBeInstanceOf(OpenAI.APIUserAbortError);
     expect(await eventually(async () => (await llm.cancelled(server())) > before)).toBe(true);

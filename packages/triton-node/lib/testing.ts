@@ -17,7 +17,7 @@
  * @packageDocumentation
  */
 import { existsSync } from 'node:fs';
-import type { FakeLiveObjects } from './abi/binding.js';
+import type { NativeAddon, FakeLiveObjects } from './abi/binding.js';
 import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './addon/load.js';
 
 export type { FakeLiveObjects };
@@ -105,7 +105,11 @@ export const fakeEngine = {
     } catch {
       return false;
     }
-    return existsSync(fakeEngine.libraryPath);
+    try {
+      return existsSync(fakeEngine.libraryPath);
+    } catch {
+      return false;
+    }
   },
 
   /**
@@ -172,3 +176,16 @@ export const fakeEngine = {
     return addon().fakeSetStandIns(spec);
   },
 } as const;
+
+/** The addon's own counters, as leak and drain tests wait on them. */
+export type AddonStats = ReturnType<NativeAddon['addonStats']>;
+
+/**
+ * The addon's counters right now: requests pending and in flight in Triton,
+ * released requests kept for reuse, live output buffers, pooled bytes and
+ * parked servers. Tests wait on them (a drain is done when `pendingRequests`
+ * is 0) instead of waiting for time.
+ */
+export function addonStats(): AddonStats {
+  return addon().addonStats();
+}

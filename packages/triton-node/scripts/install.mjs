@@ -4,12 +4,12 @@
 //    prebuilds/<platform>-<arch>/ (linux x64 and arm64, glibc), or a build
 //    already in build/Release. node-gyp-build picks it, here and at run time,
 //    so an install with --ignore-scripts works as well wherever one fits.
-// 2. Otherwise the addon and the fake engine are built from source with
+// 2. Otherwise the addon is built from source with
 //    node-gyp, after checking that the tools it needs are there: when one is
 //    missing, the error names it and says how to get it, instead of make's
 //    or node-gyp's own messages.
 //
-// In the repository (where native/fake/test exists) prebuilds are never
+// In the repository (where test/ exists) prebuilds are never
 // used: the suite must run on the code as it is, so a missing build/ is built.
 // TRITON_NODE_BUILD_FROM_SOURCE=1 or `npm install --build-from-source`
 // builds from source everywhere.
@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
-const inRepository = existsSync(join(root, 'native', 'fake', 'test'));
+const inRepository = existsSync(join(root, 'test'));
 const platformName = `${process.platform}-${process.arch}`;
 
 function say(line) {
@@ -147,7 +147,7 @@ function buildFromSource() {
     say('npm_config_nodedir when set, else downloads them once. Then run `npm rebuild triton-node`.');
     return child.status ?? 1;
   }
-  // An install keeps the binaries (the addon, the fake engine and its build/fake copy), not the 5 MB of objects behind them.
+  // An install keeps the addon, not the objects behind it.
   if (!inRepository) rmSync(join(root, 'build', 'Release', 'obj.target'), { recursive: true, force: true });
   return 0;
 }

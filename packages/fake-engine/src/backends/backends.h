@@ -1,7 +1,7 @@
 // The fake's backends as the scheduler calls them: ExecuteBackend is every
 // model's Model::execute (set when it loads); it hands the batch to the
 // backend the model runs on.
-//   test_backends.cc  identity, repeat and square (Triton's test backends)
+//   own_backends.cc  identity, repeat and square (the backends of Triton's own tests, run by the fake itself)
 //   text_stream.cc    fake_text_stream, the fake's own text backend
 //   text_embedding.cc fake_text_embedding, the fake's own embedding backend
 //   stand_ins.cc      stand-ins for backends the fake does not have
@@ -24,7 +24,7 @@ namespace fake {
 void ExecuteBackend(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                     bool inline_mode);
 
-// The backends' own executions (test_backends.cc, text_stream.cc).
+// The backends' own executions (own_backends.cc, text_stream.cc).
 void IdentityExecute(Model* m, std::vector<TRITONSERVER_InferenceRequest*>& b,
                      bool inline_mode);
 void RepeatExecute(Model* m, TRITONSERVER_InferenceRequest* r,
@@ -41,7 +41,7 @@ void TextEmbeddingRespond(Model* m, TRITONSERVER_InferenceRequest* r,
 // Runs a decoupled request's responses (`run`, which ends with its FINAL)
 // on a detached thread of its own, as the real backends do, counted as an
 // active inference until then; inline when `inline_mode` (or when no thread
-// can be started: then on the calling instance thread). test_backends.cc.
+// can be started: then on the calling instance thread). own_backends.cc.
 void RunStreamThread(Engine* engine, bool inline_mode,
                      std::function<void()> run);
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "../support/json.h"
-#include "../config/data_types.h"
-#include "../config/model_config.h"
+#include "../../src/support/json.h"
+#include "../../src/config/data_types.h"
+#include "../../src/config/model_config.h"
 #include "harness.h"
 
 namespace {

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 // The gateway by the package's name, as an application uses it.
-import { GatewayGuard, type GuardOptions, type GuardRevocation } from 'triton-node/gateway';
+import { GatewayGuard, type GuardOptions, type GuardRevocation } from '../index.js';
 
 export const REVOKE_USAGE = `usage: triton-node revoke (--jti <id> | --key-id <id> | --key-sha256 <hex>) (--config <file> | --redis-url <url>)
   --jti <id>             a JWT's id (its "jti" claim)

@@ -11,6 +11,8 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Server, type ServerOptions } from 'triton-node';
 // The gateway by the package's name, as an application uses it: in the CLI
@@ -25,11 +27,16 @@ import {
   type IsolatedGatewayOptions,
   createGateway,
   createIsolatedGateway,
-} from 'triton-node/gateway';
+} from '../index.js';
 import { fakeEngine } from 'triton-node/testing';
-import { importPeers } from 'triton-node/internal';
-import { exampleModels } from '../../../triton-node/lib/cli/commands/demo.js';
+import { importPeers } from '../peers.js';
 import { traceOptionsOf } from './trace-config.js';
+
+/** triton-node's example models (examples/models of the installed package): what `--fake-engine` serves. */
+function exampleModels(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('triton-node/package.json')), 'examples', 'models');
+}
 
 export const SERVE_USAGE = `usage: triton-node serve [<dir>...] [--repository <dir>...] [options]
   <dir>, --repository <dir>, -r <dir>   a model repository (repeatable)

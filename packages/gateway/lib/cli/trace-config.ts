@@ -7,7 +7,7 @@
  * turns tracing off, as there.
  * @internal
  */
-import type { TraceOptions } from 'triton-node/gateway';
+import type { TraceOptions } from '../index.js';
 
 const FORMAT = "--trace-config option format is '<trace mode>,<setting>=<value>'.";
 const INT32_MAX = 2 ** 31 - 1;

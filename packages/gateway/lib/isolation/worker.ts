@@ -16,8 +16,8 @@ import { rmdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { Server, type ServerOptions } from 'triton-node';
-import { type Gateway, createGateway } from 'triton-node/gateway';
-import { importPeers } from 'triton-node/internal';
+import { type Gateway, createGateway } from '../index.js';
+import { importPeers } from '../peers.js';
 import { CONTROL_HEADER, type FrontMessage, type WorkerMessage, type WorkerStart } from './messages.js';
 
 interface GrpcModule {

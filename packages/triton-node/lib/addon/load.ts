@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import {
@@ -103,20 +103,24 @@ export function addonBinaryPath(): string {
 }
 
 /**
- * The fake engine that came with the addon: beside a prebuilt addon in
- * prebuilds/<platform>-<arch>/, else build/fake of a build from source.
+ * The fake engine's libtritonserver.so: the @triton-node/fake-engine package
+ * (an optional dependency of triton-node), found by name as the application
+ * resolves it. Throws a TritonError naming the package and the command that
+ * installs it when it is not installed (`npm install --omit=optional`).
  */
 export function fakeEnginePath(): string {
-  let binary: string | undefined;
+  const require = createRequire(import.meta.url);
+  let engine: { libraryPath: string };
   try {
-    binary = addonBinaryPath();
-  } catch {
-    binary = undefined;
+    engine = require('@triton-node/fake-engine') as { libraryPath: string };
+  } catch (err) {
+    throw new TritonError(
+      'triton-node: the fake engine is not installed: it is the optional dependency @triton-node/fake-engine ' +
+        '(left out by `npm install --omit=optional`). Install it with: npm install @triton-node/fake-engine',
+      { code: 'UNAVAILABLE', cause: err },
+    );
   }
-  if (binary?.split(sep).includes('prebuilds')) {
-    return join(dirname(binary), 'libtritonserver.so');
-  }
-  return join(packageRoot(), 'build', 'fake', 'libtritonserver.so');
+  return engine.libraryPath;
 }
 
 export type { LibraryInfo };

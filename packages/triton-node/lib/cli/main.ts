@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from 'triton-node';
+import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from '../index.js';
 import { onlyTritonMissing } from '../doctor/report.js';
 import { repositoryArgs } from './args.js';
 import { demoCommand, packageRoot } from './commands/demo.js';
@@ -63,6 +63,32 @@ const NO_TRITON = 3;
 
 const MOVED = `The benchmarks moved out of the package: in the triton-node repository,
 run \`npm run bench\` or \`npm run soak\` (the triton-node-bench workspace).`;
+
+interface GatewayCommands {
+  serveCommand(argv: string[]): Promise<number>;
+  revokeCommand(argv: string[]): Promise<number>;
+}
+
+/**
+ * `serve` and `revoke` are the gateway's: @triton-node/gateway, imported by
+ * name where the application installed it. Without it the command exits 2
+ * saying which package to install.
+ */
+async function gatewayCommands(command: string): Promise<GatewayCommands> {
+  const name = '@triton-node/gateway/cli';
+  try {
+    return (await import(name)) as GatewayCommands;
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /@triton-node\/gateway/.test(String(message));
+    if (!missing) throw err;
+    process.stderr.write(
+      `triton-node: \`${command}\` is in the package @triton-node/gateway, not installed here.\n` +
+        'Install it beside triton-node: npm install @triton-node/gateway\n',
+    );
+    process.exit(2);
+  }
+}
 
 function usageError(message: string, usage = USAGE): never {
   process.stderr.write(`triton-node: ${message}\n\n${usage}`);
@@ -130,8 +156,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'lint') return lintCommand(repositoryArgs(command, rest));
   if (command === 'tune')
     return tuneCommand(repositoryArgs(command, rest), { createServer: (o) => Server.create(o), tune });
-  if (command === 'serve') return (await import('../../../gateway/lib/cli/serve.js')).serveCommand(rest);
-  if (command === 'revoke') return (await import('../../../gateway/lib/cli/revoke.js')).revokeCommand(rest);
+  if (command === 'serve') return (await gatewayCommands(command)).serveCommand(rest);
+  if (command === 'revoke') return (await gatewayCommands(command)).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);
   let parsed: ReturnType<typeof parse>;
   try {

@@ -21,9 +21,9 @@ const SOURCES: Record<string, string> = {
   'testing.ts':
     "import { fakeEngine } from 'triton-node/testing';\nexport const path: string = fakeEngine.libraryPath;\n",
   'gateway.ts':
-    "import { createGateway } from 'triton-node/gateway';\nexport type Made = ReturnType<typeof createGateway>;\n",
+    "import { createGateway } from '@triton-node/gateway';\nexport type Made = ReturnType<typeof createGateway>;\n",
   'require.cts':
-    "import triton = require('triton-node');\nimport gateway = require('triton-node/gateway');\n" +
+    "import triton = require('triton-node');\nimport gateway = require('@triton-node/gateway');\n" +
     "import testing = require('triton-node/testing');\n" +
     'export type All = [triton.Server, typeof gateway.createGateway, typeof testing.fakeEngine];\n',
 };

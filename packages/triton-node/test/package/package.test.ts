@@ -296,16 +296,16 @@ describe('the package, packed and installed where there is no compiler', () => {
     );
   });
 
-  it('loads triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
+  it('loads @triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
     const modules = readdirSync(join(consumer, 'node_modules'));
     for (const peer of ['pino', '@grpc']) expect(modules).not.toContain(peer);
-    const esm = "const g = await import('triton-node/gateway'); console.log(typeof g.createGateway)";
+    const esm = "const g = await import('@triton-node/gateway'); console.log(typeof g.createGateway)";
     const fromEsm = await run(process.execPath, ['--input-type=module', '-e', esm], {
       cwd: consumer,
       env: bareEnv(),
     });
     expect(fromEsm.stdout.trim(), fromEsm.output).toBe('function');
-    const cjs = "console.log(typeof require('triton-node/gateway').createGateway)";
+    const cjs = "console.log(typeof require('@triton-node/gateway').createGateway)";
     const fromCjs = await run(process.execPath, ['-e', cjs], { cwd: consumer, env: bareEnv() });
     expect(fromCjs.stdout.trim(), fromCjs.output).toBe('function');
   });

@@ -136,7 +136,7 @@ describe('the gateway behind one seam', () => {
       ].join('\n'),
       'gateway/b.ts': "import type { A } from './a.js';",
       'gateway/c/d.ts': "export * from '../../gateway/index.js';\nlet x: import('../c/d.js').X;",
-      'gateway/index.ts': "import { c } from 'triton-node/gateway';",
+      'gateway/index.ts': "import { c } from '@triton-node/gateway';",
     });
     expect(seamProblems(graph)).toEqual([
       "lib/gateway/a.ts imports '../base/errors.js' (lib/base/errors.ts): the gateway uses the library through lib/index.ts ('triton-node') and lib/internal.ts only",
@@ -167,8 +167,8 @@ describe('the gateway behind one seam', () => {
   it('the isolation worker reaches the gateway by its package name only', () => {
     const worker = 'gateway/isolation/worker.ts';
     const edges = graphOf(gatewayFiles()).get(worker)!;
-    expect(edges.map((e) => e.specifier)).toContain('triton-node/gateway');
-    const own = edges.filter((e) => e.target.startsWith('gateway/') && e.specifier !== 'triton-node/gateway');
+    expect(edges.map((e) => e.specifier)).toContain('@triton-node/gateway');
+    const own = edges.filter((e) => e.target.startsWith('gateway/') && e.specifier !== '@triton-node/gateway');
     expect(own.map((e) => e.target)).toEqual(['gateway/isolation/messages.ts']);
   });
 });

@@ -130,7 +130,7 @@ function longFunctions(path: string, text: string, max: number): LongFunction[] 
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'], // the `triton-node` command: main.ts and one file per command
-  ['gateway'], // triton-node/gateway: HTTP, gRPC, OpenAI routes, guard, isolation
+  ['gateway'], // @triton-node/gateway: HTTP, gRPC, OpenAI routes, guard, isolation
   ['(entry)'], // index.ts, testing.ts, core.ts, internal.ts: the package's entry points
   ['tune', 'doctor', 'codegen'], // tools that drive a server or read a repository
   ['api'], // Server, Model, options, health: the objects users hold

@@ -11,8 +11,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Server } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { Server } from '../../index.js';
+import { fakeEngine } from '../../testing.js';
 
 export const DEMO_USAGE = `usage: triton-node demo [--json]
 Runs the example models the package ships (examples/models) on triton-node's fake engine:

@@ -1,10 +1,12 @@
-// Prebuilt binaries for the package: the addon and the fake engine for
-// linux-x64 and linux-arm64 (glibc), made with prebuildify into
-// prebuilds/linux-<arch>/ (triton-node.glibc.node, found by node-gyp-build,
-// and libtritonserver.so, found by triton-node/testing beside it).
+// Prebuilt binaries for the package npm runs this in (its working folder):
+// for linux-x64 and linux-arm64 (glibc), into prebuilds/linux-<arch>/.
+// - triton-node: the addon, made with prebuildify (triton-node.glibc.node,
+//   found by node-gyp-build);
+// - @triton-node/fake-engine: libtritonserver.so, made with node-gyp
+//   (found by the package's index.js).
 //
-//   node scripts/prebuild.mjs [--arch x64] [--arch arm64]   build them (default: both)
-//   node scripts/prebuild.mjs --pack                        what `npm pack` runs (prepack)
+//   node ../../scripts/prebuild.mjs [--arch x64] [--arch arm64]   build them (default: both)
+//   node ../../scripts/prebuild.mjs --pack                        what `npm pack` runs (prepack)
 //
 // Each build runs in a temporary copy of exactly the sources the package
 // ships (so the package's own source build is proven too, and the
@@ -38,16 +40,22 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const require = createRequire(import.meta.url);
+const root = process.cwd();
+const require = createRequire(join(root, 'package.json'));
+const NAME = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name;
+/** What each package ships as sources (walked from these folders) and the binary it prebuilds. */
+const PACKAGES = {
+  'triton-node': { dirs: ['native'], binary: 'triton-node.glibc.node' },
+  '@triton-node/fake-engine': { dirs: ['src', 'include'], binary: 'libtritonserver.so' },
+};
+if (!(NAME in PACKAGES)) throw new Error(`prebuild: run it in packages/triton-node or packages/fake-engine, not ${root}`);
+const { dirs: SOURCE_DIRS, binary: BINARY } = PACKAGES[NAME];
 
 /** Cross toolchain prefix and ELF e_machine of each target. */
 const TARGETS = {
   x64: { triple: 'x86_64-linux-gnu', machine: 0x3e },
   arm64: { triple: 'aarch64-linux-gnu', machine: 0xb7 },
 };
-const ADDON_FILE = 'triton-node.glibc.node';
-const FAKE_FILE = 'libtritonserver.so';
 
 function say(line) {
   process.stderr.write(`prebuild: ${line}\n`);
@@ -59,12 +67,11 @@ function shippedSources() {
   const walk = (dir) => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
       const path = `${dir}/${entry.name}`;
-      if (path === 'native/fake/test') continue;
       if (entry.isDirectory()) walk(path);
       else out.push(path);
     }
   };
-  walk('native');
+  for (const dir of SOURCE_DIRS) walk(dir);
   return out.sort();
 }
 
@@ -74,7 +81,7 @@ function sourceHash(arch, files) {
   for (const file of files) {
     hash.update(`${file}\n`);
     // package.json changes with every version bump; only its name matters to the build.
-    hash.update(file === 'package.json' ? 'triton-node' : readFileSync(join(root, file)));
+    hash.update(file === 'package.json' ? NAME : readFileSync(join(root, file)));
   }
   return hash.digest('hex').slice(0, 16);
 }
@@ -118,15 +125,35 @@ function runPrebuildify(arch, tools, work) {
   if (child.status !== 0) throw new Error(`prebuildify for ${arch} failed (exit ${child.status})`);
 }
 
+/** The fake engine is no addon: node-gyp builds it, and its library is stripped into prebuilds/. */
+function runNodeGyp(arch, tools, work) {
+  const gyp = require.resolve('node-gyp/bin/node-gyp.js');
+  const env = { ...process.env, ...nodeHeadersEnv(), ...tools.env };
+  say(`building ${arch} in ${work}`);
+  const child = spawnSync(process.execPath, [gyp, 'rebuild', `--arch=${arch}`, '-j', '2'], {
+    cwd: work,
+    env,
+    stdio: 'inherit',
+  });
+  if (child.status !== 0) throw new Error(`node-gyp for ${arch} failed (exit ${child.status})`);
+  const out = join(work, 'prebuilds', `linux-${arch}`);
+  mkdirSync(out, { recursive: true });
+  cpSync(join(work, 'build', 'fake', BINARY), join(out, BINARY));
+  const strip = spawnSync(tools.strip, ['--strip-unneeded', join(out, BINARY)], { stdio: 'inherit' });
+  if (strip.status !== 0) throw new Error(`${tools.strip} failed on ${BINARY}`);
+}
+
 /** Builds `arch` in a temporary copy of the shipped sources; returns the folder holding the two binaries. */
 function build(arch, files, tools) {
   const work = mkdtempSync(join(tmpdir(), `triton-node-prebuild-${arch}-`));
   try {
     for (const file of files) cpSync(join(root, file), join(work, file));
-    symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
-    runPrebuildify(arch, tools, work);
+    // The workspace keeps the packages at its root: the build finds node-addon-api there.
+    symlinkSync(dirname(dirname(require.resolve('node-addon-api/package.json'))), join(work, 'node_modules'));
+    if (NAME === 'triton-node') runPrebuildify(arch, tools, work);
+    else runNodeGyp(arch, tools, work);
     const out = join(work, 'prebuilds', `linux-${arch}`);
-    for (const file of [ADDON_FILE, FAKE_FILE]) {
+    for (const file of [BINARY]) {
       const machine = elfMachine(join(out, file));
       if (machine !== TARGETS[arch].machine) {
         throw new Error(`${file} for ${arch} has ELF machine 0x${machine.toString(16)}: wrong compiler?`);
@@ -149,15 +176,15 @@ function cacheDir() {
 
 function cachedBuild(arch, files) {
   const dir = join(cacheDir(), `${arch}-${sourceHash(arch, files)}`);
-  return existsSync(join(dir, ADDON_FILE)) && existsSync(join(dir, FAKE_FILE)) ? dir : null;
+  return existsSync(join(dir, BINARY)) ? dir : null;
 }
 
 function install(arch, from) {
   const dest = join(root, 'prebuilds', `linux-${arch}`);
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
-  for (const file of [ADDON_FILE, FAKE_FILE]) cpSync(join(from, file), join(dest, file));
-  say(`prebuilds/linux-${arch}: ${ADDON_FILE}, ${FAKE_FILE} (${relative(root, from)})`);
+  cpSync(join(from, BINARY), join(dest, BINARY));
+  say(`prebuilds/linux-${arch}: ${BINARY} (${relative(root, from)})`);
 }
 
 /** Builds (or takes from the cache) one architecture; false when it cannot be built here. */

@@ -1,0 +1,6 @@
+import { defineConfig } from 'vitest/config';
+import { projects } from './vitest.projects.js';
+
+// `npm test` in this package: the gateway's own tests (the repository's
+// vitest.config.ts runs them with every other package's).
+export default defineConfig({ test: { projects } });

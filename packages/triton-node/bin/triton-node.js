@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The `triton-node` command: dist/cli.js, built from lib/cli/main.ts.
+import '../dist/cli.js';
