@@ -470,7 +470,6 @@ async function run(options: SoakOptions): Promise<number> {
   const gc = exposeGc();
   const api: Api = await import('triton-node');
   const testing: Testing = await import('triton-node/testing');
-  const testing = await import('triton-node/testing');
   const native: Native = { addon: () => ({ addonStats: testing.addonStats }) };
   const info = api.loadLibrary(options.library);
   const sampler = new Sampler(gc, native, testing);

@@ -1,4 +1,4 @@
-// Lint for C++: every tracked source under packages/triton-node/native/ and bench/native/ must be
+// Lint for C++: every source of the addon, the fake engine and the benchmark driver must be
 // formatted as .clang-format says. Prints the files that are not.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -17,7 +17,7 @@ function walk(dir, out) {
   return out;
 }
 
-const files = [...walk('native', []), ...walk('bench/native', [])];
+const files = ['packages/triton-node/native', 'packages/fake-engine/src', 'packages/fake-engine/include', 'packages/fake-engine/test/native', 'bench/native'].flatMap((d) => walk(d, []));
 const bad = [];
 for (const f of files) {
   const formatted = execFileSync('node', [bin, '--style=file', f], { encoding: 'utf8', maxBuffer: 64 << 20 });

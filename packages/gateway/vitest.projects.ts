@@ -12,12 +12,12 @@ const root = here('.');
 const SUPPORT = here('../test-support/');
 const onRealTriton = Boolean(process.env.TRITON_SERVER_LIB);
 const NATIVE_TESTS = {
-  pool: 'forks',
+  pool: 'forks' as const,
   testTimeout: 60_000,
   hookTimeout: 60_000,
   // Node loads triton-node's bundles itself, as in an installed application.
-  server: { deps: { external: [/\/dist\//] } },
-} as const;
+  server: { deps: { external: [/\/dist\//] as RegExp[] } },
+};
 
 function dist(file: string): string {
   const path = here(`./dist/${file}`);

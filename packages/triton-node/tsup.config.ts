@@ -18,6 +18,6 @@ const common = {
 const LIBRARY = { index: 'lib/index.ts', testing: 'lib/testing.ts', internal: 'lib/internal.ts' };
 
 export default defineConfig([
-  { ...common, entry: { ...LIBRARY, cli: 'lib/cli/main.ts' }, format: ['esm'], dts: LIBRARY },
-  { ...common, entry: LIBRARY, format: ['cjs'], dts: LIBRARY },
+  { ...common, entry: { ...LIBRARY, cli: 'lib/cli/main.ts' }, format: ['esm'], dts: { entry: LIBRARY } },
+  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },
 ]);

@@ -16,7 +16,7 @@ const binary = process.env.FAKE_ENGINE_TESTS_BIN ?? join(packageRoot, 'build', '
 const built = existsSync(binary);
 const skipReason =
   !built &&
-  `${binary} is not built; run `npm run build` in packages/fake-engine`;
+  `${binary} is not built; run \`npm run build\` in packages/fake-engine`;
 
 interface Ran {
   status: number | null;

@@ -20,7 +20,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GuardRequest } from '../lib/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/index.js';
-import type { Server } from 'triton-node';
+import type { ModelStatistics, Server } from 'triton-node';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import { SERVE_HTTP_OPTIONS, kserveClient, useGateway } from './helpers.js';
 
@@ -48,7 +48,11 @@ function countingServer(): Server {
 
 /** Requests Triton saw (succeeded or failed), over every model. */
 async function tritonRequests(): Promise<number> {
-  const stats = await served()._modelStatistics('', -1);
+  // Server's internal statistics call (every model at once): not in the package's types.
+  const server = served() as unknown as {
+    _modelStatistics(name: string, version: number): Promise<ModelStatistics[]>;
+  };
+  const stats = await server._modelStatistics('', -1);
   return stats.reduce((n, s) => n + s.inferenceStats.success.count + s.inferenceStats.fail.count, 0);
 }
 

@@ -1,6 +1,5 @@
-import { CudaBuffer, HostBuffer, type Tensor } from 'triton-node';
+import { CudaBuffer, HostBuffer, type Tensor, cuda } from 'triton-node';
 // Shared by the GPU test files: whether this machine can run them, and why not.
-import { cuda } from '../../triton-node/lib/tensor/cuda.js';
 
 export const gpuAvailable = cuda.isAvailable();
 

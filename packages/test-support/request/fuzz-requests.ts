@@ -13,8 +13,7 @@
  * call succeeds its result must still be right.
  */
 import fc from 'fast-check';
-import { DATATYPES } from '../../triton-node/lib/config/datatypes.js';
-import type { DataType } from 'triton-node';
+import { DATATYPES, type DataType } from 'triton-node';
 
 // ---- the models of test/models the fuzz test loads ---------------------------------
 

@@ -5,7 +5,6 @@
  * so a process holds one copy of every library class whichever package made
  * it. Not part of the public API: it follows the version of the packages
  * released with it, not semver.
- * @internal
  * @packageDocumentation
  */
 export { describe, optionError } from './base/errors.js';

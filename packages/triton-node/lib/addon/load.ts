@@ -110,9 +110,9 @@ export function addonBinaryPath(): string {
  */
 export function fakeEnginePath(): string {
   const require = createRequire(import.meta.url);
-  let engine: { libraryPath: string };
+  let engine: { findLibrary(): string };
   try {
-    engine = require('@triton-node/fake-engine') as { libraryPath: string };
+    engine = require('@triton-node/fake-engine') as { findLibrary(): string };
   } catch (err) {
     throw new TritonError(
       'triton-node: the fake engine is not installed: it is the optional dependency @triton-node/fake-engine ' +
@@ -120,7 +120,7 @@ export function fakeEnginePath(): string {
       { code: 'UNAVAILABLE', cause: err },
     );
   }
-  return engine.libraryPath;
+  return engine.findLibrary();
 }
 
 export type { LibraryInfo };

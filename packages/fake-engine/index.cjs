@@ -21,11 +21,9 @@ function libraryPath() {
   return all.find((p) => existsSync(p)) ?? all[0];
 }
 
-module.exports = {
-  get libraryPath() {
-    return libraryPath();
-  },
-  candidates,
-  /** The release of Triton's C API this library implements. */
-  apiVersion: { major: 1, minor: 34 },
-};
+exports.candidates = candidates;
+exports.findLibrary = libraryPath;
+/** The library as found when this module loaded (findLibrary() looks again). */
+exports.libraryPath = libraryPath();
+/** The version of Triton's C API the library implements. */
+exports.apiVersion = { major: 1, minor: 34 };
