@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '@triton-node/test-support/helpers.js';
-import { typeCheckConsumer } from './consumer-types.js';
+import { typeCheckConsumer } from '../../../../test/consumer-types.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'triton-node-shipped-'));

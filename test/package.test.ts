@@ -1,16 +1,21 @@
 /**
- * The package as a user gets it: `npm pack` of this repository, installed
- * into an empty project whose PATH has node and sh and no compiler, make or
- * python, with nothing from the network but the npm registry (its cache,
- * first). The install must use the prebuilt binaries, the quickstart must
- * run from the installed package on the fake engine, `triton-node doctor`
- * must run, and a build from source there must fail with our message naming
- * what is missing. publint and arethetypeswrong check the same tarball, and
- * tsc a consumer of it without skipLibCheck (which both of them use).
+ * The release's dry run: the packages as a user gets them. scripts/release.mjs
+ * packs @triton-node/fake-engine, triton-node and @triton-node/gateway (one
+ * version), and they are installed into an empty project whose PATH has node
+ * and sh and no compiler, make or python, with nothing from the network but
+ * the npm registry (its cache, first).
  *
- * Packing runs prepack in a copy of the repository (tsup and prebuildify for
- * this machine's architecture; the prebuilt binaries are cached by a hash of
- * their sources in build/prebuild-cache, so a second run compiles nothing).
+ * First triton-node alone (with its optional dependency, the fake engine):
+ * the install must use the prebuilt binaries, the quickstart and `demo` must
+ * run on the fake engine, `triton-node doctor` must run, `serve` must say
+ * which package it needs, and a consumer must type-check. Then
+ * @triton-node/gateway is added: the KServe and OpenAI routes must answer
+ * from an application, and `triton-node serve` must serve. publint and
+ * arethetypeswrong check the same tarballs.
+ *
+ * Packing runs each prepack in a copy of the repository (tsup, and the
+ * prebuilt binaries for this machine's architecture, cached by a hash of
+ * their sources in build/prebuild-cache: a second run compiles nothing).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -29,15 +34,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServing } from '../../../gateway/test/serve-helpers.js';
+import { startServing } from '../packages/gateway/test/serve-helpers.js';
 import { skipAllIf } from '@triton-node/test-support/helpers.js';
+// @ts-expect-error: a script of the repository, in JavaScript
+import { packAll } from '../scripts/release.mjs';
 import { typeCheckConsumer } from './consumer-types.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FIXTURES = join(ROOT, 'packages', 'test-support', 'fixtures');
+const GATEWAY_FIXTURES = join(ROOT, 'packages', 'gateway', 'test', 'fixtures');
 const work = mkdtempSync(join(tmpdir(), 'triton-node-package-'));
 const consumer = join(work, 'consumer');
 const bin = join(work, 'bin');
 const installed = join(consumer, 'node_modules', 'triton-node');
+const installedFake = join(consumer, 'node_modules', '@triton-node', 'fake-engine');
 
 /** npm's own CLI script (npm is a node program; PATH will not have it). */
 function npmCli(): string {
@@ -106,15 +116,19 @@ function repositoryFiles(): string[] {
 }
 
 interface PackResult {
+  name: string;
   filename: string;
+  path: string;
   size: number;
   unpackedSize: number;
   files: Array<{ path: string; size: number }>;
 }
 
-let packed: PackResult;
-let tarball: string;
+/** Each published package's tarball, by name. */
+const packed: Record<string, PackResult> = {};
+const tarball = (name: string): string => packed[name]!.path;
 
+/** scripts/release.mjs's dry run, in a copy of the repository (its prepacks write prebuilds/ and dist/). */
 async function pack(): Promise<void> {
   const copy = join(work, 'repo');
   for (const file of repositoryFiles()) cpSync(join(ROOT, file), join(copy, file), { recursive: true });
@@ -124,33 +138,29 @@ async function pack(): Promise<void> {
     TRITON_NODE_PREBUILD_ARCHES: process.arch,
     TRITON_NODE_PREBUILD_CACHE: join(ROOT, 'build', 'prebuild-cache'),
   };
-  const child = await run(process.execPath, [npmCli(), 'pack', '--json', '--pack-destination', work], {
+  const script = join(copy, 'scripts', 'release.mjs');
+  const child = await run(process.execPath, [script, '--dry-run', '--out', join(work, 'release')], {
     cwd: copy,
     env,
   });
   expect(child.status, child.output).toBe(0);
-  // Lifecycle scripts print to the same stdout; the JSON is the last thing there.
-  const json = child.stdout.slice(child.stdout.lastIndexOf('\n[\n') + 1);
-  packed = (JSON.parse(json) as PackResult[])[0]!;
-  tarball = join(work, packed.filename);
+  const { packages } = JSON.parse(child.stdout) as { packages: PackResult[] };
+  for (const p of packages) packed[p.name] = p;
 }
 
+function npmInstall(...specs: string[]): Promise<RunResult> {
+  const args = [npmCli(), 'install', ...specs, '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'];
+  return run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+}
+
+/** triton-node alone: with the fake engine, its optional dependency (not on the registry yet: the tarball). */
 function install(): Promise<RunResult> {
   mkdirSync(bin);
   symlinkSync(process.execPath, join(bin, 'node'));
   symlinkSync('/bin/sh', join(bin, 'sh'));
   mkdirSync(consumer);
-  cpSync(join(ROOT, 'test', 'fixtures', 'consumer-package.json'), join(consumer, 'package.json'));
-  const args = [
-    npmCli(),
-    'install',
-    tarball,
-    '--prefer-offline',
-    '--no-audit',
-    '--no-fund',
-    '--foreground-scripts',
-  ];
-  return run(process.execPath, args, { cwd: consumer, env: bareEnv() });
+  cpSync(join(FIXTURES, 'consumer-package.json'), join(consumer, 'package.json'));
+  return npmInstall(tarball('@triton-node/fake-engine'), tarball('triton-node'));
 }
 
 /** Bytes under `dir`, symlinks not followed. */
@@ -176,45 +186,57 @@ describe('the package, packed and installed where there is no compiler', () => {
   }, 600_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('ships the prebuilt binaries, the CLI once, and no source maps, tests or benchmark results', () => {
-    const paths = packed.files.map((f) => f.path);
+  it('packs three packages of one version, each with its LICENSE and no source maps, tests or benchmarks', () => {
+    expect(Object.keys(packed)).toEqual(['@triton-node/fake-engine', 'triton-node', '@triton-node/gateway']);
+    const versions = new Set(Object.values(packed).map((p) => p.filename.replace(/^.*-(\d+\.\d+\.\d+)\.tgz$/, '$1')));
+    expect(versions.size).toBe(1);
+    for (const p of Object.values(packed)) {
+      const paths = p.files.map((f) => f.path);
+      expect(paths, p.name).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+      expect(paths.filter((f) => f.endsWith('.map'))).toEqual([]);
+      expect(paths.filter((f) => /^(bench|test|docs\/bench)\//.test(f))).toEqual([]);
+      console.log(`${p.name}: ${p.size} bytes, ${p.unpackedSize} unpacked, ${paths.length} files`);
+    }
+  });
+
+  it('triton-node ships the prebuilt addon and the CLI once; the fake engine its prebuilt library', () => {
+    const paths = packed['triton-node']!.files.map((f) => f.path);
     expect(paths).toContain(`prebuilds/linux-${process.arch}/triton-node.glibc.node`);
-    expect(paths).toContain(`prebuilds/linux-${process.arch}/libtritonserver.so`);
+    expect(paths.filter((p) => p.endsWith('libtritonserver.so'))).toEqual([]);
     expect(paths.filter((p) => /(^|\/)cli\.(c?js)$/.test(p))).toEqual(['dist/cli.js']);
-    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(paths.filter((p) => /^(bench|test|docs\/bench)\/|native\/fake\/test\//.test(p))).toEqual([]);
     expect(paths).toEqual(
-      expect.arrayContaining(['scripts/install.mjs', 'examples/quickstart.mjs', 'binding.gyp']),
+      expect.arrayContaining(['scripts/install.mjs', 'examples/quickstart.mjs', 'binding.gyp', 'bin/triton-node.js']),
     );
-    expect(paths).toEqual(
-      expect.arrayContaining([
-        'dist/gateway.js',
-        'dist/gateway.cjs',
-        'dist/gateway.d.ts',
-        'dist/gateway.d.cts',
-        'proto/kserve_v2.proto',
-      ]),
+    const fake = packed['@triton-node/fake-engine']!.files.map((f) => f.path);
+    expect(fake).toContain(`prebuilds/linux-${process.arch}/libtritonserver.so`);
+    expect(fake).toEqual(expect.arrayContaining(['index.cjs', 'index.d.cts', 'binding.gyp', 'include/triton_capi.h']));
+    const gateway = packed['@triton-node/gateway']!.files.map((f) => f.path);
+    expect(gateway).toEqual(
+      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli.js', 'proto/kserve_v2.proto']),
     );
-    console.log(`tarball: ${packed.size} bytes, ${packed.unpackedSize} unpacked, ${paths.length} files`);
   });
 
   it('publint finds nothing, not even a suggestion', async () => {
     const { publint } = await import('publint');
     const { formatMessage } = await import('publint/utils');
-    const bytes = readFileSync(tarball);
-    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    const result = await publint({ pack: { tarball: buffer }, level: 'suggestion', strict: true });
-    expect(result.messages.map((m) => formatMessage(m, result.pkg))).toEqual([]);
+    for (const name of Object.keys(packed)) {
+      const bytes = readFileSync(tarball(name));
+      const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+      const result = await publint({ pack: { tarball: buffer }, level: 'suggestion', strict: true });
+      expect(result.messages.map((m) => formatMessage(m, result.pkg)), name).toEqual([]);
+    }
   });
 
   it('arethetypeswrong finds no problem for node10, node16 (CJS and ESM) and bundlers', async () => {
     const attw = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
-    const child = await run(process.execPath, [attw, tarball, '--format', 'ascii'], {
-      cwd: work,
-      env: process.env,
-    });
-    expect(child.status, child.output).toBe(0);
-    expect(child.stdout).toContain('No problems found');
+    for (const name of ['triton-node', '@triton-node/gateway']) {
+      const child = await run(process.execPath, [attw, tarball(name), '--format', 'ascii'], {
+        cwd: work,
+        env: process.env,
+      });
+      expect(child.status, `${name}: ${child.output}`).toBe(0);
+      expect(child.stdout).toContain('No problems found');
+    }
   });
 
   it('installs from the prebuilt binaries: no compiler runs, no build/ is left', () => {
@@ -223,11 +245,12 @@ describe('the package, packed and installed where there is no compiler', () => {
       `triton-node: using prebuilds/linux-${process.arch}/triton-node.glibc.node`,
     );
     expect(readdirSync(installed)).not.toContain('build');
+    expect(readdirSync(installedFake)).not.toContain('build');
   });
 
-  it('pulls in at most 3 runtime dependencies, under 2 MB besides triton-node itself', () => {
+  it('pulls in at most 3 runtime dependencies, under 2 MB besides triton-node and its fake engine', () => {
     const modules = readdirSync(join(consumer, 'node_modules')).filter((n) => !n.startsWith('.'));
-    const others = modules.filter((n) => n !== 'triton-node');
+    const others = modules.filter((n) => n !== 'triton-node' && n !== '@triton-node');
     const bytes = others.reduce((sum, n) => sum + sizeOf(join(consumer, 'node_modules', n)), 0);
     console.log(
       `consumer node_modules: ${others.length} dependencies (${others.join(', ')}), ${bytes} bytes; ` +
@@ -260,7 +283,7 @@ describe('the package, packed and installed where there is no compiler', () => {
     };
     expect(report.addon.kind).toBe('prebuild');
     expect(report.addon.fakeEngine).toBe(
-      join(installed, 'prebuilds', `linux-${process.arch}`, 'libtritonserver.so'),
+      join(installedFake, 'prebuilds', `linux-${process.arch}`, 'libtritonserver.so'),
     );
     // No Triton in the consumer: exit code 3 when that is all that fails (the fake engine works).
     const onlyTriton = report.checks.filter((c) => c.status === 'fail').every((c) => c.topic === 'library');
@@ -296,6 +319,28 @@ describe('the package, packed and installed where there is no compiler', () => {
     );
   });
 
+  it('type-checks a consumer of triton-node and /testing: strict, skipLibCheck false, nodenext and bundler', async () => {
+    const results = await typeCheckConsumer(join(consumer, 'typecheck-alone'), { gateway: false });
+    for (const [setting, result] of Object.entries(results)) {
+      expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
+      expect(result.status, setting).toBe(0);
+    }
+  }, 240_000);
+
+  it('`triton-node serve` without @triton-node/gateway exits 2 naming the package to install', async () => {
+    const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
+    const child = await run(process.execPath, [cli, 'serve', '--fake-engine'], { cwd: consumer, env: bareEnv() });
+    expect(child.status, child.output).toBe(2);
+    expect(child.stderr).toContain('`serve` is in the package @triton-node/gateway, not installed here.');
+    expect(child.stderr).toContain('npm install @triton-node/gateway');
+  });
+
+  it('adds @triton-node/gateway to the same project, from its tarball, with nothing to build', async () => {
+    const added = await npmInstall(tarball('@triton-node/gateway'));
+    expect(added.status, added.output).toBe(0);
+    expect(readdirSync(join(consumer, 'node_modules', '@triton-node')).sort()).toEqual(['fake-engine', 'gateway']);
+  });
+
   it('loads @triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {
     const modules = readdirSync(join(consumer, 'node_modules'));
     for (const peer of ['pino', '@grpc']) expect(modules).not.toContain(peer);
@@ -312,7 +357,7 @@ describe('the package, packed and installed where there is no compiler', () => {
 
   it('serves the KServe v2 routes from an application, with Triton’s errors as their statuses', async () => {
     const app = join(consumer, 'gateway-app.mjs');
-    cpSync(join(ROOT, 'test', 'fixtures', 'gateway-consumer.mjs'), app);
+    cpSync(join(GATEWAY_FIXTURES, 'gateway-consumer.mjs'), app);
     const child = await run(process.execPath, [app], { cwd: consumer, env: bareEnv() });
     expect(child.status, child.output).toBe(0);
     const [ok, badShape, unknown] = child.stdout
@@ -331,7 +376,7 @@ describe('the package, packed and installed where there is no compiler', () => {
     // when the gateway bundle carries a TritonError of its own.
     const models = join(installed, 'examples', 'models');
     for (const fixture of ['openai-consumer.mjs', 'openai-consumer.cjs']) {
-      cpSync(join(ROOT, 'test', 'fixtures', fixture), join(consumer, fixture));
+      cpSync(join(GATEWAY_FIXTURES, fixture), join(consumer, fixture));
       const child = await run(process.execPath, [fixture, models], { cwd: consumer, env: bareEnv() });
       expect(child.status, child.output).toBe(0);
       const answer = JSON.parse(child.stdout.trim()) as { status: number; body: { error: { code: string } } };
@@ -340,8 +385,8 @@ describe('the package, packed and installed where there is no compiler', () => {
     }
   });
 
-  it('type-checks a consumer of triton-node, /testing and /gateway: strict, skipLibCheck false, nodenext and bundler', async () => {
-    const results = await typeCheckConsumer(join(consumer, 'typecheck'));
+  it('type-checks a consumer of triton-node, /testing and the gateway: strict, skipLibCheck false, nodenext and bundler', async () => {
+    const results = await typeCheckConsumer(join(consumer, 'typecheck'), { gateway: true });
     for (const [setting, result] of Object.entries(results)) {
       expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
       expect(result.status, setting).toBe(0);
@@ -354,7 +399,7 @@ describe('the package, packed and installed where there is no compiler', () => {
     const child = await run(process.execPath, args, { cwd: consumer, env: bareEnv() });
     expect(child.status, child.output).toBe(1);
     expect(child.stderr).toContain(
-      "triton-node serve needs 'pino', '@grpc/grpc-js' and '@grpc/proto-loader' (optional peer dependencies of triton-node)",
+      "triton-node serve needs 'pino', '@grpc/grpc-js' and '@grpc/proto-loader' (optional peer dependencies of @triton-node/gateway)",
     );
     expect(child.stderr).toContain('npm install pino @grpc/grpc-js @grpc/proto-loader');
   });

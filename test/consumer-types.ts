@@ -4,15 +4,15 @@
  * the parts the consumer's code touches), once with `module: nodenext` (ESM
  * .ts and CommonJS .cts files; TypeScript's defaults otherwise) and once with
  * `moduleResolution: bundler`. Each file imports one entry point. Used by
- * test/package/shipped.test.ts (the package built from this checkout) and
- * test/package/package.test.ts (the packed tarball, installed).
+ * packages/triton-node/test/package/shipped.test.ts (the package built from this
+ * checkout) and test/package.test.ts (the packed tarballs, installed).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** One file per entry point: what a user writes first. */
@@ -20,12 +20,17 @@ const SOURCES: Record<string, string> = {
   'index.ts': "import { Server } from 'triton-node';\nexport type Created = Server;\n",
   'testing.ts':
     "import { fakeEngine } from 'triton-node/testing';\nexport const path: string = fakeEngine.libraryPath;\n",
+  'require.cts':
+    "import triton = require('triton-node');\nimport testing = require('triton-node/testing');\n" +
+    'export type All = [triton.Server, typeof testing.fakeEngine];\n',
+};
+
+/** With @triton-node/gateway installed beside it. */
+const WITH_GATEWAY: Record<string, string> = {
   'gateway.ts':
     "import { createGateway } from '@triton-node/gateway';\nexport type Made = ReturnType<typeof createGateway>;\n",
-  'require.cts':
-    "import triton = require('triton-node');\nimport gateway = require('@triton-node/gateway');\n" +
-    "import testing = require('triton-node/testing');\n" +
-    'export type All = [triton.Server, typeof gateway.createGateway, typeof testing.fakeEngine];\n',
+  'require-gateway.cts':
+    "import gateway = require('@triton-node/gateway');\nexport type Made = typeof gateway.createGateway;\n",
 };
 
 const STRICT = { strict: true, skipLibCheck: false, noEmit: true };
@@ -69,11 +74,13 @@ function tsc(project: string, cwd: string): Promise<TypeCheck> {
  */
 export async function typeCheckConsumer(
   dir: string,
+  { gateway }: { gateway: boolean },
 ): Promise<Record<keyof typeof CONSUMER_SETTINGS, TypeCheck>> {
   mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
-  for (const [file, text] of Object.entries(SOURCES)) writeFileSync(join(dir, file), text);
+  const sources = gateway ? { ...SOURCES, ...WITH_GATEWAY } : SOURCES;
+  for (const [file, text] of Object.entries(sources)) writeFileSync(join(dir, file), text);
   const results: Partial<Record<keyof typeof CONSUMER_SETTINGS, TypeCheck>> = {};
   for (const [name, config] of Object.entries(CONSUMER_SETTINGS)) {
     writeFileSync(join(dir, `tsconfig.${name}.json`), JSON.stringify(config));
