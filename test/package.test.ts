@@ -149,7 +149,15 @@ async function pack(): Promise<void> {
 }
 
 function npmInstall(...specs: string[]): Promise<RunResult> {
-  const args = [npmCli(), 'install', ...specs, '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts'];
+  const args = [
+    npmCli(),
+    'install',
+    ...specs,
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--foreground-scripts',
+  ];
   return run(process.execPath, args, { cwd: consumer, env: bareEnv() });
 }
 
@@ -188,7 +196,9 @@ describe('the package, packed and installed where there is no compiler', () => {
 
   it('packs three packages of one version, each with its LICENSE and no source maps, tests or benchmarks', () => {
     expect(Object.keys(packed)).toEqual(['@triton-node/fake-engine', 'triton-node', '@triton-node/gateway']);
-    const versions = new Set(Object.values(packed).map((p) => p.filename.replace(/^.*-(\d+\.\d+\.\d+)\.tgz$/, '$1')));
+    const versions = new Set(
+      Object.values(packed).map((p) => p.filename.replace(/^.*-(\d+\.\d+\.\d+)\.tgz$/, '$1')),
+    );
     expect(versions.size).toBe(1);
     for (const p of Object.values(packed)) {
       const paths = p.files.map((f) => f.path);
@@ -205,14 +215,27 @@ describe('the package, packed and installed where there is no compiler', () => {
     expect(paths.filter((p) => p.endsWith('libtritonserver.so'))).toEqual([]);
     expect(paths.filter((p) => /(^|\/)cli\.(c?js)$/.test(p))).toEqual(['dist/cli.js']);
     expect(paths).toEqual(
-      expect.arrayContaining(['scripts/install.mjs', 'examples/quickstart.mjs', 'binding.gyp', 'bin/triton-node.js']),
+      expect.arrayContaining([
+        'scripts/install.mjs',
+        'examples/quickstart.mjs',
+        'binding.gyp',
+        'bin/triton-node.js',
+      ]),
     );
     const fake = packed['@triton-node/fake-engine']!.files.map((f) => f.path);
     expect(fake).toContain(`prebuilds/linux-${process.arch}/libtritonserver.so`);
-    expect(fake).toEqual(expect.arrayContaining(['index.cjs', 'index.d.cts', 'binding.gyp', 'include/triton_capi.h']));
+    expect(fake).toEqual(
+      expect.arrayContaining(['index.cjs', 'index.d.cts', 'binding.gyp', 'include/triton_capi.h']),
+    );
     const gateway = packed['@triton-node/gateway']!.files.map((f) => f.path);
     expect(gateway).toEqual(
-      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli.js', 'proto/kserve_v2.proto']),
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.cjs',
+        'dist/index.d.ts',
+        'dist/cli.js',
+        'proto/kserve_v2.proto',
+      ]),
     );
   });
 
@@ -223,7 +246,10 @@ describe('the package, packed and installed where there is no compiler', () => {
       const bytes = readFileSync(tarball(name));
       const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
       const result = await publint({ pack: { tarball: buffer }, level: 'suggestion', strict: true });
-      expect(result.messages.map((m) => formatMessage(m, result.pkg)), name).toEqual([]);
+      expect(
+        result.messages.map((m) => formatMessage(m, result.pkg)),
+        name,
+      ).toEqual([]);
     }
   });
 
@@ -329,7 +355,10 @@ describe('the package, packed and installed where there is no compiler', () => {
 
   it('`triton-node serve` without @triton-node/gateway exits 2 naming the package to install', async () => {
     const cli = join(consumer, 'node_modules', '.bin', 'triton-node');
-    const child = await run(process.execPath, [cli, 'serve', '--fake-engine'], { cwd: consumer, env: bareEnv() });
+    const child = await run(process.execPath, [cli, 'serve', '--fake-engine'], {
+      cwd: consumer,
+      env: bareEnv(),
+    });
     expect(child.status, child.output).toBe(2);
     expect(child.stderr).toContain('`serve` is in the package @triton-node/gateway, not installed here.');
     expect(child.stderr).toContain('npm install @triton-node/gateway');
@@ -338,7 +367,10 @@ describe('the package, packed and installed where there is no compiler', () => {
   it('adds @triton-node/gateway to the same project, from its tarball, with nothing to build', async () => {
     const added = await npmInstall(tarball('@triton-node/gateway'));
     expect(added.status, added.output).toBe(0);
-    expect(readdirSync(join(consumer, 'node_modules', '@triton-node')).sort()).toEqual(['fake-engine', 'gateway']);
+    expect(readdirSync(join(consumer, 'node_modules', '@triton-node')).sort()).toEqual([
+      'fake-engine',
+      'gateway',
+    ]);
   });
 
   it('loads @triton-node/gateway (ESM and CommonJS) without its optional peers, which are not installed', async () => {

@@ -17,7 +17,7 @@
  * @packageDocumentation
  */
 import { existsSync } from 'node:fs';
-import type { NativeAddon, FakeLiveObjects } from './abi/binding.js';
+import type { FakeLiveObjects } from './abi/binding.js';
 import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './addon/load.js';
 
 export type { FakeLiveObjects };
@@ -178,7 +178,20 @@ export const fakeEngine = {
 } as const;
 
 /** The addon's own counters, as leak and drain tests wait on them. */
-export type AddonStats = ReturnType<NativeAddon['addonStats']>;
+export interface AddonStats {
+  /** Output buffers handed to JS and not yet collected or released. */
+  liveOutputBuffers: number;
+  /** Bytes held in the addon's buffer pools for reuse. */
+  pooledBytes: number;
+  /** Requests submitted and not yet settled in JS. */
+  pendingRequests: number;
+  /** Requests inside Triton now (submitted, their final response not yet delivered). */
+  inflightRequests: number;
+  /** Released Triton requests kept for the next request of their model and input shapes. */
+  keptRequests: number;
+  /** Stopped servers kept undeleted while another server of the process runs. */
+  parkedServers: number;
+}
 
 /**
  * The addon's counters right now: requests pending and in flight in Triton,

@@ -25,12 +25,12 @@ export interface GrpcServerLike {
   addService(service: unknown, implementation: Record<string, unknown>): void;
 }
 
-/** Where proto/kserve_v2.proto is: beside dist/ in the package, three levels up from lib/gateway/grpc/. */
+/** Where proto/kserve_v2.proto is: beside dist/ in the package, two levels up from lib/grpc/. */
 function protoPath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [
     join(here, '..', 'proto', 'kserve_v2.proto'),
-    join(here, '..', '..', '..', 'proto', 'kserve_v2.proto'),
+    join(here, '..', '..', 'proto', 'kserve_v2.proto'),
   ];
   const found = candidates.find((p) => existsSync(p));
   if (found === undefined) throw new Error(`kserve_v2.proto not found; looked at ${candidates.join(', ')}`);

@@ -22,7 +22,7 @@ import { resolveGuard } from '../../lib/guard/config.js';
 import { useGateway } from '../helpers.js';
 import { useServer } from '@triton-node/test-support/helpers.js';
 
-const DEPLOY = fileURLToPath(new URL('../../kit', import.meta.url));
+const DEPLOY = fileURLToPath(new URL('../../kit/', import.meta.url));
 const KUBERNETES = `${DEPLOY}kubernetes/`;
 
 // Manifests are read as untyped YAML; kubernetes-models validates their shape below.

@@ -85,7 +85,7 @@ import triton_python_backend_utils as pb_utils
 `;
 
 /** The OCR steps' own files: the repository examples/ocr-pipeline.ts serves. */
-const OCR_EXAMPLE = fileURLToPath(new URL('../../../gateway/examples/ocr-pipeline.ts', import.meta.url));
+const OCR_EXAMPLE = fileURLToPath(new URL('../../examples/ocr-pipeline', import.meta.url));
 
 /** A file of the example's repository; `count: 2` becomes the asked instance count. */
 function ocrExample(file: string, instances?: number): string {

@@ -17,6 +17,8 @@ import { startServing } from '../../../gateway/test/serve-helpers.js';
 import { MODELS, runProcess, skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository: the README and docs/ are there. */
+const REPOSITORY = join(ROOT, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli.js');
 const EXAMPLES = join(ROOT, 'examples', 'models');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -166,13 +168,13 @@ describe('the triton-node command', () => {
 function documentedCommands(): Array<{ file: string; line: string }> {
   const files = [
     'README.md',
-    ...readdirSync(join(ROOT, 'docs'))
+    ...readdirSync(join(REPOSITORY, 'docs'))
       .filter((f) => f.endsWith('.md'))
       .map((f) => `docs/${f}`),
   ];
   const out: Array<{ file: string; line: string }> = [];
   for (const file of files) {
-    const text = readFileSync(join(ROOT, file), 'utf8');
+    const text = readFileSync(join(REPOSITORY, file), 'utf8');
     const pieces = [...text.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n'));
     const prose = text.replace(/```[a-z]*\n[\s\S]*?```/g, '');
     pieces.push(...[...prose.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\s*\n\s*/g, ' ')));
@@ -216,7 +218,7 @@ describe('the docs and --help', () => {
   }, 180_000);
 
   it('docs/benchmarks.md names the bench commands that exist', () => {
-    const text = readFileSync(join(ROOT, 'docs', 'benchmarks.md'), 'utf8');
+    const text = readFileSync(join(REPOSITORY, 'docs', 'benchmarks.md'), 'utf8');
     expect(text).not.toMatch(/npx triton-node bench|node dist\/cli\.js bench/);
   });
 });

@@ -14,10 +14,13 @@ import * as transcripts from '../../scripts/doctor-transcripts.mjs';
 import { skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const read = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8');
+/** The repository: the README and docs/ are there. */
+const REPOSITORY = `${ROOT}../../`;
+const read = (file: string) =>
+  readFileSync(`${file.startsWith('native/') ? ROOT : REPOSITORY}${file}`, 'utf8');
 const DOCS = [
   'README.md',
-  ...readdirSync(`${ROOT}docs`)
+  ...readdirSync(`${REPOSITORY}docs`)
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];

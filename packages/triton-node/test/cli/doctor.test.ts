@@ -22,7 +22,7 @@ import { BACKEND_DIR, LIBRARY_PATH, MODELS, runProcess, skipAllIf, skipIf } from
 import { buildElf, noCompiler, onlyIn } from './elf-fixtures.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test-support/fixtures', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'triton-node-doctor-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Every config.pbtxt of the repository's test and example model folders that parses. */
 function configFiles(): string[] {
-  const dirs = [MODELS, join(ROOT, 'bench/models')];
+  const dirs = [MODELS, join(ROOT, '../../bench/models')];
   const out: string[] = [];
   for (const dir of dirs) {
     for (const model of readdirSync(dir)) {

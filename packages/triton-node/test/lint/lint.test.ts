@@ -127,7 +127,7 @@ describe('lint(): one violation per rule', () => {
     // Every rule has a finding here, and a page.
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
-      expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
+      expect(existsSync(join(ROOT, '..', '..', 'docs', 'lint', `${id}.md`)), id).toBe(true);
     expect(report).toMatchObject({ errorCount: 10, warningCount: 5, infoCount: 1 });
   });
 

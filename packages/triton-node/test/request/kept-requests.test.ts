@@ -4,6 +4,7 @@
 // kept requests never hold a model that is unloaded or replaced, nor
 // outlive the server. Conformance: the same on the fake and on real Triton.
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -383,7 +384,7 @@ describe('kept requests and the server', () => {
       console.log(JSON.stringify({ kept }));`;
     const run = (keep: string | undefined) =>
       spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        cwd: path.join(MODELS, '../..'),
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
         encoding: 'utf8',
         env:
           keep === undefined

@@ -34,7 +34,7 @@ const FLAGS = [
 ];
 const scratch = mkdtempSync(join(tmpdir(), 'triton-node-charts-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const imageDir = process.env.CHART_IMAGES === '1' ? join(ROOT, 'docs', 'images') : scratch;
+const imageDir = process.env.CHART_IMAGES === '1' ? join(ROOT, '../../docs', 'images') : scratch;
 
 interface Layout {
   width: number;
@@ -108,7 +108,7 @@ function expectReadable(layout: Layout & { image: string }): void {
 }
 
 const record = <T>(file: string): T =>
-  JSON.parse(readFileSync(join(ROOT, 'docs', 'bench', file), 'utf8')) as T;
+  JSON.parse(readFileSync(join(ROOT, '../../docs', 'bench', file), 'utf8')) as T;
 
 describe('the tune chart in Chromium', () => {
   skipAllIf(

@@ -30,7 +30,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from '@triton-node/gateway';
-import { DETECTION_CONFIG, detectionModelFile, detectionSize } from '../../triton-node/examples/ocr-steps.js';
+import { DETECTION_CONFIG, detectionModelFile, detectionSize } from './ocr-steps.js';
 import { decodePng } from '../../triton-node/examples/png.js';
 
 const library = process.env.TRITON_SERVER_LIB;
@@ -44,12 +44,12 @@ if (!library || !backends || !existsSync(path.join(backends, 'python', 'libtrito
   process.exit(2);
 }
 
-const imageFile = process.argv[2] ?? fileURLToPath(new URL('../../triton-node/examples/images/text-lines.png', import.meta.url));
+const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
 
 // The repository: the example's three models, and ocr_det from the npm package.
 const repository = mkdtempSync(path.join(os.tmpdir(), 'ocr-pipeline-'));
-cpSync(fileURLToPath(new URL('./ocr-pipeline.ts', import.meta.url)), repository, { recursive: true });
+cpSync(fileURLToPath(new URL('./ocr-pipeline', import.meta.url)), repository, { recursive: true });
 mkdirSync(path.join(repository, 'ocr_pipeline', '1'), { recursive: true });
 mkdirSync(path.join(repository, 'ocr_det', '1'), { recursive: true });
 writeFileSync(path.join(repository, 'ocr_det', 'config.pbtxt'), DETECTION_CONFIG);

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = new URL('../..', import.meta.url);
+const ROOT = new URL('..', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
   engines: { node: string };
   overrides?: Record<string, string>;

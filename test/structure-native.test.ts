@@ -6,9 +6,24 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { findCycles } from './graph.js';
+import { findCycles } from '@triton-node/test-support/graph.js';
 
-const NATIVE = fileURLToPath(new URL('../../native', import.meta.url));
+const NATIVE = fileURLToPath(new URL('../packages/triton-node/native', import.meta.url));
+/** The fake engine's package: its rooms are src/<room>/, its C++ tests test/native/, its header include/. */
+const FAKE = fileURLToPath(new URL('../packages/fake-engine', import.meta.url));
+/** A fake engine file as this test names it (fake/<room>/..., fake/test/...), from its path in the package. */
+function fakeName(real: string): string {
+  if (real.startsWith('src/')) return `fake/${real.slice(4)}`;
+  if (real.startsWith('test/native/')) return `fake/test/${real.slice('test/native/'.length)}`;
+  if (real.startsWith('include/')) return real;
+  throw new Error(`packages/fake-engine/${real} is in no room of the fake`);
+}
+/** The inverse of fakeName. */
+function fakeReal(name: string): string {
+  if (name.startsWith('fake/test/')) return `test/native/${name.slice('fake/test/'.length)}`;
+  if (name.startsWith('fake/')) return `src/${name.slice(5)}`;
+  return name;
+}
 
 /**
  * The addon's layers, top to bottom (docs/architecture.md). A file may
@@ -72,7 +87,8 @@ function includesOf(file: string, text: string): string[] {
   for (const m of text.matchAll(/^\s*#\s*include\s+"([^"]+)"/gm)) {
     const name = m[1]!;
     if (name === 'triton_capi.h') out.push('include/triton_capi.h');
-    else if (isFake(layerOf(file))) out.push(path.posix.join(path.posix.dirname(file), name));
+    else if (isFake(layerOf(file)))
+      out.push(fakeName(path.posix.join(path.posix.dirname(fakeReal(file)), name)));
     else out.push(name);
   }
   return out;
@@ -252,9 +268,14 @@ describe('the checks themselves', () => {
   });
 });
 
-describe('native/', () => {
-  const files = sourceFiles(NATIVE);
-  const texts = new Map(files.map((f) => [f, readFileSync(path.join(NATIVE, f), 'utf8')]));
+describe("the addon's native/ and the fake engine", () => {
+  const addonFiles = sourceFiles(NATIVE);
+  const fakeFiles = [...sourceFiles(FAKE, 'src'), ...sourceFiles(FAKE, 'test/native')];
+  const texts = new Map([
+    ...addonFiles.map((f) => [f, readFileSync(path.join(NATIVE, f), 'utf8')] as const),
+    ...fakeFiles.map((f) => [fakeName(f), readFileSync(path.join(FAKE, f), 'utf8')] as const),
+  ]);
+  const files = [...texts.keys()];
 
   it('has layers that only point down, and no circular include', () => {
     const graph = new Map(files.map((f) => [f, includesOf(f, texts.get(f)!)]));

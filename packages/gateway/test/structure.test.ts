@@ -1,34 +1,23 @@
-// The gateway behind one seam: lib/gateway/ uses the library as its users
-// do, through the package's public entry (lib/index.ts, `triton-node`) and
-// the one internal entry (lib/internal.ts), never another library file, so
+// The gateway behind one seam: packages/gateway/lib/ uses the library as its
+// users do, by the package's names ('triton-node', and 'triton-node/internal'
+// for the few helpers it shares), never a file of triton-node by path, so
 // that the gateway's bundle cannot hold a second copy of a library class.
-// Its own import graph has no cycle. And the gateway's optional peers are
-// declared by the code that loads them and listed, all optional, in
-// package.json (docs/gateway.md, "Package layout").
+// Only `triton-node serve` (lib/cli/serve.ts) also takes the fake engine from
+// 'triton-node/testing'. Its own import graph has no cycle. And its optional
+// peers are declared by the code that loads them and listed, all optional,
+// in its package.json (docs/gateway.md, "Package layout").
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { findCycles } from './graph.js';
+import { findCycles } from '@triton-node/test-support/graph.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LIB = join(ROOT, 'lib');
-/** What the gateway may import of the library: the public entry and the internal one. */
-const ENTRIES = ['index.ts', 'internal.ts'];
-
-/** The package's own names, as tsconfig.json maps them to lib/ (the gateway imports the library by name). */
-function packageNames(): Record<string, string> {
-  const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as {
-    compilerOptions: { paths: Record<string, string[]> };
-  };
-  const out: Record<string, string> = {};
-  for (const [name, [target]] of Object.entries(tsconfig.compilerOptions.paths)) {
-    out[name] = relative(LIB, join(ROOT, target!));
-  }
-  return out;
-}
-const NAMES = packageNames();
+/** The library's names the gateway may import, and the files allowed a third. */
+const LIBRARY_NAMES = ['triton-node', 'triton-node/internal'];
+const TESTING_ALLOWED = ['cli/serve.ts'];
 
 interface Import {
   specifier: string;
@@ -68,14 +57,16 @@ function importsOf(file: string, text: string): Import[] {
 }
 
 /**
- * The lib/ file (relative to lib/) a specifier of `file` names: a relative
- * path, or one of the package's own names. Undefined for anything else
- * (node: modules, other packages); `../x` for a path that leaves lib/.
+ * What a specifier of `file` (relative to lib/) names: a file of the gateway
+ * (relative to lib/), `library:<name>` for one of triton-node's names,
+ * `outside:<path>` for a relative path that leaves the gateway's lib/, or
+ * undefined for anything else (node: modules, other packages).
  */
 function resolveIn(file: string, specifier: string): string | undefined {
-  if (specifier in NAMES) return NAMES[specifier];
+  if (specifier === 'triton-node' || specifier.startsWith('triton-node/')) return `library:${specifier}`;
   if (!specifier.startsWith('.')) return undefined;
-  return relative(LIB, resolve(dirname(join(LIB, file)), specifier)).replace(/\.js$/, '.ts');
+  const target = relative(LIB, resolve(dirname(join(LIB, file)), specifier)).replace(/\.js$/, '.ts');
+  return target.startsWith('..') ? `outside:${target}` : target;
 }
 
 /** The gateway's files (relative to lib/) with what each imports, resolved. */
@@ -93,15 +84,19 @@ function graphOf(files: Record<string, string>): Graph {
   return graph;
 }
 
-/** Imports that leave the gateway for a library file other than its entries. */
+/** Imports that reach the library other than by its names, or by a name the file may not use. */
 function seamProblems(graph: Graph): string[] {
   const problems: string[] = [];
   for (const [file, edges] of graph) {
     for (const { target, specifier } of edges) {
-      if (target.startsWith('gateway/') || ENTRIES.includes(target)) continue;
-      problems.push(
-        `lib/${file} imports '${specifier}' (lib/${target}): the gateway uses the library through lib/index.ts ('triton-node') and lib/internal.ts only`,
-      );
+      if (target.startsWith('outside:')) {
+        problems.push(`lib/${file} imports '${specifier}', outside the gateway: use the library by its names`);
+      } else if (target.startsWith('library:')) {
+        const name = target.slice('library:'.length);
+        if (LIBRARY_NAMES.includes(name)) continue;
+        if (name === 'triton-node/testing' && TESTING_ALLOWED.includes(file)) continue;
+        problems.push(`lib/${file} imports '${specifier}': the gateway uses 'triton-node' and 'triton-node/internal'`);
+      }
     }
   }
   return problems;
@@ -109,10 +104,13 @@ function seamProblems(graph: Graph): string[] {
 
 /** Import cycles within the gateway (type-only imports count), each reported once by its path. */
 function cycles(graph: Graph): string[] {
-  return findCycles(new Map([...graph].map(([file, edges]) => [file, edges.map((e) => e.target)])));
+  const own = (target: string) => !target.includes(':');
+  return findCycles(
+    new Map([...graph].map(([file, edges]) => [file, edges.map((e) => e.target).filter(own)])),
+  );
 }
 
-function gatewayFiles(dir = join(LIB, 'gateway')): Record<string, string> {
+function gatewayFiles(dir = LIB): Record<string, string> {
   const out: Record<string, string> = {};
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -123,53 +121,38 @@ function gatewayFiles(dir = join(LIB, 'gateway')): Record<string, string> {
 }
 
 describe('the gateway behind one seam', () => {
-  it('the checks find a planted import of a library file, by path, by name and dynamic, and planted cycles', () => {
+  it('the checks find a planted import of a library file, by path, by a name it may not use, and cycles', () => {
     const graph = graphOf({
-      'gateway/a.ts': [
-        "import { TritonError } from '../base/errors.js';",
+      'a.ts': [
+        "import { TritonError } from '../../triton-node/lib/base/errors.js';",
         "import type { Server } from 'triton-node';",
-        "import { optionError } from '../internal.js';",
+        "import { optionError } from 'triton-node/internal';",
         "export { fakeEngine } from 'triton-node/testing';",
-        "const m = await import('../request/stream.js');",
         "import { b } from './b.js';",
         "import http from 'node:http';",
       ].join('\n'),
-      'gateway/b.ts': "import type { A } from './a.js';",
-      'gateway/c/d.ts': "export * from '../../gateway/index.js';\nlet x: import('../c/d.js').X;",
-      'gateway/index.ts': "import { c } from '@triton-node/gateway';",
+      'b.ts': "import type { A } from './a.js';",
+      'c/d.ts': "let x: import('../c/d.js').X;",
+      'cli/serve.ts': "import { fakeEngine } from 'triton-node/testing';",
     });
     expect(seamProblems(graph)).toEqual([
-      "lib/gateway/a.ts imports '../base/errors.js' (lib/base/errors.ts): the gateway uses the library through lib/index.ts ('triton-node') and lib/internal.ts only",
-      "lib/gateway/a.ts imports 'triton-node/testing' (lib/testing.ts): the gateway uses the library through lib/index.ts ('triton-node') and lib/internal.ts only",
-      "lib/gateway/a.ts imports '../request/stream.js' (lib/request/stream.ts): the gateway uses the library through lib/index.ts ('triton-node') and lib/internal.ts only",
+      "lib/a.ts imports '../../triton-node/lib/base/errors.js', outside the gateway: use the library by its names",
+      "lib/a.ts imports 'triton-node/testing': the gateway uses 'triton-node' and 'triton-node/internal'",
     ]);
-    expect(cycles(graph).sort()).toEqual([
-      'gateway/a.ts -> gateway/b.ts -> gateway/a.ts',
-      'gateway/c/d.ts -> gateway/c/d.ts',
-      'gateway/index.ts -> gateway/index.ts',
-    ]);
+    expect(cycles(graph).sort()).toEqual(['a.ts -> b.ts -> a.ts', 'c/d.ts -> c/d.ts']);
   });
 
-  it('lib/gateway/ imports the library only through lib/index.ts and lib/internal.ts', () => {
+  it("lib/ imports the library only by its names: 'triton-node' and 'triton-node/internal'", () => {
     const graph = graphOf(gatewayFiles());
     expect(graph.size).toBeGreaterThan(40);
-    // The reader sees the gateway's imports of the library, by name and by path.
     const targets = new Set([...graph.values()].flat().map((e) => e.target));
-    expect(targets).toContain('index.ts');
-    expect(targets).toContain('internal.ts');
+    expect(targets).toContain('library:triton-node');
+    expect(targets).toContain('library:triton-node/internal');
     expect(seamProblems(graph)).toEqual([]);
   });
 
-  it('lib/gateway/ has no import cycle', () => {
+  it('lib/ has no import cycle', () => {
     expect(cycles(graphOf(gatewayFiles()))).toEqual([]);
-  });
-
-  it('the isolation worker reaches the gateway by its package name only', () => {
-    const worker = 'gateway/isolation/worker.ts';
-    const edges = graphOf(gatewayFiles()).get(worker)!;
-    expect(edges.map((e) => e.specifier)).toContain('@triton-node/gateway');
-    const own = edges.filter((e) => e.target.startsWith('gateway/') && e.specifier !== '@triton-node/gateway');
-    expect(own.map((e) => e.target)).toEqual(['gateway/isolation/messages.ts']);
   });
 });
 
@@ -202,19 +185,18 @@ describe('optional peers, declared where they are used', () => {
     peerDependenciesMeta: Record<string, { optional?: boolean }>;
   };
 
-  it('package.json lists exactly the peers the library, the gateway and `triton-node serve` declare, each optional', () => {
-    const library = declared('lib/request/otel.ts', 'LIBRARY_PEERS');
-    const gateway = declared('lib/gateway/peers.ts', 'GATEWAY_PEERS');
-    const serve = declared('lib/cli/commands/serve.ts', 'SERVE_PEERS');
-    expect(library).toEqual(['@opentelemetry/api']);
+  it('package.json lists triton-node, and exactly the peers the gateway and `triton-node serve` declare, optional', () => {
+    const gateway = declared('lib/peers.ts', 'GATEWAY_PEERS');
+    const serve = declared('lib/cli/serve.ts', 'SERVE_PEERS');
     expect(gateway).toEqual(['@grpc/grpc-js', '@grpc/proto-loader', 'jose', 'ioredis']);
     expect(serve).toEqual(['pino']);
-    const all = [...library, ...gateway, ...serve].sort();
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(all);
-    for (const name of all) expect(manifest.peerDependenciesMeta[name]?.optional, name).toBe(true);
+    const optional = [...gateway, ...serve].sort();
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, 'triton-node'].sort());
+    for (const name of optional) expect(manifest.peerDependenciesMeta[name]?.optional, name).toBe(true);
+    expect(manifest.peerDependenciesMeta['triton-node']).toBeUndefined();
   });
 
-  const peers = Object.keys(manifest.peerDependencies);
+  const peers = Object.keys(manifest.peerDependencies).filter((p) => p !== 'triton-node');
   /** The peers `text` imports as values (a type-only import is erased). */
   const valueImports = (file: string, text: string) =>
     importsOf(file, text)
