@@ -22,6 +22,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -74,7 +75,18 @@ if (args.only !== undefined) {
   selected = MUTATIONS.filter((m) => names.includes(m.name));
 }
 
-const isNative = (m) => m.file.startsWith('packages/triton-node/native/');
+/** The package whose native build a mutation changes, or null (TypeScript, Python, docs...). */
+const NATIVE_SOURCES = { 'packages/triton-node/native/': 'packages/triton-node', 'packages/fake-engine/src/': 'packages/fake-engine' };
+const nativePackage = (m) => Object.entries(NATIVE_SOURCES).find(([dir]) => m.file.startsWith(dir))?.[1] ?? null;
+const isNative = (m) => nativePackage(m) !== null;
+/** The vitest project a test file runs in (the GPU ones over the CUDA stub). */
+function projectOf(test) {
+  const gpu = /(^|\/)test\/gpu\//.test(test);
+  if (test.startsWith('packages/triton-node/')) return gpu ? 'gpu' : 'conformance';
+  if (test.startsWith('packages/gateway/')) return gpu ? 'gateway-gpu' : 'gateway';
+  if (test.startsWith('packages/fake-engine/')) return 'fake-engine';
+  return 'repository';
+}
 // TypeScript first (they need no build), then native grouped by file.
 const order = [
   ...selected.filter((m) => !isNative(m)),
@@ -114,35 +126,62 @@ for (const rel of listed.stdout.split('\0').filter(Boolean)) {
   mkdirSync(dirname(join(work, rel)), { recursive: true });
   cpSync(from, join(work, rel), { preserveTimestamps: true });
 }
-symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(work, 'node_modules'));
+// The copy's node_modules: the repository's packages, but its own workspace
+// packages (triton-node and @triton-node/*) are the copy's, mutated.
+const modules = realpathSync(join(ROOT, 'node_modules'));
+mkdirSync(join(work, 'node_modules', '@triton-node'), { recursive: true });
+for (const name of readdirSync(modules)) {
+  if (name === 'triton-node' || name === '@triton-node') continue;
+  symlinkSync(join(modules, name), join(work, 'node_modules', name));
+}
+symlinkSync(join(work, 'packages', 'triton-node'), join(work, 'node_modules', 'triton-node'));
+for (const name of readdirSync(join(modules, '@triton-node'))) {
+  const target = realpathSync(join(modules, '@triton-node', name)).slice(ROOT.length);
+  symlinkSync(join(work, target), join(work, 'node_modules', '@triton-node', name));
+}
 
 const nodeGyp = join(work, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
 const vitest = join(work, 'node_modules', 'vitest', 'vitest.mjs');
+const tsup = join(work, 'node_modules', 'tsup', 'dist', 'cli-default.js');
 
-function build(kind) {
-  const r = run(process.execPath, [nodeGyp, kind, '-j', '2'], { cwd: work });
+function build(kind, pkg) {
+  const r = run(process.execPath, [nodeGyp, kind, '-j', '2'], { cwd: join(work, pkg) });
   return { ok: r.status === 0, log: `${r.stdout}${r.stderr}` };
 }
 
+/** Rebuilds a package's dist/ (a mutated library file reaches the gateway's tests through it). */
+function bundle(pkg) {
+  const r = run(process.execPath, [tsup, '--silent'], { cwd: join(work, pkg) });
+  return { ok: r.status === 0, log: `${r.stdout}${r.stderr}` };
+}
+const BUNDLED = ['packages/triton-node', 'packages/gateway'];
+const bundledPackage = (m) => BUNDLED.find((pkg) => m.file.startsWith(`${pkg}/lib/`)) ?? null;
+
 console.log(`mutate: ${order.length} mutation(s) in ${work}`);
-if (order.some(isNative)) {
+// Each package's build: copied, then rebuilt where a mutation changes its native code.
+for (const pkg of ['packages/triton-node', 'packages/fake-engine']) {
+  const built = join(ROOT, pkg, 'build');
+  if (!existsSync(join(built, 'Release'))) {
+    console.error(`mutate: no ${pkg}/build here; run \`npm install\` (or npm run build in ${pkg}) first`);
+    cleanup();
+    process.exit(2);
+  }
+  cpSync(built, join(work, pkg, 'build'), { recursive: true, preserveTimestamps: true });
+}
+for (const pkg of BUNDLED) {
+  cpSync(join(ROOT, pkg, 'dist'), join(work, pkg, 'dist'), { recursive: true, preserveTimestamps: true });
+}
+for (const pkg of new Set(order.map(nativePackage).filter(Boolean))) {
   const t = Date.now();
-  const b = build('rebuild');
+  const configured = run(process.execPath, [nodeGyp, 'configure'], { cwd: join(work, pkg) });
+  const b = configured.status === 0 ? build('build', pkg) : { ok: false, log: configured.stderr };
   if (!b.ok) {
     console.error(b.log.slice(-4000));
-    console.error('mutate: the unmutated copy does not build');
+    console.error(`mutate: the unmutated copy of ${pkg} does not build`);
     cleanup();
     process.exit(2);
   }
-  console.log(`mutate: built the addon and the fake engine (${seconds(t)})`);
-} else {
-  const built = join(ROOT, 'build');
-  if (!existsSync(join(built, 'Release', 'triton_node.node'))) {
-    console.error('mutate: no build/ here; run `npx node-gyp rebuild -j 2` first');
-    cleanup();
-    process.exit(2);
-  }
-  cpSync(built, join(work, 'build'), { recursive: true, preserveTimestamps: true });
+  console.log(`mutate: built ${pkg} (${seconds(t)})`);
 }
 
 let stubEnv = {};
@@ -174,6 +213,7 @@ if (order.some((m) => m.gpu)) {
 
 /** Runs test files of one project; returns { passed, failures: string[], output }. */
 function runTests(files, gpu) {
+  const projects = [...new Set(files.map(projectOf))].flatMap((p) => ['--project', p]);
   const report = join(work, '.mutate-report.json');
   rmSync(report, { force: true });
   const r = run(
@@ -181,8 +221,7 @@ function runTests(files, gpu) {
     [
       vitest,
       'run',
-      '--project',
-      gpu ? 'gpu' : 'conformance',
+      ...projects,
       ...files,
       '--bail=1',
       `--testTimeout=${TEST_TIMEOUT_MS}`,
@@ -250,7 +289,7 @@ for (const gpu of [false, true]) {
 
 const originals = new Map();
 const results = [];
-for (const m of order) {
+for (const [i, m] of order.entries()) {
   const t = Date.now();
   const path = join(work, m.file);
   if (!originals.has(m.file)) originals.set(m.file, readFileSync(path, 'utf8'));
@@ -266,7 +305,10 @@ for (const m of order) {
       path,
       text.replace(m.search, () => m.replace),
     );
-    const b = isNative(m) ? build('build') : { ok: true };
+    const native = nativePackage(m);
+    const bundled = bundledPackage(m);
+    const outside = bundled !== null && m.tests.some((t) => !t.startsWith(`${bundled}/`));
+    const b = native !== null ? build('build', native) : outside ? bundle(bundled) : { ok: true };
     if (!b.ok) {
       status = 'NO-BUILD';
       detail = b.log.split('\n').find((l) => /error/.test(l)) ?? 'the build failed';
@@ -277,6 +319,12 @@ for (const m of order) {
     }
     // Restored; a native file is recompiled with the next native mutation's build.
     writeFileSync(path, text);
+    const native2 = nativePackage(m);
+    const bundled2 = bundledPackage(m);
+    if (bundled2 !== null && native2 === null && m.tests.some((t) => !t.startsWith(`${bundled2}/`))) bundle(bundled2);
+    // The package's build back to the original before another package's mutations run.
+    const next = order[i + 1];
+    if (native2 !== null && (next === undefined || nativePackage(next) !== native2)) build('build', native2);
   }
   results.push({ m, status });
   console.log(

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import * as api from '../../lib/index.js';
-import * as testing from '../../lib/testing.js';
+import * as api from 'triton-node';
+import * as testing from 'triton-node/testing';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const doc = readFileSync(`${ROOT}docs/api.md`, 'utf8');
 
 /** Every name lib/index.ts exports, types included (read from its export lists). */
@@ -31,9 +31,9 @@ function exportedNames(file: string): string[] {
 describe('docs/api.md', () => {
   it('documents every public name of the package', () => {
     const names = [
-      ...exportedNames('lib/index.ts'),
-      ...exportedNames('lib/testing.ts'),
-      ...exportedNames('lib/gateway/index.ts'),
+      ...exportedNames('packages/triton-node/lib/index.ts'),
+      ...exportedNames('packages/triton-node/lib/testing.ts'),
+      ...exportedNames('packages/gateway/lib/index.ts'),
     ];
     expect(names.length).toBeGreaterThan(40);
     const missing = names.filter((n) => !new RegExp(`\\b${n}\\b`).test(doc));
@@ -67,7 +67,7 @@ describe('docs/api.md', () => {
  * function accepts, by name.
  */
 function optionMembers(): Array<[string, string[], string[]]> {
-  const entries = [`${ROOT}lib/index.ts`, `${ROOT}lib/gateway/index.ts`];
+  const entries = [`${ROOT}packages/triton-node/lib/index.ts`, `${ROOT}packages/gateway/lib/index.ts`];
   const program = ts.createProgram(entries, { strict: true, noEmit: true });
   const checker = program.getTypeChecker();
   const exported = entries.flatMap((e) =>

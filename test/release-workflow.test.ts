@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 
 const require = createRequire(import.meta.url);
-const FILE = fileURLToPath(new URL('../../../../.github/workflows/release.yml', import.meta.url));
+const FILE = fileURLToPath(new URL('../.github/workflows/release.yml', import.meta.url));
 
 // Parsed YAML, its shape checked by the schema test.
 // biome-ignore lint/suspicious/noExplicitAny: property paths into parsed YAML

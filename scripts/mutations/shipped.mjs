@@ -1,44 +1,35 @@
 // Mutations of one area (see scripts/mutations.mjs for the shape and the rules).
-// The shipped package (issue 27): one copy of the library across the bundles,
-// declarations that compile without skipLibCheck, every entry point exported.
-// packages/triton-node/test/package/shipped.test.ts builds the package from the mutated copy itself.
+// The shipped packages (issues 27 and 45): one copy of the library across
+// triton-node's entry points and the gateway, declarations that compile
+// without skipLibCheck, every entry point exported, the gateway behind its
+// package boundary, and the packages finding each other by name.
+// test/shipped.test.ts builds the packages from the mutated copy itself.
 
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
   {
     name: 'gateway-bundles-library',
-    why: "one copy of the library: the gateway bundle takes in the library it imports (by the package's name, resolved to packages/triton-node/lib/, and packages/triton-node/lib/internal.ts by path) instead of importing it (its own TritonError), so the OpenAI routes answer a library NOT_FOUND with code internal",
-    file: 'packages/triton-node/tsup.config.ts',
-    search:
-      "    external: ['triton-node'],\n    esbuildPlugins: [fromCore()],\n  },\n  {\n    ...common,\n    // The entry of an isolated",
-    replace: '  },\n  {\n    ...common,\n    // The entry of an isolated',
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
+    why: "one copy of the library: the gateway bundle takes in triton-node (its own TritonError) instead of importing it by name, so the OpenAI routes answer a library NOT_FOUND with code internal",
+    file: 'packages/gateway/tsup.config.ts',
+    search: 'const common = {\n  splitting: true,\n',
+    replace: "const common = {\n  noExternal: ['triton-node', 'triton-node/internal'],\n  splitting: true,\n",
+    tests: ['test/shipped.test.ts'],
   },
   {
-    name: 'index-bundles-library',
-    why: 'one copy of the library: dist/index and dist/testing each carry the library instead of importing dist/core, so an error or a Server the gateway meets is not of the classes the application imported',
+    name: 'library-bundled-per-entry',
+    why: 'one copy of the library: without code splitting each entry point (index, testing, internal, the CLI) carries the library, so an error or a Server the gateway meets is not of the classes the application imported',
     file: 'packages/triton-node/tsup.config.ts',
-    search:
-      "    entry: { index: 'packages/triton-node/lib/index.ts', testing: 'packages/triton-node/lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n    esbuildPlugins: [fromCore()],\n",
-    replace:
-      "    entry: { index: 'packages/triton-node/lib/index.ts', testing: 'packages/triton-node/lib/testing.ts' },\n    format: ['esm', 'cjs'],\n    dts: true,\n",
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
-  },
-  {
-    name: 'cjs-bundles-load-esm-core',
-    why: 'each format its own core: the CommonJS bundles require dist/core.js (ESM), which Node before 20.19 cannot require',
-    file: 'packages/triton-node/tsup.config.ts',
-    search: "build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js'",
-    replace: "build.initialOptions.format === 'cjs' ? './core.js' : './core.js'",
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
+    search: 'const common = {\n  splitting: true,\n',
+    replace: 'const common = {\n  splitting: false,\n',
+    tests: ['test/shipped.test.ts'],
   },
   {
     name: 'cjs-bundles-library',
-    why: 'one copy of the library in CommonJS: the CommonJS bundles (index, testing, gateway) each inline the library, so a CommonJS application and its gateway hold different TritonErrors',
+    why: 'one copy of the library in CommonJS: the CommonJS entries (index, testing, internal) each inline the library, so a CommonJS application and its gateway hold different TritonErrors',
     file: 'packages/triton-node/tsup.config.ts',
-    search: "      const core = build.initialOptions.format === 'cjs' ? './core.cjs' : './core.js';\n",
-    replace: "      if (build.initialOptions.format === 'cjs') return;\n      const core = './core.js';\n",
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
+    search: "  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },\n",
+    replace: "  { ...common, splitting: false, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },\n",
+    tests: ['test/shipped.test.ts'],
   },
   {
     name: 'dts-import-stripped',
@@ -46,26 +37,42 @@ export const MUTATIONS = [
     file: 'packages/triton-node/lib/tune/report.ts',
     search: ' * the declarations and the shipped .d.ts names a type that is not there.\n */\n',
     replace: ' * the declarations and the shipped .d.ts names a type that is not there.\n * @internal\n */\n',
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
+    tests: ['test/shipped.test.ts'],
   },
   {
-    name: 'gateway-not-exported',
-    why: 'every entry point is in the package: package.json exports no longer lists ./gateway',
-    file: 'package.json',
+    name: 'gateway-cli-not-exported',
+    why: "every entry point is in the package: the gateway's package.json no longer exports ./cli, so `triton-node serve` cannot find its command",
+    file: 'packages/gateway/package.json',
     search:
-      '    "./gateway": {\n      "import": {\n        "types": "./dist/gateway.d.ts",\n        "default": "./dist/gateway.js"\n      },\n      "require": {\n        "types": "./dist/gateway.d.cts",\n        "default": "./dist/gateway.cjs"\n      }\n    },\n',
+      '    "./cli": {\n      "import": {\n        "types": "./dist/cli.d.ts",\n        "default": "./dist/cli.js"\n      }\n    },\n',
     replace: '',
-    tests: ['packages/triton-node/test/package/shipped.test.ts'],
+    tests: ['test/shipped.test.ts'],
   },
-  // The gateway behind one seam (packages/triton-node/test/package/structure-gateway.test.ts).
+  {
+    name: 'fake-engine-not-found-by-name',
+    why: 'triton-node finds the fake engine as its optional dependency, by name: looking for another name, every test on the fake loses its library',
+    file: 'packages/triton-node/lib/addon/load.ts',
+    search: "    engine = require('@triton-node/fake-engine') as { findLibrary(): string };\n",
+    replace: "    engine = require('@triton-node/fake') as { findLibrary(): string };\n",
+    tests: ['packages/triton-node/test/api/server.test.ts'],
+  },
+  {
+    name: 'header-copies-differ',
+    why: "one C API header: the fake engine's copy drifts from the addon's (an entry point's signature could differ between the two)",
+    file: 'packages/fake-engine/include/triton_capi.h',
+    search: '#define TRITON_NODE_API_MIN_MINOR 30\n',
+    replace: '#define TRITON_NODE_API_MIN_MINOR 31\n',
+    tests: ['test/build-config.test.ts'],
+  },
+  // The gateway behind its package boundary (packages/gateway/test/structure.test.ts).
   {
     name: 'gateway-imports-library-file',
-    why: "one seam: the gateway imports TritonError from a library file by path instead of the package's public entry (how its bundle once came to hold a second TritonError)",
+    why: "one seam: the gateway imports TritonError from a file of triton-node by path instead of the package's name (how its bundle once came to hold a second TritonError)",
     file: 'packages/gateway/lib/errors.ts',
     search: "import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from 'triton-node';\n",
     replace:
-      "import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from '../../base/errors.js';\n",
-    tests: ['packages/triton-node/test/package/structure-gateway.test.ts'],
+      "import { type ErrorHint, TritonError, type TritonErrorCode, hintText } from '../../triton-node/lib/index.js';\n",
+    tests: ['packages/gateway/test/structure.test.ts'],
   },
   {
     name: 'gateway-context-openai-cycle',
@@ -74,7 +81,7 @@ export const MUTATIONS = [
     search: "import type { GatewayMetrics } from './metrics.js';\n",
     replace:
       "import type { GatewayMetrics } from './metrics.js';\nimport type { OpenAIRoutes } from './openai/routes.js';\nexport type Routes = OpenAIRoutes;\n",
-    tests: ['packages/triton-node/test/package/structure-gateway.test.ts'],
+    tests: ['packages/gateway/test/structure.test.ts'],
   },
   {
     name: 'gateway-peer-undeclared',
@@ -82,6 +89,6 @@ export const MUTATIONS = [
     file: 'packages/gateway/lib/peers.ts',
     search: "  jose: 'guard.jwt: verifying JWTs',\n",
     replace: '',
-    tests: ['packages/triton-node/test/package/structure-gateway.test.ts'],
+    tests: ['packages/gateway/test/structure.test.ts'],
   },
 ];

@@ -169,14 +169,14 @@ describe('triton-node serve', () => {
     };
     expect(hiding('pino,@grpc/proto-loader')).toBe(
       "triton-node serve needs 'pino' and '@grpc/proto-loader' (optional peer " +
-        'dependencies of triton-node), not installed here. Install: npm install pino @grpc/proto-loader ' +
+        'dependencies of @triton-node/gateway), not installed here. Install: npm install pino @grpc/proto-loader ' +
         '(or pass --no-grpc to serve HTTP only, without gRPC)\n',
     );
     expect(hiding('@grpc/grpc-js')).toMatch(
       /needs '@grpc\/grpc-js' \(an optional peer dependency of triton-node\)/,
     );
     expect(hiding('pino', '--no-grpc')).toBe(
-      "triton-node serve needs 'pino' (an optional peer dependency of triton-node), " +
+      "triton-node serve needs 'pino' (an optional peer dependency of @triton-node/gateway), " +
         'not installed here. Install: npm install pino\n',
     );
     // jose only when the guard verifies tokens.
@@ -185,7 +185,7 @@ describe('triton-node serve', () => {
     writeFileSync(config, JSON.stringify({ gateway: { guard: { jwt: { secret: 's'.repeat(32) } } } }));
     try {
       expect(hiding('jose', '--no-grpc', '--config', config)).toBe(
-        "triton-node serve needs 'jose' (an optional peer dependency of triton-node), " +
+        "triton-node serve needs 'jose' (an optional peer dependency of @triton-node/gateway), " +
           'not installed here. Install: npm install jose\n',
       );
     } finally {

@@ -22,11 +22,11 @@ export const FAKE_BACKENDS = ['identity', 'repeat', 'square', 'fake_text_stream'
 /** Triton's compiled-in backend directory (its container layout). */
 const TRITON_BACKEND_DIR = '/opt/tritonserver/backends';
 
-/** The module the child imports: this bundle once built, lib/index.ts under tsx. */
+/** The module the child imports: the package's dist/index.js once built (beside this chunk), lib/index.ts under tsx. */
 function entryModule(): { url: string; nodeArgs: string[] } {
   const self = import.meta.url;
   if (self.endsWith('.ts')) return { url: new URL('../index.ts', self).href, nodeArgs: ['--import', 'tsx'] };
-  return { url: self, nodeArgs: [] };
+  return { url: new URL('./index.js', self).href, nodeArgs: [] };
 }
 
 /** The child's program: load, start a server with nothing in it, print what was seen. */

@@ -12,7 +12,8 @@ import { type OnnxCase, type OnnxRun, formatCase } from '../../../../bench/onnx.
 import { BACKEND_DIR, LIBRARY_PATH, runNode } from '@triton-node/test-support/helpers.js';
 import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository: bench/ is its workspace. */
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const LINE =
   /^onnx (\w+) c=(\d+) triton-node (\d+\.\d) onnxruntime-node (\d+\.\d) ratio (\d+\.\d\d)x\n {4}triton-node p50 [\d.]+ ms p99 [\d.]+ ms event-loop p99 ([\d.]+) ms \| onnxruntime-node p50 [\d.]+ ms p99 [\d.]+ ms event-loop p99 ([\d.]+) ms$/gm;
 const out = mkdtempSync(path.join(os.tmpdir(), 'bench-onnx-'));

@@ -24,7 +24,7 @@ function compile(files: Record<string, string>): string[] {
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts'],
     types: ['node'],
-    typeRoots: [join(ROOT, 'node_modules/@types')],
+    typeRoots: [join(ROOT, '../../node_modules/@types')],
     strict: true,
     noEmit: true,
     skipLibCheck: true,

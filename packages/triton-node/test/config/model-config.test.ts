@@ -1,17 +1,18 @@
 // parseModelConfig / formatModelConfig: config.pbtxt text read into the JSON
 // form and written back without loss; errors say where.
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type ModelConfig, formatModelConfig, parseModelConfig } from '../../lib/index.js';
 import { MODELS } from '@triton-node/test-support/helpers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository (its bench/models are checked too; ../shared beside it holds the reference configs). */
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 
 /** Every config.pbtxt of the repository's test and example model folders that parses. */
 function configFiles(): string[] {
-  const dirs = [MODELS, join(ROOT, '../../bench/models')];
+  const dirs = [MODELS, join(ROOT, 'bench/models')];
   const out: string[] = [];
   for (const dir of dirs) {
     for (const model of readdirSync(dir)) {
@@ -46,7 +47,7 @@ describe('formatModelConfig(parseModelConfig(text))', () => {
     expect(files.length).toBeGreaterThan(15);
   });
 
-  it.each(files.map((f) => [f.slice(ROOT.length)]))('%s round-trips', (file) => {
+  it.each(files.map((f) => [relative(ROOT, f)]))('%s round-trips', (file) => {
     const config = parseModelConfig(readFileSync(join(ROOT, file), 'utf8'));
     const text = formatModelConfig(config);
     expect(parseModelConfig(text)).toEqual(config);

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BACKEND_DIR, LIBRARY_PATH, runNode } from '@triton-node/test-support/helpers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository: bench/ is its workspace. */
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const LINE =
   /^(identity-16B-c\d+) threads=(\d+) node (\d+\.\d) ratio-to-1 (\d+\.\d\d)x ratio-to-cpp-callback (\d+\.\d\d)x$/gm;
 const out = mkdtempSync(path.join(os.tmpdir(), 'bench-threads-'));
