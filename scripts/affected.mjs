@@ -48,12 +48,14 @@ function defaultBase() {
 /** The files changed since `base` (merge base), committed, staged, unstaged or untracked. */
 function changedFiles(base) {
   const committed = git(['diff', '--name-only', `${base}...HEAD`]);
-  const local = git(['status', '--porcelain', '--untracked-files=all']).map((l) => l.slice(3).split(' -> ').pop());
+  const local = git(['status', '--porcelain', '--untracked-files=all']).map((l) =>
+    l.slice(3).split(' -> ').pop(),
+  );
   return [...new Set([...committed, ...local])];
 }
 
 /** What `file` belongs to: a package folder name, or 'everything' (anything outside the three packages). */
-function ownerOf(file) {
+export function ownerOf(file) {
   const m = /^packages\/([^/]+)\//.exec(file);
   if (m && m[1] in PACKAGES) return m[1];
   if (file.startsWith('bench/') && !file.startsWith('bench/package.json')) return 'bench';
@@ -68,9 +70,10 @@ function contractTests(consumer, pkg) {
 }
 
 /** The vitest runs a change needs: [{ why, projects, files? }], and the packages to build first. */
-function plan(files) {
+export function plan(files) {
   const owners = new Set(files.map(ownerOf));
-  if (owners.has('everything')) return { runs: [{ why: 'outside the packages: everything', projects: [] }], build: 'all' };
+  if (owners.has('everything'))
+    return { runs: [{ why: 'outside the packages: everything', projects: [] }], build: 'all' };
   const changed = [...owners].filter((o) => o in PACKAGES);
   const runs = [];
   const build = new Set();
@@ -83,7 +86,11 @@ function plan(files) {
       if (owners.has(consumer)) continue;
       const files = contractTests(consumer, pkg);
       const projects = files ? [PACKAGES[consumer].projects[0]] : PACKAGES[consumer].projects;
-      runs.push({ why: `${consumer} consumes ${pkg}: its contract tests`, projects, files: files ?? undefined });
+      runs.push({
+        why: `${consumer} consumes ${pkg}: its contract tests`,
+        projects,
+        files: files ?? undefined,
+      });
       for (const b of PACKAGES[consumer].build) build.add(b);
     }
   }
@@ -123,4 +130,4 @@ async function main() {
   return failed === 0 ? 0 : 1;
 }
 
-process.exitCode = await main();
+if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = await main();

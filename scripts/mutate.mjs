@@ -76,8 +76,12 @@ if (args.only !== undefined) {
 }
 
 /** The package whose native build a mutation changes, or null (TypeScript, Python, docs...). */
-const NATIVE_SOURCES = { 'packages/triton-node/native/': 'packages/triton-node', 'packages/fake-engine/src/': 'packages/fake-engine' };
-const nativePackage = (m) => Object.entries(NATIVE_SOURCES).find(([dir]) => m.file.startsWith(dir))?.[1] ?? null;
+const NATIVE_SOURCES = {
+  'packages/triton-node/native/': 'packages/triton-node',
+  'packages/fake-engine/src/': 'packages/fake-engine',
+};
+const nativePackage = (m) =>
+  Object.entries(NATIVE_SOURCES).find(([dir]) => m.file.startsWith(dir))?.[1] ?? null;
 const isNative = (m) => nativePackage(m) !== null;
 /** The vitest project a test file runs in (the GPU ones over the CUDA stub). */
 function projectOf(test) {
@@ -321,7 +325,8 @@ for (const [i, m] of order.entries()) {
     writeFileSync(path, text);
     const native2 = nativePackage(m);
     const bundled2 = bundledPackage(m);
-    if (bundled2 !== null && native2 === null && m.tests.some((t) => !t.startsWith(`${bundled2}/`))) bundle(bundled2);
+    if (bundled2 !== null && native2 === null && m.tests.some((t) => !t.startsWith(`${bundled2}/`)))
+      bundle(bundled2);
     // The package's build back to the original before another package's mutations run.
     const next = order[i + 1];
     if (native2 !== null && (next === undefined || nativePackage(next) !== native2)) build('build', native2);

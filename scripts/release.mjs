@@ -2,9 +2,12 @@
 // triton-node and @triton-node/gateway share one version, pinned in each
 // other's manifests, and are packed (and published) together, in that order.
 //
-//   node scripts/release.mjs --version 0.2.0   set the version everywhere (and the pins)
-//   node scripts/release.mjs --dry-run         check the versions, pack each into release/ (JSON on stdout)
-//   node scripts/release.mjs --publish         the same, then npm publish each tarball, with provenance
+//   node scripts/release.mjs --version 0.2.0        set the version everywhere (and the pins)
+//   node scripts/release.mjs --check                check that every package has one version, pinned
+//   node scripts/release.mjs --dry-run [--out DIR]  check, then pack each into DIR (default release/);
+//                                                   what was packed, as JSON, on stdout
+//   node scripts/release.mjs --publish-packed FILE  npm publish the tarballs a dry run listed (its
+//                                                   JSON in FILE), in order, with provenance
 //
 // Packing runs each package's prepack: tsup, and for triton-node and the fake
 // engine their prebuilt binaries (scripts/prebuild.mjs, cached by a hash of
@@ -40,7 +43,8 @@ export function versionProblems(root) {
   const names = new Set(ALL.map((p) => p.name));
   for (const { dir } of ALL) {
     const { json } = manifest(root, dir);
-    if (json.version !== version) problems.push(`${json.name} is at ${json.version}, triton-node at ${version}`);
+    if (json.version !== version)
+      problems.push(`${json.name} is at ${json.version}, triton-node at ${version}`);
     for (const field of PINS) {
       for (const [dep, range] of Object.entries(json[field] ?? {})) {
         if (names.has(dep) && range !== version)
@@ -58,7 +62,8 @@ export function setVersion(root, version) {
   for (const { dir } of [...ALL, { dir: '.' }, { dir: 'bench' }]) {
     const { file, json } = manifest(root, dir);
     json.version = version;
-    for (const field of PINS) for (const dep of Object.keys(json[field] ?? {})) if (names.has(dep)) json[field][dep] = version;
+    for (const field of PINS)
+      for (const dep of Object.keys(json[field] ?? {})) if (names.has(dep)) json[field][dep] = version;
     writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   }
 }
@@ -86,12 +91,28 @@ export function packAll(root, out) {
   return results;
 }
 
+/** Publishes what a dry run packed (its JSON), dependencies first; stops at the first failure. */
+function publishPacked(root, file) {
+  const { version, packages } = JSON.parse(readFileSync(file, 'utf8'));
+  const order = PUBLISHED.map((p) => packages.find((q) => q.name === p.name));
+  if (order.some((p) => p === undefined))
+    throw new Error(`${file} does not list every package: ${PUBLISHED.map((p) => p.name)}`);
+  for (const { name, path } of order) {
+    say(`publishing ${name} ${version}`);
+    const child = npm(['publish', path, '--provenance', '--access', 'public'], root);
+    process.stderr.write(child.stderr);
+    if (child.status !== 0) return child.status ?? 1;
+  }
+  return 0;
+}
+
 function main() {
   const { values } = parseArgs({
     options: {
       version: { type: 'string' },
+      check: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
-      publish: { type: 'boolean' },
+      'publish-packed': { type: 'string' },
       root: { type: 'string' },
       out: { type: 'string' },
     },
@@ -100,24 +121,20 @@ function main() {
   if (values.version) {
     setVersion(root, values.version);
     say(`every package is at ${values.version}`);
-    if (!values['dry-run'] && !values.publish) return 0;
+    if (!values['dry-run']) return 0;
   }
+  if (values['publish-packed']) return publishPacked(root, resolve(values['publish-packed']));
   const { version, problems } = versionProblems(root);
   if (problems.length > 0) {
     for (const p of problems) say(p);
     say('run `node scripts/release.mjs --version X.Y.Z` to set one version everywhere');
     return 1;
   }
+  say(`every package is at ${version}`);
+  if (!values['dry-run']) return 0;
   const out = resolve(values.out ?? join(root, 'release'));
   const packed = packAll(root, out);
   process.stdout.write(`${JSON.stringify({ version, packages: packed }, null, 2)}\n`);
-  if (!values.publish) return 0;
-  for (const { name, path } of packed) {
-    say(`publishing ${name} ${version}`);
-    const child = npm(['publish', path, '--provenance', '--access', 'public'], root);
-    process.stderr.write(child.stderr);
-    if (child.status !== 0) return child.status ?? 1;
-  }
   return 0;
 }
 

@@ -1,12 +1,13 @@
 /**
  * .github/workflows/release.yml: valid against SchemaStore's GitHub workflow
  * schema (the `schemastore` package ships it; ajv validates), and it does
- * what a release needs: prebuilds built on a machine of each architecture
- * (linux-x64 on ubuntu-24.04, linux-arm64 on ubuntu-24.04-arm) in Debian 12
- * (the glibc and libstdc++ the binaries may need), the package test on each
- * before anything is published, one pack with both (TRITON_NODE_RELEASE=1),
- * `npm publish --provenance` with the id-token permission, and the same
- * tarball attached to the GitHub release.
+ * what a release needs: one version in every package, the addon's and the
+ * fake engine's prebuilds built on a machine of each architecture (linux-x64
+ * on ubuntu-24.04, linux-arm64 on ubuntu-24.04-arm) in Debian 12 (the glibc
+ * and libstdc++ the binaries may need), the release's dry run on each before
+ * anything is published, one pack of the three packages with both
+ * (TRITON_NODE_RELEASE=1), `npm publish --provenance` of each with the
+ * id-token permission, and the same tarballs attached to the GitHub release.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -73,32 +74,43 @@ describe('the release workflow', () => {
     );
     expect(prebuild['runs-on']).toBe('${{ matrix.runner }}');
     expect(prebuild.container).toMatch(/bookworm/);
-    expect(runs('prebuild')).toContain('node scripts/prebuild.mjs --arch ${{ matrix.arch }}');
+    expect(runs('prebuild')).toContain(
+      '(cd packages/triton-node && node ../../scripts/prebuild.mjs --arch ${{ matrix.arch }})',
+    );
+    expect(runs('prebuild')).toContain(
+      '(cd packages/fake-engine && node ../../scripts/prebuild.mjs --arch ${{ matrix.arch }})',
+    );
+    expect(runs('prebuild')).toContain('node scripts/release.mjs --check');
   });
 
   it('runs the package test on each architecture, after building and before uploading', () => {
-    const test = stepIndex('prebuild', /vitest run test\/package\/package\.test\.ts/);
+    const test = stepIndex('prebuild', /vitest run --project repository test\/package\.test\.ts/);
     expect(test).toBeGreaterThan(stepIndex('prebuild', /scripts\/prebuild\.mjs/));
     const upload = steps('prebuild').findIndex((s) => String(s.uses).startsWith('actions/upload-artifact'));
     expect(upload).toBeGreaterThan(test);
     expect(steps('prebuild')[test]!.env.TRITON_NODE_PREBUILD_ARCHES).toBe('${{ matrix.arch }}');
   });
 
-  it('publishes once, after every prebuild job passed, with provenance, and attaches the tarball', () => {
+  it('publishes the three packages once, after every prebuild job passed, with provenance, and attaches them', () => {
     const publish = jobs.publish!;
     expect(publish.needs).toBe('prebuild');
     expect(publish.permissions['id-token']).toBe('write');
     expect(publish.permissions.contents).toBe('write');
     expect(workflow.permissions).toEqual({ contents: 'read' });
     expect(publish.env.TRITON_NODE_RELEASE).toBe('1');
-    const pack = stepIndex('publish', /^npm pack$/m);
-    const npmPublish = stepIndex('publish', /npm publish "\$TARBALL" --provenance/);
+    const pack = stepIndex('publish', /^node scripts\/release\.mjs --dry-run --out release > packed\.json$/m);
+    const npmPublish = stepIndex('publish', /node scripts\/release\.mjs --publish-packed packed\.json/);
     const attach = stepIndex('publish', /gh release upload/);
     expect(pack).toBeGreaterThan(-1);
     expect(npmPublish).toBeGreaterThan(pack);
     expect(attach).toBeGreaterThan(pack);
-    // The tarball published is the one packed with both architectures' prebuilds.
-    expect(runs('publish')).toMatch(/ls prebuilds\/linux-x64 prebuilds\/linux-arm64/);
+    // The tarballs published are the ones packed with both architectures' prebuilds.
+    expect(runs('publish')).toMatch(
+      /ls packages\/triton-node\/prebuilds\/linux-x64 packages\/triton-node\/prebuilds\/linux-arm64/,
+    );
+    expect(runs('publish')).toMatch(
+      /ls packages\/fake-engine\/prebuilds\/linux-x64 packages\/fake-engine\/prebuilds\/linux-arm64/,
+    );
     const download = steps('publish').findIndex((s) =>
       String(s.uses).startsWith('actions/download-artifact'),
     );

@@ -131,7 +131,9 @@ describe('one copy of the library in the built packages', () => {
     );
     // The CLI is ESM only: its own classes are in the ESM files alone.
     expect([...esm.keys()]).toEqual(expect.arrayContaining([...cjs.keys()]));
-    expect([...cjs.keys()]).toEqual(expect.arrayContaining(['TritonError', 'Server', 'CudaBuffer', 'Tensor']));
+    expect([...cjs.keys()]).toEqual(
+      expect.arrayContaining(['TritonError', 'Server', 'CudaBuffer', 'Tensor']),
+    );
     for (const [name, files] of [...esm, ...cjs])
       expect(files, `${name} is defined in more than one file`).toHaveLength(1);
     const library = new Set(esm.keys());

@@ -91,4 +91,12 @@ export const MUTATIONS = [
     replace: '',
     tests: ['packages/gateway/test/structure.test.ts'],
   },
+  {
+    name: 'affected-skips-contracts',
+    why: "a change runs its consumers' contract tests: a library change would run triton-node's tests only, and a break of what the gateway uses would go unseen until the whole suite",
+    file: 'scripts/affected.mjs',
+    search: "const CONSUMERS = { 'fake-engine': ['triton-node'], 'triton-node': ['gateway'], gateway: [] };\n",
+    replace: "const CONSUMERS = { 'fake-engine': ['triton-node'], 'triton-node': [], gateway: [] };\n",
+    tests: ['test/affected.test.ts'],
+  },
 ];
