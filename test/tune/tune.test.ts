@@ -256,7 +256,8 @@ describe('triton-node tune', () => {
     const script = [
       `const lib = await import('${ROOT}lib/index.ts');`,
       `const { tuneCommand } = await import('${ROOT}lib/cli/commands/tune.ts');`,
-      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune });`,
+      `const { fakeEngine } = await import('${ROOT}lib/testing.ts');`,
+      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune, fakeEngine: { libraryPath: fakeEngine.libraryPath, available: () => fakeEngine.available(), exampleModels: () => '' } });`,
       'process.exit(code);',
     ].join('\n');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
