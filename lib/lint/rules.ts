@@ -4,7 +4,7 @@
  * @internal
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ModelInstanceGroup } from '../config/model-config.js';
 import { externalFileProblem, findOnnxExternalData } from '../config/onnx-external-data.js';
 import { maxSessionThreads, onnxThreadCountProblems } from '../config/onnxruntime.js';
@@ -107,6 +107,23 @@ function onnxFiles(m: LintModel, version: number): string[] {
 }
 
 export const RULES: LintRule[] = [
+  {
+    id: 'name-matches-folder',
+    description:
+      "a config's name, when it has one, is its model folder's name: Triton's poll refuses the model otherwise",
+    check({ model, report }) {
+      const declared = model.config.name;
+      // No name (or an empty one): Triton takes the folder's.
+      if (typeof declared !== 'string' || declared === '' || declared === model.name) return;
+      const file = model.configFile === undefined ? 'config.pbtxt' : basename(model.configFile);
+      report(
+        { path: 'name' },
+        'error',
+        `${file} names the model '${declared}' but its folder is '${model.name}': Triton's poll refuses the model, which never loads (the two must be equal)`,
+        `set name to "${model.name}" (or rename the folder to '${declared}'), or remove the name field: Triton then takes the folder's`,
+      );
+    },
+  },
   {
     id: 'llm-no-triton-batching',
     description:

@@ -90,6 +90,12 @@ model(
   `backend: "onnxruntime"\nmax_batch_size: 0\n${io}parameters { key: "intra_op_thread_count" value: { string_value: "30000" } }\n`,
   { 'model.onnx': '' },
 );
+// Named in its config as another model: Triton's poll refuses it (serve and doctor say so too).
+model('folder_name', `backend: "identity"\nmax_batch_size: 8\n${io}`);
+writeFileSync(
+  join(repo, 'folder_name', 'config.pbtxt'),
+  `backend: "identity"\nname: "other_name"\nmax_batch_size: 8\n${io}`,
+);
 
 const options = {
   gpus: 2,
@@ -122,13 +128,14 @@ describe('lint(): one violation per rule', () => {
         ['sequence-state-size', 'state_size', 'error'],
         ['onnx-thread-count', 'onnx_threads', 'warning'],
         ['explicit-control', '', 'warning'],
+        ['name-matches-folder', 'folder_name', 'error'],
       ].sort(),
     );
     // Every rule has a finding here, and a page.
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 10, warningCount: 5, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 11, warningCount: 5, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -158,6 +165,13 @@ describe('lint(): one violation per rule', () => {
     expect(at('onnx-external-data').message).toMatch(
       /^tensor 'W' has its external data at '\/etc\/hostname', an absolute path, outside version folder 1\//,
     );
+    expect(at('name-matches-folder')).toMatchObject({
+      file: join(repo, 'folder_name', 'config.pbtxt'),
+      line: 2,
+      column: 1,
+      message:
+        "config.pbtxt names the model 'other_name' but its folder is 'folder_name': Triton's poll refuses the model, which never loads (the two must be equal)",
+    });
     expect(at('sequence-state-size')).toMatchObject({ line: 6, column: 92 });
     expect(at('sequence-state-size').message).toBe(
       "sequence_batching state 'S_IN': dims [3, 134217728] of TYPE_FP32 take 1610612736 bytes per sequence, above 1.0 GiB: Triton allocates it for every sequence it starts, and fails the sequence when it cannot",
@@ -183,13 +197,13 @@ describe('lint(): one violation per rule', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/16 finding\(s\): 10 error\(s\), 5 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/17 finding\(s\): 11 error\(s\), 5 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(16);
+    expect(sarif.runs[0].results).toHaveLength(17);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),
