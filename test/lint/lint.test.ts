@@ -410,6 +410,45 @@ describe('instance-count-memory on the real model files (symlinked model.onnx)',
   });
 });
 
+/** The typical LLM config of the guidance this project grew from (/work/shared/seed), as written there. */
+const SEED_LLM_CONFIG = `name: "llama3-8b"
+backend: "vllm"
+max_batch_size: 0          # vLLM batches internally
+input [
+  {
+    name: "text_input"
+    data_type: TYPE_STRING
+    dims: [-1]
+  }
+]
+output [
+  {
+    name: "text_output"
+    data_type: TYPE_STRING
+    dims: [-1]
+  }
+]
+instance_group [
+  {
+    count: 1
+    kind: KIND_GPU
+    gpus: [0]
+  }
+]
+parameters: {
+  key: "model"
+  value: { string_value: "meta-llama/Meta-Llama-3-8B-Instruct" }
+}
+parameters: {
+  key: "gpu_memory_utilization"
+  value: { string_value: "0.9" }
+}
+parameters: {
+  key: "max_model_len"
+  value: { string_value: "8192" }
+}
+`;
+
 describe("vLLM's layout: engine arguments in <version>/model.json", () => {
   const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-vllm-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -440,24 +479,24 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
   const of = (m: string) => report.findings.filter((f) => f.model === m);
   const config = (m: string) => join(dir, m, 'config.pbtxt');
 
-  it('the three parameters of the guidance are errors that say to move each into model.json; the missing model.json is an error', () => {
+  it('the three parameters of the guidance are warnings that say to move each into model.json; the missing model.json is an error', () => {
     const args = of('guidance').filter((f) => f.rule === 'vllm-engine-args');
     expect(args.map((f) => [f.severity, f.file, f.line, f.fix])).toEqual([
       ['error', join(dir, 'guidance', '1'), 1, expect.stringMatching(/^create 1\/model\.json/)],
       [
-        'error',
+        'warning',
         config('guidance'),
         8,
         'move it into 1/model.json: "model": "meta-llama/Meta-Llama-3-8B-Instruct", and remove the parameter',
       ],
       [
-        'error',
+        'warning',
         config('guidance'),
         9,
         'move it into 1/model.json: "gpu_memory_utilization": 1.0, and remove the parameter',
       ],
       [
-        'error',
+        'warning',
         config('guidance'),
         10,
         'move it into 1/model.json: "max_model_len": 8192, and remove the parameter',
@@ -467,11 +506,11 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
     expect(args.some((f) => f.message.includes('REPORT_CUSTOM_METRICS'))).toBe(false);
   });
 
-  it('gpu-memory-headroom reads the misplaced "1.0" as well as model.json', () => {
+  it('gpu-memory-headroom reads the misplaced "1.0" as well as model.json: a warning, as the backend ignores it there', () => {
     const headroom = report.findings.filter((f) => f.rule === 'gpu-memory-headroom');
     expect(headroom.map((f) => [f.model, f.severity, f.file, f.line])).toEqual([
       ['both', 'warning', config('both'), 8],
-      ['guidance', 'error', config('guidance'), 9],
+      ['guidance', 'warning', config('guidance'), 9],
     ]);
     expect(headroom[1]!.message).toMatch(
       /gpu_memory_utilization 1 \(a config.pbtxt parameter, ignored there.*leaves no GPU memory/,
@@ -479,6 +518,27 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
     expect(headroom[1]!.fix).toBe(
       'set gpu_memory_utilization to 0.9 in model.json (0.85 with other models on the GPU)',
     );
+  });
+
+  it("the seed's own LLM config, as the guidance writes it: its parameters are never errors", () => {
+    const seed = mkdtempSync(join(tmpdir(), 'triton-node-lint-seed-'));
+    try {
+      mkdirSync(join(seed, 'llama3-8b'));
+      writeFileSync(join(seed, 'llama3-8b', 'config.pbtxt'), SEED_LLM_CONFIG);
+      const found = lint(seed, { gpus: 1, gpuMemoryBytes: 80 * 1024 ** 3 }).findings;
+      const onParameters = found.filter((f) => f.line >= 25);
+      expect(onParameters.map((f) => [f.rule, f.severity, f.line])).toEqual([
+        ['vllm-engine-args', 'warning', 26],
+        ['vllm-engine-args', 'warning', 30],
+        ['vllm-engine-args', 'warning', 34],
+      ]);
+      // What does fail the load stays an error: no version folder (so no model.json).
+      expect(found.filter((f) => f.severity === 'error').map((f) => f.rule)).not.toContain(
+        'vllm-engine-args',
+      );
+    } finally {
+      rmSync(seed, { recursive: true, force: true });
+    }
   });
 
   it('a parameter that model.json also sets is a warning: remove it', () => {
