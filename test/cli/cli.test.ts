@@ -125,7 +125,17 @@ describe('the triton-node command', () => {
     try {
       const serving = running.lines.find((l) => l.msg === 'serving')!;
       expect(serving).toMatchObject({ engine: 'fake', triton: fakeEngine.libraryPath, models: EXAMPLES });
-      expect(running.lines.some((l) => String(l.msg).includes('fake engine (not Triton)'))).toBe(true);
+      // What it serves, asked of the server: the example models and their backends, no fixed list.
+      const fake = running.lines.find((l) => String(l.msg).includes('fake engine (not Triton)'))!;
+      expect(fake).toMatchObject({ level: 40, backends: ['identity', 'repeat'] });
+      expect(fake.msg).toBe(
+        "on triton-node's fake engine (not Triton): the fake's own identity, repeat backend(s) answer, not a real model",
+      );
+      const ready = running.lines.find((l) => String(l.msg).includes('model(s) ready'))!;
+      expect([...(ready.models as string[])].sort()).toEqual(readdirSync(EXAMPLES).sort());
+      expect(ready.msg).toContain('5 model(s) ready: ');
+      expect(ready.msg).toContain('repeat_int32 (repeat)');
+      expect(ready.msg).toContain('identity_fp32 (identity)');
       const res = await request(`http://127.0.0.1:${running.httpPort}/v2/models/identity_fp32/infer`, {
         method: 'POST',
         body: JSON.stringify({
