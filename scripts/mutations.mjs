@@ -13,6 +13,7 @@ import { MUTATIONS as EMBEDDINGS } from './mutations/embeddings.mjs';
 import { MUTATIONS as EXIT_ORDER } from './mutations/exit-order.mjs';
 import { MUTATIONS as FAKE_CLIENTS } from './mutations/fake-clients.mjs';
 import { MUTATIONS as FILES_DEPLOY } from './mutations/files-deploy.mjs';
+import { MUTATIONS as FIRST_CLI } from './mutations/first-cli.mjs';
 import { MUTATIONS as GATEWAY_PROTOCOL } from './mutations/gateway-protocol.mjs';
 import { MUTATIONS as GPU_LIFECYCLE } from './mutations/gpu-lifecycle.mjs';
 import { MUTATIONS as GPU_LINT_DOCTOR } from './mutations/gpu-lint-doctor.mjs';
@@ -593,4 +594,5 @@ export const MUTATIONS = [
   ...WIRE_FIXES,
   ...R26,
   ...FAKE_CLIENTS,
+  ...FIRST_CLI,
 ];

@@ -240,6 +240,13 @@ describe('triton-node serve', () => {
       expect(await running.exit).toBe(0);
       const msgs = running.lines.map((l) => l.msg);
       expect(msgs).toEqual(expect.arrayContaining(['serving', 'shutting down: draining', 'stopped']));
+      // The start says what it serves, as the server reports it: the two models loaded, their backends.
+      expect(running.lines.find((l) => String(l.msg).includes('model(s) ready'))).toMatchObject({
+        msg: '2 model(s) ready: identity_fp32 (identity), repeat_int32 (repeat)',
+        models: ['identity_fp32', 'repeat_int32'],
+        backends: ['identity', 'repeat'],
+        versions: { identity_fp32: [1], repeat_int32: [1] },
+      });
       expect(running.lines.find((l) => l.msg === 'stopped')).toMatchObject({ finished: true });
     } finally {
       running.child.kill('SIGKILL');

@@ -463,20 +463,61 @@ async function startServer(config: ServeConfig, logger: GatewayLogger): Promise<
     logger.error?.({ err: (err as Error).message }, 'the server did not start');
     return undefined;
   }
-  logStartup(server, config, logger);
+  await logStartup(server, config, logger);
   return server;
 }
 
+/** A model serve serves: its ready versions and the backend that answers it. */
+interface ServedModel {
+  model: string;
+  versions: number[];
+  /** Metadata's platform: the backend, or 'ensemble'; a fake stand-in's '<backend>:<mode>'. */
+  backend: string;
+}
+
+/** The ready models and their backends, from the server (never a fixed list); [] when it cannot say. */
+async function servedModels(server: Server): Promise<ServedModel[]> {
+  let names: string[];
+  try {
+    names = [...new Set((await server.modelIndex({ readyOnly: true })).map((e) => e.name))];
+  } catch {
+    return [];
+  }
+  const out: ServedModel[] = [];
+  for (const name of names) {
+    try {
+      const m = await server.model(name).metadata();
+      out.push({ model: name, versions: m.versions, backend: m.standIn ?? m.platform });
+    } catch {
+      // Unloaded since the index was read: not served.
+    }
+  }
+  return out;
+}
+
 /**
- * Logs what the start left to know: the fake engine, when it is the
+ * Logs what the start left to know: the models ready and the backends that
+ * answer them (asked of the server); the fake engine, when it is the
  * library; each startup model that did not load, with its cause; and that
  * strict readiness keeps the server not ready while one of them is missing.
  */
-function logStartup(server: Server, config: ServeConfig, logger: GatewayLogger): void {
+async function logStartup(server: Server, config: ServeConfig, logger: GatewayLogger): Promise<void> {
+  const served = await servedModels(server);
+  const backends = [...new Set(served.map((m) => m.backend))].sort();
+  const models = served.map((m) => m.model);
+  logger.info?.(
+    { models, backends, versions: Object.fromEntries(served.map((m) => [m.model, m.versions])) },
+    served.length === 0
+      ? 'no model is ready'
+      : `${served.length} model(s) ready: ${served
+          .slice(0, 20)
+          .map((m) => `${m.model} (${m.backend})`)
+          .join(', ')}${served.length > 20 ? `, and ${served.length - 20} more` : ''}`,
+  );
   if (server.library.isFake)
     logger.warn?.(
-      { triton: server.library.path },
-      "on triton-node's fake engine (not Triton): test backends only (identity, repeat, square)",
+      { triton: server.library.path, backends },
+      `on triton-node's fake engine (not Triton): ${backends.length === 0 ? 'no model ready' : `the fake's own ${backends.join(', ')} backend(s) answer`}, not a real model`,
     );
   for (const f of server.startupFailures) {
     logger.error?.(

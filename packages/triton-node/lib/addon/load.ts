@@ -150,6 +150,10 @@ function describeAttempt(a: LoadAttempt): string {
   return `- ${a.path}: ${what[a.outcome] ?? a.outcome}${a.detail ? ` (${a.detail})` : ''}`;
 }
 
+/**
+ * The loader's error, with the advice said once: the native error (its
+ * cause) states only what was tried.
+ */
 function loaderError(err: unknown, candidates: string[]): TritonError {
   const e = err as { code?: string; attempts?: LoadAttempt[] };
   const attempts: LoadAttempt[] =
@@ -164,6 +168,7 @@ function loaderError(err: unknown, candidates: string[]): TritonError {
     '- Or set TRITON_SERVER_LIB=/path/to/libtritonserver.so',
     '- Or install Triton so that /opt/tritonserver/lib/libtritonserver.so exists (NGC tritonserver images have it)',
     `- Triton C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x is needed (tested on Triton r25.07 and r26.06, C API ${TRITON_API.major}.${TRITON_API.minor}); a "version" outcome above means the library is older`,
+    '- A "dlopen failed" outcome above: make the library\'s dependencies resolve (ldd /path/to/libtritonserver.so)',
     '- Without Triton, use the fake engine for tests: import { fakeEngine } from "triton-node/testing"',
   ];
   return new TritonError(lines.join('\n'), { code, attempts, cause: err });

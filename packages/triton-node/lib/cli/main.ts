@@ -12,9 +12,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from '../index.js';
+import { fakeEngine } from '../testing.js';
 import { onlyTritonMissing } from '../doctor/report.js';
 import { repositoryArgs } from './args.js';
-import { demoCommand, packageRoot } from './commands/demo.js';
+import { demoCommand, exampleModels, packageRoot } from './commands/demo.js';
 import { lintCommand } from './commands/lint.js';
 import { tuneCommand } from './commands/tune.js';
 import { typesCommand } from './commands/types.js';
@@ -155,7 +156,18 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'types') return typesCommand(repositoryArgs(command, rest));
   if (command === 'lint') return lintCommand(repositoryArgs(command, rest));
   if (command === 'tune')
-    return tuneCommand(repositoryArgs(command, rest), { createServer: (o) => Server.create(o), tune });
+    return tuneCommand(repositoryArgs(command, rest), {
+      createServer: (o) => Server.create(o),
+      tune,
+      fakeEngine: {
+        // Read when --fake-engine asks for it: it throws where the fake engine is not installed.
+        get libraryPath() {
+          return fakeEngine.libraryPath;
+        },
+        available: () => fakeEngine.available(),
+        exampleModels,
+      },
+    });
   if (command === 'serve') return (await gatewayCommands(command)).serveCommand(rest);
   if (command === 'revoke') return (await gatewayCommands(command)).revokeCommand(rest);
   if (command !== 'doctor') usageError(`unknown command '${command}'`);

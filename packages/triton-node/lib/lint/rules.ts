@@ -4,7 +4,7 @@
  * @internal
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ModelInstanceGroup } from '../config/model-config.js';
 import { externalFileProblem, findOnnxExternalData } from '../config/onnx-external-data.js';
 import { maxSessionThreads, onnxThreadCountProblems } from '../config/onnxruntime.js';
@@ -108,6 +108,23 @@ function onnxFiles(m: LintModel, version: number): string[] {
 
 export const RULES: LintRule[] = [
   {
+    id: 'name-matches-folder',
+    description:
+      "a config's name, when it has one, is its model folder's name: Triton's poll refuses the model otherwise",
+    check({ model, report }) {
+      const declared = model.config.name;
+      // No name (or an empty one): Triton takes the folder's.
+      if (typeof declared !== 'string' || declared === '' || declared === model.name) return;
+      const file = model.configFile === undefined ? 'config.pbtxt' : basename(model.configFile);
+      report(
+        { path: 'name' },
+        'error',
+        `${file} names the model '${declared}' but its folder is '${model.name}': Triton's poll refuses the model, which never loads (the two must be equal)`,
+        `set name to "${model.name}" (or rename the folder to '${declared}'), or remove the name field: Triton then takes the folder's`,
+      );
+    },
+  },
+  {
     id: 'llm-no-triton-batching',
     description:
       'LLM backends (vLLM, TensorRT-LLM) batch in flight themselves: Triton must not batch them again',
@@ -149,9 +166,10 @@ export const RULES: LintRule[] = [
         );
       }
       if (model.config.backend !== 'vllm') return;
+      // Misplaced, the value does nothing where it is (the backend ignores it): a warning at most.
       const finding = (u: number, misplaced: boolean) =>
         [
-          u >= 1 ? ('error' as const) : ('warning' as const),
+          u >= 1 && !misplaced ? ('error' as const) : ('warning' as const),
           `gpu_memory_utilization ${u}${misplaced ? ' (a config.pbtxt parameter, ignored there; in model.json it)' : ''} leaves ${u >= 1 ? 'no' : 'too little'} GPU memory for CUDA graphs, the other models and fragmentation`,
           'set gpu_memory_utilization to 0.9 in model.json (0.85 with other models on the GPU)',
         ] as const;
@@ -188,11 +206,13 @@ export const RULES: LintRule[] = [
           `create ${version}/model.json with the engine arguments, at least "model" (the Hugging Face id or path)`,
         );
       }
+      // A parameter is the model's business, never an error: the backend
+      // ignores it and the model loads; only a missing model.json fails it.
       for (const p of misplacedEngineArgs(model)) {
         const inJson = model.engineArgs?.values[p.key];
         report(
           { path: `parameters[${p.index}].key` },
-          inJson === undefined ? 'error' : 'warning',
+          'warning',
           `parameter '${p.key}' is a vLLM engine argument: the vllm backend reads those from ${version ?? '<version>'}/model.json only, so this one is ignored${inJson === undefined ? '' : ` (model.json sets ${p.key}: ${JSON.stringify(inJson)})`}`,
           inJson === undefined
             ? `move it into ${file.slice(model.dir.length + 1)}: "${p.key}": ${jsonValue(p.value)}, and remove the parameter`

@@ -213,19 +213,14 @@ LoadResult LoadTritonLibrary(const std::vector<std::string>& candidates) {
     if (attempt.outcome != "missing") found_file = true;
   }
   result.error_code = found_file ? "UNSUPPORTED" : "NOT_FOUND";
+  // Facts only: the advice (what to do, which C API is needed) is the TS
+  // loader's (lib/addon/load.ts), said once; this message is its cause.
   result.error_message =
-      std::string(found_file ? "no usable libtritonserver.so found (API " +
-                                   std::to_string(TRITON_NODE_API_MAJOR) + "." +
-                                   std::to_string(TRITON_NODE_API_MIN_MINOR) +
-                                   "+ needed)"
+      std::string(found_file ? "no usable libtritonserver.so found"
                              : "libtritonserver.so not found") +
       "; tried:" +
       (result.attempts.empty() ? std::string("\n  (no candidates given)")
-                               : DescribeAttempts(result.attempts)) +
-      "\nPossible solutions:\n  - set TRITON_SERVER_LIB to the full path of "
-      "libtritonserver.so (Triton r24.08 or later)\n  - install Triton's "
-      "server library (e.g. /opt/tritonserver/lib)\n  - make sure its "
-      "dependencies resolve (ldd libtritonserver.so)";
+                               : DescribeAttempts(result.attempts));
   return result;
 }
 

@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MIN_TRITON_API, TRITON_API } from '../../lib/abi/binding.js';
 import { DEFAULT_LIBRARY_PATH } from '../../lib/addon/load.js';
 import { Server, type ServerOptions, TritonError, libraryInfo } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
@@ -52,6 +54,29 @@ describe('loading the Triton library', () => {
     expect(err.message).toContain('/nonexistent/lib/libtritonserver.so');
     expect(err.message).toContain('Possible solutions');
     expect(err.message).toContain('TRITON_SERVER_LIB');
+  });
+
+  it('says its advice once, with one minimum C API, however it is printed', async () => {
+    const path = '/nonexistent/lib/libtritonserver.so';
+    const err = await loadError({ library: path });
+    expect(err.message.split('\n')).toEqual([
+      "triton-node: could not load Triton's library (libtritonserver.so)",
+      'Tried:',
+      `- ${path}: no such file (No such file or directory)`,
+      'Possible solutions:',
+      '- Pass the path: Server.create({ library: "/path/to/libtritonserver.so", ... })',
+      '- Or set TRITON_SERVER_LIB=/path/to/libtritonserver.so',
+      '- Or install Triton so that /opt/tritonserver/lib/libtritonserver.so exists (NGC tritonserver images have it)',
+      `- Triton C API ${MIN_TRITON_API} or a later ${TRITON_API.major}.x is needed (tested on Triton r25.07 and r26.06, C API ${TRITON_API.major}.${TRITON_API.minor}); a "version" outcome above means the library is older`,
+      `- A "dlopen failed" outcome above: make the library's dependencies resolve (ldd /path/to/libtritonserver.so)`,
+      '- Without Triton, use the fake engine for tests: import { fakeEngine } from "triton-node/testing"',
+    ]);
+    // What an uncaught error prints: the message and its cause, the native error.
+    const shown = inspect(err);
+    expect(shown.match(/Possible solutions/g)).toHaveLength(1);
+    expect(shown.match(/TRITON_SERVER_LIB/g)).toHaveLength(1);
+    const minima = [...shown.matchAll(/(\d+\.\d+)(?:\+| or a later| or later)|r\d+\.\d+(?:\+| or later)/g)];
+    expect(minima.map((m) => m[1] ?? m[0])).toEqual([MIN_TRITON_API]);
   });
 
   it('a file that is not a shared library fails at dlopen', async () => {

@@ -6,7 +6,8 @@
  * Triton), and every command line the README and docs show, run with
  * `--help`, is one the CLI accepts.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -126,7 +127,17 @@ describe('the triton-node command', () => {
     try {
       const serving = running.lines.find((l) => l.msg === 'serving')!;
       expect(serving).toMatchObject({ engine: 'fake', triton: fakeEngine.libraryPath, models: EXAMPLES });
-      expect(running.lines.some((l) => String(l.msg).includes('fake engine (not Triton)'))).toBe(true);
+      // What it serves, asked of the server: the example models and their backends, no fixed list.
+      const fake = running.lines.find((l) => String(l.msg).includes('fake engine (not Triton)'))!;
+      expect(fake).toMatchObject({ level: 40, backends: ['identity', 'repeat'] });
+      expect(fake.msg).toBe(
+        "on triton-node's fake engine (not Triton): the fake's own identity, repeat backend(s) answer, not a real model",
+      );
+      const ready = running.lines.find((l) => String(l.msg).includes('model(s) ready'))!;
+      expect([...(ready.models as string[])].sort()).toEqual(readdirSync(EXAMPLES).sort());
+      expect(ready.msg).toContain('5 model(s) ready: ');
+      expect(ready.msg).toContain('repeat_int32 (repeat)');
+      expect(ready.msg).toContain('identity_fp32 (identity)');
       const res = await request(`http://127.0.0.1:${running.httpPort}/v2/models/identity_fp32/infer`, {
         method: 'POST',
         body: JSON.stringify({
@@ -142,6 +153,46 @@ describe('the triton-node command', () => {
     expect(await running.exit).toBe(0);
     expect((await cli(['serve', '--fake-engine', '--library', '/x.so'])).status).toBe(2);
   });
+
+  it('`tune --fake-engine` tunes an example model on the fake engine, as serve --fake-engine serves them', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tune-fake-'));
+    try {
+      const point = ['--concurrency', '1', '--instances', '1', '--preferred', '2', '--queue-delays', '100'];
+      const short = ['--duration', '200ms', '--warmup', '50ms', '--out', out];
+      const args = [
+        'tune',
+        '--fake-engine',
+        '--model',
+        'identity_fp32',
+        '--sla-p99',
+        '5s',
+        ...point,
+        ...short,
+      ];
+      const child = await cli(args, noTritonEnv());
+      // 0 or 1 (a pick within the SLA or none): it ran; 2 is a usage or start error.
+      expect([0, 1], child.stderr).toContain(child.status);
+      expect(child.stderr).toContain(`on triton-node's fake engine (not Triton), models from ${EXAMPLES}`);
+      const json = readdirSync(out).find((f) => f.endsWith('.json'));
+      expect(json, `files in ${out}: ${readdirSync(out).join(', ')}`).toMatch(/^tune-identity_fp32-/);
+      expect(child.stdout).toContain(`json:   ${join(out, json!)}`);
+      // As serve: --fake-engine and --library name two libraries.
+      const both = await cli([
+        'tune',
+        '--fake-engine',
+        '--library',
+        '/x.so',
+        '--model',
+        'm',
+        '--sla-p99',
+        '1ms',
+      ]);
+      expect(both.status).toBe(2);
+      expect(both.stderr).toContain('--fake-engine and --library name two libraries');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('`npx triton-node serve` stops gracefully on a SIGTERM to npx, which npm does not pass on', async (ctx) => {
     skipIf(ctx, !existsSync(npmCli()) && `no npm here (looked for ${npmCli()})`);

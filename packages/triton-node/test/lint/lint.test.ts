@@ -90,6 +90,12 @@ model(
   `backend: "onnxruntime"\nmax_batch_size: 0\n${io}parameters { key: "intra_op_thread_count" value: { string_value: "30000" } }\n`,
   { 'model.onnx': '' },
 );
+// Named in its config as another model: Triton's poll refuses it (serve and doctor say so too).
+model('folder_name', `backend: "identity"\nmax_batch_size: 8\n${io}`);
+writeFileSync(
+  join(repo, 'folder_name', 'config.pbtxt'),
+  `backend: "identity"\nname: "other_name"\nmax_batch_size: 8\n${io}`,
+);
 
 const options = {
   gpus: 2,
@@ -122,13 +128,14 @@ describe('lint(): one violation per rule', () => {
         ['sequence-state-size', 'state_size', 'error'],
         ['onnx-thread-count', 'onnx_threads', 'warning'],
         ['explicit-control', '', 'warning'],
+        ['name-matches-folder', 'folder_name', 'error'],
       ].sort(),
     );
     // Every rule has a finding here, and a page.
     expect(new Set(report.findings.map((f) => f.rule))).toEqual(new Set(lintRules().map((r) => r.id)));
     for (const { id } of lintRules())
       expect(existsSync(join(ROOT, '..', '..', 'docs', 'lint', `${id}.md`)), id).toBe(true);
-    expect(report).toMatchObject({ errorCount: 10, warningCount: 5, infoCount: 1 });
+    expect(report).toMatchObject({ errorCount: 11, warningCount: 5, infoCount: 1 });
   });
 
   it('points at the line and column of the field, or of the key in model.json', () => {
@@ -158,6 +165,13 @@ describe('lint(): one violation per rule', () => {
     expect(at('onnx-external-data').message).toMatch(
       /^tensor 'W' has its external data at '\/etc\/hostname', an absolute path, outside version folder 1\//,
     );
+    expect(at('name-matches-folder')).toMatchObject({
+      file: join(repo, 'folder_name', 'config.pbtxt'),
+      line: 2,
+      column: 1,
+      message:
+        "config.pbtxt names the model 'other_name' but its folder is 'folder_name': Triton's poll refuses the model, which never loads (the two must be equal)",
+    });
     expect(at('sequence-state-size')).toMatchObject({ line: 6, column: 92 });
     expect(at('sequence-state-size').message).toBe(
       "sequence_batching state 'S_IN': dims [3, 134217728] of TYPE_FP32 take 1610612736 bytes per sequence, above 1.0 GiB: Triton allocates it for every sequence it starts, and fails the sequence when it cannot",
@@ -183,13 +197,13 @@ describe('lint(): one violation per rule', () => {
     const text = formatLintText(report);
     expect(text).toContain(join(repo, 'queue_delay', 'config.pbtxt'));
     expect(text).toMatch(/ {2}6:20 {4}warning {2}a queue delay of 50 ms .* queue-delay-range/);
-    expect(text).toMatch(/16 finding\(s\): 10 error\(s\), 5 warning\(s\), 1 info\n$/);
+    expect(text).toMatch(/17 finding\(s\): 11 error\(s\), 5 warning\(s\), 1 info\n$/);
     const sarif = JSON.parse(formatLintSarif(report));
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(
       lintRules().map((r) => r.id),
     );
-    expect(sarif.runs[0].results).toHaveLength(16);
+    expect(sarif.runs[0].results).toHaveLength(17);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: expect.any(String),
       level: expect.stringMatching(/^(error|warning|note)$/),
@@ -396,6 +410,45 @@ describe('instance-count-memory on the real model files (symlinked model.onnx)',
   });
 });
 
+/** The typical LLM config of the guidance this project grew from (/work/shared/seed), as written there. */
+const SEED_LLM_CONFIG = `name: "llama3-8b"
+backend: "vllm"
+max_batch_size: 0          # vLLM batches internally
+input [
+  {
+    name: "text_input"
+    data_type: TYPE_STRING
+    dims: [-1]
+  }
+]
+output [
+  {
+    name: "text_output"
+    data_type: TYPE_STRING
+    dims: [-1]
+  }
+]
+instance_group [
+  {
+    count: 1
+    kind: KIND_GPU
+    gpus: [0]
+  }
+]
+parameters: {
+  key: "model"
+  value: { string_value: "meta-llama/Meta-Llama-3-8B-Instruct" }
+}
+parameters: {
+  key: "gpu_memory_utilization"
+  value: { string_value: "0.9" }
+}
+parameters: {
+  key: "max_model_len"
+  value: { string_value: "8192" }
+}
+`;
+
 describe("vLLM's layout: engine arguments in <version>/model.json", () => {
   const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-vllm-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -426,24 +479,24 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
   const of = (m: string) => report.findings.filter((f) => f.model === m);
   const config = (m: string) => join(dir, m, 'config.pbtxt');
 
-  it('the three parameters of the guidance are errors that say to move each into model.json; the missing model.json is an error', () => {
+  it('the three parameters of the guidance are warnings that say to move each into model.json; the missing model.json is an error', () => {
     const args = of('guidance').filter((f) => f.rule === 'vllm-engine-args');
     expect(args.map((f) => [f.severity, f.file, f.line, f.fix])).toEqual([
       ['error', join(dir, 'guidance', '1'), 1, expect.stringMatching(/^create 1\/model\.json/)],
       [
-        'error',
+        'warning',
         config('guidance'),
         8,
         'move it into 1/model.json: "model": "meta-llama/Meta-Llama-3-8B-Instruct", and remove the parameter',
       ],
       [
-        'error',
+        'warning',
         config('guidance'),
         9,
         'move it into 1/model.json: "gpu_memory_utilization": 1.0, and remove the parameter',
       ],
       [
-        'error',
+        'warning',
         config('guidance'),
         10,
         'move it into 1/model.json: "max_model_len": 8192, and remove the parameter',
@@ -453,11 +506,11 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
     expect(args.some((f) => f.message.includes('REPORT_CUSTOM_METRICS'))).toBe(false);
   });
 
-  it('gpu-memory-headroom reads the misplaced "1.0" as well as model.json', () => {
+  it('gpu-memory-headroom reads the misplaced "1.0" as well as model.json: a warning, as the backend ignores it there', () => {
     const headroom = report.findings.filter((f) => f.rule === 'gpu-memory-headroom');
     expect(headroom.map((f) => [f.model, f.severity, f.file, f.line])).toEqual([
       ['both', 'warning', config('both'), 8],
-      ['guidance', 'error', config('guidance'), 9],
+      ['guidance', 'warning', config('guidance'), 9],
     ]);
     expect(headroom[1]!.message).toMatch(
       /gpu_memory_utilization 1 \(a config.pbtxt parameter, ignored there.*leaves no GPU memory/,
@@ -465,6 +518,27 @@ describe("vLLM's layout: engine arguments in <version>/model.json", () => {
     expect(headroom[1]!.fix).toBe(
       'set gpu_memory_utilization to 0.9 in model.json (0.85 with other models on the GPU)',
     );
+  });
+
+  it("the seed's own LLM config, as the guidance writes it: its parameters are never errors", () => {
+    const seed = mkdtempSync(join(tmpdir(), 'triton-node-lint-seed-'));
+    try {
+      mkdirSync(join(seed, 'llama3-8b'));
+      writeFileSync(join(seed, 'llama3-8b', 'config.pbtxt'), SEED_LLM_CONFIG);
+      const found = lint(seed, { gpus: 1, gpuMemoryBytes: 80 * 1024 ** 3 }).findings;
+      const onParameters = found.filter((f) => f.line >= 25);
+      expect(onParameters.map((f) => [f.rule, f.severity, f.line])).toEqual([
+        ['vllm-engine-args', 'warning', 26],
+        ['vllm-engine-args', 'warning', 30],
+        ['vllm-engine-args', 'warning', 34],
+      ]);
+      // What does fail the load stays an error: no version folder (so no model.json).
+      expect(found.filter((f) => f.severity === 'error').map((f) => f.rule)).not.toContain(
+        'vllm-engine-args',
+      );
+    } finally {
+      rmSync(seed, { recursive: true, force: true });
+    }
   });
 
   it('a parameter that model.json also sets is a warning: remove it', () => {

@@ -256,7 +256,8 @@ describe('triton-node tune', () => {
     const script = [
       `const lib = await import('${ROOT}lib/index.ts');`,
       `const { tuneCommand } = await import('${ROOT}lib/cli/commands/tune.ts');`,
-      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune });`,
+      `const { fakeEngine } = await import('${ROOT}lib/testing.ts');`,
+      `const code = await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune, fakeEngine: { libraryPath: fakeEngine.libraryPath, available: () => fakeEngine.available(), exampleModels: () => '' } });`,
       'process.exit(code);',
     ].join('\n');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -273,6 +274,48 @@ describe('triton-node tune', () => {
     expect(stderr).toContain('putting the original config back');
     expect(stderr).toContain('the original config is back');
     expect(code).toBe(130);
+  });
+});
+
+describe('triton-node tune --fake-engine', () => {
+  it('starts the fake engine on the example models, and refuses --library beside it', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tune-fake-'));
+    // No Triton named: the fake engine is the library only because --fake-engine says so.
+    const { TRITON_SERVER_LIB: _lib, TRITON_BACKEND_DIR: _dir, ...env } = process.env;
+    const run = async (args: string[]) => {
+      const script = [
+        `const lib = await import('${ROOT}lib/index.ts');`,
+        `const { tuneCommand } = await import('${ROOT}lib/cli/commands/tune.ts');`,
+        `const { fakeEngine } = await import('${ROOT}lib/testing.ts');`,
+        `const fake = { libraryPath: fakeEngine.libraryPath, available: () => fakeEngine.available(), exampleModels: () => '${ROOT}examples/models' };`,
+        `process.exit(await tuneCommand(${JSON.stringify(args)}, { createServer: (o) => lib.Server.create(o), tune: lib.tune, fakeEngine: fake }));`,
+      ].join('\n');
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      return { code, stderr };
+    };
+    try {
+      const point = ['--concurrency', '1', '--instances', '1', '--preferred', '2', '--queue-delays', '100'];
+      const args = ['--fake-engine', '--model', 'identity_fp32', '--sla-p99', '5s', ...point];
+      const ran = await run([...args, '--duration', '200ms', '--warmup', '50ms', '--out', out]);
+      expect([0, 1], ran.stderr).toContain(ran.code);
+      expect(ran.stderr).toContain(
+        `on triton-node's fake engine (not Triton), models from ${ROOT}examples/models`,
+      );
+      const both = await run([...args, '--library', '/x.so']);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain('--fake-engine and --library name two libraries: give one of them');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,7 +2,9 @@
  * `triton-node tune --repository R --model M --sla-p99 20ms [--concurrency 1,8,32]
  * [--instances 1,2,4] [--preferred 2,4,8] [--queue-delays 100,1000]
  * [--duration 3s] [--warmup 300ms] [--input NAME=DTYPE:1x16]... [--library L]
- * [--backend-dir D] [--out DIR] [--force]`. Exit code: 0 a pick within the
+ * [--fake-engine] [--backend-dir D] [--out DIR] [--force]`. --fake-engine runs
+ * on triton-node's fake engine with the example models unless a repository is
+ * given, as `serve --fake-engine` does. Exit code: 0 a pick within the
  * SLA, 1 none, 2 a usage or start error, 130 stopped by SIGINT (the original
  * config put back first).
  * @internal
@@ -21,8 +23,10 @@ export const TUNE_USAGE =
   'usage: triton-node tune --repository <dir> --model <name> --sla-p99 <time> [--concurrency 1,8,32]\n' +
   '                        [--instances 1,2] [--preferred 2,4,8] [--queue-delays 100,500,1000] [--duration 3s]\n' +
   '                        [--warmup 300ms] [--input NAME=DTYPE:1x16]... [--library <libtritonserver.so>]\n' +
-  '                        [--backend-dir <dir>] [--out <dir>] [--force]\n' +
-  "Runs Triton's dynamic batching procedure on the model in-process; writes a report and the recommended config.\n";
+  '                        [--fake-engine] [--backend-dir <dir>] [--out <dir>] [--force]\n' +
+  "Runs Triton's dynamic batching procedure on the model in-process; writes a report and the recommended config.\n" +
+  "--fake-engine runs on triton-node's fake engine (no Triton, no GPU), with the example models the package\n" +
+  "ships unless a repository is given: a trial of the command, whose timings are not a real backend's.\n";
 
 /** '20ms', '3s', '500us', '20' (ms) → ms. */
 export function parseMs(text: string, option: string): number {
@@ -72,6 +76,8 @@ function inputOf(spec: string): [string, InputValue] {
 export interface TuneCommandLibrary {
   createServer(options: ServerOptions): Promise<Server>;
   tune(server: Server, name: string, options: TuneOptions): Promise<TuneResult>;
+  /** For --fake-engine: triton-node's fake engine (`triton-node/testing`) and the example models. */
+  fakeEngine: { libraryPath: string; available(): boolean; exampleModels(): string };
 }
 
 const TUNE_ARGS = {
@@ -86,6 +92,7 @@ const TUNE_ARGS = {
   warmup: { type: 'string' },
   input: { type: 'string', multiple: true },
   library: { type: 'string' },
+  'fake-engine': { type: 'boolean' },
   'backend-dir': { type: 'string' },
   out: { type: 'string' },
   force: { type: 'boolean' },
@@ -94,8 +101,21 @@ const TUNE_ARGS = {
 
 type Values = Record<string, string | string[] | boolean | undefined>;
 
+interface TuneArguments {
+  repository: string;
+  model: string;
+  options: TuneOptions;
+  /** The library to start, when one is named (--library, or the fake engine's). */
+  library?: string;
+}
+
 /** What to tune and how, from the command's arguments; a TypeError names a mistake. */
-function tuneArguments(values: Values): { repository: string; model: string; options: TuneOptions } {
+function tuneArguments(values: Values, lib: TuneCommandLibrary): TuneArguments {
+  const fake = values['fake-engine'] === true;
+  if (fake && typeof values.library === 'string')
+    throw new TypeError('--fake-engine and --library name two libraries: give one of them');
+  // As serve --fake-engine: the example models unless a repository is given.
+  if (fake && typeof values.repository !== 'string') values.repository = lib.fakeEngine.exampleModels();
   if (typeof values.repository !== 'string') throw new TypeError('--repository is required');
   if (typeof values.model !== 'string') throw new TypeError('--model is required');
   if (typeof values['sla-p99'] !== 'string') throw new TypeError('--sla-p99 is required (e.g. 20ms)');
@@ -115,7 +135,13 @@ function tuneArguments(values: Values): { repository: string; model: string; opt
   if (warmup !== undefined) options.warmupMs = Math.round(parseMs(warmup, '--warmup'));
   if (Array.isArray(values.input)) options.inputs = Object.fromEntries(values.input.map(inputOf));
   if (values.force === true) options.force = true;
-  return { repository: resolve(values.repository), model: values.model, options };
+  const library = fake ? lib.fakeEngine.libraryPath : text('library');
+  return {
+    repository: resolve(values.repository),
+    model: values.model,
+    options,
+    ...(library === undefined ? {} : { library }),
+  };
 }
 
 /** Writes the report, the JSON and the recommended config, and prints where. */
@@ -130,11 +156,24 @@ function writeResults(result: TuneResult, out: string, model: string): void {
 }
 
 /** A server on the repository with the model loaded; undefined (after saying why) when it cannot start. */
-async function startServer(lib: TuneCommandLibrary, values: Values, repository: string, model: string) {
+async function startServer(lib: TuneCommandLibrary, values: Values, what: TuneArguments) {
+  const { repository, model, library } = what;
+  if (values['fake-engine'] === true) {
+    if (!lib.fakeEngine.available()) {
+      process.stderr.write(
+        `triton-node tune: the fake engine is not here (${lib.fakeEngine.libraryPath}): run npx triton-node doctor\n`,
+      );
+      return undefined;
+    }
+    process.stderr.write(
+      `triton-node tune: on triton-node's fake engine (not Triton), models from ${repository}: ` +
+        "the timings are the fake's, not a real backend's\n",
+    );
+  }
   try {
     const server = await lib.createServer({
       modelRepository: repository,
-      ...(typeof values.library === 'string' ? { library: values.library } : {}),
+      ...(library === undefined ? {} : { library }),
       ...(typeof values['backend-dir'] === 'string' ? { backendDirectory: values['backend-dir'] } : {}),
     });
     await server.loadModel(model);
@@ -147,20 +186,20 @@ async function startServer(lib: TuneCommandLibrary, values: Values, repository: 
 
 export async function tuneCommand(args: string[], lib: TuneCommandLibrary): Promise<number> {
   let values: Values;
-  let what: ReturnType<typeof tuneArguments>;
+  let what: TuneArguments;
   try {
     values = parseArgs({ args, strict: true, options: TUNE_ARGS }).values;
     if (values.help === true) {
       process.stdout.write(TUNE_USAGE);
       return 0;
     }
-    what = tuneArguments(values);
+    what = tuneArguments(values, lib);
   } catch (err) {
     process.stderr.write(`triton-node tune: ${(err as Error).message}\n${TUNE_USAGE}`);
     return 2;
   }
-  const { repository, model, options } = what;
-  const server = await startServer(lib, values, repository, model);
+  const { model, options } = what;
+  const server = await startServer(lib, values, what);
   if (server === undefined) return 2;
   const abort = new AbortController();
   const onSigint = () => {
