@@ -23,6 +23,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,7 +32,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServing } from '../gateway/serve-helpers.js';
 import { skipAllIf } from '../helpers.js';
-import { typeCheckConsumer } from './consumer-types.js';
+import { NEWEST_TYPESCRIPT, typeCheckConsumer } from './consumer-types.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'triton-node-package-'));
@@ -340,12 +341,27 @@ describe('the package, packed and installed where there is no compiler', () => {
     }
   });
 
-  it('type-checks a consumer of triton-node, /testing and /gateway: strict, skipLibCheck false, nodenext and bundler', async () => {
-    const results = await typeCheckConsumer(join(consumer, 'typecheck'));
-    for (const [setting, result] of Object.entries(results)) {
-      expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
-      expect(result.status, setting).toBe(0);
-    }
+  it('type-checks a consumer of triton-node, /testing and /gateway: strict, skipLibCheck false, nodenext, bundler, no types; and TypeScript 7’s tsc --init', async () => {
+    // The newest TypeScript from the registry (its cache first), outside the
+    // consumer, whose node_modules stays as the install made it.
+    const newest = join(work, 'typescript-newest');
+    mkdirSync(newest);
+    writeFileSync(join(newest, 'package.json'), JSON.stringify({ private: true }));
+    const added = await run(
+      process.execPath,
+      [npmCli(), 'install', NEWEST_TYPESCRIPT, '--prefer-offline', '--no-audit', '--no-fund'],
+      { cwd: newest, env: bareEnv() },
+    );
+    expect(added.status, added.output).toBe(0);
+    const tsc = join(newest, 'node_modules', 'typescript', 'bin', 'tsc');
+    const results = await typeCheckConsumer(join(consumer, 'typecheck'), tsc);
+    // Every setting's errors at once (TypeScript 7's beside 5.8's).
+    const failed = Object.entries(results).filter(([, r]) => r.status !== 0 || r.output !== '');
+    expect(
+      Object.fromEntries(failed.map(([setting, r]) => [setting, `exit ${r.status}: ${r.output}`])),
+      'tsc of a consumer of the installed tarball',
+    ).toEqual({});
+    expect(Object.keys(results).filter((s) => s.includes('tsc --init'))).toHaveLength(2);
   }, 240_000);
 
   it('`triton-node serve` without the gateway’s peers exits 1 naming them and the npm command', async () => {

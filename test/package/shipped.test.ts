@@ -13,7 +13,8 @@
  *   "not_found" (the built package answered "internal" while the gateway
  *   carried a copy of TritonError), from an application (ESM and CommonJS)
  *   and from `triton-node serve`, asked with the official openai client.
- * - The .d.ts files compile in a consumer with `skipLibCheck: false`.
+ * - The .d.ts files compile in a consumer with `skipLibCheck: false`, also
+ *   one whose tsconfig lists no types (`"types": []`).
  * test/package/package.test.ts does the same with the packed tarball, installed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -161,7 +162,7 @@ describe('one copy of the library in the built package', () => {
 });
 
 describe('the built type declarations', () => {
-  it('compile in a consumer, strict with skipLibCheck false (nodenext, ESM and CommonJS; bundler)', async () => {
+  it('compile in a consumer, strict with skipLibCheck false (nodenext, ESM and CommonJS; bundler; no types)', async () => {
     const results = await typeCheckConsumer(join(consumer, 'typecheck'));
     for (const [setting, result] of Object.entries(results)) {
       expect(result.output, `tsc (${setting}) of a consumer of the built package`).toBe('');
