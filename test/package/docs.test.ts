@@ -185,3 +185,14 @@ describe('README: `await using` on Node.js 20 and 22', () => {
     }
   });
 });
+
+describe('README: the repository’s two commands', () => {
+  it('say how long the install and the tests take, next to each command', () => {
+    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+    const line = (command: string) => readme.split('\n').find((l) => l.startsWith(command)) ?? '';
+    expect(line('npm install && npm run demo')).toMatch(/# npm install: \d+-\d+ minutes on \d+ cores/);
+    expect(line('npm install && npm test')).toMatch(
+      /# npm test: \d+-\d+ minutes on \d+ cores, after the install's/,
+    );
+  });
+});
