@@ -22,8 +22,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { fakeEngine } from 'triton-node/testing';
-import { DETECTION_CONFIG, boxesOf, detectionModelFile, preprocess } from './ocr-steps.js';
+import {
+  DETECTION_CONFIG,
+  boxesOf,
+  detectionModelFile,
+  exitIfMissing,
+  missingPackages,
+  preprocess,
+} from './ocr-steps.js';
 import { decodePng } from './png.js';
+
+const library = process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath;
+// All it needs, said once before anything runs (exit code 2 when something is missing).
+exitIfMissing('ocr-detect', missingPackages(library === fakeEngine.libraryPath));
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
@@ -35,7 +46,7 @@ symlinkSync(detectionModelFile(), path.join(repository, 'ocr_det', '1', 'model.o
 
 const server = await Server.create({
   modelRepository: repository,
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
+  library,
   backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
   modelControlMode: 'explicit',
   log: { info: false },

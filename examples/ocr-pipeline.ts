@@ -30,19 +30,31 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from 'triton-node/gateway';
-import { DETECTION_CONFIG, detectionModelFile, detectionSize } from './ocr-steps.js';
+import {
+  DETECTION_CONFIG,
+  detectionModelFile,
+  detectionSize,
+  exitIfMissing,
+  missingPackages,
+} from './ocr-steps.js';
 import { decodePng } from './png.js';
 
-const library = process.env.TRITON_SERVER_LIB;
-const backends = process.env.TRITON_BACKEND_DIR;
-if (!library || !backends || !existsSync(path.join(backends, 'python', 'libtriton_python.so'))) {
-  console.error(
-    'ocr-pipeline: needs real Triton with its python and onnxruntime backends: set TRITON_SERVER_LIB ' +
-      '(libtritonserver.so) and TRITON_BACKEND_DIR (a folder with python/ and onnxruntime/); ' +
-      "triton-node's fake engine cannot run Python models",
-  );
-  process.exit(2);
-}
+const library = process.env.TRITON_SERVER_LIB ?? '';
+const backends = process.env.TRITON_BACKEND_DIR ?? '';
+const python =
+  library !== '' && backends !== '' && existsSync(path.join(backends, 'python', 'libtriton_python.so'));
+// All it needs, said once before anything runs (exit code 2 when something is missing).
+exitIfMissing(
+  'ocr-pipeline',
+  missingPackages(false),
+  python
+    ? []
+    : [
+        'needs real Triton with its python and onnxruntime backends: set TRITON_SERVER_LIB ' +
+          '(libtritonserver.so) and TRITON_BACKEND_DIR (a folder with python/ and onnxruntime/); ' +
+          "triton-node's fake engine cannot run Python models",
+      ],
+);
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
