@@ -1,4 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -117,5 +128,71 @@ describe('docs/api.md and the options each function accepts', () => {
   it('has TSDoc on every member of every options interface', () => {
     const undocumented = optionMembers().flatMap(([iface, , members]) => members.map((m) => `${iface}.${m}`));
     expect(undocumented).toEqual([]);
+  });
+});
+
+/** The README's code block whose first line is `first`. */
+function readmeBlock(first: string): string {
+  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+  for (const [, body] of readme.matchAll(/^```\w*\n([\s\S]*?)^```$/gm))
+    if (body!.startsWith(first)) return body!;
+  throw new Error(`README.md has no code block that starts with ${JSON.stringify(first)}`);
+}
+
+/** Runs node with `args` in `cwd`; its exit status and output. */
+function node(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
+  return new Promise<{ status: number | null; stdout: string; output: string }>((resolve) => {
+    const child = spawn(process.execPath, args, { cwd, env, timeout: 120_000 });
+    let stdout = '';
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += String(d);
+      output += String(d);
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += String(d);
+    });
+    child.on('error', (err) => resolve({ status: null, stdout, output: `${output}\n${err.message}` }));
+    child.on('close', (status) => resolve({ status, stdout, output }));
+  });
+}
+
+describe('README: `await using` on Node.js 20 and 22', () => {
+  it('the snippet, compiled with the advised tsconfig.json, keeps no `await using` and runs on this Node', async () => {
+    // The package as built (dist/, and build/ for the addon), as an application imports it.
+    expect(existsSync(`${ROOT}dist/index.js`), 'no dist/index.js: npm run build:ts').toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), 'triton-node-await-using-'));
+    try {
+      mkdirSync(join(dir, 'node_modules'));
+      symlinkSync(ROOT, join(dir, 'node_modules', 'triton-node'));
+      symlinkSync(join(ROOT, 'examples', 'models'), join(dir, 'models'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+      writeFileSync(join(dir, 'tsconfig.json'), readmeBlock('// tsconfig.json for Node.js 20 and 22'));
+      writeFileSync(join(dir, 'app.ts'), readmeBlock('// app.ts'));
+      const tsc = await node([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
+      expect(tsc.output, "tsc with the README's tsconfig.json").toBe('');
+      expect(tsc.status).toBe(0);
+      // Node.js 20 and 22 cannot parse `await using` (24 can): the output must not have it.
+      expect(readFileSync(join(dir, 'app.js'), 'utf8')).not.toMatch(/\bawait using\b/);
+      const app = await node(['app.js'], dir, {
+        ...process.env,
+        TRITON_SERVER_LIB: testing.fakeEngine.libraryPath,
+      });
+      expect(app.status, app.output).toBe(0);
+      expect(app.stdout).toContain('Float32Array(3) [ 1, 2, 3 ]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('README: the repository’s two commands', () => {
+  it('say how long the install and the tests take, next to each command', () => {
+    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+    const line = (command: string) => readme.split('\n').find((l) => l.startsWith(command)) ?? '';
+    expect(line('npm install && npm run demo')).toMatch(/# npm install: \d+-\d+ minutes on \d+ cores/);
+    expect(line('npm install && npm test')).toMatch(
+      /# npm test: \d+-\d+ minutes on \d+ cores, after the install's/,
+    );
   });
 });

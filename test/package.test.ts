@@ -28,6 +28,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -38,7 +39,7 @@ import { startServing } from '../packages/gateway/test/serve-helpers.js';
 import { skipAllIf } from '@triton-node/test-support/helpers.js';
 // @ts-expect-error: a script of the repository, in JavaScript
 import { packAll } from '../scripts/release.mjs';
-import { typeCheckConsumer } from './consumer-types.js';
+import { NEWEST_TYPESCRIPT, type TypeCheck, typeCheckConsumer } from './consumer-types.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(ROOT, 'packages', 'test-support', 'fixtures');
@@ -183,6 +184,34 @@ function sizeOf(dir: string): number {
 }
 
 let installResult: RunResult;
+
+let newestCompiler: Promise<string> | undefined;
+/**
+ * The newest TypeScript's tsc, installed once from the registry (its cache
+ * first) outside the consumer, whose node_modules stays as the install made it.
+ */
+function newestTsc(): Promise<string> {
+  newestCompiler ??= (async () => {
+    const dir = join(work, 'typescript-newest');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true }));
+    const args = [npmCli(), 'install', NEWEST_TYPESCRIPT, '--prefer-offline', '--no-audit', '--no-fund'];
+    const added = await run(process.execPath, args, { cwd: dir, env: bareEnv() });
+    expect(added.status, added.output).toBe(0);
+    return join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
+  })();
+  return newestCompiler;
+}
+
+/** Every setting's errors at once (TypeScript 7's beside 5.8's), and both of TypeScript 7's checks ran. */
+function expectAllPass(results: Record<string, TypeCheck>): void {
+  const failed = Object.entries(results).filter(([, r]) => r.status !== 0 || r.output !== '');
+  expect(
+    Object.fromEntries(failed.map(([setting, r]) => [setting, `exit ${r.status}: ${r.output}`])),
+    'tsc of a consumer of the installed tarballs',
+  ).toEqual({});
+  expect(Object.keys(results).filter((s) => s.includes('tsc --init'))).toHaveLength(2);
+}
 
 describe('the package, packed and installed where there is no compiler', () => {
   // A machine with node but no npm (the GPU machine) cannot pack: skip, saying so.
@@ -345,12 +374,9 @@ describe('the package, packed and installed where there is no compiler', () => {
     );
   });
 
-  it('type-checks a consumer of triton-node and /testing: strict, skipLibCheck false, nodenext and bundler', async () => {
-    const results = await typeCheckConsumer(join(consumer, 'typecheck-alone'), { gateway: false });
-    for (const [setting, result] of Object.entries(results)) {
-      expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
-      expect(result.status, setting).toBe(0);
-    }
+  it('type-checks a consumer of triton-node and /testing alone: strict, skipLibCheck false, nodenext, bundler, no types; and TypeScript 7’s tsc --init', async () => {
+    const newest = await newestTsc();
+    expectAllPass(await typeCheckConsumer(join(consumer, 'typecheck-alone'), { gateway: false, newest }));
   }, 240_000);
 
   it('`triton-node serve` without @triton-node/gateway exits 2 naming the package to install', async () => {
@@ -417,12 +443,9 @@ describe('the package, packed and installed where there is no compiler', () => {
     }
   });
 
-  it('type-checks a consumer of triton-node, /testing and the gateway: strict, skipLibCheck false, nodenext and bundler', async () => {
-    const results = await typeCheckConsumer(join(consumer, 'typecheck'), { gateway: true });
-    for (const [setting, result] of Object.entries(results)) {
-      expect(result.output, `tsc (${setting}) of a consumer of the installed tarball`).toBe('');
-      expect(result.status, setting).toBe(0);
-    }
+  it('type-checks a consumer of triton-node, /testing and the gateway: strict, skipLibCheck false, nodenext, bundler, no types; and TypeScript 7’s tsc --init', async () => {
+    const results = await typeCheckConsumer(join(consumer, 'typecheck'), { gateway: true, newest: await newestTsc() });
+    expectAllPass(results);
   }, 240_000);
 
   it('`triton-node serve` without the gateway’s peers exits 1 naming them and the npm command', async () => {

@@ -14,7 +14,8 @@
  *   answered "internal" while the gateway carried a copy of TritonError), from
  *   an application (ESM and CommonJS) and from `triton-node serve`, asked
  *   with the official openai client.
- * - The .d.ts files compile in a consumer with `skipLibCheck: false`.
+ * - The .d.ts files compile in a consumer with `skipLibCheck: false`, also
+ *   one whose tsconfig lists no types (`"types": []`).
  * test/package.test.ts does the same with the packed tarballs, installed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -215,7 +216,7 @@ describe('one copy of the library in the built packages', () => {
 });
 
 describe('the built type declarations', () => {
-  it('compile in a consumer, strict with skipLibCheck false (nodenext, ESM and CommonJS; bundler)', async () => {
+  it('compile in a consumer, strict with skipLibCheck false (nodenext, ESM and CommonJS; bundler; no types)', async () => {
     const results = await typeCheckConsumer(join(consumer, 'typecheck'), { gateway: true });
     for (const [setting, result] of Object.entries(results)) {
       expect(result.output, `tsc (${setting}) of a consumer of the built package`).toBe('');

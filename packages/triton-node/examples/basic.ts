@@ -1,13 +1,16 @@
 // Basic inference: several inputs, typed outputs, a requested-output subset,
 // request parameters, per-request timing, and a validation error.
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which.
 import { fileURLToPath } from 'node:url';
 import { Server, TritonError } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
+const { library, backendDirectory } = engine('basic');
 const server = await Server.create({
   modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
 });
 try {
   await server.loadModel('identity_multi');

@@ -1,14 +1,17 @@
 // Caller-provided outputs: Triton writes the output straight into your array (no copy).
 // Reuse one buffer across requests on a hot path; this also works where the runtime
 // refuses external buffers (Electron).
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which.
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
+const { library, backendDirectory } = engine('caller-outputs');
 const server = await Server.create({
   modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
 });
 try {
   await server.loadModel('identity_nobatch');

@@ -2,12 +2,14 @@
 // manual rollback, history. Works on a copy of examples/models/identity_fp32
 // in a temporary repository (a deployment writes version folders).
 //   in the repository: npx tsx examples/deploy.ts
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which.
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type InferRequest, Server, type Tensor } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
 const MODEL = 'identity_fp32';
 const repository = mkdtempSync(join(tmpdir(), 'triton-node-deploy-example-'));
@@ -15,10 +17,11 @@ cpSync(fileURLToPath(new URL(`./models/${MODEL}`, import.meta.url)), join(reposi
   recursive: true,
 });
 
+const { library, backendDirectory } = engine('deploy');
 const server = await Server.create({
   modelRepository: repository,
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
 });
 await server.loadModel(MODEL);
 

@@ -7,27 +7,18 @@
  *   curl -s -X POST localhost:8000/infer -d '[1, 2, 3]'
  *   curl -s localhost:8000/metrics | grep nv_inference_request_success
  *
- * Uses Triton when TRITON_SERVER_LIB or /opt/tritonserver is there, otherwise
- * triton-node's fake engine (a test double with the same C API).
+ * Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+ * (examples/engine.mjs); the first line it prints says which.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type MetricsRegistry, Server, TritonError } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
 const PORT = Number(process.env.PORT ?? 8000);
 const HOST = '127.0.0.1';
-
-/** Triton if this machine has it, else the fake engine (with a banner saying so). */
-function chooseLibrary(): string {
-  const real = process.env.TRITON_SERVER_LIB ?? '/opt/tritonserver/lib/libtritonserver.so';
-  if (existsSync(real)) return real;
-  console.log("[metrics-server] Triton not found: running on triton-node's fake engine (test double)");
-  return fakeEngine.libraryPath;
-}
 
 /** A model repository with one identity model, made for this run. */
 async function makeRepository(): Promise<string> {
@@ -93,12 +84,13 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 }
 
 async function main(): Promise<void> {
+  const { library, backendDirectory } = engine('metrics-server');
   const repository = await makeRepository();
   const server = await Server.create({
     modelRepository: repository,
-    library: chooseLibrary(),
+    library,
     // A real Triton's backends, when they are not beside its lib/ folder.
-    ...(process.env.TRITON_BACKEND_DIR ? { backendDirectory: process.env.TRITON_BACKEND_DIR } : {}),
+    backendDirectory,
     log: { info: false },
   });
   await server.loadModel('identity_fp32');

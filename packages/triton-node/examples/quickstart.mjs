@@ -2,33 +2,20 @@
 // Plain JavaScript (Node.js 20+), with the models beside it in ./models:
 //   in the repository:        npm install && npm run demo
 //   from the installed package: node node_modules/triton-node/examples/quickstart.mjs
-// Uses Triton when it is found (TRITON_SERVER_LIB, or /opt/tritonserver/lib/libtritonserver.so),
-// otherwise triton-node's fake engine, which runs the same test models without Triton or a GPU.
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which. The fake engine runs the same test
+// models without Triton or a GPU.
 import { fileURLToPath } from 'node:url';
-import { Server, TritonError, loadLibrary } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { Server } from 'triton-node';
+import { engine } from './engine.mjs';
 
 const modelRepository = fileURLToPath(new URL('./models', import.meta.url));
-
-function pickLibrary() {
-  try {
-    return loadLibrary().path;
-  } catch (err) {
-    if (!(err instanceof TritonError)) throw err;
-    if (!fakeEngine.available()) {
-      console.error(err.message);
-      console.error('\nThe fake engine is not installed either: run `npx triton-node doctor`.');
-      process.exit(1);
-    }
-    console.log(`Triton not found; running on triton-node's fake engine (${fakeEngine.libraryPath}).`);
-    return fakeEngine.libraryPath;
-  }
-}
+const { library, backendDirectory } = engine('quickstart');
 
 const server = await Server.create({
   modelRepository,
-  library: pickLibrary(),
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
 });
 try {
   const meta = await server.metadata();

@@ -1,13 +1,16 @@
 // Streaming from a decoupled model (repeat): responses arrive one by one, like LLM tokens.
 // Shows per-response handling, early exit (cancels the request) and the stream's timings.
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which.
 import { fileURLToPath } from 'node:url';
 import { Server } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
+const { library, backendDirectory } = engine('stream');
 const server = await Server.create({
   modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
-  library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-  backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+  library,
+  backendDirectory,
 });
 try {
   await server.loadModel('repeat_int32');

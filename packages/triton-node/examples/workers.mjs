@@ -4,18 +4,22 @@
 // worker's own thread. stop() in a worker only detaches it; the main thread stops the server.
 //
 //   node examples/workers.mjs [threads] [requests per thread]
+//
+// Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+// (examples/engine.mjs); the first line it prints says which.
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { Server } from 'triton-node';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
 if (isMainThread) {
   const threads = Number(process.argv[2] ?? 4);
   const requests = Number(process.argv[3] ?? 2000);
+  const { library, backendDirectory } = engine('workers');
   const server = await Server.create({
     modelRepository: fileURLToPath(new URL('./models', import.meta.url)),
-    library: process.env.TRITON_SERVER_LIB || fakeEngine.libraryPath,
-    backendDirectory: process.env.TRITON_BACKEND_DIR || undefined,
+    library,
+    backendDirectory,
   });
   try {
     await server.loadModel('identity_fp32');

@@ -7,10 +7,9 @@
  *   curl -s -H 'x-api-key: alice-secret' -X POST localhost:8000/v2/models/identity_fp32/infer \
  *     -d '{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,2],"data":[1,2]}]}'
  *
- * Uses Triton when TRITON_SERVER_LIB or /opt/tritonserver is there, otherwise
- * triton-node's fake engine (a test double with the same C API).
+ * Engine: the fake engine by default, real Triton when TRITON_SERVER_LIB is set
+ * (examples/engine.mjs); the first line it prints says which.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,18 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from '@triton-node/gateway';
-import { fakeEngine } from 'triton-node/testing';
+import { engine } from './engine.mjs';
 
 const PORT = Number(process.env.PORT ?? 8000);
 const ALICE_KEY = process.env.ALICE_KEY ?? 'alice-secret';
-
-/** Triton if this machine has it, else the fake engine (with a line saying so). */
-function chooseLibrary(): string {
-  const real = process.env.TRITON_SERVER_LIB ?? '/opt/tritonserver/lib/libtritonserver.so';
-  if (existsSync(real)) return real;
-  console.error("[guarded-gateway] Triton not found: running on triton-node's fake engine (test double)");
-  return fakeEngine.libraryPath;
-}
 
 /** A repository with one identity model, made for this run. */
 async function makeRepository(): Promise<string> {
@@ -47,11 +38,12 @@ async function makeRepository(): Promise<string> {
   return repo;
 }
 
+const { library, backendDirectory } = engine('guarded-gateway');
 const repo = await makeRepository();
 const server = await Server.create({
-  library: chooseLibrary(),
+  library,
   modelRepository: repo,
-  ...(process.env.TRITON_BACKEND_DIR ? { backendDirectory: process.env.TRITON_BACKEND_DIR } : {}),
+  backendDirectory,
 });
 await server.loadModel('identity_fp32');
 const gateway = createGateway(server, {
