@@ -157,8 +157,7 @@ function benchSettings(opts: BenchOptions): DriverSettings {
     fileMustExist(
       opts.driver,
       'C++ bench driver',
-      '   - build it: (cd bench && npx node-gyp rebuild)\n' +
-        '   - or leave it out: --sides node',
+      '   - build it: (cd bench && npx node-gyp rebuild)\n' + '   - or leave it out: --sides node',
     );
   }
   return {

@@ -17,8 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { type IsolatedGateway, createGateway, createIsolatedGateway } from '@triton-node/gateway';
+import autocannon from 'autocannon';
 import { Server } from 'triton-node';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

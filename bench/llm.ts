@@ -25,9 +25,9 @@ import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createGateway } from '@triton-node/gateway';
-import { Server } from 'triton-node';
 import { LLM, type LlmManifest, makeLlm } from '@triton-node/test-support/gpu/llm/llm.js';
 import { torchMissing, torchPython } from '@triton-node/test-support/gpu/torch/models.js';
+import { Server } from 'triton-node';
 
 const DRIVER = fileURLToPath(new URL('./llm/driver.py', import.meta.url));
 const WORKER = fileURLToPath(new URL('./llm/openai-worker.mjs', import.meta.url));

@@ -12,8 +12,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type * as Ort from 'onnxruntime-node';
-import { type Model, type Server, formatModelConfig } from 'triton-node';
 import {
   type RealModelFiles,
   type RealRepositoryOptions,
@@ -21,6 +19,8 @@ import {
   realModelConfigs,
   realModelFiles,
 } from '@triton-node/test-support/backends/real-models.js';
+import type * as Ort from 'onnxruntime-node';
+import { type Model, type Server, formatModelConfig } from 'triton-node';
 import { type LoopRun, type Once, closedLoop } from './closed-loop.js';
 
 export type OnnxModelName = 'ocr_det' | 'ocr_cls' | 'silero_vad';

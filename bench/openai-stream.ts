@@ -21,12 +21,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createGateway } from '@triton-node/gateway';
+import { writeLlmModel } from '@triton-node/test-support/backends/python-llm.js';
 import * as hdr from 'hdr-histogram-js';
 import OpenAI from 'openai';
-import { createGateway } from '@triton-node/gateway';
 import { Server } from 'triton-node';
 import { fakeEngine } from 'triton-node/testing';
-import { writeLlmModel } from '@triton-node/test-support/backends/python-llm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

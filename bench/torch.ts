@@ -19,8 +19,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type * as Ort from 'onnxruntime-node';
-import { type CudaBuffer, type HostBuffer, Server, cuda } from 'triton-node';
 import {
   type Manifest,
   makeGpuModels,
@@ -31,6 +29,8 @@ import {
   torchMissing,
   torchPython,
 } from '@triton-node/test-support/gpu/torch/models.js';
+import type * as Ort from 'onnxruntime-node';
+import { type CudaBuffer, type HostBuffer, Server, cuda } from 'triton-node';
 import { type LoopRun, closedLoop } from './closed-loop.js';
 
 const DRIVER = fileURLToPath(new URL('./torch/driver.py', import.meta.url));

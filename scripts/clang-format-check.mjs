@@ -17,7 +17,13 @@ function walk(dir, out) {
   return out;
 }
 
-const files = ['packages/triton-node/native', 'packages/fake-engine/src', 'packages/fake-engine/include', 'packages/fake-engine/test/native', 'bench/native'].flatMap((d) => walk(d, []));
+const files = [
+  'packages/triton-node/native',
+  'packages/fake-engine/src',
+  'packages/fake-engine/include',
+  'packages/fake-engine/test/native',
+  'bench/native',
+].flatMap((d) => walk(d, []));
 const bad = [];
 for (const f of files) {
   const formatted = execFileSync('node', [bin, '--style=file', f], { encoding: 'utf8', maxBuffer: 64 << 20 });

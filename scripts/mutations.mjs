@@ -81,7 +81,10 @@ const CORE = [
       '  ctx->refs.clear();\n' +
       '  ctx->holds.clear();  // may free memory the caller detached meanwhile\n',
     replace: '  ReleaseBufferUses(&ctx->buffer_uses);  // may free a disposed buffer\n  ctx->refs.clear();\n',
-    tests: ['packages/triton-node/test/memory/no-growth.test.ts', 'packages/triton-node/test/request/zero-copy.test.ts'],
+    tests: [
+      'packages/triton-node/test/memory/no-growth.test.ts',
+      'packages/triton-node/test/request/zero-copy.test.ts',
+    ],
   },
   {
     name: 'context-never-recycled',
@@ -89,7 +92,10 @@ const CORE = [
     file: 'packages/triton-node/native/request/delivery.cc',
     search: '  if (final) ctx->lifecycle.JsSaw(Ending::kFinal);\n',
     replace: '',
-    tests: ['packages/triton-node/test/memory/no-growth.test.ts', 'packages/triton-node/test/request/zero-copy.test.ts'],
+    tests: [
+      'packages/triton-node/test/memory/no-growth.test.ts',
+      'packages/triton-node/test/request/zero-copy.test.ts',
+    ],
   },
   {
     name: 'request-never-deleted',
@@ -114,7 +120,11 @@ const CORE = [
     file: 'packages/triton-node/native/memory/external_outputs.cc',
     search: '  if (give_back) GiveBack(handle->buffer);\n  if (!keep_handle) delete handle;\n',
     replace: '  if (!keep_handle) delete handle;\n',
-    tests: ['packages/triton-node/test/memory/no-growth.test.ts', 'packages/triton-node/test/request/zero-copy.test.ts', 'packages/triton-node/test/request/infer.test.ts'],
+    tests: [
+      'packages/triton-node/test/memory/no-growth.test.ts',
+      'packages/triton-node/test/request/zero-copy.test.ts',
+      'packages/triton-node/test/request/infer.test.ts',
+    ],
   },
   {
     name: 'outputs-copied',
@@ -138,7 +148,10 @@ const CORE = [
     file: 'packages/triton-node/lib/tensor/tensor.ts',
     search: '    if (owned instanceof ArrayBuffer) addon().releaseOutput(owned);\n',
     replace: '    if (owned instanceof ArrayBuffer) void owned;\n',
-    tests: ['packages/triton-node/test/memory/no-growth.test.ts', 'packages/triton-node/test/request/zero-copy.test.ts'],
+    tests: [
+      'packages/triton-node/test/memory/no-growth.test.ts',
+      'packages/triton-node/test/request/zero-copy.test.ts',
+    ],
   },
   {
     name: 'stream-final-ignored',
@@ -287,7 +300,10 @@ const CORE = [
     replace:
       '  Check(env, api.TRITONSERVER_BufferAttributesSetCudaIpcHandle(\n' +
       '                 attrs, ipc ? const_cast<unsigned char*>(view.ipc->bytes) : nullptr));\n',
-    tests: ['packages/triton-node/test/gpu/infer.test.ts', 'packages/triton-node/test/gpu/placements.test.ts'],
+    tests: [
+      'packages/triton-node/test/gpu/infer.test.ts',
+      'packages/triton-node/test/gpu/placements.test.ts',
+    ],
     gpu: true,
   },
   {
@@ -376,7 +392,10 @@ const CORE = [
     file: 'packages/triton-node/lib/api/server.ts',
     search: "  return Promise.reject(withHint(err, failures.map(formatStartupFailure).join('; ')));\n",
     replace: '  return Promise.reject(err);\n',
-    tests: ['packages/triton-node/test/api/startup-options.test.ts', 'packages/triton-node/test/api/startup-causes.test.ts'],
+    tests: [
+      'packages/triton-node/test/api/startup-options.test.ts',
+      'packages/triton-node/test/api/startup-causes.test.ts',
+    ],
   },
   {
     name: 'startup-causes-not-read-from-files',

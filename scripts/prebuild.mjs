@@ -48,7 +48,8 @@ const PACKAGES = {
   'triton-node': { dirs: ['native'], binary: 'triton-node.glibc.node' },
   '@triton-node/fake-engine': { dirs: ['src', 'include'], binary: 'libtritonserver.so' },
 };
-if (!(NAME in PACKAGES)) throw new Error(`prebuild: run it in packages/triton-node or packages/fake-engine, not ${root}`);
+if (!(NAME in PACKAGES))
+  throw new Error(`prebuild: run it in packages/triton-node or packages/fake-engine, not ${root}`);
 const { dirs: SOURCE_DIRS, binary: BINARY } = PACKAGES[NAME];
 
 /** Cross toolchain prefix and ELF e_machine of each target. */

@@ -11,11 +11,15 @@ const INFER = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shap
 
 describe('examples/guarded-gateway.ts', () => {
   it('refuses a request without a key, serves Alice, audits both, and stops on SIGTERM', async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'packages/triton-node/examples/guarded-gateway.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', TRITON_SERVER_LIB: LIBRARY_PATH, ALICE_KEY: 'k-alice' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'packages/triton-node/examples/guarded-gateway.ts'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, PORT: '0', TRITON_SERVER_LIB: LIBRARY_PATH, ALICE_KEY: 'k-alice' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     proc.stdout!.on('data', (d) => {

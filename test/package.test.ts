@@ -444,7 +444,10 @@ describe('the package, packed and installed where there is no compiler', () => {
   });
 
   it('type-checks a consumer of triton-node, /testing and the gateway: strict, skipLibCheck false, nodenext, bundler, no types; and TypeScript 7’s tsc --init', async () => {
-    const results = await typeCheckConsumer(join(consumer, 'typecheck'), { gateway: true, newest: await newestTsc() });
+    const results = await typeCheckConsumer(join(consumer, 'typecheck'), {
+      gateway: true,
+      newest: await newestTsc(),
+    });
     expectAllPass(results);
   }, 240_000);
 

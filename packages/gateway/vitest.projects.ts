@@ -43,7 +43,9 @@ function onTheBuiltPackage(): Plugin {
       if (!file.startsWith('lib/')) return null;
       const built = entries[file];
       if (built !== undefined) return dist(built);
-      throw new Error(`${relative(root, importer ?? '')} imports ${file}, which the built package does not export`);
+      throw new Error(
+        `${relative(root, importer ?? '')} imports ${file}, which the built package does not export`,
+      );
     },
   };
 }
@@ -54,7 +56,10 @@ const GPU_STUB_ENV = {
 };
 
 export const projects: TestProjectInlineConfiguration[] = [
-  { root, test: { ...NATIVE_TESTS, name: 'gateway', include: ['test/**/*.test.ts'], exclude: ['test/gpu/**'] } },
+  {
+    root,
+    test: { ...NATIVE_TESTS, name: 'gateway', include: ['test/**/*.test.ts'], exclude: ['test/gpu/**'] },
+  },
   { root, test: { ...NATIVE_TESTS, name: 'gateway-gpu', include: ['test/gpu/**/*.test.ts'] } },
   {
     // npm test builds dist/ first (build:ts). The isolation file also runs the

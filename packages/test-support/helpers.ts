@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import {
   type LibraryInfo,
   type ModelStatistics,
@@ -17,6 +16,7 @@ import {
   loadLibrary,
 } from 'triton-node';
 import { addonStats, fakeEngine } from 'triton-node/testing';
+import { type TestContext, afterAll, beforeAll, beforeEach, expect } from 'vitest';
 
 export const MODELS = fileURLToPath(new URL('./models', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));

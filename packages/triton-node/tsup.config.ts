@@ -16,8 +16,16 @@ const common = {
 } as const;
 
 const LIBRARY = { index: 'lib/index.ts', testing: 'lib/testing.ts', internal: 'lib/internal.ts' };
+// The .d.ts files name Buffer, NodeJS and node:* modules: each loads @types/node itself, so that a
+// consumer whose tsconfig lists no types (`"types": []`, TypeScript 7's `tsc --init`) still has them.
+const NODE_TYPES = '/// <reference types="node" />';
 
 export default defineConfig([
-  { ...common, entry: { ...LIBRARY, cli: 'lib/cli/main.ts' }, format: ['esm'], dts: { entry: LIBRARY } },
-  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },
+  {
+    ...common,
+    entry: { ...LIBRARY, cli: 'lib/cli/main.ts' },
+    format: ['esm'],
+    dts: { entry: LIBRARY, banner: NODE_TYPES },
+  },
+  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY, banner: NODE_TYPES } },
 ]);

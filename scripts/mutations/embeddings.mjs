@@ -69,6 +69,9 @@ export const MUTATIONS = [
     search:
       '                 m.backend == BackendKind::kOnnxRuntime ||\n                 m.backend == BackendKind::kTextEmbedding);\n',
     replace: '                 m.backend == BackendKind::kOnnxRuntime);\n',
-    tests: ['packages/gateway/test/embeddings.test.ts', 'packages/triton-node/test/backends/text-embedding.test.ts'],
+    tests: [
+      'packages/gateway/test/embeddings.test.ts',
+      'packages/triton-node/test/backends/text-embedding.test.ts',
+    ],
   },
 ];

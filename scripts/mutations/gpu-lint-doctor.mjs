@@ -39,7 +39,10 @@ export const MUTATIONS = [
     search:
       '    const each = python ? weights + versions.length * PYTHON_STUB_BYTES : weights * (1 + RUNTIME_SHARE);\n',
     replace: '    const each = weights * (1 + RUNTIME_SHARE);\n',
-    tests: ['packages/triton-node/test/lint/gpu-memory-budget.test.ts', 'packages/triton-node/test/lint/lint.test.ts'],
+    tests: [
+      'packages/triton-node/test/lint/gpu-memory-budget.test.ts',
+      'packages/triton-node/test/lint/lint.test.ts',
+    ],
   },
   {
     name: 'weights-no-external-data',

@@ -132,7 +132,10 @@ export const MUTATIONS = [
     file: 'packages/triton-node/lib/config/onnxruntime.ts',
     search: "    else if (Number(leading) > limit) out.push({ parameter, value: raw, kind: 'too-many' });\n",
     replace: '',
-    tests: ['packages/triton-node/test/lint/lint.test.ts', 'packages/triton-node/test/hostile/model-files.test.ts'],
+    tests: [
+      'packages/triton-node/test/lint/lint.test.ts',
+      'packages/triton-node/test/hostile/model-files.test.ts',
+    ],
   },
   {
     name: 'history-append-follows-link',

@@ -10,8 +10,7 @@ export const MUTATIONS = [
     name: 'onnx-external-fake-follows',
     why: "the fake's onnxruntime backend refuses a model whose external data lies outside its version folder: it loads, and every inference returns the server's file",
     file: 'packages/fake-engine/src/backends/onnxruntime_backend.cc',
-    search:
-      '  if (!refused.empty()) return refused;\n',
+    search: '  if (!refused.empty()) return refused;\n',
     replace: '',
     tests: ['packages/triton-node/test/hostile/onnx-external-data.test.ts'],
   },
@@ -30,7 +29,10 @@ export const MUTATIONS = [
     file: 'packages/triton-node/lib/lint/rules.ts',
     search: '            if (why === undefined) continue;\n',
     replace: '            continue;\n',
-    tests: ['packages/triton-node/test/hostile/onnx-external-data.test.ts', 'packages/triton-node/test/lint/lint.test.ts'],
+    tests: [
+      'packages/triton-node/test/hostile/onnx-external-data.test.ts',
+      'packages/triton-node/test/lint/lint.test.ts',
+    ],
   },
   {
     name: 'onnx-external-attribute-unread',

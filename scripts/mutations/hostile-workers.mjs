@@ -48,7 +48,10 @@ export const MUTATIONS = [
     file: 'packages/triton-node/lib/deploy/shared-pins.ts',
     search: '    this.#channel.postMessage(hint);\n',
     replace: '',
-    tests: ['packages/triton-node/test/lifecycle/shared-server.test.ts', 'packages/triton-node/test/hostile/shared-pins.test.ts'],
+    tests: [
+      'packages/triton-node/test/lifecycle/shared-server.test.ts',
+      'packages/triton-node/test/hostile/shared-pins.test.ts',
+    ],
   },
   {
     name: 'pins-ignored-at-attach',
@@ -59,7 +62,10 @@ export const MUTATIONS = [
       '    this.refresh();\n',
     replace:
       "    this.#channel.onmessageerror = () => this.#ignore('a message that could not be deserialized');\n",
-    tests: ['packages/triton-node/test/lifecycle/shared-server.test.ts', 'packages/triton-node/test/hostile/shared-pins.test.ts'],
+    tests: [
+      'packages/triton-node/test/lifecycle/shared-server.test.ts',
+      'packages/triton-node/test/hostile/shared-pins.test.ts',
+    ],
   },
   {
     name: 'pins-forged-generation-read',

@@ -49,7 +49,10 @@ export const MUTATIONS = [
     file: 'packages/fake-engine/src/scheduling/sequence_batcher.cc',
     search: '  if ((reading && start) || seq.states.size() != states.size()) {\n',
     replace: '  if (seq.states.size() != states.size()) {\n',
-    tests: ['packages/triton-node/test/backends/fake-onnxruntime.test.ts', 'packages/triton-node/test/backends/onnx-vad.test.ts'],
+    tests: [
+      'packages/triton-node/test/backends/fake-onnxruntime.test.ts',
+      'packages/triton-node/test/backends/onnx-vad.test.ts',
+    ],
   },
   {
     name: 'sequence-never-idle',

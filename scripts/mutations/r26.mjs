@@ -20,7 +20,10 @@ export const MUTATIONS = [
     file: 'packages/fake-engine/src/api/request.cc',
     search: '      AtLeast(Release::kR26_06)) {\n',
     replace: '      false) {\n',
-    tests: ['packages/triton-node/test/request/differential.test.ts', 'packages/triton-node/test/api/releases.test.ts'],
+    tests: [
+      'packages/triton-node/test/request/differential.test.ts',
+      'packages/triton-node/test/api/releases.test.ts',
+    ],
   },
   {
     name: 'r26-fake-invalid-dimension-as-r25',
@@ -28,7 +31,10 @@ export const MUTATIONS = [
     file: 'packages/fake-engine/src/core/request_validation.cc',
     search: '  if (!AtLeast(Release::kR26_06)) return nullptr;\n',
     replace: '  return nullptr;\n',
-    tests: ['packages/triton-node/test/request/differential.test.ts', 'packages/triton-node/test/api/releases.test.ts'],
+    tests: [
+      'packages/triton-node/test/request/differential.test.ts',
+      'packages/triton-node/test/api/releases.test.ts',
+    ],
   },
   {
     name: 'r26-fake-no-bf16',
@@ -44,7 +50,10 @@ export const MUTATIONS = [
     file: 'packages/fake-engine/src/support/release.cc',
     search: '    g_release = Release::kR25_07;\n',
     replace: '    g_release = Release::kR26_06;\n',
-    tests: ['packages/triton-node/test/request/differential.test.ts', 'packages/triton-node/test/api/releases.test.ts'],
+    tests: [
+      'packages/triton-node/test/request/differential.test.ts',
+      'packages/triton-node/test/api/releases.test.ts',
+    ],
   },
   {
     name: 'r26-fake-one-version',
@@ -52,7 +61,10 @@ export const MUTATIONS = [
     file: 'packages/fake-engine/src/api/server.cc',
     search: ' + ReleaseServerVersion() +\n',
     replace: ' + "2.70.0" +\n',
-    tests: ['packages/triton-node/test/api/releases.test.ts', 'packages/triton-node/test/request/differential.test.ts'],
+    tests: [
+      'packages/triton-node/test/api/releases.test.ts',
+      'packages/triton-node/test/request/differential.test.ts',
+    ],
   },
   {
     name: 'r26-log-logger-ignored',
@@ -77,6 +89,9 @@ export const MUTATIONS = [
     search:
       '  if (hold_ == Hold::kInFlight && !triton_awaits_.Has(Ending::kFinal) &&\n      !triton_awaits_.Has(Ending::kRelease)) {\n',
     replace: '  if (hold_ == Hold::kInFlight && !triton_awaits_.Has(Ending::kFinal)) {\n',
-    tests: ['packages/triton-node/test/request/stream.test.ts', 'packages/triton-node/test/request/infer.test.ts'],
+    tests: [
+      'packages/triton-node/test/request/stream.test.ts',
+      'packages/triton-node/test/request/infer.test.ts',
+    ],
   },
 ];

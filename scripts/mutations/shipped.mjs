@@ -9,7 +9,7 @@
 export const MUTATIONS = [
   {
     name: 'gateway-bundles-library',
-    why: "one copy of the library: the gateway bundle takes in triton-node (its own TritonError) instead of importing it by name, so the OpenAI routes answer a library NOT_FOUND with code internal",
+    why: 'one copy of the library: the gateway bundle takes in triton-node (its own TritonError) instead of importing it by name, so the OpenAI routes answer a library NOT_FOUND with code internal',
     file: 'packages/gateway/tsup.config.ts',
     search: 'const common = {\n  splitting: true,\n',
     replace: "const common = {\n  noExternal: ['triton-node', 'triton-node/internal'],\n  splitting: true,\n",
@@ -27,8 +27,10 @@ export const MUTATIONS = [
     name: 'cjs-bundles-library',
     why: 'one copy of the library in CommonJS: the CommonJS entries (index, testing, internal) each inline the library, so a CommonJS application and its gateway hold different TritonErrors',
     file: 'packages/triton-node/tsup.config.ts',
-    search: "  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },\n",
-    replace: "  { ...common, splitting: false, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY } },\n",
+    search:
+      "  { ...common, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY, banner: NODE_TYPES } },\n",
+    replace:
+      "  { ...common, splitting: false, entry: LIBRARY, format: ['cjs'], dts: { entry: LIBRARY, banner: NODE_TYPES } },\n",
     tests: ['test/shipped.test.ts'],
   },
   {
@@ -95,7 +97,8 @@ export const MUTATIONS = [
     name: 'affected-skips-contracts',
     why: "a change runs its consumers' contract tests: a library change would run triton-node's tests only, and a break of what the gateway uses would go unseen until the whole suite",
     file: 'scripts/affected.mjs',
-    search: "const CONSUMERS = { 'fake-engine': ['triton-node'], 'triton-node': ['gateway'], gateway: [] };\n",
+    search:
+      "const CONSUMERS = { 'fake-engine': ['triton-node'], 'triton-node': ['gateway'], gateway: [] };\n",
     replace: "const CONSUMERS = { 'fake-engine': ['triton-node'], 'triton-node': [], gateway: [] };\n",
     tests: ['test/affected.test.ts'],
   },

@@ -58,7 +58,9 @@ function nodeGypCommand() {
 }
 
 function buildFromSource() {
-  say(inRepository ? 'building from source (repository checkout)' : `building from source for ${platformName}`);
+  say(
+    inRepository ? 'building from source (repository checkout)' : `building from source for ${platformName}`,
+  );
   const [command, ...args] = nodeGypCommand();
   const jobs = String(Math.min(availableParallelism(), 8));
   const child = spawnSync(command, [...args, 'rebuild', `--jobs=${jobs}`], { cwd: root, stdio: 'inherit' });

@@ -12,11 +12,10 @@ import { describe, expect, it } from 'vitest';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 // FAKE_ENGINE_TESTS_BIN points at a binary built elsewhere (e.g. by CMake).
-const binary = process.env.FAKE_ENGINE_TESTS_BIN ?? join(packageRoot, 'build', 'Release', 'fake_engine_tests');
+const binary =
+  process.env.FAKE_ENGINE_TESTS_BIN ?? join(packageRoot, 'build', 'Release', 'fake_engine_tests');
 const built = existsSync(binary);
-const skipReason =
-  !built &&
-  `${binary} is not built; run \`npm run build\` in packages/fake-engine`;
+const skipReason = !built && `${binary} is not built; run \`npm run build\` in packages/fake-engine`;
 
 interface Ran {
   status: number | null;

@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { InferRequest, InferResult } from 'triton-node';
-import type { Admission, AuditOutcome, Guard, GuardRequest } from './guard/types.js';
 import { GatewayError } from './errors.js';
+import type { Admission, AuditOutcome, Guard, GuardRequest } from './guard/types.js';
 import type { GatewayMetrics } from './metrics.js';
 import { type Protocol, type Route, type RouteMatch, metricLabel } from './routes.js';
 import type { TraceSettings } from './trace/settings.js';

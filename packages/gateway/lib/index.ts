@@ -13,8 +13,6 @@
  * ```
  * @packageDocumentation
  */
-// Brings `/// <reference types="node" />` into the .d.ts (see node-types.d.ts).
-export type * from '../node-types.js';
 import type { Server } from 'triton-node';
 import { optionError } from 'triton-node/internal';
 import { GatewayContext, type GatewayLogger } from './context.js';

@@ -10,11 +10,6 @@
  * Triton), whose vectors `embedText()` computes bit for bit.
  */
 import { Writable } from 'node:stream';
-import OpenAI from 'openai';
-import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
-import { type OpenAIModelOptions, createGateway, hashApiKey } from '../lib/index.js';
-import { statisticsDelta } from 'triton-node';
 import { EMBEDDING_SIZE, embedText, embedderUnderTest } from '@triton-node/test-support/backends/embedder.js';
 import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
 import {
@@ -26,6 +21,11 @@ import {
   useServer,
 } from '@triton-node/test-support/helpers.js';
 import { sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
+import OpenAI from 'openai';
+import { statisticsDelta } from 'triton-node';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { type OpenAIModelOptions, createGateway, hashApiKey } from '../lib/index.js';
 import { type Listening, useGateway } from './helpers.js';
 
 const embedder = embedderUnderTest();

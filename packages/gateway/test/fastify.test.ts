@@ -1,3 +1,4 @@
+import { useServer } from '@triton-node/test-support/helpers.js';
 /**
  * The gateway as a Fastify plugin: the protocol's routes (binary bodies
  * included, untouched by Fastify's parsers) beside the application's own
@@ -7,7 +8,6 @@ import Fastify from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../lib/index.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 import { binaryBody, bytesOf, parseBinaryResponse } from './helpers.js';
 
 const server = useServer(['identity_fp32']);

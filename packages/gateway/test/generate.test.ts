@@ -1,3 +1,6 @@
+import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
+import { eventually, skipIf, useServer } from '@triton-node/test-support/helpers.js';
+import { sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
 /**
  * `POST /v2/models/{m}/generate`, read with undici, answered as Triton's
  * HTTP server answers it: one JSON object (chunked, `application/json`) for
@@ -10,9 +13,6 @@
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { GENERATE_ONE_RESPONSE } from '../lib/http/generate.js';
-import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
-import { eventually, skipIf, useServer } from '@triton-node/test-support/helpers.js';
-import { sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
 import { useGateway } from './helpers.js';
 
 // The README's model name: on real Triton our Python LLM is served as vllm_model.

@@ -7,11 +7,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
+import { encodeBytes } from 'triton-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeGrpcRequest } from '../lib/grpc/codec.js';
 import { createGateway } from '../lib/index.js';
-import { encodeBytes } from 'triton-node';
-import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
 import { bytesOf, kserveClient } from './helpers.js';
 
 const server = useServer([

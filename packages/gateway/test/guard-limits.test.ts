@@ -14,9 +14,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { type GatewayOptions, hashApiKey } from '../lib/index.js';
-import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
 import { type Offered, offer, saturatedRate, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32']);

@@ -16,18 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { SETTLE_MS, readUntil, useServer } from '@triton-node/test-support/helpers.js';
 import { Redis } from 'ioredis';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Admission } from '../lib/guard/index.js';
-import {
-  type Gateway,
-  GatewayGuard,
-  type GuardOptions,
-  createGateway,
-  hashApiKey,
-} from '../lib/index.js';
-import { SETTLE_MS, readUntil, useServer } from '@triton-node/test-support/helpers.js';
+import { type Gateway, GatewayGuard, type GuardOptions, createGateway, hashApiKey } from '../lib/index.js';
 import { SERVE_HTTP_OPTIONS, admittedAt, offer, saturatedRate } from './helpers.js';
 import { noRedis, useRedis } from './redis-server.js';
 

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import { type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import type { ModelStatistics, Server } from 'triton-node';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GuardRequest } from '../lib/guard/types.js';
 import { GatewayGuard, type GatewayOptions, type GuardOptions, hashApiKey } from '../lib/index.js';
-import type { ModelStatistics, Server } from 'triton-node';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import { SERVE_HTTP_OPTIONS, kserveClient, useGateway } from './helpers.js';
 
 const served = useServer(['identity_fp32', 'identity_int32', 'identity_delay', 'square_int32']);

@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { Server } from 'triton-node';
 import { type Dispatcher, Pool, request } from 'undici';
 import { afterAll, beforeAll } from 'vitest';
 import { type Gateway, type GatewayOptions, createGateway } from '../lib/index.js';
-import type { Server } from 'triton-node';
 
 export interface Listening {
   gateway: Gateway;

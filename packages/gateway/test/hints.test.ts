@@ -9,11 +9,11 @@
  */
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway } from '../lib/index.js';
-import { protocolHint } from '../lib/errors.js';
-import { type ErrorHint, TritonError, hintText } from 'triton-node';
 import { useServer } from '@triton-node/test-support/helpers.js';
+import { type ErrorHint, TritonError, hintText } from 'triton-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protocolHint } from '../lib/errors.js';
+import { createGateway } from '../lib/index.js';
 import { httpCall, kserveClient, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32', 'repeat_int32']);

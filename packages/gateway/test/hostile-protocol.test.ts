@@ -12,14 +12,6 @@
 import net from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import OpenAI from 'openai';
-import { Client, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addonStats } from 'triton-node/testing';
-import type { Guard } from '../lib/guard/types.js';
-import { hashApiKey } from '../lib/index.js';
-import { tensorBytes } from '../lib/kserve/codec.js';
-import { type ModelConfig, Tensor, TritonError, decodeBytes, encodeBytes } from 'triton-node';
 import {
   eventually,
   fakeOnly,
@@ -30,6 +22,14 @@ import {
   until,
   useServer,
 } from '@triton-node/test-support/helpers.js';
+import OpenAI from 'openai';
+import { type ModelConfig, Tensor, TritonError, decodeBytes, encodeBytes } from 'triton-node';
+import { addonStats } from 'triton-node/testing';
+import { Client, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Guard } from '../lib/guard/types.js';
+import { hashApiKey } from '../lib/index.js';
+import { tensorBytes } from '../lib/kserve/codec.js';
 import { type Listening, kserveClient, parseBinaryResponse, useGateway } from './helpers.js';
 
 const fake = fakeOnly() === false;

@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcMessageBytes } from '../lib/grpc/codec.js';
@@ -36,7 +37,6 @@ import {
   createIsolatedGateway,
   hashApiKey,
 } from '../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import {
   SERVE_HTTP_OPTIONS,
   binaryBody,

@@ -1,3 +1,5 @@
+import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
+import { encodeBytes } from 'triton-node';
 /**
  * The gateway's KServe v2 HTTP/REST routes, driven with undici: health,
  * metadata, config, statistics, inference with JSON and binary tensors of
@@ -5,8 +7,6 @@
  * with their status codes.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeBytes } from 'triton-node';
-import { readUntil, useServer } from '@triton-node/test-support/helpers.js';
 import { binaryBody, bytesOf, httpCall, parseBinaryResponse, useGateway } from './helpers.js';
 
 const server = useServer([

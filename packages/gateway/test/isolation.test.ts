@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '@triton-node/test-support/helpers.js';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Guard } from '../lib/guard/types.js';
@@ -23,7 +24,6 @@ import {
   createIsolatedGateway,
   hashApiKey,
 } from '../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '@triton-node/test-support/helpers.js';
 import { SERVE_HTTP_OPTIONS, binaryBody, bytesOf, kserveClient, parseBinaryResponse } from './helpers.js';
 
 const FRONT = fileURLToPath(new URL('./fixtures/isolation-front.ts', import.meta.url));

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { useServer } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../lib/index.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 import { httpCall, kserveClient, useGateway } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-logging-'));

@@ -1,3 +1,13 @@
+import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
+import {
+  eventually,
+  rejection,
+  requestsSettled,
+  skipAllIf,
+  until,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
+import { histogramSeries, sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
 /**
  * `n` choices on the OpenAI routes, with the official `openai` client: each
  * choice its own Triton request run at the same time, answered by index
@@ -8,14 +18,11 @@
  * (test/backends/llm-helpers.ts).
  */
 import OpenAI from 'openai';
+import { addonStats } from 'triton-node/testing';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { addonStats } from 'triton-node/testing';
 import type { Admission, Guard } from '../lib/guard/types.js';
 import { createGateway } from '../lib/index.js';
-import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
-import { eventually, rejection, requestsSettled, skipAllIf, until, useServer } from '@triton-node/test-support/helpers.js';
-import { histogramSeries, sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
 import { type Listening, useGateway } from './helpers.js';
 
 const llm = llmUnderTest();

@@ -11,14 +11,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { request } from 'undici';
-import { afterAll, describe, expect, it } from 'vitest';
-import { finishReason } from '../lib/openai/generate.js';
 import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
 import { writeLlmModel } from '@triton-node/test-support/backends/python-llm.js';
 import { library, skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
 import { sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
+import OpenAI from 'openai';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { finishReason } from '../lib/openai/generate.js';
 import { type Listening, useGateway } from './helpers.js';
 
 const llm = llmUnderTest();

@@ -14,15 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
-import OpenAI from 'openai';
-import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
-import { addonStats } from 'triton-node/testing';
-import type { Admission, Guard, GuardRequest } from '../lib/guard/types.js';
-import { hashApiKey } from '../lib/index.js';
-import { createGateway } from '../lib/index.js';
-import { GatewayError } from '../lib/errors.js';
 import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
 import {
   BACKEND_DIR,
@@ -36,6 +27,15 @@ import {
   useServer,
 } from '@triton-node/test-support/helpers.js';
 import { histogramSeries, sampleValue } from '@triton-node/test-support/metrics/prometheus.js';
+import Fastify from 'fastify';
+import OpenAI from 'openai';
+import { addonStats } from 'triton-node/testing';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../lib/errors.js';
+import type { Admission, Guard, GuardRequest } from '../lib/guard/types.js';
+import { hashApiKey } from '../lib/index.js';
+import { createGateway } from '../lib/index.js';
 import { type Listening, useGateway } from './helpers.js';
 
 const llm = llmUnderTest();

@@ -10,10 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  MODELS,
+  eventually,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseServeArgs } from '../lib/cli/serve.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, useServer } from '@triton-node/test-support/helpers.js';
 import { kserveClient, useGateway } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../triton-node/lib/cli/main.ts', import.meta.url));

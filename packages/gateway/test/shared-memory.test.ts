@@ -9,10 +9,10 @@
 import { execFile } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { FIXTURES, useServer } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeGrpcRequest, encodeGrpcResponse } from '../lib/grpc/codec.js';
 import { SharedMemoryRegistry } from '../lib/kserve/shared-memory.js';
-import { FIXTURES, useServer } from '@triton-node/test-support/helpers.js';
 import { httpCall, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32']);

@@ -1,3 +1,5 @@
+import { fakeOnly, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
+import { fakeEngine } from 'triton-node/testing';
 /**
  * Decoupled models over HTTP: Server-Sent Events from
  * /v2/models/{m}/generate_stream, read with undici; errors before the first
@@ -5,8 +7,6 @@
  */
 import { Client, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { fakeEngine } from 'triton-node/testing';
-import { fakeOnly, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 import { useGateway } from './helpers.js';
 
 const server = useServer(['repeat_int32', 'square_int32', 'identity_fp32']);

@@ -9,9 +9,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findCycles } from '@triton-node/test-support/graph.js';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { findCycles } from '@triton-node/test-support/graph.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LIB = join(ROOT, 'lib');
@@ -90,12 +90,16 @@ function seamProblems(graph: Graph): string[] {
   for (const [file, edges] of graph) {
     for (const { target, specifier } of edges) {
       if (target.startsWith('outside:')) {
-        problems.push(`lib/${file} imports '${specifier}', outside the gateway: use the library by its names`);
+        problems.push(
+          `lib/${file} imports '${specifier}', outside the gateway: use the library by its names`,
+        );
       } else if (target.startsWith('library:')) {
         const name = target.slice('library:'.length);
         if (LIBRARY_NAMES.includes(name)) continue;
         if (name === 'triton-node/testing' && TESTING_ALLOWED.includes(file)) continue;
-        problems.push(`lib/${file} imports '${specifier}': the gateway uses 'triton-node' and 'triton-node/internal'`);
+        problems.push(
+          `lib/${file} imports '${specifier}': the gateway uses 'triton-node' and 'triton-node/internal'`,
+        );
       }
     }
   }
@@ -191,12 +195,18 @@ describe('optional peers, declared where they are used', () => {
     expect(gateway).toEqual(['@grpc/grpc-js', '@grpc/proto-loader', 'jose', 'ioredis']);
     expect(serve).toEqual(['pino']);
     const optional = [...gateway, ...serve].sort();
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, 'triton-node'].sort());
+    // @types/node: for the .d.ts files only (they reference it), optional too.
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(
+      [...optional, '@types/node', 'triton-node'].sort(),
+    );
+    expect(manifest.peerDependenciesMeta['@types/node']?.optional).toBe(true);
     for (const name of optional) expect(manifest.peerDependenciesMeta[name]?.optional, name).toBe(true);
     expect(manifest.peerDependenciesMeta['triton-node']).toBeUndefined();
   });
 
-  const peers = Object.keys(manifest.peerDependencies).filter((p) => p !== 'triton-node');
+  const peers = Object.keys(manifest.peerDependencies).filter(
+    (p) => p !== 'triton-node' && p !== '@types/node',
+  );
   /** The peers `text` imports as values (a type-only import is erased). */
   const valueImports = (file: string, text: string) =>
     importsOf(file, text)

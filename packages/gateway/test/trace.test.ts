@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway } from '../lib/index.js';
 import { useServer } from '@triton-node/test-support/helpers.js';
 import { byName, inMemoryTracing, parentOf } from '@triton-node/test-support/request/otel-helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from '../lib/index.js';
 import { httpCall, kserveClient, useGateway } from './helpers.js';
 
 const server = useServer(['identity_fp32', 'ensemble_identity']);

@@ -11,9 +11,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { FIXTURES, settledStatistics, useServer } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../lib/index.js';
-import { FIXTURES, settledStatistics, useServer } from '@triton-node/test-support/helpers.js';
 import { httpCall, kserveClient, parseBinaryResponse, useGateway } from './helpers.js';
 import { WIRE_MODELS, writeWireModels } from './wire-models.js';
 

@@ -17,8 +17,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Server } from 'triton-node';
 import { rawServer } from '@triton-node/test-support/hostile/raw-server.js';
+import { Server } from 'triton-node';
 import { writeWireModels } from './wire-models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,7 +44,9 @@ function probeRaw(repo: string): unknown[] {
     '-std=c++17',
     '-I',
     join(ROOT, 'native/include'),
-    fileURLToPath(new URL('../../test-support/fixtures/real-triton-r25.07/wire/raw-input-probe.cc', import.meta.url)),
+    fileURLToPath(
+      new URL('../../test-support/fixtures/real-triton-r25.07/wire/raw-input-probe.cc', import.meta.url),
+    ),
     `-L${dirname(lib)}`,
     '-ltritonserver',
     ...(process.env.LD_LIBRARY_PATH ?? '')

@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import type { Server } from 'triton-node';
+import { afterAll } from 'vitest';
 import { BACKEND_DIR, MODELS, library, needsBackend } from '../helpers.js';
 import { readLlmReports, writeLlmModel } from './python-llm.js';
 

@@ -16,8 +16,8 @@
 import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { findOnnxRuntimeNode } from '../../triton-node/lib/config/onnxruntime.js';
 import { type ModelConfig, formatModelConfig } from 'triton-node';
+import { findOnnxRuntimeNode } from '../../triton-node/lib/config/onnxruntime.js';
 
 const require = createRequire(import.meta.url);
 

@@ -1,3 +1,4 @@
+import { fakeEngine } from 'triton-node/testing';
 /**
  * A server made through the addon itself, without lib/'s checks: what the
  * engine does with a file the library would have refused (a race can put
@@ -7,7 +8,6 @@
 import type { NativeServer } from '../../triton-node/lib/abi/binding.js';
 import { addon, loadLibrary } from '../../triton-node/lib/addon/load.js';
 import { findOnnxRuntimeNode } from '../../triton-node/lib/config/onnxruntime.js';
-import { fakeEngine } from 'triton-node/testing';
 
 /** A server on `repo` (explicit model control) of the library under test (TRITON_SERVER_LIB, else the fake engine). */
 export async function rawServer(repo: string, exitTimeoutSeconds = 5): Promise<NativeServer> {

@@ -24,7 +24,7 @@ export function engine(example) {
   if (!fakeEngine.available()) {
     console.error(
       `[${example}] engine: none: TRITON_SERVER_LIB is not set and the fake engine is not installed ` +
-        `(${fakeEngine.libraryPath}): run \`npx triton-node doctor\``,
+        '(npm install @triton-node/fake-engine): run `npx triton-node doctor`',
     );
     process.exit(1);
   }

@@ -15,8 +15,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from '@triton-node/gateway';
+import { Server } from 'triton-node';
 import { engine } from './engine.mjs';
 
 const PORT = Number(process.env.PORT ?? 8000);

@@ -30,8 +30,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Server } from 'triton-node';
 import { createGateway, hashApiKey } from '@triton-node/gateway';
+import { Server } from 'triton-node';
 import { engine } from './engine.mjs';
 import {
   DETECTION_CONFIG,

@@ -10,8 +10,6 @@
  * ```
  * @packageDocumentation
  */
-// Brings `/// <reference types="node" />` into the .d.ts (see node-types.d.ts).
-export type * from './node-types.js';
 export { Server, type ServerMetadata, type SharedServer } from './api/server.js';
 export { PROVEN_RELEASES, type TritonVersion } from './api/releases.js';
 export type { StartupFailure } from './api/startup-causes.js';

@@ -16,8 +16,6 @@
  * `fakeEngine.standIns({ onnxruntime: 'zeros' })`.
  * @packageDocumentation
  */
-// Brings `/// <reference types="node" />` into the .d.ts (see node-types.d.ts).
-export type * from './node-types.js';
 import { existsSync } from 'node:fs';
 import type { FakeLiveObjects } from './abi/binding.js';
 import { addon, fakeEnginePath, libraryInfo, loadLibrary } from './addon/load.js';

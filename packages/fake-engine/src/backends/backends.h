@@ -1,11 +1,12 @@
 // The fake's backends as the scheduler calls them: ExecuteBackend is every
 // model's Model::execute (set when it loads); it hands the batch to the
 // backend the model runs on.
-//   own_backends.cc  identity, repeat and square (the backends of Triton's own tests, run by the fake itself)
-//   text_stream.cc    fake_text_stream, the fake's own text backend
-//   text_embedding.cc fake_text_embedding, the fake's own embedding backend
-//   stand_ins.cc      stand-ins for backends the fake does not have
-//   onnxruntime_*.cc  onnxruntime, real models through ONNX Runtime
+//   own_backends.cc  identity, repeat and square (the backends of Triton's own
+//   tests, run by the fake itself) text_stream.cc    fake_text_stream, the
+//   fake's own text backend text_embedding.cc fake_text_embedding, the fake's
+//   own embedding backend stand_ins.cc      stand-ins for backends the fake
+//   does not have onnxruntime_*.cc  onnxruntime, real models through ONNX
+//   Runtime
 #ifndef TRITON_NODE_FAKE_BACKENDS_BACKENDS_H_
 #define TRITON_NODE_FAKE_BACKENDS_BACKENDS_H_
 

@@ -10,11 +10,12 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Server, type ServerOptions } from 'triton-node';
+import { fakeEngine } from 'triton-node/testing';
 // The gateway by the package's name, as an application uses it: in the CLI
 // bundle it stays the package's dist/gateway.js (one copy of its classes).
 import {
@@ -28,7 +29,6 @@ import {
   createGateway,
   createIsolatedGateway,
 } from '../index.js';
-import { fakeEngine } from 'triton-node/testing';
 import { importPeers } from '../peers.js';
 import { traceOptionsOf } from './trace-config.js';
 

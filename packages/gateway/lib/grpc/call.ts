@@ -4,9 +4,9 @@
  * its errors turned into gRPC statuses, its end audited and counted.
  */
 import type { GatewayContext } from '../context.js';
+import { ModelHiddenError, errorMessage, grpcStatus, httpStatus, wordingOf } from '../errors.js';
 import { Exchange, type GuardContext, requestIdOf } from '../exchange.js';
 import { asAnswered } from '../kserve/absent.js';
-import { ModelHiddenError, errorMessage, grpcStatus, httpStatus, wordingOf } from '../errors.js';
 import { ROUTES, matchRpc } from '../routes.js';
 import { type Json, grpcMessageBytes } from './codec.js';
 

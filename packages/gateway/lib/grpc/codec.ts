@@ -16,6 +16,7 @@ import {
   isDataType,
 } from 'triton-node';
 import { describe } from 'triton-node/internal';
+import { GatewayError, badRequest } from '../errors.js';
 import {
   type OutputPlan,
   binaryData,
@@ -26,7 +27,6 @@ import {
   shmReference,
   tensorBytes,
 } from '../kserve/codec.js';
-import { GatewayError, badRequest } from '../errors.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { parseVersion } from '../routes.js';
 

@@ -8,8 +8,8 @@
  */
 import type { InferResult, InferStream } from 'triton-node';
 import type { GatewayContext } from '../context.js';
-import { asAnswered } from '../kserve/absent.js';
 import { GatewayError, errorMessage, httpStatus, wordingOf } from '../errors.js';
+import { asAnswered } from '../kserve/absent.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { awaitClient, slowClientMessage, slowClientOverflow } from '../slow-client.js';
 import { type DuplexCall, grpcExchange, grpcGuardContext, metadataHeaders } from './call.js';

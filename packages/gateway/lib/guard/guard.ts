@@ -9,8 +9,8 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayLogger } from '../context.js';
-import { absentModel } from '../kserve/absent.js';
 import { GatewayError, ModelHiddenError } from '../errors.js';
+import { absentModel } from '../kserve/absent.js';
 import { ROUTES } from '../routes.js';
 import { type AuditRecord, type AuditSink, createAuditSink } from './audit.js';
 import {

@@ -3,9 +3,9 @@
  * then handed to Triton as views), never past a size limit.
  */
 import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors.js';
 import type { BodyCharge } from '../exchange.js';
 import { parseJsonHeader } from '../kserve/codec.js';
-import { GatewayError } from '../errors.js';
 import { LoadBodyScan } from './load-scan.js';
 
 /** A body over the limit: 413, and the connection is not read any further. */

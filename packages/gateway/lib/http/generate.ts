@@ -13,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferRequest, InferResult, InferStream, Tensor } from 'triton-node';
 import type { GatewayContext } from '../context.js';
+import { GatewayError, badRequest, errorMessage, httpStatus, wordingOf } from '../errors.js';
 import type { Exchange } from '../exchange.js';
 import {
   decodeInferRequest,
@@ -21,7 +22,6 @@ import {
   parseJsonHeader,
   tensorJsonData,
 } from '../kserve/codec.js';
-import { GatewayError, badRequest, errorMessage, httpStatus, wordingOf } from '../errors.js';
 import { modelMetadata } from '../kserve/protocol.js';
 import { awaitClient, endWithin, slowClientMessage, slowClientOverflow } from '../slow-client.js';
 import { readBody, readJsonBody } from './body.js';

@@ -9,9 +9,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferResult } from 'triton-node';
 import type { GatewayContext } from '../context.js';
+import { GatewayError, badRequest } from '../errors.js';
 import type { Exchange } from '../exchange.js';
 import { decodeInferRequest, encodeInferResponse, inferenceHeaderLength } from '../kserve/codec.js';
-import { GatewayError, badRequest } from '../errors.js';
 import {
   indexDocument,
   load,

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayContext } from '../context.js';
-import type { Exchange } from '../exchange.js';
 /**
  * `GET|POST /v2/logging` (the logging extension): GET answers Triton's log
  * settings, POST changes them from its JSON body first; any other method is
  * 405, as tritonserver's HandleLogging answers.
  */
 import { GatewayError } from '../errors.js';
+import type { Exchange } from '../exchange.js';
 import { logDocument, updateFromJson } from '../logging/protocol.js';
 import { readJsonBody } from './body.js';
 import { sendJson } from './respond.js';

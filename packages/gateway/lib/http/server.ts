@@ -12,10 +12,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayContext } from '../context.js';
+import { GatewayError } from '../errors.js';
 import { Exchange, type GuardContext, requestIdOf } from '../exchange.js';
 import type { AuditOutcome } from '../guard/types.js';
 import { asAnswered } from '../kserve/absent.js';
-import { GatewayError } from '../errors.js';
 import type { SharedMemoryRegistry } from '../kserve/shared-memory.js';
 import { matchHttp } from '../routes.js';
 import { HANDLERS, type HttpCall } from './kserve.js';

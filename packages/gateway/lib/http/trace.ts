@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayContext } from '../context.js';
-import type { Exchange } from '../exchange.js';
 /**
  * `GET|POST /v2[/models/{model}]/trace/setting` (the trace extension): GET
  * answers the settings, POST updates them from its JSON body first; any
  * other method is 405, as tritonserver's HandleTrace answers.
  */
 import { GatewayError } from '../errors.js';
+import type { Exchange } from '../exchange.js';
 import { traceSetting, updateFromJson } from '../trace/protocol.js';
 import { readJsonBody } from './body.js';
 import { sendJson } from './respond.js';

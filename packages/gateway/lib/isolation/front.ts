@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GatewayError, badRequest, errorMessage } from '../errors.js';
 import { InFlight } from '../exchange.js';
 import type { Admission } from '../guard/types.js';
 import { unknownModelMessage } from '../kserve/absent.js';
-import { GatewayError, badRequest, errorMessage } from '../errors.js';
 import { ROUTES, type RouteMatch } from '../routes.js';
 import { GroupProcess } from './group.js';
 import type { ResolvedIsolation } from './options.js';

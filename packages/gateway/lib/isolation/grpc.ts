@@ -12,12 +12,12 @@
  * process knows only the front's region, and a client must never reach it.
  */
 import { randomUUID } from 'node:crypto';
+import { GatewayError, type Wording, errorMessage, grpcStatus, httpStatus } from '../errors.js';
 import { guardRequest as guardRequestOf } from '../exchange.js';
 import { grpcMessageBytes } from '../grpc/codec.js';
 import { type GrpcServerLike, serviceDefinition } from '../grpc/service.js';
 import type { Admission, GuardRequest } from '../guard/types.js';
 import { asAnswered } from '../kserve/absent.js';
-import { GatewayError, type Wording, errorMessage, grpcStatus, httpStatus } from '../errors.js';
 import { importGatewayPeers } from '../peers.js';
 import { ROUTES, type RouteMatch, matchRpc } from '../routes.js';
 import type { Front } from './front.js';

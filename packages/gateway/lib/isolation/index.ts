@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { optionError } from 'triton-node/internal';
+import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../errors.js';
 import { Exchange } from '../exchange.js';
 import type { GrpcServerLike } from '../grpc/service.js';
 import type { AuditOutcome } from '../guard/types.js';
 import { type HttpHandler, httpGuardContext } from '../http/server.js';
 import { asAnswered } from '../kserve/absent.js';
-import { GatewayError, type Wording, badRequest, errorMessage, httpStatus } from '../errors.js';
 import { OTHER, ROUTES, type RouteMatch, matchHttp } from '../routes.js';
 import { Front } from './front.js';
 import type { GroupProcess, GroupStatus } from './group.js';

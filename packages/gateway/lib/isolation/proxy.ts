@@ -10,10 +10,10 @@
  * response already under way is cut, as a stream from a dead server is.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { GatewayError, badRequest } from '../errors.js';
 import type { BodyCharge } from '../exchange.js';
 import { readBody } from '../http/body.js';
 import { inferenceHeaderLength, parseJsonHeader } from '../kserve/codec.js';
-import { GatewayError, badRequest } from '../errors.js';
 import type { GroupProcess, Lease } from './group.js';
 import { CONTROL_HEADER } from './messages.js';
 import type { Slot } from './shm-pool.js';

@@ -4,8 +4,8 @@
  * cannot tell another tenant's model from none.
  */
 import type { ErrorHint } from 'triton-node';
-import { ROUTES } from '../routes.js';
 import { GatewayError, ModelHiddenError, badRequest } from '../errors.js';
+import { ROUTES } from '../routes.js';
 
 /** Triton's message for a model it does not have. */
 export function unknownModelMessage(model: string): string {

@@ -11,8 +11,8 @@
  */
 import type { DataType, ModelConfig } from 'triton-node';
 import { elementSize } from 'triton-node';
-import { type DecodedInfer, binaryData } from './codec.js';
 import { badRequest } from '../errors.js';
+import { type DecodedInfer, binaryData } from './codec.js';
 
 /** The name tritonserver gives the raw input, which the core's byte-size message keeps. */
 const RAW_INPUT_NAME = 'raw_input';

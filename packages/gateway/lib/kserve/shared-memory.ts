@@ -24,8 +24,8 @@
 import { constants, closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { CudaBuffer, IPC_HANDLE_BYTES, cuda } from 'triton-node';
 import { describe } from 'triton-node/internal';
-import type { ShmReader, ShmReference, ShmWriter } from './codec.js';
 import { GatewayError, badRequest } from '../errors.js';
+import type { ShmReader, ShmReference, ShmWriter } from './codec.js';
 
 /** Where POSIX shared memory objects live on Linux. */
 const SHM_DIRECTORY = '/dev/shm';

@@ -8,11 +8,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../lib/index.js';
-import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 const CHILD = fileURLToPath(new URL('../../../triton-node/test/gpu/ipc-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -15,11 +15,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, createGateway } from '../../lib/index.js';
-import { lint } from 'triton-node';
-import { until } from '@triton-node/test-support/helpers.js';
 import {
   type FinishedLine,
   LLM,
@@ -30,6 +25,11 @@ import {
   readReport,
 } from '@triton-node/test-support/gpu/llm/llm.js';
 import { llmSkipReason, onCpu, useLlm } from '@triton-node/test-support/gpu/llm/use-llm.js';
+import { until } from '@triton-node/test-support/helpers.js';
+import OpenAI from 'openai';
+import { lint } from 'triton-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, createGateway } from '../../lib/index.js';
 
 describe('the OpenAI routes over the GPU LLM, with the official client', () => {
   const llm = useLlm();

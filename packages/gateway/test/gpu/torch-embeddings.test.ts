@@ -16,11 +16,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, createGateway } from '../../lib/index.js';
-import { Server, statisticsDelta } from 'triton-node';
-import { BACKEND_DIR, LIBRARY_PATH, eventually, library, settledStatistics, skipAllIf } from '@triton-node/test-support/helpers.js';
 import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 import {
   type Manifest,
@@ -31,6 +26,18 @@ import {
   row,
   torchMissing,
 } from '@triton-node/test-support/gpu/torch/models.js';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  eventually,
+  library,
+  settledStatistics,
+  skipAllIf,
+} from '@triton-node/test-support/helpers.js';
+import OpenAI from 'openai';
+import { Server, statisticsDelta } from 'triton-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, createGateway } from '../../lib/index.js';
 
 function pythonBackendMissing(): string | false {
   if (!BACKEND_DIR)

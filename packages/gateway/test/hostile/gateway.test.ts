@@ -8,15 +8,15 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { Writable } from 'node:stream';
+import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
+import { eventually, fakeOnly, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { resolveGuard } from '../../lib/guard/config.js';
 import { MAX_MODEL_STATES, TenantState } from '../../lib/guard/limits.js';
 import type { Guard } from '../../lib/guard/types.js';
 import { GatewayGuard, type GatewayLogger, hashApiKey } from '../../lib/index.js';
-import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
 import { useGateway } from '../helpers.js';
-import { eventually, fakeOnly, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 
 const llm = llmUnderTest();
 const server = useServer(['identity_fp32', 'repeat_int32', ...(llm.skip === false ? [llm.model] : [])], {

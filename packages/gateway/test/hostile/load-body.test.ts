@@ -7,11 +7,11 @@
  * Triton's answer when a `file:` value passes INT_MAX, serve's 413 otherwise.
  */
 import { Readable } from 'node:stream';
+import { useServer } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { INT_MAX, LoadBodyScan } from '../../lib/http/load-scan.js';
 import { useGateway } from '../helpers.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 
 /** Feeds `parts` to a scan, each as its own chunk (`repeat` times a Buffer). */
 function scan(parts: Array<string | { chunk: Buffer; repeat: number }>): LoadBodyScan {

@@ -11,19 +11,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { SETTLE_MS, useServer } from '@triton-node/test-support/helpers.js';
 import { Redis } from 'ioredis';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Gateway,
-  GatewayGuard,
-  type GuardOptions,
-  createGateway,
-  hashApiKey,
-} from '../../lib/index.js';
+import { type Gateway, GatewayGuard, type GuardOptions, createGateway, hashApiKey } from '../../lib/index.js';
 import { SERVE_HTTP_OPTIONS } from '../helpers.js';
 import { noRedis, useRedis } from '../redis-server.js';
-import { SETTLE_MS, useServer } from '@triton-node/test-support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../../triton-node/lib/cli/main.ts', import.meta.url));
 const server = useServer(['identity_fp32']);

@@ -9,13 +9,13 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
+import { MODELS, skipIf, useServer } from '@triton-node/test-support/helpers.js';
+import type { Server } from 'triton-node';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OPENAI_METRICS } from '../../lib/openai/index.js';
-import type { Server } from 'triton-node';
-import { llmUnderTest } from '@triton-node/test-support/backends/llm-helpers.js';
 import { useGateway } from '../helpers.js';
-import { MODELS, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 
 const DASHBOARD = fileURLToPath(new URL('../../kit/grafana/triton-node-dashboard.json', import.meta.url));
 

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { useServer } from '@triton-node/test-support/helpers.js';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { ConfigMap, Container, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
@@ -20,7 +21,6 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { parseServeArgs } from '../../lib/cli/serve.js';
 import { resolveGuard } from '../../lib/guard/config.js';
 import { useGateway } from '../helpers.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 
 const DEPLOY = fileURLToPath(new URL('../../kit/', import.meta.url));
 const KUBERNETES = `${DEPLOY}kubernetes/`;

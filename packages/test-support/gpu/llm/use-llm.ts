@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 import { Server } from 'triton-node';
+import { afterAll, beforeAll } from 'vitest';
 import { BACKEND_DIR, LIBRARY_PATH, library, skipAllIf } from '../../helpers.js';
 import { gpuSkipReason } from '../gpu-env.js';
 import { torchMissing } from '../torch/models.js';

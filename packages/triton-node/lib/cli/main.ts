@@ -11,9 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { onlyTritonMissing } from '../doctor/report.js';
 import { type DoctorOptions, Server, doctor, formatDoctorReport, tune } from '../index.js';
 import { fakeEngine } from '../testing.js';
-import { onlyTritonMissing } from '../doctor/report.js';
 import { repositoryArgs } from './args.js';
 import { demoCommand, exampleModels, packageRoot } from './commands/demo.js';
 import { lintCommand } from './commands/lint.js';
@@ -81,7 +81,9 @@ async function gatewayCommands(command: string): Promise<GatewayCommands> {
     return (await import(name)) as GatewayCommands;
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
-    const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /@triton-node\/gateway/.test(String(message));
+    const missing =
+      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+      /@triton-node\/gateway/.test(String(message));
     if (!missing) throw err;
     process.stderr.write(
       `triton-node: \`${command}\` is in the package @triton-node/gateway, not installed here.\n` +

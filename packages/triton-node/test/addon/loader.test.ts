@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
+import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIN_TRITON_API, TRITON_API } from '../../lib/abi/binding.js';
 import { DEFAULT_LIBRARY_PATH } from '../../lib/addon/load.js';
 import { Server, type ServerOptions, TritonError, libraryInfo } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { FIXTURES, LIBRARY_PATH, MODELS, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

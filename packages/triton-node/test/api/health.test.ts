@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { type HealthHandler, Server } from '../../lib/index.js';
-import { serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_fp32']);
 

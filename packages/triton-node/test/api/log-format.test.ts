@@ -3,9 +3,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverOptions } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { Server } from '../../lib/index.js';
-import { serverOptions } from '@triton-node/test-support/helpers.js';
 
 describe('log.format', () => {
   it("'iso8601' starts each line of Triton's log with an ISO 8601 time; other values are TypeErrors", async () => {

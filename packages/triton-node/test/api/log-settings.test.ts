@@ -5,9 +5,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverOptions, until, useServer } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Server } from '../../lib/index.js';
-import { serverOptions, until, useServer } from '@triton-node/test-support/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-log-settings-'));
 const file = join(dir, 'triton.log');

@@ -1,6 +1,6 @@
+import { eventually, rejection, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
-import { eventually, rejection, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([]);
 

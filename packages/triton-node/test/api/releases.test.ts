@@ -9,10 +9,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { PROVEN_RELEASES, Server } from '../../lib/index.js';
-import { FAKE_RELEASES, type FakeRelease, fakeEngine } from '../../lib/testing.js';
-import { type Case, type Outcome, runCases } from '../differential/generate.js';
 import {
   FIXTURES,
   LIBRARY_PATH,
@@ -23,6 +19,10 @@ import {
   skipIf,
   useServer,
 } from '@triton-node/test-support/helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PROVEN_RELEASES, Server } from '../../lib/index.js';
+import { FAKE_RELEASES, type FakeRelease, fakeEngine } from '../../lib/testing.js';
+import { type Case, type Outcome, runCases } from '../differential/generate.js';
 
 const server = useServer(['identity_fp32', 'identity_bytes']);
 

@@ -5,9 +5,9 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, Server, type ServerOptions, TritonError } from '../../lib/index.js';
-import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 
 /** identity_fp32's config with its one instance group asking the rate limiter for `count` of `resource`. */
 async function rateLimitedConfig(server: Server, resource: string, count: number, global = false) {

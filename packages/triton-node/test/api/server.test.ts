@@ -1,11 +1,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { IDENTITY_DELAY_CONFIG } from '@triton-node/test-support/fixtures/delay-model.js';
+import { MODELS, eventually, library, serverOptions } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server, TritonError } from '../../lib/index.js';
-import { IDENTITY_DELAY_CONFIG } from '@triton-node/test-support/fixtures/delay-model.js';
-import { MODELS, eventually, library, serverOptions } from '@triton-node/test-support/helpers.js';
 
 describe('server lifecycle', () => {
   it('starts, is live and ready, reports metadata, stops', async () => {

@@ -11,11 +11,18 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  MODELS,
+  needsBackend,
+  serverOptions,
+  skipIf,
+} from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Server, type StartupFailure } from '../../lib/index.js';
 import { startServing } from '../../../gateway/test/serve-helpers.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, needsBackend, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
+import { Server, type StartupFailure } from '../../lib/index.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));
 const IO =

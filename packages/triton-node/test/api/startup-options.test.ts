@@ -3,9 +3,9 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { Server } from '../../lib/index.js';
-import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 
 describe('startup with a model that fails to load', () => {
   /** A repository of one good model and one whose backend does not exist (it fails to load). */

@@ -1,9 +1,9 @@
+import { readUntil, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 // model.statistics() and statisticsDelta against a running server: counts
 // move by exactly the requests sent, and durations agree with identity's
 // execute_delay_ms (identity_delay sleeps 20 ms per execution).
 import { describe, expect, it } from 'vitest';
 import { type ModelStatistics, TritonError, statisticsDelta } from '../../lib/index.js';
-import { readUntil, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([
   'identity_nobatch',

@@ -10,13 +10,13 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
+import { BACKEND_DIR, library, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PYTHON_BACKEND_SETTINGS } from '../../lib/config/backend-settings.js';
 import { type ModelConfig, Server, parseModelConfig } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { BACKEND_DIR, library, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 import { pythonModelConfig } from './python-models.js';
-import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 
 const DOC = readFileSync(fileURLToPath(new URL('../../../../docs/backends.md', import.meta.url)), 'utf8');
 

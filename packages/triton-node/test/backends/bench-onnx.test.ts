@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
+import { BACKEND_DIR, LIBRARY_PATH, runNode } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type OnnxCase, type OnnxRun, formatCase } from '../../../../bench/onnx.js';
-import { BACKEND_DIR, LIBRARY_PATH, runNode } from '@triton-node/test-support/helpers.js';
-import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 
 /** The repository: bench/ is its workspace. */
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));

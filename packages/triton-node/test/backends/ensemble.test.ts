@@ -1,10 +1,16 @@
+import {
+  eventually,
+  readUntil,
+  requestsSettled,
+  serverOptions,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 // Ensembles: models of platform "ensemble" whose steps run other models
 // (test/models/ensemble_*), on the fake and on real Triton r25.07. What is
 // asserted here was seen on the real CPU build first; the fake follows it.
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { type ModelStatistics, Server, TritonError } from '../../lib/index.js';
-import { eventually, readUntil, requestsSettled, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 
 const IN = Float32Array.of(1.5, -2, 3);
 

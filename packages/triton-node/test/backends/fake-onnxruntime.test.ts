@@ -21,9 +21,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelConfig, Server, TritonError, formatModelConfig } from '../../lib/index.js';
-import type { FakeRelease } from '../../lib/testing.js';
+import {
+  type RealModelCopy,
+  makeRealModelRepository,
+  onnxRuntimeNode,
+  realModelFiles,
+  writeRealModelCopy,
+} from '@triton-node/test-support/backends/real-models.js';
 import {
   BACKEND_DIR,
   FIXTURES,
@@ -35,14 +39,10 @@ import {
   runProcess,
   skipAllIf,
 } from '@triton-node/test-support/helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelConfig, Server, TritonError, formatModelConfig } from '../../lib/index.js';
+import type { FakeRelease } from '../../lib/testing.js';
 import { ONNX_CASES, type OnnxOutcome, caseModes } from '../onnxruntime/cases.js';
-import {
-  type RealModelCopy,
-  makeRealModelRepository,
-  onnxRuntimeNode,
-  realModelFiles,
-  writeRealModelCopy,
-} from '@triton-node/test-support/backends/real-models.js';
 import {
   ADD_BIAS,
   ADD_FOUR,

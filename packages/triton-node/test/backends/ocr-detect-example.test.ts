@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
-import { BACKEND_DIR, LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
 import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
+import { BACKEND_DIR, LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NO_ORT = /unable to find backend library for backend 'onnxruntime'/;

@@ -14,10 +14,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import * as ort from 'onnxruntime-node';
-import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import { Server, type Tensor } from '../../lib/index.js';
-import { library, needsBackend, serverOptions } from '@triton-node/test-support/helpers.js';
 import {
   type RealModelCopy,
   type RealModelFiles,
@@ -27,6 +23,10 @@ import {
   realModelFiles,
   writeRealModelCopy,
 } from '@triton-node/test-support/backends/real-models.js';
+import { library, needsBackend, serverOptions } from '@triton-node/test-support/helpers.js';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { Server, type Tensor } from '../../lib/index.js';
 
 export { ort };
 

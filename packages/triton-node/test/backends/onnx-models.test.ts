@@ -7,9 +7,9 @@
  * the classifier with no config.pbtxt, as Triton's auto-complete fills it in.
  */
 import { join } from 'node:path';
+import { FIXTURES, eventually, settledStatistics } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelStatistics, Server } from '../../lib/index.js';
-import { FIXTURES, eventually, settledStatistics } from '@triton-node/test-support/helpers.js';
 import {
   DiffTable,
   compareOutput,

@@ -10,9 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FIXTURES, rejection, rejectionAfterIdle } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InferRequest, TritonError } from '../../lib/index.js';
-import { FIXTURES, rejection, rejectionAfterIdle } from '@triton-node/test-support/helpers.js';
 import { DiffTable, maxAbsDiff, ort, referenceSession, useRealModelServer } from './onnx-helpers.js';
 
 /** Silero VAD v4 at 16 kHz takes 512, 1024 or 1536 samples a call; 512 is 32 ms. */

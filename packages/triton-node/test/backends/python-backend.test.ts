@@ -21,10 +21,7 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { boxesOf, preprocess } from '../../examples/ocr-steps.js';
-import { type RgbImage, decodePng } from '../../examples/png.js';
-import { Server, type ServerOptions, type Tensor, TritonError } from '../../lib/index.js';
+import { makeRealModelRepository, realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 import {
   BACKEND_DIR,
   FIXTURES,
@@ -36,9 +33,12 @@ import {
   skipAllIf,
   until,
 } from '@triton-node/test-support/helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boxesOf, preprocess } from '../../examples/ocr-steps.js';
+import { type RgbImage, decodePng } from '../../examples/png.js';
+import { Server, type ServerOptions, type Tensor, TritonError } from '../../lib/index.js';
 import { maxAbsDiff } from './onnx-helpers.js';
 import { PY_RAISE_MESSAGE, makePythonModelRepository, sleepingStubs } from './python-models.js';
-import { makeRealModelRepository, realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 
 const EXAMPLE_IMAGE = new URL('../../examples/images/text-lines.png', import.meta.url);
 const DET_OUT = 'sigmoid_0.tmp_0';

@@ -9,9 +9,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { addon } from '../../lib/addon/load.js';
-import type { InferRequest } from '../../lib/index.js';
+import {
+  LLM_CORPUS,
+  type LlmReport,
+  readLlmReports,
+  writeLlmModel,
+} from '@triton-node/test-support/backends/python-llm.js';
 import {
   BACKEND_DIR,
   eventually,
@@ -22,7 +25,9 @@ import {
   until,
   useServer,
 } from '@triton-node/test-support/helpers.js';
-import { LLM_CORPUS, type LlmReport, readLlmReports, writeLlmModel } from '@triton-node/test-support/backends/python-llm.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import type { InferRequest } from '../../lib/index.js';
 
 function skipReason(): string | false {
   if (library().isFake) return 'real Triton only (the fake engine has no Python backend)';

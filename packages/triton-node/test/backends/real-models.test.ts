@@ -6,9 +6,6 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseModelConfig } from '../../lib/index.js';
-import { skipAllIf } from '@triton-node/test-support/helpers.js';
 import {
   REAL_MODEL_NAMES,
   hasGpu,
@@ -17,6 +14,9 @@ import {
   realModelConfigs,
   realModelFiles,
 } from '@triton-node/test-support/backends/real-models.js';
+import { skipAllIf } from '@triton-node/test-support/helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseModelConfig } from '../../lib/index.js';
 
 const files = realModelFiles();
 const dir = mkdtempSync(join(tmpdir(), 'triton-real-models-'));

@@ -6,11 +6,18 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
+import {
+  BACKEND_DIR,
+  fakeOnly,
+  library,
+  serverOptions,
+  skipAllIf,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { BACKEND_DIR, fakeOnly, library, serverOptions, skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
 
 const unableToFind = (model: string, backend: string) =>
   `load failed for model '${model}': version 1 is at UNAVAILABLE state: Invalid argument: unable to find backend library for backend '${backend}', try specifying runtime on the model configuration.;\n`;

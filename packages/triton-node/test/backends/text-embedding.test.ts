@@ -9,10 +9,17 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EMBEDDING_SIZE, embedText, embedderUnderTest } from '@triton-node/test-support/backends/embedder.js';
+import {
+  fakeOnly,
+  rejection,
+  serverOptions,
+  skipAllIf,
+  skipIf,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../../lib/index.js';
-import { fakeOnly, rejection, serverOptions, skipAllIf, skipIf, useServer } from '@triton-node/test-support/helpers.js';
-import { EMBEDDING_SIZE, embedText, embedderUnderTest } from '@triton-node/test-support/backends/embedder.js';
 
 const embedder = embedderUnderTest();
 skipAllIf(embedder.skip);

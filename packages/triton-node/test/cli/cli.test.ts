@@ -10,12 +10,12 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MODELS, runProcess, skipIf } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { startServing } from '../../../gateway/test/serve-helpers.js';
 import { repositoryArgs } from '../../lib/cli/args.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { startServing } from '../../../gateway/test/serve-helpers.js';
-import { MODELS, runProcess, skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The repository: the README and docs/ are there. */

@@ -10,13 +10,13 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { BACKEND_DIR, skipAllIf, skipIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addonBinaryPath } from '../../lib/addon/load.js';
 import { readElfDynamic } from '../../lib/doctor/elf.js';
 import { locateFor, neededLibraries } from '../../lib/doctor/ldso.js';
 import { checkBackendNeeds } from '../../lib/doctor/needs.js';
 import { checkPytorch } from '../../lib/doctor/pytorch.js';
-import { BACKEND_DIR, skipAllIf, skipIf } from '@triton-node/test-support/helpers.js';
 import { buildElf, noCompiler, onlyIn, under } from './elf-fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'triton-node-doctor-libs-'));

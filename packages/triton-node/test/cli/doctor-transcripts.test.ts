@@ -7,11 +7,11 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { skipIf } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { MIN_TRITON_API, TRITON_API } from '../../lib/abi/binding.js';
 // @ts-expect-error: a plain .mjs script without types
 import * as transcripts from '../../scripts/doctor-transcripts.mjs';
-import { skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The repository: the README and docs/ are there. */

@@ -9,6 +9,14 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  MODELS,
+  runProcess,
+  skipAllIf,
+  skipIf,
+} from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addonBinaryPath } from '../../lib/addon/load.js';
 import { findOnnxRuntimeNode } from '../../lib/config/onnxruntime.js';
@@ -18,7 +26,6 @@ import { checkPython, linkedLibPython } from '../../lib/doctor/python.js';
 import { onlyTritonMissing } from '../../lib/doctor/report.js';
 import { type DoctorReport, doctor, formatDoctorReport, libraryInfo } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, runProcess, skipAllIf, skipIf } from '@triton-node/test-support/helpers.js';
 import { buildElf, noCompiler, onlyIn } from './elf-fixtures.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli/main.ts', import.meta.url));

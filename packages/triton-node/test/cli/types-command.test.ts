@@ -5,11 +5,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MODELS } from '@triton-node/test-support/helpers.js';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { typesCommand } from '../../lib/cli/commands/types.js';
 import { modelTypes } from '../../lib/index.js';
-import { MODELS } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-types-'));

@@ -9,11 +9,11 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BACKEND_DIR, library, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { closestKey } from '../../lib/config/backend-settings.js';
 import { Server, type ServerOptions } from '../../lib/index.js';
 import { makePythonModelRepository } from '../backends/python-models.js';
-import { BACKEND_DIR, library, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 
 type Settings = Record<string, string | number | boolean>;
 

@@ -3,9 +3,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MODELS } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { type ModelConfig, formatModelConfig, parseModelConfig } from '../../lib/index.js';
-import { MODELS } from '@triton-node/test-support/helpers.js';
 
 /** The repository (its bench/models are checked too; ../shared beside it holds the reference configs). */
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));

@@ -12,12 +12,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  BACKEND_DIR,
+  library,
+  needsBackend,
+  serverOptions,
+  skipIf,
+} from '@triton-node/test-support/helpers.js';
+import { rawServer } from '@triton-node/test-support/hostile/raw-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
 import { pythonModelConfig } from '../backends/python-models.js';
-import { BACKEND_DIR, library, needsBackend, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
-import { rawServer } from '@triton-node/test-support/hostile/raw-server.js';
 
 const ADD_PY = `import triton_python_backend_utils as pb_utils
 

@@ -1,13 +1,13 @@
-// parseModelStatistics and statisticsDelta on documents captured from real
-// Triton (no server needed).
-import { describe, expect, it } from 'vitest';
-import { type ModelStatistics, parseModelStatistics, statisticsDelta } from '../../lib/config/statistics.js';
 import {
   AFTER_2_FAILED,
   AFTER_10_SUCCESS,
   DYN_AFTER_CONCURRENCY,
   SQUARE_AFTER_STREAM,
 } from '@triton-node/test-support/fixtures/statistics.js';
+// parseModelStatistics and statisticsDelta on documents captured from real
+// Triton (no server needed).
+import { describe, expect, it } from 'vitest';
+import { type ModelStatistics, parseModelStatistics, statisticsDelta } from '../../lib/config/statistics.js';
 
 function one(json: string): ModelStatistics {
   const list = parseModelStatistics(json);

@@ -6,6 +6,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { MODELS, serverOptions, until } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DeployHost, Deployments } from '../../lib/deploy/deploy.js';
 import {
@@ -16,7 +17,6 @@ import {
   Server,
   type Tensor,
 } from '../../lib/index.js';
-import { MODELS, serverOptions, until } from '@triton-node/test-support/helpers.js';
 
 const MODEL = 'identity_fp32';
 

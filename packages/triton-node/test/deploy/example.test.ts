@@ -2,8 +2,8 @@
 // v1 with a client running, and no request fails.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
 import { BACKEND_DIR, LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

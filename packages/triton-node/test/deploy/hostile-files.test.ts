@@ -23,11 +23,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MODELS, SETTLE_MS, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Server, TritonError, lint } from '../../lib/index.js';
 import { useGateway } from '../../../gateway/test/helpers.js';
-import { MODELS, SETTLE_MS, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
+import { Server, TritonError, lint } from '../../lib/index.js';
 
 const MODEL = 'identity_fp32';
 

@@ -1,9 +1,9 @@
+import { SAMPLES, gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { collectGarbage, skipAllIf } from '@triton-node/test-support/helpers.js';
 // Pinned and device buffers without a server: allocation, copies in every
 // direction for several datatypes, offsets, validation, disposal.
 import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/tensor/cuda.js';
-import { collectGarbage, skipAllIf } from '@triton-node/test-support/helpers.js';
-import { SAMPLES, gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 type Sample = (typeof SAMPLES)[keyof typeof SAMPLES];
 

@@ -1,3 +1,5 @@
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { skipAllIf } from '@triton-node/test-support/helpers.js';
 /**
  * doctor()'s CUDA and GPU lines: the runtime and driver versions and each
  * device's name, total and free memory (read in a child process) and
@@ -6,8 +8,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cuda, doctor } from '../../lib/index.js';
-import { skipAllIf } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 const stub = process.env.TRITON_NODE_CUDA_STUB === '1';
 // The library does not matter here; a missing one is probed in no time.

@@ -1,3 +1,11 @@
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import {
+  collectGarbage,
+  eventually,
+  fakeOnly,
+  skipAllIf,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 // Inference with pinned and device memory: GPU in/GPU out, mixed placements,
 // caller-provided destinations, output pools, and no leak over 10,000 GPU
 // requests. Skips (with the reason) where there is no usable CUDA device.
@@ -5,8 +13,6 @@ import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { CudaBuffer, HostBuffer, type Tensor, TritonError, cuda } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { collectGarbage, eventually, fakeOnly, skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 describe('inference with GPU memory', () => {
   skipAllIf(gpuSkipReason);

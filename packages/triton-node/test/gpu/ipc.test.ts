@@ -4,10 +4,10 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CudaBuffer, TritonError, cuda } from '../../lib/index.js';
-import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 const CHILD = fileURLToPath(new URL('./ipc-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

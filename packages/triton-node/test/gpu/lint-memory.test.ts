@@ -7,11 +7,11 @@
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { skipAllIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { lint } from '../../lib/index.js';
-import { skipAllIf } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
 
 const GiB = 1024 ** 3;
 const dir = mkdtempSync(join(tmpdir(), 'triton-node-lint-gpu-'));

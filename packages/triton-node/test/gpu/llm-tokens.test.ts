@@ -1,3 +1,14 @@
+import {
+  type FinishedLine,
+  LLM,
+  type LlmManifest,
+  type StartLine,
+  gauge,
+  generate,
+  readReport,
+} from '@triton-node/test-support/gpu/llm/llm.js';
+import { onCpu, useLlm } from '@triton-node/test-support/gpu/llm/use-llm.js';
+import { until } from '@triton-node/test-support/helpers.js';
 // Issue 42: a real transformer generating tokens on the GPU through
 // triton-node. The Llama-shaped LM of test/gpu/llm/make_llm.py (random
 // weights, fixed seed, byte tokens) is served by real Triton's python backend
@@ -12,17 +23,6 @@
 // TRITON_NODE_GPU_LLM=DIR keeps the model there (made once).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TritonError } from '../../lib/index.js';
-import { until } from '@triton-node/test-support/helpers.js';
-import {
-  type FinishedLine,
-  LLM,
-  type LlmManifest,
-  type StartLine,
-  gauge,
-  generate,
-  readReport,
-} from '@triton-node/test-support/gpu/llm/llm.js';
-import { onCpu, useLlm } from '@triton-node/test-support/gpu/llm/use-llm.js';
 
 describe('a Llama-shaped LM on the GPU, against transformers', () => {
   const llm = useLlm();

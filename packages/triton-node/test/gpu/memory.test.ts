@@ -1,3 +1,11 @@
+import { gpuSkipReason as skip } from '@triton-node/test-support/gpu/gpu-env.js';
+import {
+  collectGarbage,
+  eventually,
+  requestsSettled,
+  skipAllIf,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 // What the memory really is, as CUDA sees it: pinned buffers and pinned
 // outputs are page-locked (cudaPointerGetAttributes, cudaHostGetFlags),
 // device buffers and GPU outputs are device memory on the device asked for;
@@ -8,8 +16,6 @@
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/index.js';
-import { collectGarbage, eventually, requestsSettled, skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason as skip } from '@triton-node/test-support/gpu/gpu-env.js';
 
 describe('memory as CUDA sees it', () => {
   skipAllIf(skip);

@@ -1,3 +1,5 @@
+import { PLACEMENTS, gpuSkipReason, place, readFloats } from '@triton-node/test-support/gpu/gpu-env.js';
+import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
 // Every input placement against every output placement, on a model with a
 // CPU instance (Triton copies device inputs to the host for it) and on one
 // with a GPU instance (KIND_GPU), with the values checked each time. Device
@@ -5,8 +7,6 @@
 // each kind. Skips (with the reason) where there is no usable CUDA device.
 import { describe, expect, it } from 'vitest';
 import { CudaBuffer, HostBuffer, cuda } from '../../lib/index.js';
-import { skipAllIf, useServer } from '@triton-node/test-support/helpers.js';
-import { PLACEMENTS, gpuSkipReason, place, readFloats } from '@triton-node/test-support/gpu/gpu-env.js';
 
 describe('every placement on CPU and GPU instances', () => {
   skipAllIf(gpuSkipReason);

@@ -16,10 +16,16 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PLACEMENTS, gpuSkipReason, place, readFloats } from '@triton-node/test-support/gpu/gpu-env.js';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  eventually,
+  library,
+  skipAllIf,
+} from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Server, type Tensor, cuda } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, eventually, library, skipAllIf } from '@triton-node/test-support/helpers.js';
-import { PLACEMENTS, gpuSkipReason, place, readFloats } from '@triton-node/test-support/gpu/gpu-env.js';
 
 // DLPack's device type for CUDA memory (kDLCUDA) and for host memory (kDLCPU).
 const DL_CUDA = 2;

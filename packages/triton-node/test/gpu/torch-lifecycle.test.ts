@@ -9,12 +9,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
+import { makeGpuModels, torchMissing } from '@triton-node/test-support/gpu/torch/models.js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  eventually,
+  library,
+  skipAllIf,
+} from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server, TritonError, cuda } from '../../lib/index.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, eventually, library, skipAllIf } from '@triton-node/test-support/helpers.js';
-import { gpuSkipReason } from '@triton-node/test-support/gpu/gpu-env.js';
-import { makeGpuModels, torchMissing } from '@triton-node/test-support/gpu/torch/models.js';
 
 const backends =
   BACKEND_DIR &&

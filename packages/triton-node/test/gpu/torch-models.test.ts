@@ -17,18 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CudaBuffer, type InferResult, Server, type Tensor } from '../../lib/index.js';
 import {
-  BACKEND_DIR,
-  LIBRARY_PATH,
-  library,
-  readUntil,
-  requestsSettled,
-  settledStatistics,
-  skipAllIf,
-} from '@triton-node/test-support/helpers.js';
-import { PLACEMENTS, type Placement, gpuSkipReason, place, readFloats } from '@triton-node/test-support/gpu/gpu-env.js';
+  PLACEMENTS,
+  type Placement,
+  gpuSkipReason,
+  place,
+  readFloats,
+} from '@triton-node/test-support/gpu/gpu-env.js';
 import {
   type Manifest,
   cosine,
@@ -39,6 +34,17 @@ import {
   row,
   torchMissing,
 } from '@triton-node/test-support/gpu/torch/models.js';
+import {
+  BACKEND_DIR,
+  LIBRARY_PATH,
+  library,
+  readUntil,
+  requestsSettled,
+  settledStatistics,
+  skipAllIf,
+} from '@triton-node/test-support/helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CudaBuffer, type InferResult, Server, type Tensor } from '../../lib/index.js';
 
 const IMAGE = 3 * 224 * 224;
 const CLASSES = 1000;

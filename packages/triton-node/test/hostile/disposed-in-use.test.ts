@@ -1,3 +1,4 @@
+import { requestsSettled, until, useServer } from '@triton-node/test-support/helpers.js';
 // A caller that disposes an output while another request of its still reads
 // it (as an input) or writes it (as `into`): the pooled memory under that
 // output must not go to anyone else until the request is done with it.
@@ -7,7 +8,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import type { Tensor } from '../../lib/index.js';
-import { requestsSettled, until, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_delay', 'identity_fp32']);
 

@@ -18,13 +18,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
+import { library, needsBackend, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
+import { rawServer } from '@triton-node/test-support/hostile/raw-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxSessionThreads } from '../../lib/config/onnxruntime.js';
 import { type ModelConfig, Server, TritonError, formatModelConfig, lint } from '../../lib/index.js';
-import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
 import { ADD_BIAS } from '../backends/tiny-onnx.js';
-import { library, needsBackend, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
-import { rawServer } from '@triton-node/test-support/hostile/raw-server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'triton-node-hostile-model-files-'));
 const repo = join(root, 'repo');

@@ -20,11 +20,18 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelConfig, Server, lint } from '../../lib/index.js';
 import { ONNX_TYPE, externalDataModel, onnxModel } from '@triton-node/test-support/backends/onnx-writer.js';
 import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
-import { BACKEND_DIR, fakeOnly, library, rejection, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
+import {
+  BACKEND_DIR,
+  fakeOnly,
+  library,
+  rejection,
+  serverOptions,
+  skipIf,
+} from '@triton-node/test-support/helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelConfig, Server, lint } from '../../lib/index.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'triton-node-onnx-external-')));
 const repo = join(root, 'repo');

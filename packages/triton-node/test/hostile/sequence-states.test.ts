@@ -14,9 +14,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
 import { onnxRuntimeNode } from '@triton-node/test-support/backends/real-models.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipAllIf } from '@triton-node/test-support/helpers.js';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  library,
+  skipAllIf,
+} from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

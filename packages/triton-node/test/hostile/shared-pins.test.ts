@@ -12,10 +12,10 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
+import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server } from '../../lib/index.js';
-import { MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 import { startWorker } from '../lifecycle/shared-workers.js';
 
 describe("a hostile thread and a shared server's pins", () => {

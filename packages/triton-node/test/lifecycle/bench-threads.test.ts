@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
 import { BACKEND_DIR, LIBRARY_PATH, runNode } from '@triton-node/test-support/helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
 
 /** The repository: bench/ is its workspace. */
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));

@@ -1,3 +1,4 @@
+import { useServer } from '@triton-node/test-support/helpers.js';
 // loadModel, unloadModel and infer on one model in three concurrent loops.
 // On a real Triton r25.07 this crashed the process within seconds (the
 // model deleter thread against a new model's creation) until the binding
@@ -6,7 +7,6 @@
 // TritonError, and the model must serve afterwards.
 import { describe, expect, it } from 'vitest';
 import { TritonError } from '../../lib/index.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_fp32']);
 

@@ -17,8 +17,15 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  MODELS,
+  SETTLE_MS,
+  skipIf,
+} from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, SETTLE_MS, skipIf } from '@triton-node/test-support/helpers.js';
 
 function runChild(env: Record<string, string>) {
   return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-mid-stream.ts`], {

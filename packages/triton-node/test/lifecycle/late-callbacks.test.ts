@@ -5,9 +5,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
-import { describe, expect, it } from 'vitest';
-import { Server } from '../../lib/index.js';
-import { fakeEngine } from '../../lib/testing.js';
 import {
   BACKEND_DIR,
   FIXTURES,
@@ -17,6 +14,9 @@ import {
   library,
   serverOptions,
 } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { Server } from '../../lib/index.js';
+import { fakeEngine } from '../../lib/testing.js';
 
 function runChild(mode: string, fixture = 'late-callbacks.ts') {
   return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/${fixture}`], {

@@ -1,9 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
+import {
+  BACKEND_DIR,
+  FIXTURES,
+  LIBRARY_PATH,
+  MODELS,
+  eventually,
+  serverOptions,
+} from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { Server } from '../../lib/index.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, MODELS, eventually, serverOptions } from '@triton-node/test-support/helpers.js';
 
 function runChild(extraEnv: Record<string, string>) {
   return spawnSync(process.execPath, ['--import', 'tsx', `${FIXTURES}/exit-without-stop.ts`], {

@@ -10,10 +10,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually, serverOptions } from '@triton-node/test-support/helpers.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pythonStubs } from '../../lib/api/python-stubs.js';
 import { Server } from '../../lib/index.js';
-import { eventually, serverOptions } from '@triton-node/test-support/helpers.js';
 
 const SLOW_CONFIG = `name: "identity_slow_stop"
 backend: "identity"

@@ -14,9 +14,6 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { addon } from '../../lib/addon/load.js';
-import { Server, type SharedServer, cuda } from '../../lib/index.js';
 import { IDENTITY_DELAY_CONFIG } from '@triton-node/test-support/fixtures/delay-model.js';
 import {
   BACKEND_DIR,
@@ -31,6 +28,9 @@ import {
   skipIf,
   useServer,
 } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import { Server, type SharedServer, cuda } from '../../lib/index.js';
 import { BUILT, startWorker as start } from './shared-workers.js';
 
 const server = useServer(['identity_fp32', 'identity_delay', 'repeat_int32']);

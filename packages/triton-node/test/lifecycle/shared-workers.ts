@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SharedServer } from '../../lib/index.js';
 import { FIXTURES } from '@triton-node/test-support/helpers.js';
+import type { SharedServer } from '../../lib/index.js';
 
 const WORKER = `${FIXTURES}/shared-worker.mjs`;
 // The workers run the built package (npm test builds it first); a copy

@@ -20,8 +20,8 @@
  * before, failed with no leak at all on a busy machine: +33.8 MiB.)
  */
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
 import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, runProcess } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../../../../bench/cli.ts', import.meta.url));
 

@@ -5,14 +5,14 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { onnxRuntimeNode, realModelFiles } from '@triton-node/test-support/backends/real-models.js';
+import { skipIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lintCommand } from '../../lib/cli/commands/lint.js';
 import { lint } from '../../lib/index.js';
 import { readLintModel } from '../../lib/lint/model.js';
 import { onnxExternalDataFiles } from '../../lib/lint/weights.js';
 import { cuda } from '../../lib/tensor/cuda.js';
-import { onnxRuntimeNode, realModelFiles } from '@triton-node/test-support/backends/real-models.js';
-import { skipIf } from '@triton-node/test-support/helpers.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

@@ -16,12 +16,16 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { externalDataModel } from '@triton-node/test-support/backends/onnx-writer.js';
+import {
+  type RealModelFiles,
+  makeRealModelRepository,
+  realModelFiles,
+} from '@triton-node/test-support/backends/real-models.js';
+import { FIXTURES, MODELS, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lintCommand } from '../../lib/cli/commands/lint.js';
 import { Server, formatLintSarif, formatLintText, lint, lintRules } from '../../lib/index.js';
-import { externalDataModel } from '@triton-node/test-support/backends/onnx-writer.js';
-import { type RealModelFiles, makeRealModelRepository, realModelFiles } from '@triton-node/test-support/backends/real-models.js';
-import { FIXTURES, MODELS, serverOptions, skipIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const repo = mkdtempSync(join(tmpdir(), 'triton-node-lint-'));

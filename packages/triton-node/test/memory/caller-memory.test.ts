@@ -1,3 +1,4 @@
+import { collectGarbage, useServer } from '@triton-node/test-support/helpers.js';
 // A caller that touches its own memory while a request is in flight: detaches
 // the ArrayBuffer under an input or a destination (and lets the new owner be
 // collected), or shrinks a resizable one. Zero copy must not make that
@@ -7,7 +8,6 @@
 // it then faults) instead of staying in the heap.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type InferRequest, TritonError } from '../../lib/index.js';
-import { collectGarbage, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_delay', 'identity_fp32', 'identity_bytes']);
 

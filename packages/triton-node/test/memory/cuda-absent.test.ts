@@ -1,10 +1,10 @@
+import { skipAllIf } from '@triton-node/test-support/helpers.js';
 // CUDA-absent behaviour: on a machine without a GPU the cuda namespace says
 // so and every allocation fails with a clear UNSUPPORTED error. (With a GPU
 // these tests skip; test/gpu/ covers that machine.)
 import { describe, expect, it } from 'vitest';
 import { TritonError } from '../../lib/base/errors.js';
 import { CudaBuffer, cuda } from '../../lib/tensor/cuda.js';
-import { skipAllIf } from '@triton-node/test-support/helpers.js';
 
 const hasGpu = cuda.isAvailable();
 

@@ -1,9 +1,9 @@
+import { collectGarbage, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 /**
  * Nothing grows over many requests: thousands of requests with large inputs
  * leave the process's ArrayBuffer memory and RSS where they were.
  */
 import { describe, expect, it } from 'vitest';
-import { collectGarbage, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([
   'identity_fp32',

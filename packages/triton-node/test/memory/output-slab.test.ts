@@ -1,3 +1,4 @@
+import { collectGarbage, useServer } from '@triton-node/test-support/helpers.js';
 // Small CPU outputs (up to 1 KiB) are copied into one ArrayBuffer that many
 // results view, kept by the addon from one batch of responses to the next.
 // Each result must keep its own bytes whatever comes after it, and a caller
@@ -5,7 +6,6 @@
 // nor get wrong data from later requests.
 import { describe, expect, it } from 'vitest';
 import type { Tensor } from '../../lib/index.js';
-import { collectGarbage, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_nobatch', 'identity_bytes']);
 

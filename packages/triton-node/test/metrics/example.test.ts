@@ -2,9 +2,9 @@
 // serves /metrics that a Prometheus parser reads, then stops on SIGTERM.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -3,6 +3,8 @@
 // serves text a Prometheus parser reads (checked with a parser package).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readUntil, requestsSettled, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
+import { histogramSeries, parseExposition } from '@triton-node/test-support/metrics/prometheus.js';
 import type { PrometheusFamily } from 'parse-prometheus-text-format';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -19,8 +21,6 @@ import {
   STREAM_FIRST_RESPONSE_METRIC,
   createMetricsHandler,
 } from '../../lib/metrics/metrics.js';
-import { readUntil, requestsSettled, serverOptions, useServer } from '@triton-node/test-support/helpers.js';
-import { histogramSeries, parseExposition } from '@triton-node/test-support/metrics/prometheus.js';
 
 const server = useServer(['identity_fp32', 'identity_nobatch']);
 

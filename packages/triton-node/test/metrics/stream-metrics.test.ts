@@ -1,11 +1,16 @@
+import { useServer } from '@triton-node/test-support/helpers.js';
+import {
+  type HistogramSeries,
+  findFamily,
+  histogramSeries,
+  parseExposition,
+} from '@triton-node/test-support/metrics/prometheus.js';
 // Streaming histograms (Server.create({ metrics: { streaming: true } })):
 // every stream records its time to first response and the times between
 // responses, per model and version, in Triton's Prometheus text.
 import { describe, expect, it } from 'vitest';
 import type { InferStream } from '../../lib/index.js';
 import { STREAM_BETWEEN_RESPONSES_METRIC, STREAM_FIRST_RESPONSE_METRIC } from '../../lib/metrics/metrics.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
-import { type HistogramSeries, findFamily, histogramSeries, parseExposition } from '@triton-node/test-support/metrics/prometheus.js';
 
 const server = useServer(['repeat_int32', 'square_int32'], { metrics: { streaming: true } });
 

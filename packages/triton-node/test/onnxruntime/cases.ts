@@ -9,8 +9,8 @@
  */
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ModelConfig, formatModelConfig } from '../../lib/index.js';
 import { type RealModelFiles, realModelConfigs } from '@triton-node/test-support/backends/real-models.js';
+import { type ModelConfig, formatModelConfig } from '../../lib/index.js';
 import { ADD_BIAS, IDENTITY_BF16, IDENTITY_FP16 } from '../backends/tiny-onnx.js';
 
 /** Tiny models written by test/backends/tiny-onnx.ts, for what the real ones cannot show. */

@@ -13,9 +13,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 import { Server, TritonError, type TritonVersion, loadLibrary } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { realModelFiles } from '@triton-node/test-support/backends/real-models.js';
 import {
   ONNX_CASES,
   type OnnxCase,

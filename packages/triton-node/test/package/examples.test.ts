@@ -25,9 +25,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OCR_PACKAGES } from '../../examples/ocr-steps.js';
-import { LIBRARY_PATH } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The repository: its node_modules, and its package.json's devDependencies. */

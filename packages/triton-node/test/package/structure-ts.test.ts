@@ -9,9 +9,9 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findCycles } from '@triton-node/test-support/graph.js';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { findCycles } from '@triton-node/test-support/graph.js';
 
 const MAX_LINES = 80;
 const root = fileURLToPath(new URL('../..', import.meta.url));

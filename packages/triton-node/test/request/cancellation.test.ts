@@ -1,3 +1,4 @@
+import { readUntil, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 /**
  * Cancellation reaches the backend: an aborted stream makes the model stop
  * sending, counted by Triton's own statistics. (Cancellation of single
@@ -5,7 +6,6 @@
  * by break and over the gateway, in stream.test.ts and test/gateway/.)
  */
 import { describe, expect, it } from 'vitest';
-import { readUntil, requestsSettled, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([
   'identity_fp32',

@@ -8,6 +8,7 @@
 // it is.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { provenRelease } from '../../lib/api/releases.js';
 import { type FakeRelease, fakeEngine } from '../../lib/testing.js';
@@ -22,7 +23,6 @@ import {
   generateCases,
   runCases,
 } from '../differential/generate.js';
-import { BACKEND_DIR, FIXTURES, LIBRARY_PATH, library, skipIf } from '@triton-node/test-support/helpers.js';
 
 const RELEASES: readonly FakeRelease[] = ['r25.07', 'r26.06'];
 

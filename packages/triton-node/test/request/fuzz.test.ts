@@ -13,17 +13,6 @@
 import { spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { openSync, writeSync } from 'node:fs';
-import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { addon } from '../../lib/addon/load.js';
-import {
-  type InferResult,
-  type InferStream,
-  type Server,
-  type Tensor,
-  TritonError,
-} from '../../lib/index.js';
-import { fakeEngine } from '../../lib/testing.js';
 import {
   FIXTURES,
   LIBRARY_PATH,
@@ -44,6 +33,17 @@ import {
   buildCall,
   describeValue,
 } from '@triton-node/test-support/request/fuzz-requests.js';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import {
+  type InferResult,
+  type InferStream,
+  type Server,
+  type Tensor,
+  TritonError,
+} from '../../lib/index.js';
+import { fakeEngine } from '../../lib/testing.js';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 20261201 : Number(process.env.FUZZ_SEED);
 const SCALE = process.env.FUZZ_SCALE === undefined ? 1 : Number(process.env.FUZZ_SCALE);

@@ -1,15 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
-import { addon } from '../../lib/addon/load.js';
-import {
-  type DataType,
-  type InferResult,
-  type Tensor,
-  TritonError,
-  type TypedArray,
-  cuda,
-} from '../../lib/index.js';
-import { fakeEngine } from '../../lib/testing.js';
 import {
   FIXTURES,
   LIBRARY_PATH,
@@ -22,6 +11,17 @@ import {
   skipIf,
   useServer,
 } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import {
+  type DataType,
+  type InferResult,
+  type Tensor,
+  TritonError,
+  type TypedArray,
+  cuda,
+} from '../../lib/index.js';
+import { fakeEngine } from '../../lib/testing.js';
 
 const server = useServer([
   'identity_fp32',

@@ -4,15 +4,10 @@
 // kept requests never hold a model that is unloaded or replaced, nor
 // outlive the server. Conformance: the same on the fake and on real Triton.
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { addon } from '../../lib/addon/load.js';
-import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
-import { fakeEngine } from '../../lib/testing.js';
-import { runCases } from '../differential/generate.js';
+import { fileURLToPath } from 'node:url';
 import { IDENTITY_DELAY_CONFIG } from '@triton-node/test-support/fixtures/delay-model.js';
 import {
   MODELS,
@@ -25,6 +20,11 @@ import {
   skipIf,
   useServer,
 } from '@triton-node/test-support/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { addon } from '../../lib/addon/load.js';
+import { type ModelConfig, Server, TritonError } from '../../lib/index.js';
+import { fakeEngine } from '../../lib/testing.js';
+import { runCases } from '../differential/generate.js';
 
 const kept = () => addon().addonStats().keptRequests;
 /** Requests of this process that Triton has not released yet. */

@@ -1,3 +1,4 @@
+import { fakeOnly, rejection, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 /**
  * What a request carries besides its inputs arrives at Triton with its type:
  * sequence flags and correlation ids, priority (a higher one overtakes queued
@@ -6,7 +7,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Tensor } from '../../lib/index.js';
-import { fakeOnly, rejection, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([
   'identity_fp32',

@@ -1,8 +1,15 @@
+import {
+  eventually,
+  fakeOnly,
+  requestsSettled,
+  serverOptions,
+  until,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import { type InferResult, type InferStream, Server, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { eventually, fakeOnly, requestsSettled, serverOptions, until, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['repeat_int32', 'square_int32', 'identity_fp32']);
 

@@ -3,10 +3,16 @@
 // their raw (unclamped) differences and summing within the total, the total within what Node measured, and in line with
 // identity_delay's 20 ms execution.
 import { performance } from 'node:perf_hooks';
+import {
+  collectGarbage,
+  eventually,
+  fakeOnly,
+  skipIf,
+  useServer,
+} from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { type InferTiming, TritonError } from '../../lib/index.js';
 import { fakeEngine } from '../../lib/testing.js';
-import { collectGarbage, eventually, fakeOnly, skipIf, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_nobatch', 'identity_delay']);
 

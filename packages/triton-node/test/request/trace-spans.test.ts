@@ -4,10 +4,10 @@
 // OpenTelemetry spans under the caller's active span or a traceparent.
 import { spawnSync } from 'node:child_process';
 import { context, trace } from '@opentelemetry/api';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TimingTrace } from '../../lib/index.js';
 import { FIXTURES, LIBRARY_PATH, MODELS, useServer } from '@triton-node/test-support/helpers.js';
 import { byName, inMemoryTracing, ns, parentOf } from '@triton-node/test-support/request/otel-helpers.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { TimingTrace } from '../../lib/index.js';
 
 const server = useServer(['identity_fp32', 'ensemble_identity']);
 

@@ -1,3 +1,4 @@
+import { collectGarbage, eventually, useServer } from '@triton-node/test-support/helpers.js';
 /**
  * Zero copy: inputs reach Triton from the caller's own memory, in every form
  * a request may give them, and CPU outputs are views of the memory Triton
@@ -7,7 +8,6 @@
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../lib/addon/load.js';
 import type { InferResult, Tensor } from '../../lib/index.js';
-import { collectGarbage, eventually, useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer([
   'identity_fp32',

@@ -1,7 +1,7 @@
+import { useServer } from '@triton-node/test-support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { Tensor } from '../../lib/index.js';
 import { bfloat16ToNumber, halfToNumber } from '../../lib/tensor/tensor.js';
-import { useServer } from '@triton-node/test-support/helpers.js';
 
 const server = useServer(['identity_all_types', 'identity_fp32']);
 

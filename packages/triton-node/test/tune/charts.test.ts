@@ -14,12 +14,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { serverOptions, skipAllIf } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CaseSummary, libraryLabel, renderChart } from '../../../../bench/report.js';
 import type { Side } from '../../../../bench/results.js';
 import { Server, type TuneResult, tune } from '../../lib/index.js';
 import { tuneChartSvg } from '../../lib/tune/report.js';
-import { serverOptions, skipAllIf } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';

@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ModelConfig,
@@ -16,7 +17,6 @@ import {
   tune,
   tuneReportHtml,
 } from '../../lib/index.js';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS, serverOptions } from '@triton-node/test-support/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MODEL = 'identity_delay';
