@@ -198,19 +198,25 @@ describe('deploy/kubernetes', () => {
   });
 });
 
-describe('deploy/Dockerfile', () => {
+describe('kit/Dockerfile', () => {
   const text = readFileSync(`${DEPLOY}Dockerfile`, 'utf8');
   const json = (instruction: string) => {
     const line = text.split('\n').find((l) => l.startsWith(`${instruction} `));
     return JSON.parse(line!.slice(instruction.length + 1)) as string[];
   };
 
+  it('installs triton-node and the gateway from the release’s tarballs, without the fake engine', () => {
+    expect(text).toMatch(/node scripts\/release\.mjs --dry-run --out \/tmp\/release/);
+    expect(text).toMatch(/npm install --omit=dev --omit=optional /);
+    expect(text).toMatch(/\/tmp\/release\/triton-node-gateway-\*\.tgz/);
+  });
+
   it('runs triton-node serve on NVIDIA’s Triton container, on the ports the Deployment names', () => {
     expect(text).toMatch(/^FROM nvcr\.io\/nvidia\/tritonserver:\$\{TRITON_VERSION\}-py3$/m);
     expect(text).toMatch(/TRITON_SERVER_LIB=\/opt\/tritonserver\/lib\/libtritonserver\.so/);
     expect(json('ENTRYPOINT')).toEqual([
       'node',
-      '/opt/triton-node/node_modules/triton-node/dist/cli.js',
+      '/opt/triton-node/node_modules/triton-node/bin/triton-node.js',
       'serve',
     ]);
     const config = parseServeArgs(json('CMD'));
