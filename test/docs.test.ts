@@ -160,12 +160,13 @@ function node(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env)
 describe('README: `await using` on Node.js 20 and 22', () => {
   it('the snippet, compiled with the advised tsconfig.json, keeps no `await using` and runs on this Node', async () => {
     // The package as built (dist/, and build/ for the addon), as an application imports it.
-    expect(existsSync(`${ROOT}dist/index.js`), 'no dist/index.js: npm run build:ts').toBe(true);
+    const pkg = `${ROOT}packages/triton-node/`;
+    expect(existsSync(`${pkg}dist/index.js`), 'no dist/index.js: npm run build:ts').toBe(true);
     const dir = mkdtempSync(join(tmpdir(), 'triton-node-await-using-'));
     try {
       mkdirSync(join(dir, 'node_modules'));
-      symlinkSync(ROOT, join(dir, 'node_modules', 'triton-node'));
-      symlinkSync(join(ROOT, 'examples', 'models'), join(dir, 'models'));
+      symlinkSync(pkg, join(dir, 'node_modules', 'triton-node'));
+      symlinkSync(join(pkg, 'examples', 'models'), join(dir, 'models'));
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
       writeFileSync(join(dir, 'tsconfig.json'), readmeBlock('// tsconfig.json for Node.js 20 and 22'));
       writeFileSync(join(dir, 'app.ts'), readmeBlock('// app.ts'));

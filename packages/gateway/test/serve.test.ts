@@ -180,7 +180,7 @@ describe('triton-node serve', () => {
         '(or pass --no-grpc to serve HTTP only, without gRPC)\n',
     );
     expect(hiding('@grpc/grpc-js')).toMatch(
-      /needs '@grpc\/grpc-js' \(an optional peer dependency of triton-node\)/,
+      /needs '@grpc\/grpc-js' \(an optional peer dependency of @triton-node\/gateway\)/,
     );
     expect(hiding('pino', '--no-grpc')).toBe(
       "triton-node serve needs 'pino' (an optional peer dependency of @triton-node/gateway), " +
