@@ -52,14 +52,14 @@ const CORE = [
   {
     name: 'inputs-copied',
     why: 'zero copy: every CPU input that goes the general way ({ data, shape }, DataView, ...) is copied before submission',
-    file: 'packages/triton-node/lib/request/validate.ts',
-    search: '  b.args.push(name, n.data);\n',
+    file: 'packages/triton-node/lib/request/submit-layout.ts',
+    search: '  b.args.push(name, input.data);\n',
     replace:
       '  b.args.push(\n' +
       '    name,\n' +
-      '    ArrayBuffer.isView(n.data)\n' +
-      '      ? new Uint8Array(n.data.buffer.slice(n.data.byteOffset, n.data.byteOffset + n.data.byteLength))\n' +
-      '      : n.data,\n' +
+      '    ArrayBuffer.isView(input.data)\n' +
+      '      ? new Uint8Array(input.data.buffer.slice(input.data.byteOffset, input.data.byteOffset + input.data.byteLength))\n' +
+      '      : input.data,\n' +
       '  );\n',
     tests: ['packages/triton-node/test/request/zero-copy.test.ts'],
   },
@@ -181,7 +181,7 @@ const CORE = [
   {
     name: 'priority-dropped',
     why: 'request properties: priority is validated but never sent',
-    file: 'packages/triton-node/lib/request/validate.ts',
+    file: 'packages/triton-node/lib/request/submit-layout.ts',
     search: "    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);\n",
     replace: "    nonNegativeInteger('request.priority', request.priority);\n",
     tests: ['packages/triton-node/test/request/request-fields.test.ts'],
@@ -189,7 +189,7 @@ const CORE = [
   {
     name: 'correlation-id-dropped',
     why: 'request properties: the correlation id is validated but never sent',
-    file: 'packages/triton-node/lib/request/validate.ts',
+    file: 'packages/triton-node/lib/request/submit-layout.ts',
     search: '  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);\n',
     replace: '  if (request.correlationId !== undefined) correlationId(request.correlationId);\n',
     tests: ['packages/triton-node/test/request/request-fields.test.ts'],
@@ -365,7 +365,7 @@ const CORE = [
   {
     name: 'planned-inputs-copied',
     why: "zero copy on the fast path: a TypedArray input of the input's own class is copied before submission",
-    file: 'packages/triton-node/lib/request/validate.ts',
+    file: 'packages/triton-node/lib/request/submit-layout.ts',
     search: '  b.args.push(name, value as TypedArray);\n',
     replace: '  b.args.push(name, (value as TypedArray).slice());\n',
     tests: ['packages/triton-node/test/request/zero-copy.test.ts'],

@@ -40,7 +40,7 @@
         "native/request/delivery.cc",
         "native/request/event_encoder.cc",
         "native/request/ledger.cc",
-        "native/request/spares.cc",
+        "native/request/kept_requests.cc",
         "native/request/lifecycle.cc",
         "native/request/outputs.cc",
         "native/request/submit_args.cc",

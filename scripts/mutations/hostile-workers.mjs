@@ -7,9 +7,9 @@
 /** @type {import('../mutations.mjs').Mutation[]} */
 export const MUTATIONS = [
   {
-    name: 'kept-request-stale-epoch-parked',
+    name: 'kept-request-stale-epoch-kept',
     why: 'a request built before a load or unload and released after it is kept, holding the version the change may have replaced (it must be deleted at its release)',
-    file: 'packages/triton-node/native/request/spares.cc',
+    file: 'packages/triton-node/native/request/kept_requests.cc',
     search:
       '  if (closed_ || g_model_changes.load(std::memory_order_acquire) != 0 ||\n' +
       '      record->epoch != ModelEpoch()) {\n',
@@ -17,9 +17,9 @@ export const MUTATIONS = [
     tests: ['packages/triton-node/test/request/kept-requests.test.ts'],
   },
   {
-    name: 'kept-request-parked-during-change',
+    name: 'kept-request-kept-during-change',
     why: 'a request released while a load or unload runs is kept (the purge at the change has passed, so it outlives the change)',
-    file: 'packages/triton-node/native/request/spares.cc',
+    file: 'packages/triton-node/native/request/kept_requests.cc',
     search:
       '  if (closed_ || g_model_changes.load(std::memory_order_acquire) != 0 ||\n' +
       '      record->epoch != ModelEpoch()) {\n',
@@ -29,7 +29,7 @@ export const MUTATIONS = [
   {
     name: 'kept-request-epoch-still-at-change-end',
     why: 'the model epoch does not move when a change ends: a request built during a load and released after it is kept',
-    file: 'packages/triton-node/native/request/spares.cc',
+    file: 'packages/triton-node/native/request/kept_requests.cc',
     search: '  BumpModelEpoch();  // first: a request made during the change is stale\n',
     replace: '',
     tests: ['packages/triton-node/test/request/kept-requests.test.ts'],
@@ -111,7 +111,7 @@ export const MUTATIONS = [
     name: 'worker-kept-outlive-owner-stop',
     why: "the owner's stop closes only its own pool: a worker's kept requests outlive Triton's server (deleted after it, when the worker goes)",
     file: 'packages/triton-node/native/server/share.cc',
-    search: '  for (auto& a : LiveAttachments()) a->spares_.Close();\n',
+    search: '  for (auto& a : LiveAttachments()) a->kept_requests_.Close();\n',
     replace: '',
     tests: ['packages/triton-node/test/lifecycle/shared-server.test.ts'],
   },

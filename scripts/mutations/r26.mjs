@@ -10,8 +10,8 @@ export const MUTATIONS = [
     name: 'r26-duplicate-output-passed-on',
     why: 'a request naming an output twice is refused by the library on every release: passed on, r25.07 answers it and r26.06 refuses it in its own words',
     file: 'packages/triton-node/lib/request/validate.ts',
-    search: '    if (seen.has(name)) {\n',
-    replace: '    if (false) {\n',
+    search: '  if (seen.has(name)) {\n',
+    replace: '  if (false) {\n',
     tests: ['packages/triton-node/test/api/releases.test.ts'],
   },
   {

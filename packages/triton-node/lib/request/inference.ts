@@ -26,8 +26,9 @@ import { exportSpans, spanParent } from './otel.js';
 import { type ModelIo, parseModelIo } from './plan.js';
 import { type InferResult, Result } from './result.js';
 import { InferStream, type StreamHooks, type StreamOptions } from './stream.js';
+import { type BuiltRequest, buildRequest, withPlacementHint } from './submit-layout.js';
 import type { InferRequest } from './types.js';
-import { type BuiltRequest, buildRequest, checkRequestShape, withPlacementHint } from './validate.js';
+import { checkRequestShape } from './validate.js';
 
 /** Where a request came from: its model, the version asked for, its id, its sequence. */
 interface RequestContext {

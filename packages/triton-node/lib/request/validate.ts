@@ -1,19 +1,12 @@
 /**
- * Inference requests: their public shape, and their validation against the
- * model's config before anything reaches native code. A request that Triton
- * would refuse is refused here with a message naming the input, what the model
- * expects and what the request gave; malformed arguments are TypeErrors.
+ * Inference requests checked before anything reaches native code: their
+ * public shape, and each input, output, parameter and setting against the
+ * model's config. A request that Triton would refuse is refused here with a
+ * message naming the input, what the model expects and what the request
+ * gave; malformed arguments are TypeErrors. What passes is laid out as the
+ * addon's submit() arguments by submit-layout.ts.
  */
-import {
-  MEMORY_TYPES,
-  NATIVE_DATATYPE_CODES,
-  NATIVE_MEMORY_CODES,
-  NATIVE_PARAMETER_CODES,
-  type NativeMemoryType,
-  type NativeSubmitArg,
-  type NativeTensorData,
-  SUBMIT_SLOTS,
-} from '../abi/binding.js';
+import { MEMORY_TYPES, type NativeMemoryType, type NativeTensorData } from '../abi/binding.js';
 import { type TritonError, describe, tritonError } from '../base/errors.js';
 import { is } from '../base/is.js';
 import {
@@ -26,15 +19,12 @@ import {
   defaultDataType,
   elementSize,
   encodeBytes,
-  fromConfigType,
   isDataType,
 } from '../config/datatypes.js';
 import { CudaBuffer, HostBuffer } from '../tensor/cuda.js';
-import type { MemoryType, OutputDestination } from '../tensor/tensor.js';
 import { isTraceparent } from './otel.js';
-import { type Batch, type IoSpec, type ModelIo, parseModelIo } from './plan.js';
-import type { TensorInput } from './types.js';
-import type { InferRequest, OutputMemory, OutputOptions, ParameterValue } from './types.js';
+import type { Batch, IoSpec, ModelIo } from './plan.js';
+import type { InferRequest, OutputOptions, TensorInput } from './types.js';
 
 function shapeText(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
@@ -66,7 +56,7 @@ interface Normalized {
   what: string;
 }
 
-interface Ctx {
+export interface Ctx {
   model: string;
   version: number;
   requestId?: string;
@@ -246,7 +236,7 @@ function inferShape(spec: IoSpec, count: number, batching: boolean, ctx: Ctx): n
  * `device` option, named `deviceWhat`) and resolves it to what the addon
  * takes. Throws a TypeError naming the option.
  */
-function placement(
+export function placement(
   what: string,
   memory: unknown,
   deviceWhat: string,
@@ -302,7 +292,7 @@ function nativeDestination(what: string, into: unknown): NativeTensorData {
 }
 
 /** A parameter as Triton types it: int when a safe integer or a bigint, else double. */
-type Parameter =
+export type Parameter =
   | [name: string, type: 'string', value: string]
   | [name: string, type: 'int', value: number | bigint]
   | [name: string, type: 'double', value: number]
@@ -315,7 +305,8 @@ type Parameter =
  */
 export const MAX_REQUEST_PARAMETERS = 4096;
 
-function parameters(params: unknown): Parameter[] {
+/** `request.parameters` as Triton types them. */
+export function requestParameters(params: unknown): Parameter[] {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new TypeError(`Expected an object for parameters but received ${describe(params)}`);
   }
@@ -342,33 +333,11 @@ function parameters(params: unknown): Parameter[] {
   return out;
 }
 
-function nonNegativeInteger(what: string, value: unknown): number {
+export function nonNegativeInteger(what: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new TypeError(`Expected a non-negative integer for ${what} but received ${describe(value)}`);
   }
   return value;
-}
-
-/**
- * Validated request in the addon's positional form (`NativeServer.submit`),
- * plus the `into` destinations by output name.
- */
-export interface BuiltRequest {
-  model: string;
-  version: number;
-  id: string | undefined;
-  /** submit()'s numbers (SUBMIT_SLOTS layout); the server copies them into its Float64Array. */
-  nums: number[];
-  /** submit()'s arguments after the numbers: model, id, correlationId, then per input, output and parameter. */
-  args: [
-    model: string,
-    id: string | undefined,
-    correlationId: number | bigint | string | undefined,
-    ...rest: NativeSubmitArg[],
-  ];
-  destinations: Map<string, OutputDestination> | undefined;
-  /** Outputs asked for in GPU memory (the request's outputMemory or an output's). */
-  gpuOutputs: boolean;
 }
 
 const OUTPUT_OPTION_KEYS: ReadonlySet<string> = new Set(['into', 'memory', 'device']);
@@ -428,18 +397,16 @@ export function checkRequestShape(request: unknown): asserts request is InferReq
   }
 }
 
-/** The request being built: submit()'s numbers and arguments, and where errors point. */
-interface Builder {
+/** What a request is checked against (the model's inputs and outputs), and where its errors point. */
+export interface RequestCheck {
   spec: ModelIo;
   ctx: Ctx;
   holder: Error | undefined;
-  nums: number[];
-  args: BuiltRequest['args'];
 }
 
 /** An input's shape (given or from the model's dims), checked against its data and the model. */
-function inputShape(b: Builder, name: string, io: IoSpec, n: Normalized): number[] {
-  const { spec, ctx, holder } = b;
+function inputShape(c: RequestCheck, name: string, io: IoSpec, n: Normalized): number[] {
+  const { spec, ctx, holder } = c;
   const batching = spec.maxBatchSize > 0;
   const shape = n.shape ? [...n.shape] : inferShape(io, n.count, batching, ctx);
   if (n.count >= 0) {
@@ -469,8 +436,8 @@ function inputShape(b: Builder, name: string, io: IoSpec, n: Normalized): number
  * The batch size of a batching model's input (its first dimension), checked
  * against max_batch_size and the batch of the inputs before it.
  */
-function checkBatch(b: Builder, name: string, size: number, batch: Batch | undefined): Batch {
-  const { spec, ctx, holder } = b;
+function checkBatch(c: RequestCheck, name: string, size: number, batch: Batch | undefined): Batch {
+  const { spec, ctx, holder } = c;
   // Triton takes the batch size from the first dimension and reads 0 as
   // "not set": an empty batch then fails on byte sizes or comes back
   // without its batch dimension.
@@ -498,48 +465,27 @@ function checkBatch(b: Builder, name: string, size: number, batch: Batch | undef
   return { size, input: name };
 }
 
-/**
- * The common case, checked against the input's plan: a TypedArray of the
- * input's own class, not empty, no shape given, whose length fills the
- * model's dims. Appends it and returns its batch; false when the input needs
- * the general way (which then also words any error).
- */
-function addPlannedInput(
-  b: Builder,
-  name: string,
-  value: unknown,
-  io: IoSpec,
-  batch: Batch | undefined,
-): Batch | undefined | false {
-  const plan = io.plan;
-  if (plan === undefined || plan.free === -2 || !ArrayBuffer.isView(value)) return false;
-  if (Object.getPrototypeOf(value) !== plan.proto) return false;
-  const count = (value as TypedArray).length;
-  // Empty or detached, a batch of several: the general way says what is wrong.
-  if (count === 0 || (batch !== undefined && batch.size !== 1)) return false;
-  const { dims, free, known } = plan;
-  let fill = -1;
-  if (free >= 0) {
-    if (known === 0 || count % known !== 0) return false;
-    fill = count / known;
-  } else if (count !== known) {
-    return false;
-  }
-  const nums = b.nums;
-  nums.push(plan.code, -1, dims.length);
-  for (let i = 0; i < dims.length; i++) nums.push(i === free ? fill : dims[i]!);
-  b.args.push(name, value as TypedArray);
-  return b.spec.maxBatchSize > 0 ? plan.batch : batch;
+/** One input as checked: its datatype, shape and data, and the request's batch with it. */
+export interface CheckedInput {
+  datatype: DataType;
+  shape: number[];
+  data: NativeTensorData;
+  batch: Batch | undefined;
 }
 
-/** Validates one input and appends it: datatype code, byteLength, rank, dims; name and data. */
-function addInput(b: Builder, name: string, value: unknown, batch: Batch | undefined): Batch | undefined {
-  const { spec, ctx, holder } = b;
-  const io = spec.inputs.get(name);
-  if (io !== undefined) {
-    const planned = addPlannedInput(b, name, value, io, batch);
-    if (planned !== false) return planned;
-  }
+/**
+ * Checks one input against the model's input `io` (undefined: the model has
+ * none of that name): its datatype, shape and batch. The data is passed as
+ * is (no copy) except BYTES elements, which are encoded.
+ */
+export function checkInput(
+  c: RequestCheck,
+  name: string,
+  value: unknown,
+  io: IoSpec | undefined,
+  batch: Batch | undefined,
+): CheckedInput {
+  const { spec, ctx, holder } = c;
   if (io === undefined) {
     throw invalid(
       ctx,
@@ -556,24 +502,16 @@ function addInput(b: Builder, name: string, value: unknown, batch: Batch | undef
       holder,
     );
   }
-  const shape = inputShape(b, name, io, n);
-  const next = spec.maxBatchSize > 0 ? checkBatch(b, name, shape[0]!, batch) : batch;
-  b.nums.push(NATIVE_DATATYPE_CODES[datatype], -1, shape.length);
-  for (const d of shape) b.nums.push(d);
-  b.args.push(name, n.data);
-  return next;
+  const shape = inputShape(c, name, io, n);
+  const next = spec.maxBatchSize > 0 ? checkBatch(c, name, shape[0]!, batch) : batch;
+  return { datatype, shape, data: n.data, batch: next };
 }
 
-function addInputs(b: Builder, inputs: InferRequest['inputs']): void {
-  const { spec, ctx, holder } = b;
-  let count = 0;
-  let batch: Batch | undefined;
-  for (const name of Object.keys(inputs)) {
-    batch = addInput(b, name, inputs[name], batch);
-    count++;
-  }
+/** After `count` inputs given, each one of the model's: none the model needs is missing. */
+export function checkInputsGiven(c: RequestCheck, inputs: InferRequest['inputs'], count: number): void {
+  const { spec, ctx, holder } = c;
   // Own properties only: an input inherited through the prototype is not sent.
-  // Every input given is one of the model's (or addInput threw): all of them given, none is missing.
+  // Every input given is one of the model's (or checkInput threw): all of them given, none is missing.
   if (count !== spec.inputs.size && !spec.required.every((io) => Object.hasOwn(inputs, io.name))) {
     const missing = spec.required.filter((io) => !Object.hasOwn(inputs, io.name));
     const list = missing.map((io) => `'${io.name}'`).join(', ');
@@ -583,11 +521,10 @@ function addInputs(b: Builder, inputs: InferRequest['inputs']): void {
       holder,
     );
   }
-  b.nums[SUBMIT_SLOTS.inputCount] = count;
 }
 
 /** `request.outputs` as [name, options] pairs. */
-function outputEntries(outputs: unknown): Array<[string, OutputOptions | true]> {
+export function outputEntries(outputs: unknown): Array<[string, OutputOptions | true]> {
   let entries: Array<[string, OutputOptions | true]>;
   if (Array.isArray(outputs)) {
     entries = (outputs as readonly unknown[]).map((n) => {
@@ -609,13 +546,16 @@ function outputEntries(outputs: unknown): Array<[string, OutputOptions | true]> 
   return entries;
 }
 
-/** One output's options: memory code, device (-1: not set) and `into` destination. */
-function outputOptions(
-  name: string,
-  options: unknown,
-  io: IoSpec,
-): { memory: number; device: number; into: NativeTensorData | undefined } {
-  const out = { memory: -1, device: -1, into: undefined as NativeTensorData | undefined };
+/** One output as checked: its memory and device (undefined: not set) and `into` destination. */
+export interface CheckedOutput {
+  memory: NativeMemoryType | undefined;
+  device: number | undefined;
+  into: NativeTensorData | undefined;
+}
+
+/** One output's options, checked against the model's output `io`. */
+function outputOptions(name: string, options: unknown, io: IoSpec): CheckedOutput {
+  const out: CheckedOutput = { memory: undefined, device: undefined, into: undefined };
   if (options === true) return out;
   const what = `request.outputs.${name}`;
   if (typeof options !== 'object' || options === null) {
@@ -631,8 +571,8 @@ function outputOptions(
   }
   const o = options as OutputOptions;
   const place = placement(`${what}.memory`, o.memory, `${what}.device`, o.device);
-  if (place.memory !== undefined) out.memory = NATIVE_MEMORY_CODES[place.memory];
-  if (place.device !== undefined) out.device = place.device;
+  out.memory = place.memory;
+  out.device = place.device;
   if (o.into !== undefined) {
     out.into = nativeDestination(`${what}.into`, o.into);
     // A DataView is raw bytes for any datatype; a TypedArray must be the output's own kind.
@@ -646,54 +586,39 @@ function outputOptions(
   return out;
 }
 
-/** Appends the requested outputs; returns the `into` destinations by name. */
-function addOutputs(b: Builder, outputs: unknown): Map<string, OutputDestination> | undefined {
-  const { spec, ctx, holder } = b;
-  let destinations: Map<string, OutputDestination> | undefined;
-  let count = 0;
-  const seen = new Set<string>();
-  for (const [name, options] of outputEntries(outputs)) {
-    const io = spec.outputs.get(name);
-    if (io === undefined) {
-      throw invalid(
-        ctx,
-        `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
-        holder,
-      );
-    }
-    // Refused here on every release: r26.06 refuses it, r25.07 answered it
-    // (docs/releases.md).
-    if (seen.has(name)) {
-      throw invalid(
-        ctx,
-        `request.outputs names output '${name}' of model '${spec.name}' twice: list each output once`,
-        holder,
-      );
-    }
-    seen.add(name);
-    const { memory, device, into } = outputOptions(name, options, io);
-    if (into !== undefined) {
-      destinations ??= new Map();
-      destinations.set(name, (options as OutputOptions).into!);
-    }
-    b.nums.push(memory, device);
-    b.args.push(name, into);
-    count++;
+/**
+ * Checks one requested output: one of the model's, not named before (`seen`,
+ * to which it is added), with valid options.
+ */
+export function checkOutput(
+  c: RequestCheck,
+  name: string,
+  options: unknown,
+  seen: Set<string>,
+): CheckedOutput {
+  const { spec, ctx, holder } = c;
+  const io = spec.outputs.get(name);
+  if (io === undefined) {
+    throw invalid(
+      ctx,
+      `model '${spec.name}' has no output '${name}' (its outputs: ${names(spec.outputs)})`,
+      holder,
+    );
   }
-  b.nums[SUBMIT_SLOTS.outputCount] = count;
-  return destinations;
+  // Refused here on every release: r26.06 refuses it, r25.07 answered it
+  // (docs/releases.md).
+  if (seen.has(name)) {
+    throw invalid(
+      ctx,
+      `request.outputs names output '${name}' of model '${spec.name}' twice: list each output once`,
+      holder,
+    );
+  }
+  seen.add(name);
+  return outputOptions(name, options, io);
 }
 
-function addParameters(b: Builder, params: unknown): void {
-  const list = parameters(params);
-  for (const [name, type, value] of list) {
-    b.nums.push(NATIVE_PARAMETER_CODES[type]);
-    b.args.push(name, value);
-  }
-  b.nums[SUBMIT_SLOTS.parameterCount] = list.length;
-}
-
-function correlationId(c: unknown): number | bigint | string {
+export function correlationId(c: unknown): number | bigint | string {
   if (
     !(
       typeof c === 'string' ||
@@ -709,7 +634,7 @@ function correlationId(c: unknown): number | bigint | string {
 }
 
 /** Triton's request flags: SEQUENCE_START (1) and SEQUENCE_END (2). */
-function sequenceFlags(request: InferRequest): number {
+export function sequenceFlags(request: InferRequest): number {
   let flags = 0;
   for (const [key, bit] of [
     ['sequenceStart', 1],
@@ -728,101 +653,4 @@ function sequenceFlags(request: InferRequest): number {
     if (value) flags |= bit;
   }
   return flags;
-}
-
-/** The header's request-wide settings: priority, timeout, correlation id, output placement, timing. */
-function addSettings(b: Builder, request: InferRequest): void {
-  const { nums } = b;
-  if (request.priority !== undefined) {
-    nums[SUBMIT_SLOTS.priority] = nonNegativeInteger('request.priority', request.priority);
-  }
-  if (request.timeoutMicroseconds !== undefined) {
-    nums[SUBMIT_SLOTS.timeoutMicroseconds] = nonNegativeInteger(
-      'request.timeoutMicroseconds',
-      request.timeoutMicroseconds,
-    );
-  }
-  if (request.correlationId !== undefined) b.args[2] = correlationId(request.correlationId);
-  if (request.sequenceStart !== undefined || request.sequenceEnd !== undefined) {
-    nums[SUBMIT_SLOTS.flags] = sequenceFlags(request);
-  } else if (b.spec.ensemble) {
-    // Flags set (to their default) make the request one the addon does not
-    // keep for reuse: Triton's ensemble scheduler adds an internal release
-    // callback to the request each time it runs it and never removes one,
-    // so a reused ensemble request would be counted out more than once and
-    // its model could never unload (docs/threading.md#kept-requests).
-    nums[SUBMIT_SLOTS.flags] = 0;
-  }
-  if (request.timing === true || (request.trace !== undefined && request.trace !== false)) {
-    nums[SUBMIT_SLOTS.timing] = 1;
-  }
-  if (request.outputMemory === undefined && request.outputDevice === undefined) return;
-  const place = placement(
-    'request.outputMemory',
-    request.outputMemory,
-    'request.outputDevice',
-    request.outputDevice,
-  );
-  if (place.memory !== undefined) nums[SUBMIT_SLOTS.outputMemory] = NATIVE_MEMORY_CODES[place.memory];
-  if (place.device !== undefined) nums[SUBMIT_SLOTS.outputDevice] = place.device;
-}
-
-/** Whether any output was asked for in GPU memory (the request's default or an output's own). */
-function gpuOutputs(nums: number[], outputs: InferRequest['outputs']): boolean {
-  if (nums[SUBMIT_SLOTS.outputMemory] === NATIVE_MEMORY_CODES.gpu) return true;
-  if (outputs === undefined || Array.isArray(outputs)) return false;
-  return Object.values(outputs as Record<string, OutputOptions | true>).some(
-    (o) => o !== true && (o.memory === 'gpu' || o.into instanceof CudaBuffer),
-  );
-}
-
-/**
- * Validates a request against the model and builds the addon's request. Input
- * memory is passed as is (no copy) except BYTES elements, which are encoded.
- */
-export function buildRequest(
-  spec: ModelIo,
-  request: InferRequest,
-  version: number,
-  holder?: Error,
-): BuiltRequest {
-  const b: Builder = {
-    spec,
-    ctx: { model: spec.name, version, requestId: request.id },
-    holder,
-    // Header (SUBMIT_SLOTS; -1: not set), filled in below.
-    nums: [version, -1, -1, -1, -1, -1, 0, 0, 0, 0],
-    args: [spec.name, request.id, undefined],
-  };
-  addInputs(b, request.inputs);
-  const destinations = request.outputs === undefined ? undefined : addOutputs(b, request.outputs);
-  if (request.parameters !== undefined) addParameters(b, request.parameters);
-  addSettings(b, request);
-  const { nums, args } = b;
-  return {
-    model: spec.name,
-    version,
-    id: request.id,
-    nums,
-    args,
-    destinations,
-    gpuOutputs: gpuOutputs(nums, request.outputs),
-  };
-}
-
-/**
- * Triton's error for a response, with a hint when the likely cause is the
- * output placement: a backend that writes its outputs with a plain memcpy
- * (repeat, square, many custom ones) fails "failed to create ... output
- * buffer in CPU memory" when the allocator hands it GPU memory.
- */
-export function withPlacementHint<T extends { code: string; message: string }>(
-  info: T,
-  built: BuiltRequest,
-): T {
-  if (!built.gpuOutputs || !/failed to create .*output buffer/.test(info.message)) return info;
-  return {
-    ...info,
-    message: `${info.message} (outputs were asked for in GPU memory (outputMemory 'gpu'), which this model's backend cannot write: ask for 'cpu' or 'pinned' and copy to the device)`,
-  };
 }

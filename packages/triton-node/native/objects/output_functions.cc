@@ -4,7 +4,7 @@
 #include "memory/buffer_pool.h"
 #include "memory/external_outputs.h"
 #include "request/ledger.h"
-#include "request/spares.h"
+#include "request/kept_requests.h"
 #include "triton/errors.h"
 #include "triton/server_handles.h"
 
@@ -47,7 +47,7 @@ Napi::Value AddonStats(const Napi::CallbackInfo& info) {
     inflight += server->Inflight();
   }
   out.Set("inflightRequests", number(inflight));
-  // Released Triton requests kept for reuse (request/spares.h), all
+  // Released Triton requests kept for reuse (request/kept_requests.h), all
   // environments: Triton objects that are alive by design.
   out.Set("keptRequests", number(KeptRequests()));
   // Stopped servers not yet deleted (triton/server_handles.h), all

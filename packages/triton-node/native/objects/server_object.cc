@@ -85,7 +85,7 @@ class CreateServerOp : public Operation {
     // turns keeping off (a Python model that loads and unloads models by
     // BLS changes them behind the addon's back too).
     const char* keep = std::getenv("TRITON_NODE_KEEP_REQUESTS");
-    core_->SetRequestReuse(options_.control_mode !=
+    core_->SetKeepRequests(options_.control_mode !=
                                TRITONSERVER_MODEL_CONTROL_POLL &&
                            !(keep != nullptr && std::strcmp(keep, "0") == 0));
     TRITONSERVER_Server* server = NewTritonServer(options_, &error);

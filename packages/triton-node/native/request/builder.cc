@@ -10,7 +10,7 @@
 #include "memory/js_memory.h"
 #include "memory/mem_view.h"
 #include "request/callbacks.h"
-#include "request/spares.h"
+#include "request/kept_requests.h"
 #include "request/submit_args.h"
 #include "request/submit_layout.h"
 #include "triton/api.h"
@@ -145,7 +145,7 @@ Counts ReadCounts(const Napi::CallbackInfo& info, const SubmitNumbers& nums) {
 
 void ResetForBuild(RequestContext* ctx) {
   ctx->request = nullptr;
-  ctx->spare = nullptr;
+  ctx->kept_record = nullptr;
   ctx->trace = nullptr;
   ctx->placements.count = 0;
   ctx->placements.default_kind = kMemCpu;
@@ -439,12 +439,12 @@ bool IsPlain(const Napi::CallbackInfo& info, const SubmitNumbers& nums,
 // Whether the kept request's inputs are these, each with exactly the bytes
 // its shape needs: then only the data is swapped and Triton skips its
 // checks, which is safe only because this one holds.
-bool SameInputs(const SpareRequest* s, const std::vector<PlainInput>& inputs,
+bool SameInputs(const KeptRequest* kept, const std::vector<PlainInput>& inputs,
                 uint32_t count) {
-  if (s->input_count != count) return false;
+  if (kept->input_count != count) return false;
   for (uint32_t i = 0; i < count; ++i) {
     const PlainInput& in = inputs[i];
-    const SpareInput& k = s->inputs[i];
+    const KeptInput& k = kept->inputs[i];
     if (k.datatype != in.datatype || k.name != in.name || k.dims != in.dims) {
       return false;
     }
@@ -462,29 +462,29 @@ bool SameInputs(const SpareRequest* s, const std::vector<PlainInput>& inputs,
   return true;
 }
 
-bool SameOutputs(const SpareRequest* s, const OutputPlacements& placements,
+bool SameOutputs(const KeptRequest* kept, const OutputPlacements& placements,
                  uint32_t count) {
-  if (s->output_count != count) return false;
+  if (kept->output_count != count) return false;
   for (uint32_t i = 0; i < count; ++i) {
-    if (s->outputs[i] != placements.items[i].name) return false;
+    if (kept->outputs[i] != placements.items[i].name) return false;
   }
   return true;
 }
 
-// The kept request `s` (taken, same inputs) made ready for new data; its
+// The kept request (taken, same inputs) made ready for new data; its
 // requested outputs cleared when they differ. Returns whether they match.
 bool ReuseKept(Napi::Env env, const std::vector<PlainInput>& inputs,
-               const Counts& counts, SpareRequest* s, RequestContext* ctx) {
+               const Counts& counts, KeptRequest* kept, RequestContext* ctx) {
   const TritonApi& api = Api();
   // Ours from here: a failed build deletes it with the context's request.
-  ctx->request = s->request;
-  ctx->spare = s;
+  ctx->request = kept->request;
+  ctx->kept_record = kept;
   for (uint32_t i = 0; i < counts.inputs; ++i) {
     Check(env, api.TRITONSERVER_InferenceRequestRemoveAllInputData(
                    ctx->request, inputs[i].name.c_str()));
   }
-  if (SameOutputs(s, ctx->placements, counts.outputs)) return true;
-  s->output_count = 0;
+  if (SameOutputs(kept, ctx->placements, counts.outputs)) return true;
+  kept->output_count = 0;
   Check(env, api.TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
                  ctx->request));
   return false;
@@ -492,35 +492,35 @@ bool ReuseKept(Napi::Env env, const std::vector<PlainInput>& inputs,
 
 // A new request of `model`/`version` with these inputs, and the record
 // that keeps it at its release.
-SpareRequest* NewKeptRequest(Napi::Env env, const Utf8& model, int64_t version,
-                             const std::vector<PlainInput>& inputs,
-                             const Counts& counts, TRITONSERVER_Server* server,
-                             RequestContext* ctx) {
+KeptRequest* NewKeptRequest(Napi::Env env, const Utf8& model, int64_t version,
+                            const std::vector<PlainInput>& inputs,
+                            const Counts& counts, TRITONSERVER_Server* server,
+                            RequestContext* ctx) {
   const TritonApi& api = Api();
-  SpareRequest* s = ctx->spares->NewRecord();
-  ctx->spare = s;
-  s->epoch = ModelEpoch();  // before the request: a later change is seen
-  s->model.assign(model.c_str(), model.size());
-  s->version = version;
-  s->input_count = 0;
-  s->output_count = 0;
+  KeptRequest* kept = ctx->kept_requests->NewRecord();
+  ctx->kept_record = kept;
+  kept->epoch = ModelEpoch();  // before the request: a later change is seen
+  kept->model.assign(model.c_str(), model.size());
+  kept->version = version;
+  kept->input_count = 0;
+  kept->output_count = 0;
   Check(env, api.TRITONSERVER_InferenceRequestNew(&ctx->request, server,
                                                   model.c_str(), version));
-  s->request = ctx->request;
-  if (s->inputs.size() < counts.inputs) s->inputs.resize(counts.inputs);
+  kept->request = ctx->request;
+  if (kept->inputs.size() < counts.inputs) kept->inputs.resize(counts.inputs);
   for (uint32_t i = 0; i < counts.inputs; ++i) {
     const PlainInput& in = inputs[i];
     Check(env, api.TRITONSERVER_InferenceRequestAddInput(
                    ctx->request, in.name.c_str(),
                    static_cast<TRITONSERVER_DataType>(in.datatype),
                    in.dims.data(), in.dims.size()));
-    SpareInput& k = s->inputs[i];
+    KeptInput& k = kept->inputs[i];
     k.name = in.name;
     k.datatype = in.datatype;
     k.dims = in.dims;
-    s->input_count = i + 1;
+    kept->input_count = i + 1;
   }
-  return s;
+  return kept;
 }
 
 // A plain request: on a kept request of the same model, version and inputs
@@ -546,33 +546,34 @@ void BuildPlain(const Napi::CallbackInfo& info, SubmitNumbers& nums,
   for (uint32_t i = 0; i < counts.outputs; ++i, arg += 2) {
     ReadOutput(info, arg, i, nums, ctx);
   }
-  SparePool* pool = ctx->spares;
-  SpareRequest* s = pool->Take(model.c_str(), model.size(), version);
-  if (s != nullptr && !SameInputs(s, inputs, counts.inputs)) {
+  KeptRequestPool* pool = ctx->kept_requests;
+  KeptRequest* kept = pool->Take(model.c_str(), model.size(), version);
+  if (kept != nullptr && !SameInputs(kept, inputs, counts.inputs)) {
     // Other inputs: a new request. (Triton keeps a request's inputs in an
     // unordered_map, whose order, seen in its error messages, depends on
     // the map's history: a cleared one differs from a new one.)
-    DropError(api.TRITONSERVER_InferenceRequestDelete(s->request));
-    pool->Discard(s);
-    s = nullptr;
+    DropError(api.TRITONSERVER_InferenceRequestDelete(kept->request));
+    pool->Discard(kept);
+    kept = nullptr;
   }
   bool same_outputs = false;
-  if (s != nullptr) {
-    same_outputs = ReuseKept(env, inputs, counts, s, ctx);
+  if (kept != nullptr) {
+    same_outputs = ReuseKept(env, inputs, counts, kept, ctx);
   } else {
-    s = NewKeptRequest(env, model, version, inputs, counts, server, ctx);
+    kept = NewKeptRequest(env, model, version, inputs, counts, server, ctx);
   }
   for (uint32_t i = 0; i < counts.inputs; ++i) {
     AppendPlainInput(env, ctx, &inputs[i]);
   }
   if (!same_outputs) {
-    if (s->outputs.size() < counts.outputs) s->outputs.resize(counts.outputs);
+    if (kept->outputs.size() < counts.outputs)
+      kept->outputs.resize(counts.outputs);
     for (uint32_t i = 0; i < counts.outputs; ++i) {
       const std::string& name = ctx->placements.items[i].name;
       Check(env, api.TRITONSERVER_InferenceRequestAddRequestedOutput(
                      ctx->request, name.c_str()));
-      s->outputs[i] = name;
-      s->output_count = i + 1;
+      kept->outputs[i] = name;
+      kept->output_count = i + 1;
     }
   }
   // Their memory is the caller's: no view outlives this call here.
@@ -589,7 +590,7 @@ void BuildRequest(const Napi::CallbackInfo& info, TRITONSERVER_Server* server,
   SubmitNumbers nums(env, info);
   const Counts counts = ReadCounts(info, nums);
   ReadPlacementDefaults(env, nums, ctx);
-  if (ctx->spares != nullptr && ctx->spares->enabled() &&
+  if (ctx->kept_requests != nullptr && ctx->kept_requests->enabled() &&
       IsPlain(info, nums, counts)) {
     BuildPlain(info, nums, counts, server, ctx);
     SetCallbacks(env, nums, allocator, ctx);

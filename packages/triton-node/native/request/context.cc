@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "request/spares.h"
+#include "request/kept_requests.h"
 #include "triton/api.h"
 #include "triton/errors.h"
 
@@ -53,7 +53,7 @@ RequestContext* ContextPool::Acquire(Napi::Env env) {
     ctx = new RequestContext();
     ctx->ledger = ledger_;
     ctx->queue = queue_;
-    ctx->spares = spares_;
+    ctx->kept_requests = kept_requests_;
     ctx->index = static_cast<uint32_t>(contexts_.size());
     contexts_.push_back(ctx);
   }
@@ -75,11 +75,11 @@ void ContextPool::Recycle(napi_env env, RequestContext* ctx) {
   } else {
     DeleteUnsubmitted(ctx);
   }
-  // A record the ledger did not park: its request is gone (deleted at the
+  // A record the ledger did not keep: its request is gone (deleted at the
   // release, by a cancel, or just now).
-  if (ctx->spare != nullptr) {
-    spares_->Discard(ctx->spare);
-    ctx->spare = nullptr;
+  if (ctx->kept_record != nullptr) {
+    kept_requests_->Discard(ctx->kept_record);
+    ctx->kept_record = nullptr;
   }
   ctx->request = nullptr;
   ctx->trace = nullptr;

@@ -18,8 +18,8 @@ namespace triton_node {
 
 class CompletionQueue;
 class InflightLedger;
-class SparePool;
-struct SpareRequest;
+class KeptRequestPool;
+struct KeptRequest;
 
 // Pooled per server and reused, so steady-state submission allocates
 // nothing here. Created and recycled on the JS thread; between submit and
@@ -35,12 +35,12 @@ struct RequestContext {
   uint64_t generation = 0;
   uint64_t token = 0;
   TRITONSERVER_InferenceRequest* request = nullptr;
-  // The server's kept requests (request/spares.h), and the record of this
-  // context's request when it is to be kept at its release (a plain
-  // request). Set on the JS thread while building; the ledger parks it (on
+  // The server's kept requests (request/kept_requests.h), and the record of
+  // this context's request when it is to be kept at its release (a plain
+  // request). Set on the JS thread while building; the ledger keeps it (on
   // a Triton thread) and clears it, else recycling discards it.
-  SparePool* spares = nullptr;
-  SpareRequest* spare = nullptr;
+  KeptRequestPool* kept_requests = nullptr;
+  KeptRequest* kept_record = nullptr;
 
   // The response allocator's `userp`.
   OutputPlacements placements;
@@ -80,8 +80,9 @@ struct RequestContext {
 // contexts they were given.
 class ContextPool {
  public:
-  ContextPool(InflightLedger* ledger, CompletionQueue* queue, SparePool* spares)
-      : ledger_(ledger), queue_(queue), spares_(spares) {}
+  ContextPool(InflightLedger* ledger, CompletionQueue* queue,
+              KeptRequestPool* kept_requests)
+      : ledger_(ledger), queue_(queue), kept_requests_(kept_requests) {}
   // Deletes the contexts Triton is done with; one it may still call back
   // for belongs to Triton and is leaked (only the process-exit path gets
   // here with one).
@@ -106,7 +107,7 @@ class ContextPool {
  private:
   InflightLedger* ledger_;
   CompletionQueue* queue_;
-  SparePool* spares_;
+  KeptRequestPool* kept_requests_;
   std::vector<RequestContext*> contexts_;
   std::vector<RequestContext*> free_;
   int active_ = 0;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "request/context.h"
-#include "request/spares.h"
+#include "request/kept_requests.h"
 #include "triton/api.h"
 #include "triton/errors.h"
 
@@ -47,10 +47,10 @@ void InflightLedger::Settle(RequestContext* ctx, Ending what) {
       settled_cv_.notify_all();  // a deferred server delete waits
     }
   }
-  if (to_delete != nullptr && ctx->spare != nullptr &&
-      ctx->spares->Park(ctx->spare)) {
+  if (to_delete != nullptr && ctx->kept_record != nullptr &&
+      ctx->kept_requests->Keep(ctx->kept_record)) {
     // Kept for the next request of its shape: the pool's now.
-    ctx->spare = nullptr;
+    ctx->kept_record = nullptr;
     to_delete = nullptr;
   }
   if (to_delete != nullptr) {

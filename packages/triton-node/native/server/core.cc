@@ -105,7 +105,7 @@ Napi::Promise ServerCore::Run(Napi::Env env, std::unique_ptr<Operation> work,
     // A kept request holds the version it was made for: none may outlive
     // a change of the models (one in flight is deleted at its release).
     ModelChangeBegins();  // ended by the op's thread
-    PurgeSharedSpares();
+    PurgeSharedKeptRequests();
   }
   op->op = std::move(work);
   {

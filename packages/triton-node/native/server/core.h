@@ -23,7 +23,7 @@
 #include "request/context.h"
 #include "request/event_encoder.h"
 #include "request/ledger.h"
-#include "request/spares.h"
+#include "request/kept_requests.h"
 #include "server/js_waker.h"
 #include "server/operations.h"
 #include "triton/errors.h"
@@ -77,12 +77,12 @@ class ServerCore : public EnvServer,
   int64_t Inflight() override { return ledger_.Inflight(); }
 
   ResponseAllocator& allocator() { return allocator_; }
-  // Whether plain requests are kept for reuse (request/spares.h): off when
-  // Triton polls the repository and changes models on its own. Set once,
+  // Whether plain requests are kept for reuse (request/kept_requests.h): off
+  // when Triton polls the repository and changes models on its own. Set once,
   // before the server runs.
-  void SetRequestReuse(bool on) { spares_.set_enabled(on); }
+  void SetKeepRequests(bool on) { kept_requests_.set_enabled(on); }
   // Kept requests of this core (tests).
-  size_t SpareRequests() { return spares_.parked(); }
+  size_t KeptRequestCount() { return kept_requests_.size(); }
 
   // Sharing (server/share.cc). The owner core created the Triton server; an
   // attached core belongs to another environment (a worker thread) and
@@ -139,9 +139,9 @@ class ServerCore : public EnvServer,
   void RemoveAttachment(const ServerCore* core);
   // Any thread: the models change. Deletes the kept requests of every core
   // over this Triton server (the owner's and each attachment's).
-  void PurgeSharedSpares();
+  void PurgeSharedKeptRequests();
   // The owner's stop: no core over the server keeps requests any more.
-  void CloseSharedSpares();
+  void CloseSharedKeptRequests();
   // How long an unload or a stop keeps off a model load that just returned.
   static constexpr std::chrono::milliseconds kLoadSettle{100};
 
@@ -195,8 +195,8 @@ class ServerCore : public EnvServer,
   ResponseAllocator allocator_;
   CompletionQueue queue_;
   InflightLedger ledger_;
-  SparePool spares_;
-  ContextPool contexts_{&ledger_, &queue_, &spares_};
+  KeptRequestPool kept_requests_;
+  ContextPool contexts_{&ledger_, &queue_, &kept_requests_};
   JsWaker waker_;
   Napi::FunctionReference on_events_;
   EventEncoder encoder_;  // references dropped with on_events_

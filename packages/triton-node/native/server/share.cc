@@ -73,7 +73,7 @@ std::shared_ptr<ServerCore> ServerCore::Attach(Napi::Env env,
   ThrowIfError(env, core->allocator().Create(), "response allocator");
   core->Init(env);
   core->owner_ = owner;
-  core->spares_.set_enabled(owner->spares_.enabled());
+  core->kept_requests_.set_enabled(owner->kept_requests_.enabled());
   bool running;
   {
     // The owner's lock orders this against its stop sequence: either the
@@ -130,15 +130,15 @@ void ServerCore::RemoveAttachment(const ServerCore* core) {
                      attachments_.end());
 }
 
-void ServerCore::PurgeSharedSpares() {
+void ServerCore::PurgeSharedKeptRequests() {
   ServerCore* root = owner_ ? owner_.get() : this;
-  root->spares_.Purge();
-  for (auto& a : root->LiveAttachments()) a->spares_.Purge();
+  root->kept_requests_.Purge();
+  for (auto& a : root->LiveAttachments()) a->kept_requests_.Purge();
 }
 
-void ServerCore::CloseSharedSpares() {
-  spares_.Close();
-  for (auto& a : LiveAttachments()) a->spares_.Close();
+void ServerCore::CloseSharedKeptRequests() {
+  kept_requests_.Close();
+  for (auto& a : LiveAttachments()) a->kept_requests_.Close();
 }
 
 // ---- the owner's stop sequence -------------------------------------------
@@ -215,7 +215,7 @@ void ServerCore::DetachOnce() {
     phase_ = Phase::kStopped;
     state_cv_.notify_all();
   }
-  spares_.Close();  // while the owner's server exists
+  kept_requests_.Close();  // while the owner's server exists
   owner_->RemoveAttachment(this);
 }
 

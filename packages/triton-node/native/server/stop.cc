@@ -61,7 +61,7 @@ bool ServerCore::DeleteServerOnce() {
   StopAttachments();
   // Kept requests hold their models: gone before Triton unloads them, and
   // none kept from here on (a request released later is deleted).
-  CloseSharedSpares();
+  CloseSharedKeptRequests();
   ErrorInfo error;
   bool failed = false;
   bool deferred = false;
@@ -273,7 +273,8 @@ void ServerCore::Teardown(bool env_alive) {
       state_cv_.wait(lock, [this] { return active_threads_ == 0; });
     }
     CancelInflight();
-    spares_.Close();  // the owner's server still exists: it waited for us
+    kept_requests_
+        .Close();  // the owner's server still exists: it waited for us
     {
       std::lock_guard<std::mutex> lock(state_mu_);
       phase_ = Phase::kStopped;

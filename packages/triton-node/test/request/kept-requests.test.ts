@@ -1,6 +1,6 @@
 // Released Triton requests kept for the next request of the same model and
-// input shapes (native/request/spares.h): each reused request carries its
-// own data, a reused request with the wrong byte size is still refused, and
+// input shapes (native/request/kept_requests.h): each reused request carries
+// its own data, a reused request with the wrong byte size is still refused, and
 // kept requests never hold a model that is unloaded or replaced, nor
 // outlive the server. Conformance: the same on the fake and on real Triton.
 import { spawnSync } from 'node:child_process';

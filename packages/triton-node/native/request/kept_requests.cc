@@ -1,4 +1,4 @@
-#include "request/spares.h"
+#include "request/kept_requests.h"
 
 #include <cstring>
 
@@ -17,7 +17,7 @@ std::atomic<int64_t> g_kept{0};
 // usually at the back.
 constexpr size_t kTakeScan = 16;
 
-bool SameModel(const SpareRequest* r, const char* model, size_t size,
+bool SameModel(const KeptRequest* r, const char* model, size_t size,
                int64_t version) {
   return r->version == version && r->model.size() == size &&
          std::memcmp(r->model.data(), model, size) == 0;
@@ -41,33 +41,33 @@ void ModelChangeEnds() {
 
 int64_t KeptRequests() { return g_kept.load(std::memory_order_relaxed); }
 
-SparePool::~SparePool() {
+KeptRequestPool::~KeptRequestPool() {
   // Every stop path closes the pool while the server exists; a request
   // left here (none should be) is leaked rather than deleted after its
   // server.
-  for (SpareRequest* r : parked_) delete r;
-  for (SpareRequest* r : free_) delete r;
+  for (KeptRequest* r : kept_) delete r;
+  for (KeptRequest* r : free_) delete r;
 }
 
-SpareRequest* SparePool::Take(const char* model, size_t model_size,
-                              int64_t version) {
-  std::vector<SpareRequest*> stale;
-  SpareRequest* found = nullptr;
+KeptRequest* KeptRequestPool::Take(const char* model, size_t model_size,
+                                   int64_t version) {
+  std::vector<KeptRequest*> stale;
+  KeptRequest* found = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const uint64_t epoch = ModelEpoch();
     size_t scanned = 0;
-    for (size_t i = parked_.size(); i > 0 && scanned < kTakeScan; --i) {
-      SpareRequest* r = parked_[i - 1];
+    for (size_t i = kept_.size(); i > 0 && scanned < kTakeScan; --i) {
+      KeptRequest* r = kept_[i - 1];
       if (r->epoch != epoch) {
         stale.push_back(r);
-        parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i - 1));
         continue;
       }
       ++scanned;
       if (SameModel(r, model, model_size, version)) {
         found = r;
-        parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i - 1));
         g_kept.fetch_sub(1, std::memory_order_relaxed);
         break;
       }
@@ -77,37 +77,37 @@ SpareRequest* SparePool::Take(const char* model, size_t model_size,
   return found;
 }
 
-SpareRequest* SparePool::NewRecord() {
+KeptRequest* KeptRequestPool::NewRecord() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!free_.empty()) {
-      SpareRequest* r = free_.back();
+      KeptRequest* r = free_.back();
       free_.pop_back();
       return r;
     }
   }
-  return new SpareRequest();
+  return new KeptRequest();
 }
 
-void SparePool::Discard(SpareRequest* record) {
+void KeptRequestPool::Discard(KeptRequest* record) {
   std::lock_guard<std::mutex> lock(mu_);
   FreeLocked(record);
 }
 
-void SparePool::FreeLocked(SpareRequest* record) {
+void KeptRequestPool::FreeLocked(KeptRequest* record) {
   record->request = nullptr;
   record->input_count = 0;
   record->output_count = 0;
   free_.push_back(record);
 }
 
-bool SparePool::Park(SpareRequest* record) {
+bool KeptRequestPool::Keep(KeptRequest* record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || g_model_changes.load(std::memory_order_acquire) != 0 ||
       record->epoch != ModelEpoch()) {
     return false;
   }
-  parked_.push_back(record);
+  kept_.push_back(record);
   g_kept.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -115,23 +115,23 @@ bool SparePool::Park(SpareRequest* record) {
 // Purge and Close delete under the lock: whoever closes a pool on the way
 // to deleting the server must not pass while another thread still deletes
 // requests it took out of it.
-void SparePool::Purge() {
+void KeptRequestPool::Purge() {
   std::lock_guard<std::mutex> lock(mu_);
-  DeleteLocked(&parked_);
+  DeleteLocked(&kept_);
 }
 
-void SparePool::Close() {
+void KeptRequestPool::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
-  DeleteLocked(&parked_);
+  DeleteLocked(&kept_);
 }
 
-// `records` were kept (counted in g_kept) and are out of parked_ or are
-// parked_ itself: their released requests deleted, the records freed.
-void SparePool::DeleteLocked(std::vector<SpareRequest*>* records) {
+// `records` were kept (counted in g_kept) and are out of kept_ or are
+// kept_ itself: their released requests deleted, the records freed.
+void KeptRequestPool::DeleteLocked(std::vector<KeptRequest*>* records) {
   g_kept.fetch_sub(static_cast<int64_t>(records->size()),
                    std::memory_order_relaxed);
-  for (SpareRequest* r : *records) {
+  for (KeptRequest* r : *records) {
     if (r->request != nullptr && LoadedApi() != nullptr) {
       DropError(Api().TRITONSERVER_InferenceRequestDelete(r->request));
     }
@@ -140,9 +140,9 @@ void SparePool::DeleteLocked(std::vector<SpareRequest*>* records) {
   records->clear();
 }
 
-size_t SparePool::parked() {
+size_t KeptRequestPool::size() {
   std::lock_guard<std::mutex> lock(mu_);
-  return parked_.size();
+  return kept_.size();
 }
 
 }  // namespace triton_node

@@ -8,8 +8,8 @@
 // change to the loaded models (a load or unload by any thread sharing the
 // server) makes the kept ones stale: they are deleted, and one still in
 // flight is deleted at its release instead of being kept.
-#ifndef TRITON_NODE_REQUEST_SPARES_H_
-#define TRITON_NODE_REQUEST_SPARES_H_
+#ifndef TRITON_NODE_REQUEST_KEPT_REQUESTS_H_
+#define TRITON_NODE_REQUEST_KEPT_REQUESTS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -23,18 +23,18 @@ namespace triton_node {
 
 // What a kept request was built with: the part of a plain request (no id,
 // options, parameters or trace) that Triton stores on the request object.
-struct SpareInput {
+struct KeptInput {
   std::string name;
   int datatype = 0;
   std::vector<int64_t> dims;
 };
 
-struct SpareRequest {
+struct KeptRequest {
   TRITONSERVER_InferenceRequest* request = nullptr;
   uint64_t epoch = 0;  // the model epoch it was built in
   std::string model;
   int64_t version = -1;
-  std::vector<SpareInput> inputs;
+  std::vector<KeptInput> inputs;
   uint32_t input_count = 0;
   std::vector<std::string> outputs;
   uint32_t output_count = 0;
@@ -52,15 +52,15 @@ void ModelChangeEnds();
 // Requests kept now, in every pool of the process (leak tests).
 int64_t KeptRequests();
 
-// One server's kept requests. Kept (Park) on Triton's threads, taken on the
-// server's JS thread, purged or closed from whichever thread changes the
+// One server's kept requests: kept at their release on Triton's threads, taken
+// on the server's JS thread, purged or closed from whichever thread changes the
 // models or stops the server.
-class SparePool {
+class KeptRequestPool {
  public:
-  SparePool() = default;
-  ~SparePool();
-  SparePool(const SparePool&) = delete;
-  SparePool& operator=(const SparePool&) = delete;
+  KeptRequestPool() = default;
+  ~KeptRequestPool();
+  KeptRequestPool(const KeptRequestPool&) = delete;
+  KeptRequestPool& operator=(const KeptRequestPool&) = delete;
 
   // Whether plain requests are built to be kept (false in POLL mode, where
   // Triton loads and unloads models on its own).
@@ -69,35 +69,35 @@ class SparePool {
 
   // JS thread: a kept request of `model`/`version`, or null. Stale ones met
   // on the way are deleted.
-  SpareRequest* Take(const char* model, size_t model_size, int64_t version);
+  KeptRequest* Take(const char* model, size_t model_size, int64_t version);
   // JS thread: a blank record for a new request (its fields to be filled).
-  SpareRequest* NewRecord();
+  KeptRequest* NewRecord();
   // The record of a request that was deleted (or never submitted): back to
   // the free records.
-  void Discard(SpareRequest* record);
+  void Discard(KeptRequest* record);
   // Triton thread, at the release of `record`'s request: keeps it unless the
   // pool is closed or the models changed since it was built. False: the
   // caller deletes the request (the record is then the caller's).
-  bool Park(SpareRequest* record);
+  bool Keep(KeptRequest* record);
   // Deletes every kept request (the models change).
   void Purge();
   // Deletes every kept request and keeps no more (the server stops, or this
   // thread lets go of it). Idempotent.
   void Close();
   // Requests kept now (tests and statistics).
-  size_t parked();
+  size_t size();
 
  private:
-  void FreeLocked(SpareRequest* record);
-  void DeleteLocked(std::vector<SpareRequest*>* records);
+  void FreeLocked(KeptRequest* record);
+  void DeleteLocked(std::vector<KeptRequest*>* records);
 
   std::mutex mu_;
-  std::vector<SpareRequest*> parked_;
-  std::vector<SpareRequest*> free_;
+  std::vector<KeptRequest*> kept_;
+  std::vector<KeptRequest*> free_;
   bool closed_ = false;
   std::atomic<bool> enabled_{true};
 };
 
 }  // namespace triton_node
 
-#endif  // TRITON_NODE_REQUEST_SPARES_H_
+#endif  // TRITON_NODE_REQUEST_KEPT_REQUESTS_H_
