@@ -11,10 +11,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
 import * as api from 'triton-node';
 import * as testing from 'triton-node/testing';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const doc = readFileSync(`${ROOT}docs/api.md`, 'utf8');

@@ -33,10 +33,10 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { skipAllIf } from '@triton-node/test-support/helpers.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServing } from '../packages/gateway/test/serve-helpers.js';
-import { skipAllIf } from '@triton-node/test-support/helpers.js';
 // @ts-expect-error: a script of the repository, in JavaScript
 import { packAll } from '../scripts/release.mjs';
 import { NEWEST_TYPESCRIPT, type TypeCheck, typeCheckConsumer } from './consumer-types.js';

@@ -34,9 +34,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '@triton-node/test-support/helpers.js';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DIR, LIBRARY_PATH, MODELS } from '@triton-node/test-support/helpers.js';
 import { typeCheckConsumer } from './consumer-types.js';
 
 const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));

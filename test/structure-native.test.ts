@@ -5,8 +5,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
 import { findCycles } from '@triton-node/test-support/graph.js';
+import { describe, expect, it } from 'vitest';
 
 const NATIVE = fileURLToPath(new URL('../packages/triton-node/native', import.meta.url));
 /** The fake engine's package: its rooms are src/<room>/, its C++ tests test/native/, its header include/. */
