@@ -3,7 +3,7 @@
 // the named test files must then fail (the mutation is "killed").
 //
 // Each is an exact text replacement in one file: `search` must occur exactly
-// once there (packages/triton-node/test/package/mutations.test.ts checks it on every `npm test`, so the
+// once there (test/mutations.test.ts checks it on every `npm test`, so the
 // list cannot silently drift from the code; update a search text when the
 // code it names changes). `gpu: true` runs the GPU project on the CUDA stub
 // (packages/test-support/gpu/stub-cudart.c), which makes pinned/device memory and early frees
